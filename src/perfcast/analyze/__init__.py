@@ -1,0 +1,1 @@
+"""analyze stage of perfcast."""

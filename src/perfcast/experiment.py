@@ -1,0 +1,331 @@
+"""The experiment data model: parameters, kernels, metrics and every measured repetition.
+
+An :class:`Experiment` wraps one pandas long table with the columns
+``kernel, metric, <one column per parameter>, repetition, value``. Readers produce it, modelers
+consume it; :meth:`Experiment.to_frame` and :meth:`Experiment.from_frame` expose it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from perfcast.errors import InputError
+
+KERNEL = "kernel"
+METRIC = "metric"
+REPETITION = "repetition"
+VALUE = "value"
+FIXED_COLUMNS = (KERNEL, METRIC, REPETITION, VALUE)
+CALL_PATH_SEPARATOR = "->"
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """An input parameter of the measured program.
+
+    Parameters
+    ----------
+    name : str
+        Name used in models, e.g. ``"p"`` or ``"n"``.
+    role : str, optional
+        What the parameter means: ``"processes"``, ``"threads"``, ``"problem_size"`` or
+        ``"configuration"``; None when unknown.
+    """
+
+    name: str
+    role: str | None = None
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A measured quantity such as ``time`` (seconds) or ``visits`` (count).
+
+    Parameters
+    ----------
+    name : str
+        Metric name as it appears in the long table.
+    unit : str, optional
+        Unit of the values, e.g. ``"s"``.
+    """
+
+    name: str
+    unit: str = ""
+
+
+def call_path(kernel: str) -> tuple[str, ...]:
+    """Split a kernel name such as ``"main->solve->spmv"`` into its call-path elements."""
+    return tuple(kernel.split(CALL_PATH_SEPARATOR))
+
+
+@dataclass
+class Series:
+    """Measurements of several kernels for one metric, all taken at the same points.
+
+    Modelers fit a whole :class:`Series` at once (vectorized across kernels).
+
+    Attributes
+    ----------
+    metric : str
+        The metric measured.
+    parameters : tuple of str
+        Parameter names, the columns of ``points``.
+    kernels : list of str
+        Kernel names, the first axis of ``values``.
+    points : ndarray, shape (n_points, n_parameters)
+        The distinct measured configurations.
+    values : ndarray, shape (n_kernels, n_points, n_repetitions)
+        Every repetition; NaN pads points with fewer repetitions than the most repeated one.
+    """
+
+    metric: str
+    parameters: tuple[str, ...]
+    kernels: list[str]
+    points: np.ndarray
+    values: np.ndarray
+
+    @property
+    def means(self) -> np.ndarray:
+        """Mean over repetitions, shape (n_kernels, n_points)."""
+        return np.nanmean(self.values, axis=2)
+
+    @property
+    def repetitions(self) -> np.ndarray:
+        """Number of repetitions per kernel and point, shape (n_kernels, n_points)."""
+        return np.sum(~np.isnan(self.values), axis=2)
+
+
+@dataclass
+class Experiment:
+    """A set of measurements plus the metadata needed to interpret them.
+
+    Build one with :meth:`from_frame` (which validates the table) or a reader from
+    :mod:`perfcast.io`.
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        The long table ``kernel, metric, <parameters...>, repetition, value``.
+    parameters : tuple of Parameter
+        The parameters, in column order.
+    metrics : dict of str to Metric
+        Known metrics by name; every metric in the table has an entry.
+    metadata : dict
+        Free-form facts about the runs (machine, command, date, code revision, ...).
+    source : str, optional
+        Where the data came from, used in messages.
+    """
+
+    frame: pd.DataFrame
+    parameters: tuple[Parameter, ...]
+    metrics: dict[str, Metric] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    source: str | None = None
+
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        parameters: Iterable[Parameter | str] | None = None,
+        metrics: Mapping[str, Metric] | Iterable[Metric] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        source: str | None = None,
+    ) -> Experiment:
+        """Validate a long table and wrap it.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            Columns ``kernel``, ``metric``, ``value``, one per parameter and optionally
+            ``repetition`` (numbered per kernel, metric and point when absent).
+        parameters : iterable of Parameter or str, optional
+            The parameter columns; by default every column that is not a fixed one.
+        metrics : mapping or iterable of Metric, optional
+            Units for the metrics; metrics without an entry get an empty unit.
+        metadata : mapping, optional
+            Facts about the runs.
+        source : str, optional
+            Name of the input, used in error messages.
+
+        Returns
+        -------
+        Experiment
+
+        Raises
+        ------
+        InputError
+            When a column is missing, a value or parameter is not finite, or a row is duplicated.
+        """
+        where = source or "<table>"
+        for column in (KERNEL, METRIC, VALUE):
+            if column not in frame.columns:
+                raise InputError(f"the table has no '{column}' column", where)
+        if parameters is None:
+            names = [c for c in frame.columns if c not in FIXED_COLUMNS]
+            params = tuple(Parameter(str(n)) for n in names)
+        else:
+            params = tuple(p if isinstance(p, Parameter) else Parameter(str(p)) for p in parameters)
+        names = [p.name for p in params]
+        if not names:
+            raise InputError("the table has no parameter columns", where)
+        if len(set(names)) != len(names):
+            raise InputError(f"duplicate parameter names {names}", where)
+        for name in names:
+            if name not in frame.columns:
+                raise InputError(f"the table has no column for parameter '{name}'", where)
+
+        table = frame.loc[:, [KERNEL, METRIC, *names, *([REPETITION] if REPETITION in frame else [])]]
+        table = table.assign(**{VALUE: frame[VALUE]}).reset_index(drop=True)
+        table[KERNEL] = table[KERNEL].astype(str)
+        table[METRIC] = table[METRIC].astype(str)
+        for column in [*names, VALUE]:
+            numeric = pd.to_numeric(table[column], errors="coerce").astype(float)
+            bad = ~np.isfinite(numeric.to_numpy())
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise InputError(
+                    f"record {row + 1}: {column} is {table[column].iloc[row]!r}, "
+                    "not a finite number",
+                    where,
+                )
+            table[column] = numeric
+        if REPETITION not in table:
+            table[REPETITION] = table.groupby([KERNEL, METRIC, *names], sort=False).cumcount()
+        else:
+            table[REPETITION] = pd.to_numeric(table[REPETITION], errors="coerce")
+            if table[REPETITION].isna().any():
+                row = int(np.flatnonzero(table[REPETITION].isna().to_numpy())[0])
+                raise InputError(f"record {row + 1}: repetition is not a number", where)
+            table[REPETITION] = table[REPETITION].astype(int)
+        duplicated = table.duplicated([KERNEL, METRIC, *names, REPETITION])
+        if duplicated.any():
+            row = int(np.flatnonzero(duplicated.to_numpy())[0])
+            raise InputError(
+                f"record {row + 1}: repetition {table[REPETITION].iloc[row]} of kernel "
+                f"'{table[KERNEL].iloc[row]}' at this point appears twice",
+                where,
+            )
+        table = table[[KERNEL, METRIC, *names, REPETITION, VALUE]]
+
+        known: dict[str, Metric] = {}
+        if metrics is not None:
+            items = metrics.values() if isinstance(metrics, Mapping) else metrics
+            known = {m.name: m for m in items}
+        for name in pd.unique(table[METRIC]):
+            known.setdefault(name, Metric(name))
+        return cls(table, params, known, dict(metadata or {}), source)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return a copy of the long table."""
+        return self.frame.copy()
+
+    @property
+    def parameter_names(self) -> tuple[str, ...]:
+        """Names of the parameters, in column order."""
+        return tuple(p.name for p in self.parameters)
+
+    @property
+    def kernels(self) -> list[str]:
+        """Kernel names in order of first appearance."""
+        return list(pd.unique(self.frame[KERNEL]))
+
+    @property
+    def metric_names(self) -> list[str]:
+        """Metric names in order of first appearance."""
+        return list(pd.unique(self.frame[METRIC]))
+
+    def points(self) -> np.ndarray:
+        """Distinct measured configurations, shape (n_points, n_parameters), sorted."""
+        names = list(self.parameter_names)
+        unique = self.frame[names].drop_duplicates().sort_values(names)
+        return unique.to_numpy(dtype=float)
+
+    def select(self, kernels: str | None = None, metric: str | None = None) -> Experiment:
+        """Keep only the kernels matching a glob pattern and/or one metric.
+
+        Raises
+        ------
+        InputError
+            When nothing matches.
+        """
+        mask = np.ones(len(self.frame), dtype=bool)
+        if metric is not None:
+            if metric not in self.metrics:
+                raise InputError(
+                    f"no metric '{metric}'; the experiment has {', '.join(self.metric_names)}",
+                    self.source,
+                )
+            mask &= (self.frame[METRIC] == metric).to_numpy()
+        if kernels is not None:
+            names = self.frame[KERNEL].to_numpy()
+            unique = pd.unique(names)
+            chosen = {k for k in unique if fnmatch.fnmatchcase(k, kernels)}
+            if not chosen:
+                raise InputError(f"no kernel matches '{kernels}'", self.source)
+            mask &= np.isin(names, list(chosen))
+        frame = self.frame.loc[mask].reset_index(drop=True)
+        metrics = {m: self.metrics[m] for m in pd.unique(frame[METRIC])}
+        return Experiment(frame, self.parameters, metrics, dict(self.metadata), self.source)
+
+    def series(self, metric: str | None = None) -> list[Series]:
+        """Group the measurements of one metric into :class:`Series` of kernels sharing points.
+
+        Parameters
+        ----------
+        metric : str, optional
+            Defaults to the experiment's only metric, or ``time`` when there are several.
+
+        Returns
+        -------
+        list of Series
+            One per distinct set of measured points, kernels in order of first appearance.
+        """
+        metric = self._default_metric() if metric is None else metric
+        names = list(self.parameter_names)
+        table = self.frame[self.frame[METRIC] == metric]
+        if table.empty:
+            raise InputError(f"no measurements of metric '{metric}'", self.source)
+        kernel_codes, kernel_names = pd.factorize(table[KERNEL], sort=False)
+        point_codes = table.groupby(names, sort=True).ngroup().to_numpy()
+        point_table = table[names].drop_duplicates().sort_values(names).to_numpy(dtype=float)
+        # One signature per kernel: the sorted set of point ids it was measured at.
+        pairs = pd.DataFrame({"k": kernel_codes, "p": point_codes}).drop_duplicates()
+        pairs = pairs.sort_values(["k", "p"])
+        signatures = pairs.groupby("k")["p"].apply(tuple)
+        result: list[Series] = []
+        for signature, kernel_ids in signatures.groupby(signatures, sort=False):
+            ids = kernel_ids.index.to_numpy()
+            point_ids = np.asarray(signature)
+            rows = np.isin(kernel_codes, ids)
+            k_local = np.searchsorted(ids, kernel_codes[rows])
+            p_local = np.searchsorted(point_ids, point_codes[rows])
+            sub = pd.DataFrame({"k": k_local, "p": p_local})
+            r_local = sub.groupby(["k", "p"], sort=False).cumcount().to_numpy()
+            values = np.full((len(ids), len(point_ids), r_local.max() + 1), np.nan)
+            values[k_local, p_local, r_local] = table[VALUE].to_numpy()[rows]
+            result.append(
+                Series(
+                    metric=metric,
+                    parameters=tuple(names),
+                    kernels=[str(kernel_names[i]) for i in ids],
+                    points=point_table[point_ids],
+                    values=values,
+                )
+            )
+        return result
+
+    def _default_metric(self) -> str:
+        metrics = self.metric_names
+        if len(metrics) == 1:
+            return metrics[0]
+        if "time" in metrics:
+            return "time"
+        raise InputError(
+            f"the experiment has several metrics ({', '.join(metrics)}); name one with --metric",
+            self.source,
+        )

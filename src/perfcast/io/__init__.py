@@ -1,0 +1,94 @@
+"""Readers and writers, one module per format, behind :func:`read_experiment` and
+:func:`write_experiment`.
+
+A format module defines ``NAME`` and any of: ``read(path) -> Experiment``,
+``write(experiment, path) -> None``, ``sniff(path, head) -> bool`` (``head`` is the first few KiB
+of the file as text, empty for directories) and ``SUFFIXES`` (file endings it writes).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import ModuleType
+
+from perfcast.errors import InputError
+from perfcast.experiment import Experiment
+
+# Module names under perfcast.io; sniffing tries them in this order.
+FORMAT_MODULES = (
+    "perfcast_json",
+    "extrap_json",
+    "jsonlines",
+    "talpas",
+    "extrap_text",
+    "table",
+)
+
+
+def _modules() -> list[ModuleType]:
+    return [importlib.import_module(f"perfcast.io.{name}") for name in FORMAT_MODULES]
+
+
+def formats() -> dict[str, ModuleType]:
+    """Format name to module, for every known format."""
+    return {m.NAME: m for m in _modules()}
+
+
+def _head(path: Path) -> str:
+    if path.is_dir():
+        return ""
+    with path.open("rb") as handle:
+        return handle.read(8192).decode("utf-8", errors="replace")
+
+
+def detect_format(path: str | Path) -> str:
+    """Name of the format of ``path``, judged from its content and name.
+
+    Raises
+    ------
+    InputError
+        When the file does not exist or no reader recognizes it.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError("no such file or directory", path)
+    head = _head(path)
+    for module in _modules():
+        if hasattr(module, "read") and module.sniff(path, head):
+            return module.NAME
+    raise InputError(
+        "cannot tell the format of this file; name it with --input-format "
+        f"({', '.join(n for n, m in formats().items() if hasattr(m, 'read'))})",
+        path,
+    )
+
+
+def read_experiment(path: str | Path, input_format: str | None = None) -> Experiment:
+    """Read an experiment from a file (format detected unless ``input_format`` is given)."""
+    name = input_format or detect_format(path)
+    module = formats().get(name)
+    if module is None or not hasattr(module, "read"):
+        raise InputError(f"unknown input format '{name}'", path)
+    if not Path(path).exists():
+        raise InputError("no such file or directory", path)
+    return module.read(Path(path))
+
+
+def write_experiment(
+    experiment: Experiment, path: str | Path, output_format: str | None = None
+) -> None:
+    """Write an experiment; the format follows ``output_format`` or the file's suffix."""
+    path = Path(path)
+    if output_format is None:
+        for module in _modules():
+            suffixes = getattr(module, "SUFFIXES", ())
+            if hasattr(module, "write") and any(path.name.endswith(s) for s in suffixes):
+                output_format = module.NAME
+                break
+        else:
+            raise InputError("cannot tell the output format from the file name", path)
+    module = formats().get(output_format)
+    if module is None or not hasattr(module, "write"):
+        raise InputError(f"unknown output format '{output_format}'", path)
+    module.write(experiment, path)

@@ -1,0 +1,1 @@
+"""Scaling models and the modelers that fit them."""

@@ -1,0 +1,417 @@
+"""Scaling models: a constant plus a sum of terms over any number of parameters.
+
+A term is a coefficient times, for each parameter in it, ``x^i * log2(x)^j`` with a rational
+(possibly negative) exponent ``i`` and an integer ``j >= 0``. Models evaluate vectorized, print as
+text, Python, LaTeX and Extra-P notation, convert to sympy and serialize to the JSON of DESIGN.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import sympy
+
+from perfcast.errors import InputError
+
+
+@dataclass(frozen=True, order=True)
+class Factor:
+    """``parameter^exponent * log2(parameter)^log_exponent``.
+
+    Parameters
+    ----------
+    parameter : str
+        Parameter name.
+    exponent : Fraction
+        Polynomial exponent, rational and possibly negative.
+    log_exponent : int
+        Power of ``log2(parameter)``, at least 0.
+    """
+
+    parameter: str
+    exponent: Fraction = Fraction(0)
+    log_exponent: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "exponent", Fraction(self.exponent).limit_denominator(1000))
+        if self.log_exponent < 0 or int(self.log_exponent) != self.log_exponent:
+            raise ValueError(f"log exponent must be a whole number >= 0, not {self.log_exponent}")
+        object.__setattr__(self, "log_exponent", int(self.log_exponent))
+
+    @property
+    def order(self) -> tuple[Fraction, int]:
+        """Growth order ``(exponent, log_exponent)``; larger tuples grow faster."""
+        return (self.exponent, self.log_exponent)
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        """Evaluate at the parameter values ``x`` (vectorized)."""
+        x = np.asarray(x, dtype=float)
+        result = np.ones_like(x)
+        if self.exponent != 0:
+            result = result * np.power(x, float(self.exponent))
+        if self.log_exponent:
+            result = result * np.power(np.log2(x), self.log_exponent)
+        return result
+
+    def text(self, power: str = "^", log: str = "log2") -> str:
+        """Render as ``n^2*log2(n)`` (``power`` and ``log`` select the notation)."""
+        parts = []
+        if self.exponent != 0:
+            parts.append(self.parameter + _power(self.exponent, power))
+        if self.log_exponent:
+            parts.append(f"{log}({self.parameter})" + _power(Fraction(self.log_exponent), power))
+        return "*".join(parts)
+
+
+def _power(exponent: Fraction, symbol: str) -> str:
+    if exponent == 1:
+        return ""
+    if exponent.denominator == 1 and exponent > 0:
+        return f"{symbol}{exponent.numerator}"
+    return f"{symbol}({exponent})"
+
+
+@dataclass(frozen=True)
+class Term:
+    """A coefficient times a product of :class:`Factor` objects over distinct parameters."""
+
+    coefficient: float
+    factors: tuple[Factor, ...]
+
+    def __post_init__(self) -> None:
+        factors = tuple(sorted(f for f in self.factors if f.exponent != 0 or f.log_exponent))
+        names = [f.parameter for f in factors]
+        if len(set(names)) != len(names):
+            raise ValueError(f"a term has two factors over the same parameter: {names}")
+        object.__setattr__(self, "factors", factors)
+        object.__setattr__(self, "coefficient", float(self.coefficient))
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """The parameters this term depends on."""
+        return tuple(f.parameter for f in self.factors)
+
+    def basis(self, columns: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Evaluate the term without its coefficient at the given parameter columns."""
+        result: np.ndarray | float = 1.0
+        for factor in self.factors:
+            result = result * factor.evaluate(columns[factor.parameter])
+        return np.broadcast_to(result, np.shape(next(iter(columns.values())))).astype(float)
+
+    def shape_text(self, power: str = "^", log: str = "log2") -> str:
+        """The term without its coefficient, e.g. ``n^2*log2(p)``."""
+        return "*".join(f.text(power, log) for f in self.factors)
+
+
+@dataclass(frozen=True)
+class Quality:
+    """How well a model fits its data (None where a figure is not defined).
+
+    Attributes
+    ----------
+    rss : float
+        Residual sum of squares against the mean of each point's repetitions.
+    smape : float
+        Symmetric mean absolute percentage error, in percent.
+    adj_r2 : float
+        Adjusted coefficient of determination.
+    cv_smape : float or None
+        Leave-one-point-out cross-validated SMAPE, in percent.
+    lof_p : float or None
+        p-value of the lack-of-fit F-test (needs repetitions); small means the form is wrong.
+    """
+
+    rss: float
+    smape: float
+    adj_r2: float | None
+    cv_smape: float | None = None
+    lof_p: float | None = None
+
+    def to_dict(self) -> dict[str, float | None]:
+        """Plain dictionary for JSON."""
+        return {
+            "rss": self.rss,
+            "smape": self.smape,
+            "adj_r2": self.adj_r2,
+            "cv_smape": self.cv_smape,
+            "lof_p": self.lof_p,
+        }
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """What a prediction interval needs: the fit's coefficient covariance and noise.
+
+    Attributes
+    ----------
+    covariance : ndarray, shape (k, k)
+        Covariance of ``(constant, term coefficients...)``.
+    noise_variance : float
+        Variance of one new observation at relative scale 1 (relative when ``relative``).
+    dof : int
+        Residual degrees of freedom of the fit (for the t quantile).
+    relative : bool
+        True when the noise is multiplicative: the variance at a point is
+        ``noise_variance * prediction**2``.
+    """
+
+    covariance: np.ndarray
+    noise_variance: float
+    dof: int
+    relative: bool = True
+
+
+@dataclass(frozen=True)
+class Model:
+    """A scaling model ``constant + sum(terms)`` of one kernel and metric.
+
+    Attributes
+    ----------
+    kernel : str
+        Call path or region the model describes.
+    metric : str
+        Metric it predicts.
+    parameters : tuple of str
+        All parameters of the experiment, in order (a model need not use every one).
+    constant : float
+        The constant term.
+    terms : tuple of Term
+        The non-constant terms.
+    quality : Quality, optional
+        Fit statistics.
+    uncertainty : Uncertainty, optional
+        Present on fitted models; enables :meth:`predict_interval`.
+    """
+
+    kernel: str
+    metric: str
+    parameters: tuple[str, ...]
+    constant: float
+    terms: tuple[Term, ...] = ()
+    quality: Quality | None = None
+    uncertainty: Uncertainty | None = field(default=None, compare=False, repr=False)
+
+    def _columns(self, points: np.ndarray | Mapping[str, Any]) -> dict[str, np.ndarray]:
+        if isinstance(points, Mapping):
+            return {name: np.asarray(points[name], dtype=float) for name in self.parameters}
+        array = np.atleast_2d(np.asarray(points, dtype=float))
+        if array.shape[-1] != len(self.parameters):
+            raise InputError(
+                f"points have {array.shape[-1]} columns, the model has "
+                f"{len(self.parameters)} parameters ({', '.join(self.parameters)})"
+            )
+        return {name: array[..., i] for i, name in enumerate(self.parameters)}
+
+    def design(self, points: np.ndarray | Mapping[str, Any]) -> np.ndarray:
+        """Design matrix ``[1, term_1, ..., term_k]`` at the points, shape (n_points, k + 1)."""
+        columns = self._columns(points)
+        n = len(next(iter(columns.values())))
+        return np.column_stack([np.ones(n)] + [t.basis(columns) for t in self.terms])
+
+    def evaluate(self, points: np.ndarray | Mapping[str, Any]) -> np.ndarray:
+        """Evaluate the model.
+
+        Parameters
+        ----------
+        points : ndarray of shape (n_points, n_parameters), or mapping of name to values
+
+        Returns
+        -------
+        ndarray of shape (n_points,)
+        """
+        coefficients = np.array([self.constant] + [t.coefficient for t in self.terms])
+        return self.design(points) @ coefficients
+
+    def predict_interval(
+        self, points: np.ndarray | Mapping[str, Any], level: float = 0.95
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Prediction and the interval a new measurement falls into with probability ``level``.
+
+        Returns
+        -------
+        prediction, lower, upper : ndarray
+            Each of shape (n_points,). Without fit uncertainty the bounds equal the prediction.
+        """
+        from scipy import stats
+
+        design = self.design(points)
+        prediction = self.evaluate(points)
+        if self.uncertainty is None:
+            return prediction, prediction.copy(), prediction.copy()
+        u = self.uncertainty
+        fit_variance = np.einsum("ij,jk,ik->i", design, u.covariance, design)
+        noise = u.noise_variance * (prediction**2 if u.relative else 1.0)
+        spread = np.sqrt(np.maximum(fit_variance, 0.0) + noise)
+        quantile = stats.t.ppf(0.5 + level / 2, max(u.dof, 1))
+        return prediction, prediction - quantile * spread, prediction + quantile * spread
+
+    def lead_order(self, parameter: str) -> tuple[Fraction, int]:
+        """Fastest-growing ``(exponent, log_exponent)`` of ``parameter`` over all terms.
+
+        Returns ``(0, 0)`` when no term depends on the parameter.
+        """
+        orders = [f.order for t in self.terms for f in t.factors if f.parameter == parameter]
+        return max(orders) if orders else (Fraction(0), 0)
+
+    def lead_term(self, parameter: str) -> str:
+        """The lead-order factor of ``parameter`` as text (``"1"`` when constant in it)."""
+        exponent, log_exponent = self.lead_order(parameter)
+        text = Factor(parameter, exponent, log_exponent).text()
+        return text or "1"
+
+    def expression(self, power: str = "^", log: str = "log2", digits: int | None = 6) -> str:
+        """Human-readable formula such as ``0.3 + 2.1e-06*n^2*log2(p)``.
+
+        ``digits`` significant digits per coefficient; None prints them exactly (round trip).
+        """
+        text = _number(self.constant, digits)
+        for term in self.terms:
+            sign = " - " if term.coefficient < 0 else " + "
+            body = term.shape_text(power, log)
+            text += f"{sign}{_number(abs(term.coefficient), digits)}*{body}"
+        return text
+
+    def to_text(self) -> str:
+        """Same as :meth:`expression`."""
+        return self.expression()
+
+    def to_extrap(self) -> str:
+        """Extra-P notation, e.g. ``0.3 + 2.1e-06 * n^(2) * log2(p)^(1)``."""
+        text = repr(float(self.constant))
+        for term in self.terms:
+            parts = [repr(float(term.coefficient))]
+            for f in term.factors:
+                if f.exponent != 0:
+                    parts.append(f"{f.parameter}^({f.exponent})")
+                if f.log_exponent:
+                    parts.append(f"log2({f.parameter})^({f.log_exponent})")
+            text += " + " + " * ".join(parts)
+        return text
+
+    def to_sympy(self) -> sympy.Expr:
+        """The model as a sympy expression (``log2(x)`` is ``log(x, 2)``)."""
+        symbols = {name: sympy.Symbol(name, positive=True) for name in self.parameters}
+        expr: sympy.Expr = sympy.Float(self.constant)
+        for term in self.terms:
+            product: sympy.Expr = sympy.Float(term.coefficient)
+            for f in term.factors:
+                x = symbols[f.parameter]
+                exponent = sympy.Rational(f.exponent.numerator, f.exponent.denominator)
+                product *= x**exponent * sympy.log(x, 2) ** f.log_exponent
+            expr += product
+        return expr
+
+    def to_latex(self) -> str:
+        """LaTeX source of the formula, e.g. ``0.3 + 2.1 \\cdot 10^{-6} n^{2} \\log_2 p``."""
+        text = _latex_number(self.constant)
+        for term in self.terms:
+            sign = " - " if term.coefficient < 0 else " + "
+            parts = [_latex_number(abs(term.coefficient))]
+            for f in term.factors:
+                if f.exponent != 0:
+                    parts.append(f.parameter + ("" if f.exponent == 1 else f"^{{{f.exponent}}}"))
+                if f.log_exponent:
+                    power = "" if f.log_exponent == 1 else f"^{{{f.log_exponent}}}"
+                    parts.append(f"\\log_2{power} {f.parameter}")
+            text += sign + " \\cdot ".join(parts)
+        return text
+
+    def to_python(self, name: str = "model") -> str:
+        """Source of an importable, vectorized Python function of the parameters."""
+        body = self.expression(power="**", log="np.log2", digits=None)
+        args = ", ".join(self.parameters)
+        return (
+            "import numpy as np\n\n\n"
+            f"def {name}({args}):\n"
+            f'    """{self.metric} of {self.kernel}."""\n'
+            f"    return {body}\n"
+        )
+
+    def to_dict(self, with_quality: bool = True) -> dict[str, Any]:
+        """The JSON form of DESIGN.md."""
+        data: dict[str, Any] = {
+            "kernel": self.kernel,
+            "metric": self.metric,
+            "parameters": list(self.parameters),
+            "constant": float(self.constant),
+            "terms": [
+                {
+                    "coefficient": float(t.coefficient),
+                    "factors": [
+                        {
+                            "parameter": f.parameter,
+                            "exponent": _json_number(f.exponent),
+                            "log_exponent": f.log_exponent,
+                        }
+                        for f in t.factors
+                    ],
+                }
+                for t in self.terms
+            ],
+            "expression": self.expression(),
+        }
+        if with_quality:
+            data["quality"] = None if self.quality is None else self.quality.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str | None = None) -> Model:
+        """Rebuild a model from its JSON form.
+
+        Raises
+        ------
+        InputError
+            When a required key is missing or malformed.
+        """
+        try:
+            terms = tuple(
+                Term(
+                    float(t["coefficient"]),
+                    tuple(
+                        Factor(
+                            str(f["parameter"]),
+                            Fraction(str(f["exponent"])),
+                            int(f.get("log_exponent", 0)),
+                        )
+                        for f in t["factors"]
+                    ),
+                )
+                for t in data.get("terms", [])
+            )
+            quality = data.get("quality")
+            return cls(
+                kernel=str(data["kernel"]),
+                metric=str(data.get("metric", "time")),
+                parameters=tuple(str(p) for p in data["parameters"]),
+                constant=float(data.get("constant", 0.0)),
+                terms=terms,
+                quality=Quality(**quality) if quality else None,
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise InputError(f"malformed model: {error}", source) from error
+
+    def with_quality(self, quality: Quality) -> Model:
+        """A copy with other fit statistics."""
+        return replace(self, quality=quality)
+
+
+def _number(value: float, digits: int | None) -> str:
+    return repr(float(value)) if digits is None else format(float(value), f".{digits}g")
+
+
+def _latex_number(value: float) -> str:
+    mantissa, _, exponent = format(float(value), ".4g").partition("e")
+    return mantissa if not exponent else f"{mantissa} \\cdot 10^{{{int(exponent)}}}"
+
+
+def _json_number(exponent: Fraction) -> int | float:
+    return exponent.numerator if exponent.denominator == 1 else float(exponent)
+
+
+def models_to_json(models: Sequence[Model]) -> dict[str, Any]:
+    """``{"models": [...]}``, the document ``perfcast model --format json`` prints."""
+    return {"models": [m.to_dict() for m in models]}

@@ -1,0 +1,1 @@
+"""static stage of perfcast."""
