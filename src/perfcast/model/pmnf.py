@@ -1,0 +1,265 @@
+"""The default modeler: a search of the performance model normal form (PMNF).
+
+One parameter: every building block ``x^i * log2(x)^j`` (Extra-P's 42, plus decreasing ones for
+strong scaling) alone and in pairs. Several parameters: each parameter's candidate factors are
+ranked on its marginal means (the means over all other parameters, which keep the parameter's own
+factors whatever the other parameters do), then sums and products of the best candidates of every
+parameter are searched together, any number of parameters, in one pass for all kernels.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+
+from perfcast.errors import InputError
+from perfcast.experiment import Experiment, Series
+from perfcast.model.batched import PoolMoments
+from perfcast.model.data import FitData
+from perfcast.model.function import Factor, Model, Term
+from perfcast.model.hypotheses import Block, building_blocks, evaluate_blocks
+from perfcast.model.quality import assess
+from perfcast.model.search import Choice, SearchSettings, search
+
+MIN_VALUES_PER_PARAMETER = 3
+# How many candidate factors of each parameter the multi-parameter search combines.
+CANDIDATES_BY_DIMENSION = {2: 3, 3: 2}
+
+
+class PMNFModeler:
+    """Fit PMNF models to every kernel of an experiment.
+
+    Parameters
+    ----------
+    negative_exponents : bool, optional
+        True always adds decreasing building blocks (``x^-1``, ...), False never; None (default)
+        adds them for the kernels whose data decreases with the parameter.
+    max_terms : int, optional
+        Most terms besides the constant; default 2 for one parameter, else the number of
+        parameters (at least 3).
+    candidates : int, optional
+        Candidate factors per parameter combined in the multi-parameter search.
+    alpha : float
+        Significance level for adding a term (smaller: fewer terms under noise).
+    positive_terms : bool
+        Require positive term coefficients.
+
+    Attributes
+    ----------
+    models_ : list of Model
+        One model per kernel (and metric), after :meth:`fit`.
+    """
+
+    def __init__(
+        self,
+        negative_exponents: bool | None = None,
+        max_terms: int | None = None,
+        candidates: int | None = None,
+        alpha: float = 0.001,
+        positive_terms: bool = True,
+    ):
+        self.negative_exponents = negative_exponents
+        self.max_terms = max_terms
+        self.candidates = candidates
+        self.alpha = alpha
+        self.positive_terms = positive_terms
+
+    def fit(self, experiment: Experiment, metric: str | None = None) -> PMNFModeler:
+        """Model every kernel of ``experiment`` for ``metric``; returns self."""
+        self.models_: list[Model] = []
+        for series in experiment.series(metric):
+            self.models_.extend(self._fit_series(series, experiment.source))
+        return self
+
+    def predict(self, points: np.ndarray) -> np.ndarray:
+        """Predictions of every model at ``points``, shape (n_models, n_points)."""
+        return np.stack([m.evaluate(points) for m in self.models_])
+
+    def _settings(self) -> SearchSettings:
+        return SearchSettings(alpha=self.alpha, positive_terms=self.positive_terms)
+
+    def _fit_series(self, series: Series, source: str | None) -> list[Model]:
+        check_points(series, source)
+        data = FitData.from_series(series, source)
+        if len(series.parameters) == 1:
+            pool, shapes, subsets, allowed = self._single_parameter_space(data)
+            choice = search(data, pool, subsets, allowed, self._settings())
+            kernel_shapes = [shapes] * len(series.kernels)
+            kernel_pool = np.broadcast_to(pool, (len(series.kernels), *pool.shape))
+        else:
+            kernel_pool, kernel_shapes, subsets = self._multi_parameter_space(data)
+            choice = search(data, kernel_pool, subsets, None, self._settings())
+        return build_models(data, choice, kernel_pool, kernel_shapes)
+
+    def _blocks(self, decreasing: np.ndarray) -> tuple[tuple[Block, ...], np.ndarray]:
+        """Blocks to search and, per kernel, which of them it may use."""
+        negative = self.negative_exponents is not False and bool(
+            self.negative_exponents or decreasing.any()
+        )
+        blocks = building_blocks(negative)
+        is_negative = np.array([e < 0 for e, _ in blocks])
+        if self.negative_exponents:
+            return blocks, np.ones((len(decreasing), len(blocks)), dtype=bool)
+        return blocks, ~is_negative[None, :] | decreasing[:, None]
+
+    def _single_parameter_space(self, data: FitData):
+        x = data.series.points[:, 0]
+        blocks, allowed = self._blocks(decreasing_trend(x, data.means, data))
+        pool = evaluate_blocks(blocks, x)
+        shapes = [(Factor(data.series.parameters[0], e, j),) for e, j in blocks]
+        max_terms = self.max_terms or 2
+        subsets = [
+            np.array(list(itertools.combinations(range(len(blocks)), size)), dtype=np.intp)
+            for size in range(1, max_terms + 1)
+        ]
+        return pool, shapes, subsets, allowed
+
+    def _multi_parameter_space(self, data: FitData):
+        series = data.series
+        n_params = len(series.parameters)
+        n_kernels = len(series.kernels)
+        per_parameter = self.candidates or CANDIDATES_BY_DIMENSION.get(n_params, 1)
+        candidate_values, candidate_shapes = [], []
+        for j, name in enumerate(series.parameters):
+            xs, marginal, counts = marginal_means(series.points, data.means, j)
+            marginal_data = _marginal_fit_data(marginal, counts, data)
+            blocks, allowed = self._blocks(decreasing_trend(xs, marginal, marginal_data))
+            fit = PoolMoments(evaluate_blocks(blocks, xs), marginal, marginal_data.weights).fit(
+                np.arange(len(blocks))[:, None]
+            )
+            score = np.where(allowed & (fit.coefficients[:, :, 0] > 0), fit.wrss, np.inf)
+            top = np.argsort(score, axis=1, kind="stable")[:, :per_parameter]
+            all_values = evaluate_blocks(blocks, series.points[:, j])  # (B, P)
+            candidate_values.append(all_values[top])  # (K, m, P)
+            candidate_shapes.append([[Factor(name, *blocks[b]) for b in row] for row in top])
+        slots = [
+            combo
+            for size in range(1, n_params + 1)
+            for params in itertools.combinations(range(n_params), size)
+            for combo in itertools.product(
+                *[[(j, r) for r in range(per_parameter)] for j in params]
+            )
+        ]
+        pool = np.ones((n_kernels, len(slots), len(series.points)))
+        for t, slot in enumerate(slots):
+            for j, r in slot:
+                pool[:, t] *= candidate_values[j][:, r]
+        shapes = [
+            [tuple(candidate_shapes[j][k][r] for j, r in slot) for slot in slots]
+            for k in range(n_kernels)
+        ]
+        max_terms = self.max_terms or max(3, n_params)
+        subsets = [
+            np.array(list(itertools.combinations(range(len(slots)), size)), dtype=np.intp)
+            for size in range(1, max_terms + 1)
+        ]
+        return pool, shapes, subsets
+
+
+def check_points(series: Series, source: str | None) -> None:
+    """Reject data no PMNF model can be fitted to, naming the problem."""
+    for j, name in enumerate(series.parameters):
+        values = series.points[:, j]
+        if np.any(values <= 0):
+            raise InputError(
+                f"parameter '{name}' has the value {values[values <= 0][0]:g}; PMNF terms "
+                "(powers and log2) need positive parameter values",
+                source,
+            )
+        distinct = len(np.unique(values))
+        if distinct < MIN_VALUES_PER_PARAMETER:
+            raise InputError(
+                f"kernel '{series.kernels[0]}' was measured at {distinct} value(s) of '{name}'; "
+                f"a model needs at least {MIN_VALUES_PER_PARAMETER} (5 recommended)",
+                source,
+            )
+
+
+def marginal_means(
+    points: np.ndarray, means: np.ndarray, j: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Means along parameter ``j``, averaged over the other parameters.
+
+    Uses every combination of the other parameters measured at all values of parameter ``j``
+    (a full grid uses them all); when there is none, the line with most values of ``j``.
+
+    Returns
+    -------
+    xs : ndarray, shape (V,)
+        Values of parameter ``j``.
+    marginal : ndarray, shape (K, V)
+        Mean per kernel and value.
+    counts : ndarray, shape (V,)
+        How many points each marginal mean averages.
+    """
+    others = np.delete(points, j, axis=1)
+    xs, value_index = np.unique(points[:, j], return_inverse=True)
+    _, group_index = np.unique(others, axis=0, return_inverse=True)
+    group_index = group_index.ravel()
+    n_groups = group_index.max() + 1
+    table = np.full((means.shape[0], n_groups, len(xs)), np.nan)
+    table[:, group_index, value_index] = means
+    present = ~np.isnan(table[0])
+    complete = present.all(axis=1)
+    if complete.any():
+        return xs, table[:, complete, :].mean(axis=1), np.full(len(xs), complete.sum())
+    best = int(np.argmax(present.sum(axis=1)))
+    keep = present[best]
+    return xs[keep], table[:, best, keep], np.ones(keep.sum(), dtype=int)
+
+
+def _marginal_fit_data(marginal: np.ndarray, counts: np.ndarray, data: FitData) -> FitData:
+    """Weights and noise of marginal means, for ranking candidate factors."""
+    floor = 1e-9 * np.maximum(np.abs(marginal).max(axis=1, keepdims=True), 1e-300)
+    weights = counts[None, :] / np.maximum(np.abs(marginal), floor) ** 2
+    return FitData(data.series, marginal, weights, data.pure_ss, data.pure_dof, data.observations)
+
+
+def decreasing_trend(x: np.ndarray, means: np.ndarray, data: FitData) -> np.ndarray:
+    """Kernels whose values at the smallest ``x`` clearly exceed a later value, shape (K,)."""
+    order = np.argsort(x)
+    first, rest = means[:, order[0]], means[:, order[1:]]
+    noise = np.sqrt(np.nan_to_num(data.noise_variance, nan=0.05**2))
+    observations_per_point = data.observations / data.means.shape[1]
+    margin = 3.0 * noise / np.sqrt(np.maximum(observations_per_point, 1))
+    return first > rest.min(axis=1) * (1.0 + margin)
+
+
+def build_models(
+    data: FitData,
+    choice: Choice,
+    pool: np.ndarray,
+    shapes: Sequence[Sequence[tuple[Factor, ...]]],
+) -> list[Model]:
+    """Turn the chosen hypotheses into :class:`Model` objects with quality and uncertainty."""
+    series = data.series
+    n_kernels, n_points = data.means.shape
+    width = 1 + max((len(t) for t in choice.terms), default=0)
+    designs = np.zeros((n_kernels, n_points, width))
+    designs[:, :, 0] = 1.0
+    coefficients = np.zeros((n_kernels, width))
+    coefficients[:, 0] = choice.constants
+    for k, chosen in enumerate(choice.terms):
+        designs[k, :, 1 : 1 + len(chosen)] = pool[k, chosen].T
+        coefficients[k, 1 : 1 + len(chosen)] = choice.coefficients[k]
+    sizes = np.array([1 + len(t) for t in choice.terms])
+    assessment = assess(designs, coefficients, sizes, data)
+    models = []
+    for k, kernel in enumerate(series.kernels):
+        terms = tuple(
+            Term(float(c), shapes[k][t]) for t, c in zip(choice.terms[k], choice.coefficients[k])
+        )
+        models.append(
+            Model(
+                kernel=kernel,
+                metric=series.metric,
+                parameters=series.parameters,
+                constant=float(choice.constants[k]),
+                terms=terms,
+                quality=assessment.qualities[k],
+                uncertainty=assessment.uncertainties[k],
+            )
+        )
+    return models

@@ -1,0 +1,155 @@
+"""Search a pool of candidate terms for the best model of every kernel.
+
+Hypotheses are a constant plus 1, 2, ... terms from the pool. All hypotheses of one size are
+fitted at once for all kernels (:class:`~perfcast.model.batched.PoolMoments`); the best of each
+size competes with the model chosen so far in a forward F-test whose noise estimate pools the
+repetitions' scatter (pure error) with the residuals, so a bigger model must earn its terms
+against the measured noise. A size is only tried for kernels whose current model still shows a
+significant lack of fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from perfcast.model.batched import PoolMoments
+from perfcast.model.data import NOISE_FLOOR, FitData
+
+
+@dataclass
+class Choice:
+    """The chosen hypothesis of every kernel.
+
+    Attributes
+    ----------
+    terms : list of ndarray of int
+        Per kernel, indices of the chosen pool terms (empty for a constant model).
+    constants : ndarray, shape (K,)
+    coefficients : list of ndarray
+        Per kernel, the coefficients of the chosen terms.
+    """
+
+    terms: list[np.ndarray]
+    constants: np.ndarray
+    coefficients: list[np.ndarray]
+
+
+@dataclass
+class SearchSettings:
+    """Knobs of the forward search.
+
+    Attributes
+    ----------
+    alpha : float
+        Significance level a bigger model's improvement must reach in the F-test.
+    lack_of_fit_alpha : float
+        A kernel tries bigger models only while its lack-of-fit p-value is below this.
+    positive_terms : bool
+        Reject hypotheses with a non-positive term coefficient (cost terms add up).
+    """
+
+    alpha: float = 0.001
+    lack_of_fit_alpha: float = 0.05
+    positive_terms: bool = True
+
+
+def search(
+    data: FitData,
+    pool: np.ndarray,
+    subsets_by_size: list[np.ndarray],
+    allowed: np.ndarray | None,
+    settings: SearchSettings,
+) -> Choice:
+    """Choose a model for every kernel.
+
+    Parameters
+    ----------
+    data : FitData
+    pool : ndarray, shape (T, P) or (K, T, P)
+        Candidate terms at the points.
+    subsets_by_size : list of ndarray
+        Element ``s - 1`` holds the hypotheses with ``s`` terms, shape (H_s, s).
+    allowed : ndarray of bool, shape (K, T), optional
+        Which pool terms each kernel may use.
+    settings : SearchSettings
+
+    Returns
+    -------
+    Choice
+    """
+    n_kernels, n_points = data.means.shape
+    moments = PoolMoments(pool, data.means, data.weights)
+    wrss = moments.constant_wrss()
+    constants = moments.value_mean.copy()
+    terms: list[np.ndarray] = [np.empty(0, dtype=np.intp)] * n_kernels
+    coefficients: list[np.ndarray] = [np.empty(0)] * n_kernels
+    size_now = np.zeros(n_kernels, dtype=int)
+
+    for size, subsets in enumerate(subsets_by_size, start=1):
+        if n_points <= size + 1 or len(subsets) == 0:
+            break
+        active = np.flatnonzero(_lacks_fit(wrss, n_points - size_now - 1, data, settings))
+        if len(active) == 0:
+            break
+        fit = _select(moments, active).fit(subsets)
+        valid = np.isfinite(fit.wrss)
+        if settings.positive_terms:
+            valid &= np.all(fit.coefficients > 0, axis=2)
+        if allowed is not None:
+            valid &= np.all(allowed[active][:, subsets], axis=2)
+        candidate = np.where(valid, fit.wrss, np.inf)
+        best = np.argmin(candidate, axis=1)
+        best_wrss = candidate[np.arange(len(active)), best]
+        accept = _significant(
+            wrss[active], best_wrss, size - size_now[active], data, active, size, settings.alpha
+        )
+        for local in np.flatnonzero(accept):
+            kernel = active[local]
+            terms[kernel] = subsets[best[local]]
+            coefficients[kernel] = fit.coefficients[local, best[local]]
+            constants[kernel] = fit.constants[local, best[local]]
+        wrss[active[accept]] = best_wrss[accept]
+        size_now[active[accept]] = size
+    return Choice(terms, constants, coefficients)
+
+
+def _select(moments: PoolMoments, rows: np.ndarray) -> PoolMoments:
+    """The moments of a subset of kernels (a shallow copy sharing nothing mutable)."""
+    subset = object.__new__(PoolMoments)
+    for name, value in vars(moments).items():
+        shared_scale = name == "scale" and value.ndim == 1
+        setattr(subset, name, value if shared_scale else value[rows])
+    return subset
+
+
+def _lacks_fit(
+    wrss: np.ndarray, dof: np.ndarray, data: FitData, settings: SearchSettings
+) -> np.ndarray:
+    """Kernels whose current model may still be improved."""
+    no_replicates = data.pure_dof <= 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pure = np.maximum(data.pure_ss / np.maximum(data.pure_dof, 1), NOISE_FLOOR)
+        ratio = (wrss / np.maximum(dof, 1)) / pure
+    p = stats.f.sf(ratio, np.maximum(dof, 1), np.maximum(data.pure_dof, 1))
+    return (no_replicates | (p < settings.lack_of_fit_alpha)) & (dof > 0)
+
+
+def _significant(
+    wrss_now: np.ndarray,
+    wrss_new: np.ndarray,
+    extra_terms: np.ndarray,
+    data: FitData,
+    rows: np.ndarray,
+    size: int,
+    alpha: float,
+) -> np.ndarray:
+    """Forward F-test: does the bigger model reduce the residuals beyond the noise?"""
+    residual_dof = data.observations[rows] - size - 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sigma2 = np.maximum((data.pure_ss[rows] + wrss_new) / residual_dof, NOISE_FLOOR)
+        ratio = (wrss_now - wrss_new) / extra_terms / sigma2
+    critical = stats.f.isf(alpha, extra_terms, np.maximum(residual_dof, 1))
+    return np.isfinite(wrss_new) & (residual_dof > 0) & (ratio > critical)
