@@ -79,4 +79,6 @@ class FitData:
 
 
 def _point_text(series: Series, point: int) -> str:
-    return ", ".join(f"{n}={v:g}" for n, v in zip(series.parameters, series.points[point]))
+    return ", ".join(
+        f"{n}={v:g}" for n, v in zip(series.parameters, series.points[point], strict=True)
+    )

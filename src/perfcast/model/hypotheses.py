@@ -1,4 +1,4 @@
-"""The hypothesis space: building blocks ``x^i * log2(x)^j`` of the performance model normal form."""
+"""The hypothesis space: PMNF building blocks ``x^i * log2(x)^j``."""
 
 from __future__ import annotations
 

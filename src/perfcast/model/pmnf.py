@@ -249,7 +249,8 @@ def build_models(
     models = []
     for k, kernel in enumerate(series.kernels):
         terms = tuple(
-            Term(float(c), shapes[k][t]) for t, c in zip(choice.terms[k], choice.coefficients[k])
+            Term(float(c), shapes[k][t])
+            for t, c in zip(choice.terms[k], choice.coefficients[k], strict=True)
         )
         models.append(
             Model(
