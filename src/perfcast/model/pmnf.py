@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -93,20 +94,11 @@ class PMNFModeler:
             choice = search(data, kernel_pool, subsets, None, self._settings())
         return build_models(data, choice, kernel_pool, kernel_shapes)
 
-    def _blocks(self, decreasing: np.ndarray) -> tuple[tuple[Block, ...], np.ndarray]:
-        """Blocks to search and, per kernel, which of them it may use."""
-        negative = self.negative_exponents is not False and bool(
-            self.negative_exponents or decreasing.any()
-        )
-        blocks = building_blocks(negative)
-        is_negative = np.array([e < 0 for e, _ in blocks])
-        if self.negative_exponents:
-            return blocks, np.ones((len(decreasing), len(blocks)), dtype=bool)
-        return blocks, ~is_negative[None, :] | decreasing[:, None]
-
     def _single_parameter_space(self, data: FitData):
         x = data.series.points[:, 0]
-        blocks, allowed = self._blocks(decreasing_trend(x, data.means, data))
+        blocks, allowed = allowed_blocks(
+            self.negative_exponents, decreasing_trend(x, data.means, data)
+        )
         pool = evaluate_blocks(blocks, x)
         shapes = [(Factor(data.series.parameters[0], e, j),) for e, j in blocks]
         max_terms = self.max_terms or 2
@@ -121,19 +113,10 @@ class PMNFModeler:
         n_params = len(series.parameters)
         n_kernels = len(series.kernels)
         per_parameter = self.candidates or CANDIDATES_BY_DIMENSION.get(n_params, 1)
-        candidate_values, candidate_shapes = [], []
-        for j, name in enumerate(series.parameters):
-            xs, marginal, counts = marginal_means(series.points, data.means, j)
-            marginal_data = _marginal_fit_data(marginal, counts, data)
-            blocks, allowed = self._blocks(decreasing_trend(xs, marginal, marginal_data))
-            fit = PoolMoments(evaluate_blocks(blocks, xs), marginal, marginal_data.weights).fit(
-                np.arange(len(blocks))[:, None]
-            )
-            score = np.where(allowed & (fit.coefficients[:, :, 0] > 0), fit.wrss, np.inf)
-            top = np.argsort(score, axis=1, kind="stable")[:, :per_parameter]
-            all_values = evaluate_blocks(blocks, series.points[:, j])  # (B, P)
-            candidate_values.append(all_values[top])  # (K, m, P)
-            candidate_shapes.append([[Factor(name, *blocks[b]) for b in row] for row in top])
+        candidates = [
+            candidate_factors(data, j, per_parameter, self.negative_exponents)
+            for j in range(n_params)
+        ]
         slots = [
             combo
             for size in range(1, n_params + 1)
@@ -142,20 +125,84 @@ class PMNFModeler:
                 *[[(j, r) for r in range(per_parameter)] for j in params]
             )
         ]
-        pool = np.ones((n_kernels, len(slots), len(series.points)))
-        for t, slot in enumerate(slots):
-            for j, r in slot:
-                pool[:, t] *= candidate_values[j][:, r]
-        shapes = [
-            [tuple(candidate_shapes[j][k][r] for j, r in slot) for slot in slots]
-            for k in range(n_kernels)
-        ]
+        pool, shapes = combine_factors(candidates, slots, n_kernels, len(series.points))
         max_terms = self.max_terms or max(3, n_params)
         subsets = [
             np.array(list(itertools.combinations(range(len(slots)), size)), dtype=np.intp)
             for size in range(1, max_terms + 1)
         ]
         return pool, shapes, subsets
+
+
+def allowed_blocks(
+    negative_exponents: bool | None, decreasing: np.ndarray
+) -> tuple[tuple[Block, ...], np.ndarray]:
+    """Blocks to search and, per kernel, which of them it may use.
+
+    Parameters
+    ----------
+    negative_exponents : bool or None
+        True: decreasing blocks for every kernel; False: for none; None: for the kernels whose
+        data decreases (``decreasing``, shape (K,)).
+    """
+    negative = negative_exponents is not False and bool(negative_exponents or decreasing.any())
+    blocks = building_blocks(negative)
+    is_negative = np.array([e < 0 for e, _ in blocks])
+    if negative_exponents:
+        return blocks, np.ones((len(decreasing), len(blocks)), dtype=bool)
+    return blocks, ~is_negative[None, :] | decreasing[:, None]
+
+
+@dataclass
+class CandidateFactors:
+    """The best-ranked factors of one parameter for every kernel.
+
+    Attributes
+    ----------
+    values : ndarray, shape (K, m, P)
+        The factors at the measured points.
+    shapes : list of list of Factor
+        Per kernel, the ``m`` factors, best first.
+    """
+
+    values: np.ndarray
+    shapes: list[list[Factor]]
+
+
+def candidate_factors(
+    data: FitData, j: int, count: int, negative_exponents: bool | None
+) -> CandidateFactors:
+    """Rank the blocks of parameter ``j`` on its marginal means; keep the best ``count``."""
+    series = data.series
+    xs, marginal, counts = marginal_means(series.points, data.means, j)
+    marginal_data = _marginal_fit_data(marginal, counts, data)
+    decreasing = decreasing_trend(xs, marginal, marginal_data)
+    blocks, allowed = allowed_blocks(negative_exponents, decreasing)
+    singles = np.arange(len(blocks))[:, None]
+    fit = PoolMoments(evaluate_blocks(blocks, xs), marginal, marginal_data.weights).fit(singles)
+    score = np.where(allowed & (fit.coefficients[:, :, 0] > 0), fit.wrss, np.inf)
+    top = np.argsort(score, axis=1, kind="stable")[:, :count]
+    values = evaluate_blocks(blocks, series.points[:, j])[top]
+    name = series.parameters[j]
+    return CandidateFactors(values, [[Factor(name, *blocks[b]) for b in row] for row in top])
+
+
+def combine_factors(
+    candidates: Sequence[CandidateFactors],
+    slots: Sequence[tuple[tuple[int, int], ...]],
+    n_kernels: int,
+    n_points: int,
+) -> tuple[np.ndarray, list[list[tuple[Factor, ...]]]]:
+    """Per-kernel pool of product terms; a slot names ``(parameter, candidate rank)`` pairs."""
+    pool = np.ones((n_kernels, len(slots), n_points))
+    for t, slot in enumerate(slots):
+        for j, r in slot:
+            pool[:, t] *= candidates[j].values[:, r]
+    shapes = [
+        [tuple(candidates[j].shapes[k][r] for j, r in slot) for slot in slots]
+        for k in range(n_kernels)
+    ]
+    return pool, shapes
 
 
 def check_points(series: Series, source: str | None) -> None:

@@ -1,0 +1,174 @@
+"""Sparse modeler: EPMNF predictors plus interaction terms, chosen by LASSO.
+
+The predictors (seed paper ``hybrid-static-dynamic-modeling.md``, eq. 6-7) are every building
+block of every parameter plus products of 2, 3 and 4 factors over distinct parameters. Products
+use each parameter's best-ranked factors (ranked on its marginal means), which keeps the set in the
+hundreds instead of the ``42^w`` of all combinations. A positive LASSO path (LARS) of every kernel's
+weighted data screens them: the first predictors to enter the path form a small per-kernel pool,
+whose subsets are then refitted by least squares and chosen by the same forward F-tests as the
+PMNF search (:mod:`perfcast.model.search`), all kernels at once. LASSO alone picks poor supports
+among strongly correlated predictors such as ``x^2`` and ``x^(9/4)``; the refit fixes that.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from sklearn.linear_model import lars_path
+
+from perfcast.experiment import Experiment, Series
+from perfcast.model.data import FitData
+from perfcast.model.function import Factor, Model
+from perfcast.model.hypotheses import evaluate_blocks
+from perfcast.model.pmnf import (
+    allowed_blocks,
+    build_models,
+    candidate_factors,
+    check_points,
+    combine_factors,
+    decreasing_trend,
+    marginal_means,
+)
+from perfcast.model.search import SearchSettings, search
+
+MAX_INTERACTION = 4
+
+
+class SparseModeler:
+    """LASSO over EPMNF predictors and their interactions, refitted by least squares.
+
+    Parameters
+    ----------
+    interaction_candidates : int
+        Best-ranked factors per parameter used to build interaction terms.
+    max_interaction : int
+        Most factors in one interaction term (2 to 4).
+    screened : int
+        Predictors per kernel kept from the LASSO path for the exhaustive refit.
+    max_terms : int
+        Most terms besides the constant.
+    alpha : float
+        Significance level for adding a term in the refit.
+    negative_exponents : bool, optional
+        As in :class:`~perfcast.model.pmnf.PMNFModeler`.
+    positive_terms : bool
+        Restrict the LASSO to positive coefficients.
+
+    Attributes
+    ----------
+    models_ : list of Model
+        One model per kernel, after :meth:`fit`.
+    predictors_ : int
+        Size of the predictor set of the last series fitted.
+    """
+
+    def __init__(
+        self,
+        interaction_candidates: int = 3,
+        max_interaction: int = MAX_INTERACTION,
+        screened: int = 8,
+        max_terms: int = 4,
+        alpha: float = 0.001,
+        negative_exponents: bool | None = None,
+        positive_terms: bool = True,
+    ):
+        self.interaction_candidates = interaction_candidates
+        self.max_interaction = max_interaction
+        self.screened = screened
+        self.max_terms = max_terms
+        self.alpha = alpha
+        self.negative_exponents = negative_exponents
+        self.positive_terms = positive_terms
+
+    def fit(self, experiment: Experiment, metric: str | None = None) -> SparseModeler:
+        """Model every kernel of ``experiment`` for ``metric``; returns self."""
+        self.models_: list[Model] = []
+        for series in experiment.series(metric):
+            self.models_.extend(self._fit_series(series, experiment.source))
+        return self
+
+    def predict(self, points: np.ndarray) -> np.ndarray:
+        """Predictions of every model at ``points``, shape (n_models, n_points)."""
+        return np.stack([m.evaluate(points) for m in self.models_])
+
+    def _fit_series(self, series: Series, source: str | None) -> list[Model]:
+        check_points(series, source)
+        data = FitData.from_series(series, source)
+        pool, shapes, allowed = self._predictors(data)
+        self.predictors_ = pool.shape[1]
+        order = np.stack([self._screen(data, k, pool[k], allowed[k]) for k in range(len(pool))])
+        kept = np.take_along_axis(pool, order[:, :, None], axis=1)
+        kept_shapes = [[shapes[k][t] for t in row] for k, row in enumerate(order)]
+        subsets = [
+            np.array(list(itertools.combinations(range(order.shape[1]), size)), dtype=np.intp)
+            for size in range(1, min(self.max_terms, order.shape[1]) + 1)
+        ]
+        settings = SearchSettings(alpha=self.alpha, positive_terms=self.positive_terms)
+        choice = search(data, kept, subsets, None, settings)
+        return build_models(data, choice, kept, kept_shapes)
+
+    def _predictors(self, data: FitData):
+        """Per-kernel predictor pool: all blocks of every parameter, then interactions."""
+        series = data.series
+        n_kernels, n_points = data.means.shape
+        pools, shapes, allowed = [], [[] for _ in range(n_kernels)], []
+        for j, name in enumerate(series.parameters):
+            xs, marginal, _ = marginal_means(series.points, data.means, j)
+            decreasing = decreasing_trend(xs, marginal, data)
+            blocks, permitted = allowed_blocks(self.negative_exponents, decreasing)
+            pools.append(
+                np.broadcast_to(
+                    evaluate_blocks(blocks, series.points[:, j]), (n_kernels, len(blocks), n_points)
+                )
+            )
+            allowed.append(permitted)
+            for k in range(n_kernels):
+                shapes[k].extend((Factor(name, *b),) for b in blocks)
+        n_params = len(series.parameters)
+        if n_params > 1:
+            count = self.interaction_candidates
+            candidates = [
+                candidate_factors(data, j, count, self.negative_exponents) for j in range(n_params)
+            ]
+            slots = [
+                combo
+                for width in range(2, min(self.max_interaction, n_params) + 1)
+                for params in itertools.combinations(range(n_params), width)
+                for combo in itertools.product(*[[(j, r) for r in range(count)] for j in params])
+            ]
+            products, product_shapes = combine_factors(candidates, slots, n_kernels, n_points)
+            pools.append(products)
+            allowed.append(np.ones((n_kernels, len(slots)), dtype=bool))
+            for k in range(n_kernels):
+                shapes[k].extend(product_shapes[k])
+        return np.concatenate(pools, axis=1), shapes, np.concatenate(allowed, axis=1)
+
+    def _screen(self, data: FitData, k: int, pool: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+        """Indices of the first ``screened`` predictors entering kernel ``k``'s LASSO path."""
+        y, w = data.means[k], data.weights[k]
+        share = w / w.sum()
+        columns = np.flatnonzero(allowed)
+        design = pool[columns].T
+        root = np.sqrt(share)
+        scaled_x = (design - share @ design) * root[:, None]
+        norms = np.linalg.norm(scaled_x, axis=0)
+        usable = norms > 1e-12 * max(norms.max(), 1e-300)
+        scaled_x = scaled_x[:, usable] / norms[usable]
+        scaled_y = (y - share @ y) * root
+        _, _, path = lars_path(
+            scaled_x, scaled_y, method="lasso", positive=self.positive_terms,
+            max_iter=2 * self.screened,
+        )  # fmt: skip
+        entered = np.flatnonzero(np.any(path != 0, axis=1))
+        first_step = np.argmax(path[entered] != 0, axis=1)
+        ranked = list(columns[usable][entered[np.argsort(first_step, kind="stable")]])
+        # Fill up with the predictors most correlated with the data, so every kernel's pool
+        # has the same size.
+        correlation = np.abs(scaled_x.T @ scaled_y)
+        for index in columns[usable][np.argsort(-correlation, kind="stable")]:
+            if len(ranked) >= self.screened:
+                break
+            if index not in ranked:
+                ranked.append(index)
+        return np.array(ranked[: self.screened], dtype=np.intp)
