@@ -1,1 +1,1 @@
-"""report stage of perfcast."""
+"""Reports: models and predictions as text, markdown, CSV and JSON."""

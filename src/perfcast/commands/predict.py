@@ -1,0 +1,34 @@
+"""``perfcast predict``: predictions with intervals at unmeasured configurations."""
+
+from __future__ import annotations
+
+import argparse
+
+from perfcast.commands.common import add_input_arguments, write_output
+from perfcast.commands.model import add_model_arguments, fit_from_args
+from perfcast.model.predict import parse_point, predict
+from perfcast.report.tables import FORMATS, format_predictions
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``perfcast predict``."""
+    parser = subparsers.add_parser(
+        "predict", help="predict every kernel at a configuration, ranked by cost"
+    )
+    add_input_arguments(parser)
+    add_model_arguments(parser)
+    parser.add_argument(
+        "--at", required=True, metavar="p=4096,n=1e6", help="the configuration to predict"
+    )
+    parser.add_argument("--level", type=float, default=0.95, help="prediction interval level")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    parser.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Fit, predict and print."""
+    point = parse_point(args.at)
+    models = fit_from_args(args)
+    write_output(format_predictions(predict(models, point, args.level), args.format), args.out)
+    return 0

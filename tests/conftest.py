@@ -1,0 +1,49 @@
+"""Shared fixtures: synthetic experiments with known scaling functions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfcast.experiment import Experiment
+
+TESTDATA = Path(__file__).resolve().parents[1].parent / "shared" / "testdata"
+
+
+def synthetic_experiment(
+    functions: dict[str, Callable[..., np.ndarray]],
+    grid: dict[str, Sequence[float]],
+    noise: float = 0.0,
+    repetitions: int = 5,
+    seed: int = 0,
+    metric: str = "time",
+) -> Experiment:
+    """Measurements of known functions on a full grid with uniform multiplicative noise."""
+    rng = np.random.default_rng(seed)
+    names = list(grid)
+    mesh = np.meshgrid(*[np.asarray(grid[n], dtype=float) for n in names], indexing="ij")
+    columns = {n: m.ravel() for n, m in zip(names, mesh, strict=True)}
+    frames = []
+    for kernel, function in functions.items():
+        exact = function(*[columns[n] for n in names])
+        for repetition in range(repetitions):
+            noisy = exact * (1 + rng.uniform(-noise, noise, exact.shape))
+            frames.append(
+                pd.DataFrame(
+                    {"kernel": kernel, "metric": metric, **columns, "repetition": repetition,
+                     "value": noisy}
+                )
+            )  # fmt: skip
+    return Experiment.from_frame(pd.concat(frames, ignore_index=True), parameters=names)
+
+
+@pytest.fixture
+def testdata() -> Path:
+    """The shared real-tool test files."""
+    if not TESTDATA.is_dir():
+        pytest.skip(f"shared test data not found at {TESTDATA}")
+    return TESTDATA
