@@ -295,14 +295,16 @@ class Experiment:
         kernel_codes, kernel_names = pd.factorize(table[KERNEL], sort=False)
         point_codes = table.groupby(names, sort=True).ngroup().to_numpy()
         point_table = table[names].drop_duplicates().sort_values(names).to_numpy(dtype=float)
-        # One signature per kernel: the sorted set of point ids it was measured at.
-        pairs = pd.DataFrame({"k": kernel_codes, "p": point_codes}).drop_duplicates()
-        pairs = pairs.sort_values(["k", "p"])
-        signatures = pairs.groupby("k")["p"].apply(tuple)
+        # Kernels measured at the same set of points share a row of this membership matrix.
+        membership = np.zeros((len(kernel_names), len(point_table)), dtype=bool)
+        membership[kernel_codes, point_codes] = True
+        signatures, group_of_kernel = np.unique(membership, axis=0, return_inverse=True)
+        group_of_kernel = group_of_kernel.ravel()
+        groups, first_kernel = np.unique(group_of_kernel, return_index=True)
         result: list[Series] = []
-        for signature, kernel_ids in signatures.groupby(signatures, sort=False):
-            ids = kernel_ids.index.to_numpy()
-            point_ids = np.asarray(signature)
+        for group in groups[np.argsort(first_kernel)]:
+            ids = np.flatnonzero(group_of_kernel == group)
+            point_ids = np.flatnonzero(signatures[group])
             rows = np.isin(kernel_codes, ids)
             k_local = np.searchsorted(ids, kernel_codes[rows])
             p_local = np.searchsorted(point_ids, point_codes[rows])

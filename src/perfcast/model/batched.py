@@ -41,6 +41,10 @@ class SubsetFit:
 class PoolMoments:
     """Centered weighted moments of a term pool, per kernel.
 
+    First-order moments are computed at once; the pool's cross moments (``K x T x T``, the
+    expensive part) only when a hypothesis with two or more terms is fitted, and only for the
+    kernels at hand (see :meth:`rows`).
+
     Parameters
     ----------
     pool : ndarray, shape (T, P) or (K, T, P)
@@ -52,32 +56,55 @@ class PoolMoments:
     """
 
     def __init__(self, pool: np.ndarray, values: np.ndarray, weights: np.ndarray):
-        shared = pool.ndim == 2
         scale = np.max(np.abs(pool), axis=-1, keepdims=True)
         scale[scale == 0] = 1.0
-        scaled = pool / scale
+        self.pool = pool / scale
         self.scale = scale[..., 0]  # (T,) or (K, T)
-        total_weight = weights.sum(axis=1)  # S0
+        self.values = values
+        self.weights = weights
+        total_weight = weights.sum(axis=1)
         weighted_values = weights * values
-        if shared:
-            n_terms, n_points = scaled.shape
-            term_sums = weights @ scaled.T  # (K, T)
-            products = (scaled[:, None, :] * scaled[None, :, :]).reshape(-1, n_points)
-            cross = (weights @ products.T).reshape(-1, n_terms, n_terms)
-            value_sums = weighted_values @ scaled.T
-        else:
-            term_sums = np.einsum("kp,ktp->kt", weights, scaled)
-            cross = np.einsum("kp,ktp,kup->ktu", weights, scaled, scaled)
-            value_sums = np.einsum("kp,ktp->kt", weighted_values, scaled)
         value_total = weighted_values.sum(axis=1)
-        self.total_weight = total_weight
+        if self.shared:
+            term_sums = weights @ self.pool.T  # (K, T)
+            value_sums = weighted_values @ self.pool.T
+            squares = weights @ (self.pool**2).T
+        else:
+            term_sums = np.einsum("kp,ktp->kt", weights, self.pool)
+            value_sums = np.einsum("kp,ktp->kt", weighted_values, self.pool)
+            squares = np.einsum("kp,ktp->kt", weights, self.pool**2)
         self.term_means = term_sums / total_weight[:, None]
         self.value_mean = value_total / total_weight
-        self.gram = cross - term_sums[:, :, None] * self.term_means[:, None, :]
+        self.variances = squares - term_sums * self.term_means  # centered diagonal moments
         self.rhs = value_sums - term_sums * self.value_mean[:, None]
         self.value_ss = (
             np.einsum("kp,kp->k", weighted_values, values) - value_total * self.value_mean
         )
+
+    @property
+    def shared(self) -> bool:
+        """True when all kernels share one pool."""
+        return self.pool.ndim == 2
+
+    def rows(self, kernels: np.ndarray) -> PoolMoments:
+        """The moments of a subset of kernels."""
+        subset = object.__new__(PoolMoments)
+        for name, value in vars(self).items():
+            keep = name in ("pool", "scale") and self.shared
+            setattr(subset, name, value if keep else value[kernels])
+        return subset
+
+    def gram(self) -> np.ndarray:
+        """Centered cross moments of the pool terms, shape (K, T, T)."""
+        if self.shared:
+            n_terms, n_points = self.pool.shape
+            products = (self.pool[:, None, :] * self.pool[None, :, :]).reshape(-1, n_points)
+            cross = (self.weights @ products.T).reshape(-1, n_terms, n_terms)
+        else:
+            cross = np.einsum("kp,ktp,kup->ktu", self.weights, self.pool, self.pool)
+        means = self.term_means
+        total = self.weights.sum(axis=1)[:, None, None]
+        return cross - total * means[:, :, None] * means[:, None, :]
 
     def constant_wrss(self) -> np.ndarray:
         """WRSS of the constant-only model, shape (K,)."""
@@ -96,27 +123,40 @@ class PoolMoments:
         SubsetFit
         """
         subsets = np.asarray(subsets, dtype=np.intp)
-        n_kernels = self.gram.shape[0]
+        n_kernels = self.rhs.shape[0]
         n_hyp, size = subsets.shape
         constants = np.empty((n_kernels, n_hyp))
         coefficients = np.empty((n_kernels, n_hyp, size))
         wrss = np.empty((n_kernels, n_hyp))
-        block = max(1, _BLOCK_ELEMENTS // max(1, n_hyp * size * size))
-        for start in range(0, n_kernels, block):
-            rows = slice(start, min(start + block, n_kernels))
-            gram, rhs = self.gram[rows], self.rhs[rows]
-            solution, explained = _solve_subsets(gram, rhs, subsets)
-            residual = self.value_ss[rows, None] - explained
+        for start in range(0, n_kernels, _block_rows(self, n_hyp, size)):
+            rows = np.arange(start, min(start + _block_rows(self, n_hyp, size), n_kernels))
+            block = self.rows(rows) if len(rows) < n_kernels else self
+            if size == 1:
+                solution, explained = _solve_singles(block, subsets[:, 0])
+            else:
+                solution, explained = _solve_subsets(block.gram(), block.rhs, subsets)
+            residual = block.value_ss[:, None] - explained
             wrss[rows] = np.where(np.isnan(residual), np.inf, np.maximum(residual, 0.0))
-            means = self.term_means[rows][:, subsets]
-            constants[rows] = self.value_mean[rows, None] - np.einsum(
-                "khi,khi->kh", solution, means
-            )
-            scale = (
-                self.scale[subsets][None] if self.scale.ndim == 1 else self.scale[rows][:, subsets]
-            )
+            means = block.term_means[:, subsets]
+            constants[rows] = block.value_mean[:, None] - np.einsum("khi,khi->kh", solution, means)
+            scale = block.scale[subsets][None] if self.shared else block.scale[:, subsets]
             coefficients[rows] = solution / scale
         return SubsetFit(constants, coefficients, wrss)
+
+
+def _block_rows(moments: PoolMoments, n_hyp: int, size: int) -> int:
+    """Kernels per block so that the gathered systems stay within the memory budget."""
+    n_terms = moments.pool.shape[-2]
+    per_kernel = max(n_hyp * size * size, n_terms * n_terms if size > 1 else 0, 1)
+    return max(1, _BLOCK_ELEMENTS // per_kernel)
+
+
+def _solve_singles(moments: PoolMoments, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One-term hypotheses: a division per kernel and term."""
+    diagonal, right = moments.variances[:, terms], moments.rhs[:, terms]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x = np.where(diagonal > 1e-14, right / diagonal, np.nan)
+    return x[..., None], x * right
 
 
 def _solve_subsets(
@@ -125,11 +165,6 @@ def _solve_subsets(
     """Solve the normal equations of every subset; returns (solution, solution . rhs)."""
     size = subsets.shape[1]
     with np.errstate(invalid="ignore", divide="ignore"):
-        if size == 1:
-            a = subsets[:, 0]
-            diagonal, right = gram[:, a, a], rhs[:, a]
-            x = np.where(diagonal > 1e-14, right / diagonal, np.nan)
-            return x[..., None], x * right
         if size == 2:
             a, b = subsets[:, 0], subsets[:, 1]
             g00, g01, g11 = gram[:, a, a], gram[:, a, b], gram[:, b, b]

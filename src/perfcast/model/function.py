@@ -236,7 +236,7 @@ class Model:
         prediction, lower, upper : ndarray
             Each of shape (n_points,). Without fit uncertainty the bounds equal the prediction.
         """
-        from scipy import stats
+        from scipy import special
 
         design = self.design(points)
         prediction = self.evaluate(points)
@@ -246,7 +246,7 @@ class Model:
         fit_variance = np.einsum("ij,jk,ik->i", design, u.covariance, design)
         noise = u.noise_variance * (prediction**2 if u.relative else 1.0)
         spread = np.sqrt(np.maximum(fit_variance, 0.0) + noise)
-        quantile = stats.t.ppf(0.5 + level / 2, max(u.dof, 1))
+        quantile = special.stdtrit(max(u.dof, 1), 0.5 + level / 2)
         return prediction, prediction - quantile * spread, prediction + quantile * spread
 
     def lead_order(self, parameter: str) -> tuple[Fraction, int]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from perfcast.model.data import NOISE_FLOOR, FitData
 from perfcast.model.function import Quality, Uncertainty
@@ -122,7 +122,7 @@ def _lack_of_fit(
     with np.errstate(invalid="ignore", divide="ignore"):
         pure = np.maximum(pure_ss / np.where(usable, pure_dof, 1), NOISE_FLOOR)
         ratio = (wrss / np.maximum(dof, 1)) / pure
-    p = stats.f.sf(ratio, np.maximum(dof, 1), np.where(usable, pure_dof, 1))
+    p = special.fdtrc(np.maximum(dof, 1), np.where(usable, pure_dof, 1), ratio)
     return np.where(usable, p, np.nan)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from perfcast.model.batched import PoolMoments
 from perfcast.model.data import NOISE_FLOOR, FitData
@@ -94,7 +94,7 @@ def search(
         active = np.flatnonzero(_lacks_fit(wrss, n_points - size_now - 1, data, settings))
         if len(active) == 0:
             break
-        fit = _select(moments, active).fit(subsets)
+        fit = moments.rows(active).fit(subsets)
         valid = np.isfinite(fit.wrss)
         if settings.positive_terms:
             valid &= np.all(fit.coefficients > 0, axis=2)
@@ -116,15 +116,6 @@ def search(
     return Choice(terms, constants, coefficients)
 
 
-def _select(moments: PoolMoments, rows: np.ndarray) -> PoolMoments:
-    """The moments of a subset of kernels (a shallow copy sharing nothing mutable)."""
-    subset = object.__new__(PoolMoments)
-    for name, value in vars(moments).items():
-        shared_scale = name == "scale" and value.ndim == 1
-        setattr(subset, name, value if shared_scale else value[rows])
-    return subset
-
-
 def _lacks_fit(
     wrss: np.ndarray, dof: np.ndarray, data: FitData, settings: SearchSettings
 ) -> np.ndarray:
@@ -133,7 +124,7 @@ def _lacks_fit(
     with np.errstate(invalid="ignore", divide="ignore"):
         pure = np.maximum(data.pure_ss / np.maximum(data.pure_dof, 1), NOISE_FLOOR)
         ratio = (wrss / np.maximum(dof, 1)) / pure
-    p = stats.f.sf(ratio, np.maximum(dof, 1), np.maximum(data.pure_dof, 1))
+    p = special.fdtrc(np.maximum(dof, 1), np.maximum(data.pure_dof, 1), ratio)
     return (no_replicates | (p < settings.lack_of_fit_alpha)) & (dof > 0)
 
 
@@ -151,5 +142,5 @@ def _significant(
     with np.errstate(invalid="ignore", divide="ignore"):
         sigma2 = np.maximum((data.pure_ss[rows] + wrss_new) / residual_dof, NOISE_FLOOR)
         ratio = (wrss_now - wrss_new) / extra_terms / sigma2
-    critical = stats.f.isf(alpha, extra_terms, np.maximum(residual_dof, 1))
+    critical = special.fdtri(extra_terms, np.maximum(residual_dof, 1), 1.0 - alpha)
     return np.isfinite(wrss_new) & (residual_dof > 0) & (ratio > critical)
