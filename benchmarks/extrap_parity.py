@@ -162,7 +162,9 @@ def differences(extrap: dict, ours: dict) -> list[str]:
             if not np.isclose(a[stat], b[stat], rtol=1e-12, atol=0.0):
                 found.append(f"{key}: {stat} Extra-P {a[stat]} perfcast {b[stat]}")
         if a["repetitions"] != b["repetitions"]:
-            found.append(f"{key}: repetitions Extra-P {a['repetitions']} perfcast {b['repetitions']}")
+            found.append(
+                f"{key}: repetitions Extra-P {a['repetitions']} perfcast {b['repetitions']}"
+            )
     return found
 
 
@@ -197,8 +199,10 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 verdict = "DIFFERENT"
                 disagree += 1
-            print(f"{verdict:13} {name}: Extra-P {extrap.get('error', 'reads it')}; "
-                  f"perfcast {ours.get('error', 'reads it')}")
+            print(
+                f"{verdict:13} {name}: Extra-P {extrap.get('error', 'reads it')}; "
+                f"perfcast {ours.get('error', 'reads it')}"
+            )
             continue
         notes: list[str] = []
         if folder == "text":
@@ -213,8 +217,10 @@ def main(argv: list[str] | None = None) -> int:
             agree += 1
             kernels, points = len(ours["kernels"]), len(ours["points"])
             values = sum(m["repetitions"] for m in ours["measurements"])
-            print(f"{'same':13} {name}: {kernels} kernels, {len(ours['metrics'])} metrics, "
-                  f"{points} points, {values} values" + "".join(f"; {n}" for n in notes))
+            print(
+                f"{'same':13} {name}: {kernels} kernels, {len(ours['metrics'])} metrics, "
+                f"{points} points, {values} values" + "".join(f"; {n}" for n in notes)
+            )
     cube_sets = sorted(p for p in (data / "cubeset").glob("*") if p.is_dir())
     for path in cube_sets:
         print(f"{'not compared':13} {path.relative_to(data)}: perfcast.io has no Cube reader")

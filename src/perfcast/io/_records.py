@@ -117,7 +117,7 @@ class Rows:
 
 
 def talpas_object(line: str) -> dict | None:
-    """A Talpas record (JSON with ``;`` between the fields) parsed, or None when ``line`` is not one."""
+    """A Talpas record (JSON with ``;`` between fields) parsed; None when ``line`` is not one."""
     if not (line.startswith("{") and line.endswith("}")) or ";" not in line:
         return None
     return json_object(line.replace(";", ","))

@@ -103,7 +103,9 @@ def _names(items: list, what: str, path: Path) -> dict[Any, str]:
 
 
 def _read_legacy(data: dict, path: Path) -> Experiment:
-    parameters = _names(_require(data, "parameters", list, "the document", path), "parameters", path)
+    parameters = _names(
+        _require(data, "parameters", list, "the document", path), "parameters", path
+    )
     kernels = _names(_require(data, "callpaths", list, "the document", path), "callpaths", path)
     metrics = _names(_require(data, "metrics", list, "the document", path), "metrics", path)
     coordinates = _require(data, "coordinates", list, "the document", path)
@@ -143,7 +145,11 @@ def _read_legacy(data: dict, path: Path) -> Experiment:
     for kind, table in tables.items():
         for key, entry in table.items():
             if key not in used[kind]:
-                shown = entry if kind != "coordinate" else dict(zip(parameters.values(), entry))
+                shown = (
+                    entry
+                    if kind != "coordinate"
+                    else dict(zip(parameters.values(), entry, strict=True))
+                )
                 raise InputError(f"{kind} {shown} (id {key}) has no measurements", path)
     return rows.experiment(list(parameters.values()))
 

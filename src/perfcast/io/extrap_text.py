@@ -249,9 +249,7 @@ def write(experiment: Experiment, path: Path) -> None:
     index = {point: i for i, point in enumerate(points)}
     lines = [f"PARAMETER {name}" for name in names]
     lines.append("")
-    lines += [
-        "POINTS ( " + " ".join(format_number(c) for c in point) + " )" for point in points
-    ]
+    lines += ["POINTS ( " + " ".join(format_number(c) for c in point) + " )" for point in points]
     frame = experiment.frame.sort_values(REPETITION, kind="stable")
     order = {kernel: i for i, kernel in enumerate(experiment.kernels)}
     groups = sorted(frame.groupby([KERNEL, METRIC], sort=False), key=lambda g: order[g[0][0]])

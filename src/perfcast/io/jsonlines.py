@@ -148,6 +148,8 @@ def write(experiment: Experiment, path: Path) -> None:
         for row, (kernel, metric, value) in enumerate(
             zip(frame[KERNEL], frame[METRIC], frame[VALUE].to_numpy(dtype=float), strict=True)
         ):
-            params = {name: _number(column[row]) for name, column in zip(names, columns, strict=True)}
+            params = {
+                name: _number(column[row]) for name, column in zip(names, columns, strict=True)
+            }
             record = {"params": params, "callpath": kernel, "metric": metric, "value": value}
             handle.write(json.dumps(record) + "\n")

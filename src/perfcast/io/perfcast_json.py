@@ -161,7 +161,7 @@ def read(path: Path) -> Experiment:
     except json.JSONDecodeError as error:
         raise InputError(f"malformed JSON: {error.msg}", path, error.lineno) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise InputError(f"not a perfcast experiment (no \"format\": \"{FORMAT}\")", path)
+        raise InputError(f'not a perfcast experiment (no "format": "{FORMAT}")', path)
     if data.get("version") != VERSION:
         raise InputError(f"unsupported version {data.get('version')!r}", path)
     parameters, metrics, metadata = parse_description(data, path)

@@ -52,7 +52,8 @@ def _check(frame: pd.DataFrame, path: Path, where: str, first_row: int) -> None:
         if empty.any():
             row = int(np.flatnonzero(empty.to_numpy())[0])
             raise InputError(
-                f"{where} {row + first_row}: missing {column} name", path,
+                f"{where} {row + first_row}: missing {column} name",
+                path,
                 row + first_row if where == "line" else None,
             )
     for column in frame.columns:
@@ -78,9 +79,7 @@ def _read_csv(path: Path) -> tuple[pd.DataFrame, dict]:
     lines = read_text(path).splitlines(keepends=True)
     description: dict = {}
     skipped = 0
-    while skipped < len(lines) and (
-        lines[skipped].startswith("#") or not lines[skipped].strip()
-    ):
+    while skipped < len(lines) and (lines[skipped].startswith("#") or not lines[skipped].strip()):
         if lines[skipped].startswith(HEADER_PREFIX):
             try:
                 description = json.loads(lines[skipped][len(HEADER_PREFIX) :])
