@@ -57,6 +57,8 @@ def detect_format(path: str | Path) -> str:
         head = _head(path)
     except OSError as error:
         raise InputError(f"cannot read: {error.strerror}", path) from None
+    if path.is_file() and not head.strip() and path.stat().st_size <= 8192:
+        raise InputError("the file is empty", path)
     for module in _modules():
         if hasattr(module, "read") and module.sniff(path, head):
             return module.NAME
