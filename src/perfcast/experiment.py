@@ -199,8 +199,7 @@ class Experiment:
                 raw = table[column].iloc[row]
                 raw = raw.item() if isinstance(raw, np.generic) else raw
                 raise InputError(
-                    f"record {row + 1}: {column} is {raw!r}, "
-                    "not a finite number",
+                    f"record {row + 1}: {column} is {raw!r}, not a finite number",
                     where,
                 )
             table[column] = numeric
