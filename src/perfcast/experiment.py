@@ -183,16 +183,23 @@ class Experiment:
             :, [KERNEL, METRIC, *names, *([REPETITION] if REPETITION in frame else [])]
         ]
         table = table.assign(**{VALUE: frame[VALUE]}).reset_index(drop=True)
-        table[KERNEL] = table[KERNEL].astype(str)
-        table[METRIC] = table[METRIC].astype(str)
+        if table.empty:
+            raise InputError("the table holds no measurements", where)
+        for column in (KERNEL, METRIC):
+            missing = table[column].isna().to_numpy()
+            if missing.any():
+                row = int(np.flatnonzero(missing)[0])
+                raise InputError(f"record {row + 1}: {column} name is missing", where)
+            table[column] = table[column].astype(str)
         for column in [*names, VALUE]:
             numeric = pd.to_numeric(table[column], errors="coerce").astype(float)
             bad = ~np.isfinite(numeric.to_numpy())
             if bad.any():
                 row = int(np.flatnonzero(bad)[0])
+                raw = table[column].iloc[row]
+                raw = raw.item() if isinstance(raw, np.generic) else raw
                 raise InputError(
-                    f"record {row + 1}: {column} is {table[column].iloc[row]!r}, "
-                    "not a finite number",
+                    f"record {row + 1}: {column} is {raw!r}, not a finite number",
                     where,
                 )
             table[column] = numeric
@@ -200,9 +207,11 @@ class Experiment:
             table[REPETITION] = table.groupby([KERNEL, METRIC, *names], sort=False).cumcount()
         else:
             table[REPETITION] = pd.to_numeric(table[REPETITION], errors="coerce")
-            if table[REPETITION].isna().any():
-                row = int(np.flatnonzero(table[REPETITION].isna().to_numpy())[0])
-                raise InputError(f"record {row + 1}: repetition is not a number", where)
+            numbers = table[REPETITION].to_numpy(dtype=float)
+            bad = ~np.isfinite(numbers) | (numbers != np.round(numbers))
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise InputError(f"record {row + 1}: repetition is not an integer", where)
             table[REPETITION] = table[REPETITION].astype(int)
         duplicated = table.duplicated([KERNEL, METRIC, *names, REPETITION])
         if duplicated.any():
@@ -308,8 +317,11 @@ class Experiment:
             rows = np.isin(kernel_codes, ids)
             k_local = np.searchsorted(ids, kernel_codes[rows])
             p_local = np.searchsorted(point_ids, point_codes[rows])
-            sub = pd.DataFrame({"k": k_local, "p": p_local})
-            r_local = sub.groupby(["k", "p"], sort=False).cumcount().to_numpy()
+            # Repetitions in the order of their numbers, whatever the row order.
+            sub = pd.DataFrame(
+                {"k": k_local, "p": p_local, "r": table[REPETITION].to_numpy()[rows]}
+            )
+            r_local = sub.groupby(["k", "p"])["r"].rank(method="first").to_numpy(dtype=int) - 1
             values = np.full((len(ids), len(point_ids), r_local.max() + 1), np.nan)
             values[k_local, p_local, r_local] = table[VALUE].to_numpy()[rows]
             result.append(

@@ -53,7 +53,12 @@ def detect_format(path: str | Path) -> str:
     path = Path(path)
     if not path.exists():
         raise InputError("no such file or directory", path)
-    head = _head(path)
+    try:
+        head = _head(path)
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror}", path) from None
+    if path.is_file() and not head.strip() and path.stat().st_size <= 8192:
+        raise InputError("the file is empty", path)
     for module in _modules():
         if hasattr(module, "read") and module.sniff(path, head):
             return module.NAME
@@ -72,7 +77,10 @@ def read_experiment(path: str | Path, input_format: str | None = None) -> Experi
         raise InputError(f"unknown input format '{name}'", path)
     if not Path(path).exists():
         raise InputError("no such file or directory", path)
-    return module.read(Path(path))
+    try:
+        return module.read(Path(path))
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror}", path) from None
 
 
 def write_experiment(
@@ -91,4 +99,7 @@ def write_experiment(
     module = formats().get(output_format)
     if module is None or not hasattr(module, "write"):
         raise InputError(f"unknown output format '{output_format}'", path)
-    module.write(experiment, path)
+    try:
+        module.write(experiment, path)
+    except OSError as error:
+        raise InputError(f"cannot write: {error.strerror}", path) from None

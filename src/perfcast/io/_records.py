@@ -1,0 +1,134 @@
+"""Helpers shared by the readers: number parsing with file positions and a row collector.
+
+Readers check every value where they find it, so an error names the file and the line (or
+record) it came from; :class:`Rows` then turns the collected measurements into an
+:class:`~perfcast.experiment.Experiment`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from numbers import Real
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from perfcast.errors import InputError
+from perfcast.experiment import (
+    FIXED_COLUMNS,
+    KERNEL,
+    METRIC,
+    VALUE,
+    Experiment,
+    Metric,
+    Parameter,
+)
+
+
+def parse_number(raw: Any, what: str, source: Path | str, line: int | None) -> float:
+    """Convert ``raw`` (text or a JSON number) to a finite float or raise an :class:`InputError`.
+
+    Parameters
+    ----------
+    raw : str or number
+        The value as found in the file.
+    what : str
+        What the value is, for the message (e.g. ``"value"`` or ``"parameter 'p'"``).
+    source, line
+        Where it was found.
+    """
+    if isinstance(raw, bool) or raw is None or not isinstance(raw, str | Real):
+        shown = "missing" if raw is None else f"{json.dumps(raw)}, not a number"
+        raise InputError(f"{what} is {shown}", source, line)
+    try:
+        number = float(raw)
+    except ValueError:
+        raise InputError(f"{what} is {raw!r}, not a number", source, line) from None
+    if not math.isfinite(number):
+        raise InputError(f"{what} is {raw!r}, not a finite number", source, line)
+    return number
+
+
+def first_content_line(head: str) -> str:
+    """The first line of ``head`` that is neither blank nor a ``#`` comment, stripped."""
+    for line in head.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return stripped
+    return ""
+
+
+def json_object(line: str) -> dict | None:
+    """``line`` parsed as a JSON object, or None when it is not one."""
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class Rows:
+    """Collects measurements row by row and builds the experiment.
+
+    Parameters
+    ----------
+    source : Path or str
+        The file being read, for messages.
+    """
+
+    def __init__(self, source: Path | str):
+        self.source = source
+        self.kernels: list[str] = []
+        self.metrics: list[str] = []
+        self.points: list[tuple[float, ...]] = []
+        self.values: list[float] = []
+
+    def add(self, kernel: str, metric: str, point: tuple[float, ...], values: Iterable[float]):
+        """Append one row per value (each a repetition) measured at ``point``."""
+        for value in values:
+            self.kernels.append(kernel)
+            self.metrics.append(metric)
+            self.points.append(point)
+            self.values.append(value)
+
+    def experiment(
+        self,
+        parameters: Sequence[Parameter | str],
+        metrics: Iterable[Metric] | None = None,
+        metadata: dict | None = None,
+    ) -> Experiment:
+        """The collected rows as an :class:`Experiment` (an :class:`InputError` when empty)."""
+        if not self.values:
+            raise InputError("the file holds no measurements", self.source)
+        names = [p.name if isinstance(p, Parameter) else p for p in parameters]
+        for name in names:
+            if name in FIXED_COLUMNS:
+                raise InputError(f"a parameter may not be named '{name}'", self.source)
+        columns = {KERNEL: self.kernels, METRIC: self.metrics}
+        coordinates = list(zip(*self.points, strict=True))
+        for index, name in enumerate(names):
+            columns[name] = coordinates[index]
+        columns[VALUE] = self.values
+        frame = pd.DataFrame(columns)
+        return Experiment.from_frame(frame, parameters, metrics, metadata, str(self.source))
+
+
+def talpas_object(line: str) -> dict | None:
+    """A Talpas record (JSON with ``;`` between fields) parsed; None when ``line`` is not one."""
+    if not (line.startswith("{") and line.endswith("}")) or ";" not in line:
+        return None
+    return json_object(line.replace(";", ","))
+
+
+def read_text(path: Path) -> str:
+    """The content of ``path`` as UTF-8 text; an :class:`InputError` when empty or binary."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"not a text file ({error.reason})", path) from None
+    if not text.strip():
+        raise InputError("the file is empty", path)
+    return text

@@ -1,0 +1,221 @@
+"""Extra-P's JSON input format, in both of its layouts.
+
+New layout::
+
+    {"parameters": ["x", "y"],
+     "measurements": {"<call path>": {"<metric>": [{"point": [4, 10], "values": [3.5, 3.6]}]}}}
+
+Legacy layout (recognised by its ``callpaths`` list), where every object carries an ``id``::
+
+    {"parameters": [{"id": 1, "name": "x"}], "callpaths": [{"id": 1, "name": "sweep"}],
+     "metrics": [{"id": 1, "name": "time"}],
+     "coordinates": [{"id": 1, "parameter_value_pairs": [{"parameter_id": 1,
+                                                           "parameter_value": 4}]}],
+     "measurements": [{"coordinate_id": 1, "callpath_id": 1, "metric_id": 1, "value": 3.5}]}
+
+Choices that follow Extra-P 4.2.5's reader
+------------------------------------------
+- Legacy lists are ordered by ``id``; legacy measurements sharing coordinate, call path and metric
+  are the repetitions of one point, in file order.
+- A declared point without any measurement makes the file invalid (as Extra-P's test file
+  ``input_11.JSON`` shows), and so does a declared call path or metric without data.
+
+Where perfcast differs, on purpose
+----------------------------------
+- Legacy references are resolved by ``id`` (Extra-P uses ``id - 1`` as a list index, which is the
+  same only when the ids are 1, 2, 3, ...).
+- Kernels need not be measured at every point; non-finite values and points given twice are
+  errors naming the record.
+
+Writing produces the new layout (``--output-format extrap-json``); it has no room for units,
+roles, metadata or repetition numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from perfcast.errors import InputError
+from perfcast.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
+from perfcast.io._records import (
+    Rows,
+    first_content_line,
+    json_object,
+    parse_number,
+    read_text,
+    talpas_object,
+)
+
+NAME = "extrap-json"
+SUFFIXES: tuple[str, ...] = ()
+
+
+def sniff(path: Path, head: str) -> bool:
+    """True for a JSON document that is neither perfcast's own nor a line-per-record file."""
+    if not head.lstrip().startswith("{"):
+        return False
+    first = first_content_line(head)
+    record = json_object(first)
+    if record is not None:
+        return "measurements" in record and "format" not in record
+    return talpas_object(first) is None
+
+
+def _load(path: Path) -> Any:
+    text = read_text(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"malformed JSON: {error.msg}", path, error.lineno) from None
+
+
+def _require(data: Any, key: str, kind: type, where: str, path: Path) -> Any:
+    if not isinstance(data, dict) or key not in data:
+        raise InputError(f"{where} has no '{key}'", path)
+    value = data[key]
+    if not isinstance(value, kind):
+        raise InputError(f"'{key}' of {where} is not a {kind.__name__}", path)
+    return value
+
+
+def _by_id(items: list, what: str, path: Path) -> dict[Any, dict]:
+    table: dict[Any, dict] = {}
+    for index, item in enumerate(items):
+        where = f"{what}[{index}]"
+        if not isinstance(item, dict) or "id" not in item:
+            raise InputError(f"{where} has no 'id'", path)
+        if item["id"] in table:
+            raise InputError(f"{where}: id {item['id']} used twice", path)
+        table[item["id"]] = item
+    return dict(sorted(table.items(), key=lambda pair: pair[0]))
+
+
+def _names(items: list, what: str, path: Path) -> dict[Any, str]:
+    names = {}
+    for key, item in _by_id(items, what, path).items():
+        name = item.get("name")
+        if not isinstance(name, str):
+            raise InputError(f"{what} with id {key} has no name", path)
+        names[key] = name
+    return names
+
+
+def _read_legacy(data: dict, path: Path) -> Experiment:
+    parameters = _names(
+        _require(data, "parameters", list, "the document", path), "parameters", path
+    )
+    kernels = _names(_require(data, "callpaths", list, "the document", path), "callpaths", path)
+    metrics = _names(_require(data, "metrics", list, "the document", path), "metrics", path)
+    coordinates = _require(data, "coordinates", list, "the document", path)
+    points: dict[Any, tuple[float, ...]] = {}
+    for key, item in _by_id(coordinates, "coordinates", path).items():
+        where = f"coordinate with id {key}"
+        pairs = _require(item, "parameter_value_pairs", list, where, path)
+        values: dict[Any, float] = {}
+        for pair in pairs:
+            if not isinstance(pair, dict) or pair.get("parameter_id") not in parameters:
+                raise InputError(f"{where} refers to an unknown parameter: {pair}", path)
+            name = parameters[pair["parameter_id"]]
+            values[pair["parameter_id"]] = parse_number(
+                pair.get("parameter_value"), f"{where}: parameter '{name}'", path, None
+            )
+        if set(values) != set(parameters):
+            raise InputError(
+                f"inconsistent parameters: {where} has {len(values)} of the "
+                f"{len(parameters)} parameters",
+                path,
+            )
+        points[key] = tuple(values[p] for p in parameters)
+    rows = Rows(path)
+    used: dict[str, set] = {"callpath": set(), "metric": set(), "coordinate": set()}
+    tables = {"callpath": kernels, "metric": metrics, "coordinate": points}
+    for index, item in enumerate(_require(data, "measurements", list, "the document", path)):
+        where = f"measurements[{index}]"
+        refs = {}
+        for kind, table in tables.items():
+            ref = item.get(f"{kind}_id") if isinstance(item, dict) else None
+            if ref not in table:
+                raise InputError(f"{where}: unknown {kind}_id {ref!r}", path)
+            used[kind].add(ref)
+            refs[kind] = table[ref]
+        value = parse_number(item.get("value"), f"{where}: value", path, None)
+        rows.add(refs["callpath"], refs["metric"], refs["coordinate"], [value])
+    for kind, table in tables.items():
+        for key, entry in table.items():
+            if key not in used[kind]:
+                shown = (
+                    entry
+                    if kind != "coordinate"
+                    else dict(zip(parameters.values(), entry, strict=True))
+                )
+                raise InputError(f"{kind} {shown} (id {key}) has no measurements", path)
+    return rows.experiment(list(parameters.values()))
+
+
+def _read_new(data: dict, path: Path) -> Experiment:
+    parameters = _require(data, "parameters", list, "the document", path)
+    if not parameters or not all(isinstance(p, str) for p in parameters):
+        raise InputError("'parameters' must be a non-empty list of names", path)
+    rows = Rows(path)
+    for kernel, by_metric in _require(data, "measurements", dict, "the document", path).items():
+        if not isinstance(by_metric, dict) or not by_metric:
+            raise InputError(f"call path '{kernel}' has no data", path)
+        for metric, items in by_metric.items():
+            if not isinstance(items, list) or not items:
+                raise InputError(f"call path '{kernel}', metric '{metric}' has no data", path)
+            seen: set[tuple[float, ...]] = set()
+            for index, item in enumerate(items):
+                where = f"measurements['{kernel}']['{metric}'][{index}]"
+                point = _require(item, "point", object, where, path)
+                point = point if isinstance(point, list) else [point]
+                if len(point) != len(parameters):
+                    raise InputError(
+                        f"inconsistent parameters: {where} has a point with {len(point)} "
+                        f"coordinates, but there are {len(parameters)} parameters",
+                        path,
+                    )
+                coordinates = tuple(
+                    parse_number(value, f"{where}: parameter '{name}'", path, None)
+                    for value, name in zip(point, parameters, strict=True)
+                )
+                if coordinates in seen:
+                    raise InputError(f"{where}: point {point} given twice", path)
+                seen.add(coordinates)
+                raw = _require(item, "values", object, where, path)
+                raw = raw if isinstance(raw, list) else [raw]
+                if not raw:
+                    raise InputError(f"{where}: a point without values", path)
+                values = [parse_number(v, f"{where}: value", path, None) for v in raw]
+                rows.add(kernel, metric, coordinates, values)
+    return rows.experiment(parameters)
+
+
+def read(path: Path) -> Experiment:
+    """Read an Extra-P JSON file (new or legacy layout).
+
+    Raises
+    ------
+    InputError
+        For malformed JSON (naming the line) or inconsistent content (naming the record).
+    """
+    path = Path(path)
+    data = _load(path)
+    if not isinstance(data, dict):
+        raise InputError("the JSON document is not an object", path)
+    if "callpaths" in data:
+        return _read_legacy(data, path)
+    return _read_new(data, path)
+
+
+def write(experiment: Experiment, path: Path) -> None:
+    """Write the new layout of Extra-P's JSON format."""
+    names = list(experiment.parameter_names)
+    frame = experiment.frame.sort_values(REPETITION, kind="stable")
+    measurements: dict[str, dict[str, list]] = {}
+    for (kernel, metric, *point), group in frame.groupby([KERNEL, METRIC, *names], sort=False):
+        entry = {"point": [float(c) for c in point], "values": group[VALUE].tolist()}
+        measurements.setdefault(kernel, {}).setdefault(metric, []).append(entry)
+    document = {"parameters": names, "measurements": measurements}
+    Path(path).write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")

@@ -1,0 +1,179 @@
+"""Long tables in CSV or Parquet: ``kernel, metric, <one column per parameter>, repetition, value``.
+
+The ``repetition`` column is optional (rows at the same kernel, metric and point are then numbered
+in file order). Every other column is a parameter.
+
+Units, parameter roles and metadata travel with the table when the experiment has any: Parquet
+keeps them as JSON under the key ``perfcast`` of the file's schema metadata; CSV in one leading
+comment line ``# perfcast {...}`` before the header (the JSON of :func:`perfcast_json.describe`).
+Other leading ``#`` lines of a CSV file are comments. pandas reads such a CSV file with
+``comment="#"`` as long as no name contains ``#``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from perfcast.errors import InputError
+from perfcast.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
+from perfcast.io._records import first_content_line, read_text
+from perfcast.io.perfcast_json import describe, parse_description
+
+NAME = "table"
+SUFFIXES = (".csv", ".parquet")
+HEADER_PREFIX = "# perfcast "
+METADATA_KEY = b"perfcast"
+PARQUET_MAGIC = "PAR1"
+
+
+def sniff(path: Path, head: str) -> bool:
+    """True for Parquet files and for CSV files whose header names kernel, metric and value."""
+    if head.startswith(PARQUET_MAGIC):
+        return True
+    header = [cell.strip() for cell in first_content_line(head).split(",")]
+    return {KERNEL, METRIC, VALUE} <= set(header)
+
+
+def _check(frame: pd.DataFrame, path: Path, where: str, first_row: int) -> None:
+    """Raise an InputError for the first missing or non-numeric cell; ``where`` is line/row."""
+    for column in (KERNEL, METRIC, VALUE):
+        if column not in frame.columns:
+            raise InputError(f"the table has no '{column}' column", path)
+    for column in (KERNEL, METRIC):
+        empty = frame[column].isna() | (frame[column].astype(str) == "")
+        if empty.any():
+            row = int(np.flatnonzero(empty.to_numpy())[0])
+            raise InputError(
+                f"{where} {row + first_row}: missing {column} name",
+                path,
+                row + first_row if where == "line" else None,
+            )
+    for column in frame.columns:
+        if column in (KERNEL, METRIC):
+            continue
+        raw = frame[column]
+        numbers = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+        bad = ~np.isfinite(numbers)
+        if column == REPETITION:
+            bad |= np.isfinite(numbers) & (numbers != np.round(numbers))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            cell = raw.iloc[row]
+            problem = "is missing" if cell == "" or pd.isna(cell) else f"is {cell!r}, not "
+            if problem.endswith("not "):
+                problem += "an integer" if column == REPETITION else "a finite number"
+            line = row + first_row if where == "line" else None
+            prefix = "" if line is not None else f"row {row + first_row}: "
+            raise InputError(f"{prefix}{column} {problem}", path, line)
+
+
+def _read_csv(path: Path) -> tuple[pd.DataFrame, dict]:
+    lines = read_text(path).splitlines(keepends=True)
+    description: dict = {}
+    skipped = 0
+    while skipped < len(lines) and (lines[skipped].startswith("#") or not lines[skipped].strip()):
+        if lines[skipped].startswith(HEADER_PREFIX):
+            try:
+                description = json.loads(lines[skipped][len(HEADER_PREFIX) :])
+            except json.JSONDecodeError as error:
+                raise InputError(
+                    f"malformed perfcast header: {error.msg}", path, skipped + 1
+                ) from None
+            if not isinstance(description, dict):
+                raise InputError("malformed perfcast header", path, skipped + 1)
+        skipped += 1
+    body = "".join(lines[skipped:])
+    if not body.strip():
+        raise InputError("the table has no header and no rows", path)
+    try:
+        frame = pd.read_csv(io.StringIO(body), dtype=str, keep_default_na=False)
+    except pd.errors.ParserError as error:
+        message = str(error)
+        found = re.search(r"line (\d+)", message)
+        line = int(found.group(1)) + skipped if found else None
+        detail = re.sub(r"^Error tokenizing data\. C error: ", "", message).strip()
+        detail = re.sub(r" in line \d+", "", detail)
+        raise InputError(f"malformed CSV row: {detail}", path, line) from None
+    # The header is line skipped + 1, the first data row the next one.
+    _check(frame, path, "line", skipped + 2)
+    return frame, description
+
+
+def _read_parquet(path: Path) -> tuple[pd.DataFrame, dict]:
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as error:
+        raise InputError(f"not a readable Parquet file ({error})", path) from None
+    metadata = table.schema.metadata or {}
+    description = {}
+    if METADATA_KEY in metadata:
+        try:
+            description = json.loads(metadata[METADATA_KEY])
+        except json.JSONDecodeError:
+            raise InputError("malformed perfcast metadata in the Parquet schema", path) from None
+    frame = table.to_pandas()
+    _check(frame, path, "row", 1)
+    return frame, description
+
+
+def read(path: Path) -> Experiment:
+    """Read a CSV or Parquet long table (by the file's content: Parquet starts with ``PAR1``).
+
+    Raises
+    ------
+    InputError
+        For a missing column, a malformed row or a missing/non-numeric cell, naming the line of a
+        CSV file or the row of a Parquet file.
+    """
+    path = Path(path)
+    with path.open("rb") as handle:
+        is_parquet = handle.read(4) == PARQUET_MAGIC.encode()
+    frame, description = _read_parquet(path) if is_parquet else _read_csv(path)
+    if frame.empty:
+        raise InputError("the table has no rows", path)
+    parameters, metrics, metadata = parse_description(description, path)
+    if parameters is not None:
+        names = [p.name for p in parameters]
+        columns = [c for c in frame.columns if c not in (KERNEL, METRIC, REPETITION, VALUE)]
+        if sorted(names) != sorted(columns):
+            raise InputError(
+                f"the header lists parameters {names}, the table has columns {columns}", path
+            )
+    return Experiment.from_frame(frame, parameters, metrics, metadata, str(path))
+
+
+def _description(experiment: Experiment) -> dict | None:
+    """The header content, None when it would hold nothing beyond the table itself."""
+    described = describe(experiment)
+    plain = (
+        not experiment.metadata
+        and all(p.role is None for p in experiment.parameters)
+        and all(not m.unit for m in experiment.metrics.values())
+    )
+    return None if plain else described
+
+
+def write(experiment: Experiment, path: Path) -> None:
+    """Write a CSV table or, for a ``.parquet`` file name, a Parquet table."""
+    path = Path(path)
+    description = _description(experiment)
+    if path.name.endswith(".parquet"):
+        table = pa.Table.from_pandas(experiment.frame, preserve_index=False)
+        if description is not None:
+            metadata = dict(table.schema.metadata or {})
+            metadata[METADATA_KEY] = json.dumps(description).encode()
+            table = table.replace_schema_metadata(metadata)
+        pq.write_table(table, path)
+        return
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        if description is not None:
+            handle.write(HEADER_PREFIX + json.dumps(description) + "\n")
+        experiment.frame.to_csv(handle, index=False)

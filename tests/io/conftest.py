@@ -1,0 +1,15 @@
+"""Where the shared Extra-P test files live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+EXTRAP_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "extrap"
+
+
+@pytest.fixture
+def extrap_data() -> Path:
+    """The folder of Extra-P's own test inputs (text, json, jsonlines, talpas, cubeset)."""
+    return EXTRAP_DATA
