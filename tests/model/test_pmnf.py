@@ -159,3 +159,11 @@ def test_too_few_points_are_rejected():
     experiment = synthetic_experiment({"k": lambda p: p + 1.0}, {"p": [2, 4]})
     with pytest.raises(InputError, match="at least 3"):
         fit(experiment)
+
+
+def test_parameters_varying_together_are_rejected(testdata):
+    from perfcast.io import read_experiment
+
+    experiment = read_experiment(testdata / "extrap/text/two_parameter_4.txt")
+    with pytest.raises(InputError, match="cannot be told apart"):
+        fit(experiment)

@@ -222,6 +222,16 @@ def check_points(series: Series, source: str | None) -> None:
                 f"a model needs at least {MIN_VALUES_PER_PARAMETER} (5 recommended)",
                 source,
             )
+        if len(series.parameters) > 1:
+            xs, _, _ = marginal_means(series.points, np.zeros((1, len(series.points))), j)
+            if len(xs) < MIN_VALUES_PER_PARAMETER:
+                raise InputError(
+                    f"no {MIN_VALUES_PER_PARAMETER} measurements differ in '{name}' alone (the "
+                    "other parameters fixed), so its effect cannot be told apart from theirs; "
+                    f"measure at least {MIN_VALUES_PER_PARAMETER} values of '{name}' with the "
+                    "others held constant",
+                    source,
+                )
 
 
 def marginal_means(
