@@ -133,7 +133,7 @@ def _literal(text: str) -> str:
     return ".*?".join(re.escape(piece) for piece in text.split("*"))
 
 
-_EXTRAP_PAIR = re.compile(r"([^\d.,][^\d]*?)(\d+(?:[.,]\d+)?\.?)")
+_EXTRAP_PAIR = re.compile(r"([A-Za-z_]+)(\d+(?:[.,]\d+)?\.?)")
 _REPETITION_SUFFIX = re.compile(r"\.r(\d+)$")
 
 
@@ -141,7 +141,7 @@ def infer_name_values(name: str, source: str | Path | None = None) -> dict[str, 
     """Parameter values in a name like ``mm.x10y1z25.r3``, read the way Extra-P reads cube sets.
 
     The text after the first ``.`` and before a trailing ``.r<rep>`` is a sequence of
-    ``<name><number>`` pairs; ``.r<rep>``, when present, gives the repetition under the key
+    ``<name><number>`` pairs (names of letters and ``_``); ``.r<rep>``, when present, gives the repetition under the key
     ``rep``.
 
     Parameters
