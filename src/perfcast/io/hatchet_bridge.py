@@ -114,7 +114,8 @@ def from_graphframes(
     for index, graphframe in enumerate(graphframes):
         where = f"GraphFrame {index + 1}"
         columns = _metric_columns(graphframe, where)
-        rows, found = _rows(graphframe.dataframe, columns, metrics, statistic, where)
+        paths = _call_paths(graphframe)
+        rows, found = _rows(graphframe.dataframe, paths, columns, metrics, statistic, where)
         units.update(found)
         metadata = dict(getattr(graphframe, "metadata", None) or {})
         if parameters is not None:
@@ -153,11 +154,14 @@ def from_thicket(
     if isinstance(frame.columns, pd.MultiIndex):
         raise InputError("Thickets with column groups (MultiIndex columns) are not supported")
     columns = _metric_columns(thicket, "Thicket")
+    paths = _call_paths(thicket)
     runs, units = [], {}
     table = thicket.metadata
     for profile, rows in frame.groupby(level="profile", sort=False):
         where = f"Thicket profile {profile}"
-        measured, found = _rows(rows.droplevel("profile"), columns, metrics, statistic, where)
+        measured, found = _rows(
+            rows.droplevel("profile"), paths, columns, metrics, statistic, where
+        )
         units.update(found)
         metadata = table.loc[profile].to_dict() if profile in table.index else {}
         runs.append(Run(where, measured, metadata))
@@ -222,6 +226,7 @@ def _metric_columns(obj: Any, where: str) -> list[str]:
 
 def _rows(
     frame: pd.DataFrame,
+    paths: Mapping[int, str],
     columns: Sequence[str],
     names: MetricNames | None,
     statistic: str,
@@ -233,7 +238,7 @@ def _rows(
         raise InputError("the dataframe has no 'node' index level", where)
     extra = [level for level in frame.index.names if level != "node"]
     nodes = frame.index.get_level_values("node")
-    kernels = [CALL_PATH_SEPARATOR.join(_names(node)) for node in nodes]
+    kernels = [paths.get(id(node)) or _path_from_parents(node) for node in nodes]
     data = frame[list(columns)].reset_index(drop=False)
     data[KERNEL] = kernels
     duplicated = data.duplicated([KERNEL, *extra])
@@ -265,5 +270,24 @@ def _metric(column: str, names: MetricNames | None, suffix: str) -> Metric:
     return Metric((given or _DEFAULT_NAMES.get(column, column)) + suffix)
 
 
-def _names(node: Any) -> list[str]:
-    return [str(step.frame.get("name")) for step in node.path()]
+def _call_paths(obj: Any) -> dict[int, str]:
+    """Call path of every node reachable from the graph's roots, keyed by ``id(node)``.
+
+    Walks down from the roots because some hatchet readers link children but not parents.
+    """
+    paths: dict[int, str] = {}
+    graph = getattr(obj, "graph", None)
+    stack = [(root, "") for root in getattr(graph, "roots", [])]
+    while stack:
+        node, prefix = stack.pop()
+        name = str(node.frame.get("name"))
+        path = f"{prefix}{CALL_PATH_SEPARATOR}{name}" if prefix else name
+        if id(node) in paths:
+            continue
+        paths[id(node)] = path
+        stack.extend((child, path) for child in node.children)
+    return paths
+
+
+def _path_from_parents(node: Any) -> str:
+    return CALL_PATH_SEPARATOR.join(str(step.frame.get("name")) for step in node.path())

@@ -141,8 +141,8 @@ def infer_name_values(name: str, source: str | Path | None = None) -> dict[str, 
     """Parameter values in a name like ``mm.x10y1z25.r3``, read the way Extra-P reads cube sets.
 
     The text after the first ``.`` and before a trailing ``.r<rep>`` is a sequence of
-    ``<name><number>`` pairs (names of letters and ``_``); ``.r<rep>``, when present, gives the repetition under the key
-    ``rep``.
+    ``<name><number>`` pairs (names of letters and ``_``); ``.r<rep>``, when present, gives the
+    repetition under the key ``rep``.
 
     Parameters
     ----------
