@@ -174,7 +174,10 @@ def _read_cali(path: Path) -> tuple[list[_Record], dict[str, Any], dict[str, Cal
     try:
         reader.read(str(path))
     except Exception as error:  # caliper-reader raises many kinds on corrupt input
-        raise InputError(f"not a readable Caliper .cali file ({error})", path) from None
+        reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        raise InputError(
+            f"not a readable Caliper .cali file ({reason.rstrip(': ')})", path
+        ) from None
     if not reader.records and not reader.globals:
         raise InputError("not a Caliper .cali file: no records and no metadata", path)
     attributes: dict[str, CaliperMetric] = {}

@@ -160,8 +160,9 @@ def read_profile(
     except InputError:
         raise
     except Exception as error:  # pycubexr raises tarfile, XML and struct errors on bad input
+        reason = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
         raise InputError(
-            f"not a readable CUBE4 .cubex file ({type(error).__name__}: {error})", path
+            f"not a readable CUBE4 .cubex file ({reason.rstrip(': ')})", path
         ) from None
     if not values:
         raise InputError("the profile holds no measurements", path)
