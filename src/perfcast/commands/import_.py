@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from perfcast.io import write_experiment
+from perfcast.io.caliper import RANK_STATISTICS
+from perfcast.io.cube import LOCATION_STATISTICS
 from perfcast.io.importers import PROFILE_FORMATS, import_profiles
 from perfcast.io.profile_set import parse_param_options
 
@@ -35,6 +37,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "marks the repetition)",
     )
     parser.add_argument("--format", choices=sorted(PROFILE_FORMATS), dest="profile_format")
+    parser.add_argument(
+        "--rank-statistic",
+        choices=RANK_STATISTICS,
+        default="avg",
+        help="Caliper: how records of several MPI ranks reduce (default: avg)",
+    )
+    parser.add_argument(
+        "--location-statistic",
+        choices=LOCATION_STATISTICS,
+        default="mean",
+        help="CUBE: how values of several locations reduce (default: mean)",
+    )
     parser.add_argument("-o", "--out", required=True, help="experiment file to write")
     parser.add_argument("--output-format", help="format of --out (default: from its suffix)")
     parser.set_defaults(run=run)
@@ -47,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
         profile_format=args.profile_format,
         pattern=args.pattern,
         params=parse_param_options(args.param) or None,
+        rank_statistic=args.rank_statistic,
+        location_statistic=args.location_statistic,
     )
     write_experiment(experiment, args.out, args.output_format)
     runs = len(experiment.metadata.get("runs", []))

@@ -39,6 +39,8 @@ def import_profiles(
     profile_format: str | None = None,
     pattern: str | None = None,
     params: Mapping[str, str] | None = None,
+    rank_statistic: str = "avg",
+    location_statistic: str = "mean",
 ) -> Experiment:
     """Read profiles of one tool, one run each, into an experiment.
 
@@ -52,6 +54,10 @@ def import_profiles(
         Name pattern for run parameters, e.g. ``"mm.x{x}y{y}.r{rep}"``.
     params : mapping of str to str, optional
         Metadata key to parameter name (Caliper only).
+    rank_statistic : {"avg", "min", "max", "sum"}
+        How Caliper records of several MPI ranks reduce.
+    location_statistic : {"mean", "sum", "min", "max"}
+        How CUBE values of several locations (processes, threads) reduce.
 
     Raises
     ------
@@ -66,9 +72,13 @@ def import_profiles(
             raise InputError(f"the paths hold profiles of different tools ({sorted(formats)})")
         profile_format = formats.pop()
     if profile_format == caliper.NAME:
-        return caliper.read_caliper(list(paths), pattern=pattern, params=params)
+        return caliper.read_caliper(
+            list(paths), pattern=pattern, params=params, rank_statistic=rank_statistic
+        )
     if profile_format == cube.NAME:
-        return cube.read_cube(list(paths), pattern=pattern, params=params)
+        return cube.read_cube(
+            list(paths), pattern=pattern, params=params, location_statistic=location_statistic
+        )
     raise InputError(f"unknown profile format '{profile_format}' ({', '.join(PROFILE_FORMATS)})")
 
 
