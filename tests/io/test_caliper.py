@@ -283,3 +283,49 @@ def test_same_run_twice_is_rejected_naming_both_files(tmp_path):
         str(files[0]),
         str(copy),
     }
+
+
+def test_repetition_from_a_metadata_key():
+    experiment = read_caliper(CALI_SERIES, params={"mpi.world.size": "p", "numhosts": "rep"})
+    assert experiment.parameter_names == ("p",)
+    repetitions = experiment.frame.groupby("p")["repetition"].first()
+    assert repetitions.tolist() == [1, 2, 4, 6, 10]
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ("{not json", "not a readable json-split file"),
+        ('{"data": [], "columns": []}', "needs the keys data, columns, column_metadata, nodes"),
+        (
+            '{"data": [[0, 1.0, 2.0]], "columns": ["path", "sum#time.duration"],'
+            ' "column_metadata": [{"is_value": false}, {"is_value": true}],'
+            ' "nodes": [{"label": "main", "column": "path"}]}',
+            "data row 1 does not have 2 entries",
+        ),
+        (
+            '{"data": [[0, 1.0], [7, 2.0]], "columns": ["path", "sum#time.duration"],'
+            ' "column_metadata": [{"is_value": false}, {"is_value": true}],'
+            ' "nodes": [{"label": "main", "column": "path"}]}',
+            "data row 2: path 7 is not a node index",
+        ),
+        (
+            '{"data": [[0, "fast"]], "columns": ["path", "sum#time.duration"],'
+            ' "column_metadata": [{"is_value": false}, {"is_value": true}],'
+            ' "nodes": [{"label": "main", "column": "path"}]}',
+            "record 1: sum#time.duration is 'fast', not a number",
+        ),
+        (
+            '{"data": [[0, 1.0]], "columns": ["path", "sum#time.duration"],'
+            ' "column_metadata": [{"is_value": false}, {"is_value": true}],'
+            ' "nodes": [{"label": "main", "column": "path", "parent": 0}]}',
+            "broken parent chain",
+        ),
+    ],
+)
+def test_malformed_json_split_files(tmp_path, document, message):
+    path = tmp_path / "bad.json"
+    path.write_text(document)
+    with pytest.raises(InputError, match=message) as error:
+        read_caliper(path, params={"x": "x"})
+    assert error.value.source == str(path)
