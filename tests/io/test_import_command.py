@@ -95,3 +95,14 @@ def test_import_command_writes_an_experiment_that_reads_back(import_only, tmp_pa
     status = cli.main(["import", str(CUBE_MULTI), "--format", "cube", "-o", str(out)])
     assert status == 0
     assert read_experiment(out).parameter_names == ("x", "y", "z")
+
+
+@pytest.mark.skipif(not writer_available(), reason="the perfcast-json writer is not merged yet")
+def test_import_command_reports_how_parameters_were_found(import_only, tmp_path, capsys):
+    out = tmp_path / "mm.json"
+    assert cli.main(["import", str(require(CALI_SERIES)), "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "parameters from metadata: mpi.world.size as p" in printed
+    assert "not parameters (follow from those): jobsize, numhosts" in printed
+    assert cli.main(["import", str(CUBE_SINGLE), "-o", str(out)]) == 0
+    assert "constant, dropped: y=1, z=1" in capsys.readouterr().out

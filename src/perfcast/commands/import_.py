@@ -71,4 +71,13 @@ def run(args: argparse.Namespace) -> int:
         f"imported {runs} runs ({names}), {len(experiment.kernels)} kernels, "
         f"{len(experiment.metrics)} metrics -> {args.out}"
     )
+    notes = experiment.metadata
+    if notes.get("parameter_keys"):
+        taken = ", ".join(f"{k} as {n}" for k, n in notes["parameter_keys"].items())
+        print(f"parameters from metadata: {taken}")
+    if notes.get("dependent_keys"):
+        print(f"not parameters (follow from those): {', '.join(notes['dependent_keys'])}")
+    if notes.get("constant_parameters"):
+        fixed = ", ".join(f"{k}={v:g}" for k, v in notes["constant_parameters"].items())
+        print(f"constant, dropped: {fixed}")
     return 0

@@ -33,7 +33,9 @@ KNOWN_KEYS: dict[str, tuple[str, str]] = {
     "problem_size": ("n", "problem_size"),
 }
 # Integer metadata that varies between runs without being a parameter: dates and clocks.
-_NOT_PARAMETERS = re.compile(r"date|day|time|stamp|pid|seed|^cali\.|^spot\.", re.IGNORECASE)
+_NOT_PARAMETERS = re.compile(
+    r"date|day|stamp|pid|seed|(^|[._])time($|[._])|^cali\.|^spot\.", re.IGNORECASE
+)
 _INTEGER = re.compile(r"\s*[-+]?\d+\s*")
 
 
