@@ -22,6 +22,8 @@ FORMAT_MODULES = (
     "jsonlines",
     "talpas",
     "extrap_text",
+    "caliper",
+    "cube",
     "table",
 )
 
