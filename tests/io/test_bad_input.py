@@ -248,8 +248,8 @@ def test_unknown_content(tmp_path):
 
 
 def test_unknown_format_name(tmp_path):
-    error = _error(tmp_path, "a.txt", TEXT_HEAD, input_format="cube")
-    assert error.message == "unknown input format 'cube'"
+    error = _error(tmp_path, "a.txt", TEXT_HEAD, input_format="nope")
+    assert error.message == "unknown input format 'nope'"
 
 
 def test_binary_file(tmp_path):

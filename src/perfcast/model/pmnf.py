@@ -58,7 +58,7 @@ class PMNFModeler:
         negative_exponents: bool | None = None,
         max_terms: int | None = None,
         candidates: int | None = None,
-        alpha: float = 0.001,
+        alpha: float = 0.05,
         positive_terms: bool = True,
     ):
         self.negative_exponents = negative_exponents

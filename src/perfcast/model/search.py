@@ -44,14 +44,16 @@ class SearchSettings:
     Attributes
     ----------
     alpha : float
-        Significance level a bigger model's improvement must reach in the F-test.
+        Family-wise significance level a bigger model's improvement must reach in the F-test;
+        the test of the best of ``H`` hypotheses of one size uses ``alpha / H`` (Bonferroni),
+        since the best of many candidates improves the fit by chance more than any one does.
     lack_of_fit_alpha : float
         A kernel tries bigger models only while its lack-of-fit p-value is below this.
     positive_terms : bool
         Reject hypotheses with a non-positive term coefficient (cost terms add up).
     """
 
-    alpha: float = 0.001
+    alpha: float = 0.05
     lack_of_fit_alpha: float = 0.05
     positive_terms: bool = True
 
@@ -104,7 +106,13 @@ def search(
         best = np.argmin(candidate, axis=1)
         best_wrss = candidate[np.arange(len(active)), best]
         accept = _significant(
-            wrss[active], best_wrss, size - size_now[active], data, active, size, settings.alpha
+            wrss[active],
+            best_wrss,
+            size - size_now[active],
+            data,
+            active,
+            size,
+            settings.alpha / len(subsets),
         )
         for local in np.flatnonzero(accept):
             kernel = active[local]
@@ -137,10 +145,28 @@ def _significant(
     size: int,
     alpha: float,
 ) -> np.ndarray:
-    """Forward F-test: does the bigger model reduce the residuals beyond the noise?"""
+    """Does the bigger model reduce the residuals beyond the noise?
+
+    With repetitions: a forward F-test against the noise they measure. Without: the small-sample
+    corrected Akaike criterion (AICc), since three or so residual degrees of freedom make any
+    F-test too weak to accept even an obvious trend.
+    """
     residual_dof = data.observations[rows] - size - 1
     with np.errstate(invalid="ignore", divide="ignore"):
         sigma2 = np.maximum((data.pure_ss[rows] + wrss_new) / residual_dof, NOISE_FLOOR)
         ratio = (wrss_now - wrss_new) / extra_terms / sigma2
     critical = special.fdtri(extra_terms, np.maximum(residual_dof, 1), 1.0 - alpha)
-    return np.isfinite(wrss_new) & (residual_dof > 0) & (ratio > critical)
+    f_test = ratio > critical
+    n_points = data.means.shape[1]
+    aicc = _aicc(wrss_new, size + 1, n_points) < _aicc(wrss_now, size + 1 - extra_terms, n_points)
+    accept = np.where(data.pure_dof[rows] > 0, f_test, aicc)
+    return np.isfinite(wrss_new) & (residual_dof > 0) & accept
+
+
+def _aicc(wrss: np.ndarray, coefficients: np.ndarray | int, n_points: int) -> np.ndarray:
+    """AICc of weighted least-squares fits with ``coefficients`` parameters."""
+    k = np.asarray(coefficients, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        correction = np.where(n_points - k - 1 > 0, 2 * k * (k + 1) / (n_points - k - 1), np.inf)
+        fit = n_points * np.log(np.maximum(wrss / n_points, NOISE_FLOOR))
+    return fit + 2 * k + correction

@@ -69,7 +69,7 @@ class SparseModeler:
         max_interaction: int = MAX_INTERACTION,
         screened: int = 8,
         max_terms: int = 4,
-        alpha: float = 0.001,
+        alpha: float = 0.05,
         negative_exponents: bool | None = None,
         positive_terms: bool = True,
     ):
