@@ -56,6 +56,12 @@ CASES = {
         8,
         "region 'idle' has no DATA",
     ),
+    "text-metric-without-data": (
+        "a.txt",
+        TEXT_HEAD + "DATA 1\nDATA 2\nDATA 3\nMETRIC flops\n",
+        8,
+        "metric 'flops' has no DATA",
+    ),
     "text-too-few-data-lines": (
         "a.txt",
         TEXT_HEAD + "DATA 1\nDATA 2\nREGION other\nDATA 1\nDATA 2\nDATA 3\n",

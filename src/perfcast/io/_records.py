@@ -40,6 +40,9 @@ def parse_number(raw: Any, what: str, source: Path | str, line: int | None) -> f
     source, line
         Where it was found.
     """
+    kind = type(raw)
+    if (kind is float or kind is int) and math.isfinite(raw):
+        return float(raw)
     if isinstance(raw, bool) or raw is None or not isinstance(raw, str | Real):
         shown = "missing" if raw is None else f"{json.dumps(raw)}, not a number"
         raise InputError(f"{what} is {shown}", source, line)
