@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from perfcast.errors import InputError
@@ -277,3 +278,36 @@ def test_wrong_forced_format_is_an_input_error(extrap_data):
     error = caught.value
     assert error.line == 1
     assert "malformed record" in error.message
+
+
+def test_parameter_named_like_a_column(tmp_path):
+    error = _error(tmp_path, "a.jsonl", '{"params": {"value": 1}, "value": 1}\n')
+    assert error.message == "a parameter may not be named 'value'"
+
+
+def test_corrupt_parquet(tmp_path):
+    path = tmp_path / "a.parquet"
+    path.write_bytes(b"PAR1" + b"\x00" * 64)
+    with pytest.raises(InputError, match="not a readable Parquet file"):
+        read_experiment(path)
+
+
+def test_parquet_cell_names_the_row(tmp_path):
+    path = tmp_path / "a.parquet"
+    frame = pd.DataFrame({"kernel": ["a", "a"], "metric": ["t", "t"], "p": [1.0, float("nan")]})
+    frame.assign(value=[1.0, 2.0]).to_parquet(path)
+    error = _error_from(path)
+    assert error.message == "row 2: p is missing"
+
+
+def test_csv_header_must_match_columns(tmp_path):
+    content = '# perfcast {"parameters": [{"name": "q", "role": null}]}\n'
+    content += "kernel,metric,p,value\na,t,1,1\n"
+    error = _error(tmp_path, "a.csv", content)
+    assert "the header lists parameters ['q'], the table has columns ['p']" in error.message
+
+
+def _error_from(path: Path) -> InputError:
+    with pytest.raises(InputError) as caught:
+        read_experiment(path)
+    return caught.value
