@@ -311,3 +311,13 @@ def _error_from(path: Path) -> InputError:
     with pytest.raises(InputError) as caught:
         read_experiment(path)
     return caught.value
+
+
+def test_byte_order_mark_and_crlf_are_accepted(tmp_path):
+    path = tmp_path / "windows.txt"
+    path.write_bytes(
+        ("\ufeff" + TEXT_HEAD + "DATA 1\nDATA 2\nDATA 3\n").replace("\n", "\r\n").encode()
+    )
+    experiment = read_experiment(path)
+    assert experiment.frame["value"].tolist() == [1.0, 2.0, 3.0]
+    assert experiment.kernels == ["main"]
