@@ -321,3 +321,30 @@ def test_byte_order_mark_and_crlf_are_accepted(tmp_path):
     experiment = read_experiment(path)
     assert experiment.frame["value"].tolist() == [1.0, 2.0, 3.0]
     assert experiment.kernels == ["main"]
+
+
+LEGACY = (
+    '{"parameters": [{"id": 1, "name": "x"}], "callpaths": [{"id": 1, "name": "a"}], '
+    '"metrics": [{"id": 1, "name": "time"}], "coordinates": [{"id": 1, '
+    '"parameter_value_pairs": [{"parameter_id": PID, "parameter_value": 4}]}], '
+    '"measurements": [{"coordinate_id": 1, "callpath_id": CID, "metric_id": 1, "value": 1}]}'
+)
+
+
+@pytest.mark.parametrize(
+    ("pid", "cid", "words"),
+    [
+        ("[1]", "1", "coordinate with id 1: id [1] is not an integer"),
+        ("2", "1", "coordinate with id 1 has an unknown parameter_id 2"),
+        ("1", "{}", "measurements[0]: id {} is not an integer"),
+    ],
+)
+def test_legacy_json_bad_ids(tmp_path, pid, cid, words):
+    error = _error(tmp_path, "a.json", LEGACY.replace("PID", pid).replace("CID", cid))
+    assert error.message == words
+
+
+def test_legacy_json_ids_given_as_text(tmp_path):
+    path = tmp_path / "a.json"
+    path.write_text(LEGACY.replace("PID", '"1"').replace("CID", '"1"'))
+    assert read_experiment(path).frame["value"].tolist() == [1.0]

@@ -150,9 +150,9 @@ def read(path: Path) -> Experiment:
     return Experiment.from_frame(frame, parameters, metrics, metadata, str(path))
 
 
-def _description(experiment: Experiment) -> dict | None:
+def _description(experiment: Experiment, path: Path) -> dict | None:
     """The header content, None when it would hold nothing beyond the table itself."""
-    described = describe(experiment)
+    described = describe(experiment, path)
     plain = (
         not experiment.metadata
         and all(p.role is None for p in experiment.parameters)
@@ -164,7 +164,7 @@ def _description(experiment: Experiment) -> dict | None:
 def write(experiment: Experiment, path: Path) -> None:
     """Write a CSV table or, for a ``.parquet`` file name, a Parquet table."""
     path = Path(path)
-    description = _description(experiment)
+    description = _description(experiment, path)
     if path.name.endswith(".parquet"):
         table = pa.Table.from_pandas(experiment.frame, preserve_index=False)
         if description is not None:
