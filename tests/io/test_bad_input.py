@@ -348,3 +348,13 @@ def test_legacy_json_ids_given_as_text(tmp_path):
     path = tmp_path / "a.json"
     path.write_text(LEGACY.replace("PID", '"1"').replace("CID", '"1"'))
     assert read_experiment(path).frame["value"].tolist() == [1.0]
+
+
+def test_csv_missing_kernel_name(tmp_path):
+    error = _error(tmp_path, "a.csv", "kernel,metric,p,value\nmain,time,2,1.0\n,time,4,2.0\n")
+    assert str(error) == f"{tmp_path / 'a.csv'}:3: missing kernel name"
+
+
+def test_csv_fractional_repetition(tmp_path):
+    error = _error(tmp_path, "a.csv", "kernel,metric,p,repetition,value\nmain,time,2,0.5,1.0\n")
+    assert (error.line, error.message) == (2, "repetition is '0.5', not an integer")
