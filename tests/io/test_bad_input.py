@@ -358,3 +358,15 @@ def test_csv_missing_kernel_name(tmp_path):
 def test_csv_fractional_repetition(tmp_path):
     error = _error(tmp_path, "a.csv", "kernel,metric,p,repetition,value\nmain,time,2,0.5,1.0\n")
     assert (error.line, error.message) == (2, "repetition is '0.5', not an integer")
+
+
+@pytest.mark.parametrize(
+    ("header", "words"),
+    [
+        (",kernel,metric,p,value", "column 1 of the header has no name"),
+        ("kernel,metric,p,p,value", "column 'p' appears twice in the header"),
+    ],
+)
+def test_csv_header_problems(tmp_path, header, words):
+    error = _error(tmp_path, "a.csv", f"{header}\n0,a,t,1,1\n")
+    assert (error.line, error.message) == (1, words)

@@ -12,6 +12,7 @@ Other leading ``#`` lines of a CSV file are comments. pandas reads such a CSV fi
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
@@ -95,6 +96,12 @@ def _read_csv(path: Path) -> tuple[pd.DataFrame, dict]:
     body = "".join(lines[skipped:])
     if not body.strip():
         raise InputError("the table has no header and no rows", path)
+    header = next(csv.reader([lines[skipped]]))
+    for index, name in enumerate(header):
+        if not name.strip():
+            raise InputError(f"column {index + 1} of the header has no name", path, skipped + 1)
+        if name in header[:index]:
+            raise InputError(f"column '{name}' appears twice in the header", path, skipped + 1)
     try:
         frame = pd.read_csv(io.StringIO(body), dtype=str, keep_default_na=False)
     except pd.errors.ParserError as error:
