@@ -11,6 +11,9 @@ points, kernels, metrics and every measured value (the repetitions where Extra-P
 mean, median, minimum, maximum and repetition count everywhere) and prints one line per file. The
 exit status is 1 when any difference was found. Cube file sets are listed as not compared:
 perfcast.io has no Cube reader.
+
+Then every file both tools read is written with perfcast's Extra-P writers (text, JSON Lines,
+JSON) and read back with Extra-P, which must see what it saw in the original.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ import argparse
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from perfcast.errors import InputError
 from perfcast.experiment import KERNEL, METRIC, VALUE
-from perfcast.io import read_experiment
+from perfcast.io import read_experiment, write_experiment
 from perfcast.io.extrap_text import DEFAULT_KERNEL, DEFAULT_METRIC
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / "../shared/testdata/extrap"
@@ -156,7 +160,7 @@ def differences(extrap: dict, ours: dict) -> list[str]:
             found.append(f"{key}: missing in {side}")
             continue
         a, b = theirs[key], mine[key]
-        if a["values"] is not None and a["values"] != b["values"]:
+        if None not in (a["values"], b["values"]) and a["values"] != b["values"]:
             found.append(f"{key}: values Extra-P {a['values']} perfcast {b['values']}")
         for stat in ("mean", "median", "minimum", "maximum"):
             if not np.isclose(a[stat], b[stat], rtol=1e-12, atol=0.0):
@@ -168,20 +172,18 @@ def differences(extrap: dict, ours: dict) -> list[str]:
     return found
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("python", help="interpreter of an environment with Extra-P installed")
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the Extra-P test files")
-    args = parser.parse_args(argv)
-    data = args.data.resolve()
+def compare_readers(python: str, data: Path) -> tuple[int, int, int, dict[Path, dict]]:
+    """Print one verdict per file; returns agreeing, differing, perfcast-only and the files both
+    read (with Extra-P's view of each)."""
     files = [
         (folder, path)
         for folder in FOLDERS
         for path in sorted((data / folder).rglob("*"))
         if path.is_file()
     ]
-    theirs = extrap_view(args.python, files)
+    theirs = extrap_view(python, files)
     agree = disagree = extended = 0
+    both_read: dict[Path, dict] = {}
     for folder, path in files:
         name = path.relative_to(data)
         extrap = theirs[str(path)]
@@ -207,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         notes: list[str] = []
         if folder == "text":
             extrap, notes = rename_defaults(extrap)
+        both_read[path] = extrap
         found = differences(extrap, ours)
         if found:
             disagree += 1
@@ -221,14 +224,58 @@ def main(argv: list[str] | None = None) -> int:
                 f"{'same':13} {name}: {kernels} kernels, {len(ours['metrics'])} metrics, "
                 f"{points} points, {values} values" + "".join(f"; {n}" for n in notes)
             )
+    return agree, disagree, extended, both_read
+
+
+def compare_writers(python: str, both_read: dict[Path, dict], data: Path) -> int:
+    """Write every file both tools read with perfcast's Extra-P writers, read the output with
+    Extra-P and compare with Extra-P's reading of the original; returns the number of files
+    that differ."""
+    writers = {"extrap-text": ("text", ".txt"), "extrap-jsonlines": ("jsonlines", ".jsonl")}
+    writers["extrap-json"] = ("json", ".json")
+    with tempfile.TemporaryDirectory() as folder:
+        written: list[tuple[str, Path]] = []
+        origin: dict[Path, tuple[Path, str]] = {}
+        for index, path in enumerate(both_read):
+            experiment = read_experiment(path)
+            for output_format, (reader, suffix) in writers.items():
+                out = Path(folder) / f"{index}-{output_format}{suffix}"
+                write_experiment(experiment, out, output_format)
+                written.append((reader, out))
+                origin[out] = (path, output_format)
+        theirs = extrap_view(python, written)
+    failures = 0
+    for out, (path, output_format) in origin.items():
+        view = theirs[str(out)]
+        found = [view["error"]] if "error" in view else differences(both_read[path], view)
+        if found:
+            failures += 1
+            print(f"{'DIFFERENT':13} {path.relative_to(data)} written as {output_format}:")
+            for line in found[:10]:
+                print(f"    {line}")
+    print(
+        f"perfcast's Extra-P writers: {len(origin) - failures} of {len(origin)} written files "
+        f"({len(both_read)} inputs x {len(writers)} formats) read back by Extra-P unchanged"
+    )
+    return failures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("python", help="interpreter of an environment with Extra-P installed")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the Extra-P test files")
+    args = parser.parse_args(argv)
+    data = args.data.resolve()
+    agree, disagree, extended, both_read = compare_readers(args.python, data)
     cube_sets = sorted(p for p in (data / "cubeset").glob("*") if p.is_dir())
     for path in cube_sets:
         print(f"{'not compared':13} {path.relative_to(data)}: perfcast.io has no Cube reader")
     print(
-        f"{agree} files agree, {disagree} differ, {extended} read only by perfcast (kernels "
-        f"measured at a subset of the points), {len(cube_sets)} Cube sets not compared"
+        f"readers: {agree} files agree, {disagree} differ, {extended} read only by perfcast "
+        f"(kernels measured at a subset of the points), {len(cube_sets)} Cube sets not compared"
     )
-    return 1 if disagree else 0
+    failures = compare_writers(args.python, both_read, data)
+    return 1 if disagree or failures else 0
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from perfcast.errors import InputError
@@ -55,6 +56,12 @@ CASES = {
         TEXT_HEAD + "DATA 1\nDATA 2\nDATA 3\nREGION idle\n",
         8,
         "region 'idle' has no DATA",
+    ),
+    "text-metric-without-data": (
+        "a.txt",
+        TEXT_HEAD + "DATA 1\nDATA 2\nDATA 3\nMETRIC flops\n",
+        8,
+        "metric 'flops' has no DATA",
     ),
     "text-too-few-data-lines": (
         "a.txt",
@@ -271,3 +278,95 @@ def test_wrong_forced_format_is_an_input_error(extrap_data):
     error = caught.value
     assert error.line == 1
     assert "malformed record" in error.message
+
+
+def test_parameter_named_like_a_column(tmp_path):
+    error = _error(tmp_path, "a.jsonl", '{"params": {"value": 1}, "value": 1}\n')
+    assert error.message == "a parameter may not be named 'value'"
+
+
+def test_corrupt_parquet(tmp_path):
+    path = tmp_path / "a.parquet"
+    path.write_bytes(b"PAR1" + b"\x00" * 64)
+    with pytest.raises(InputError, match="not a readable Parquet file"):
+        read_experiment(path)
+
+
+def test_parquet_cell_names_the_row(tmp_path):
+    path = tmp_path / "a.parquet"
+    frame = pd.DataFrame({"kernel": ["a", "a"], "metric": ["t", "t"], "p": [1.0, float("nan")]})
+    frame.assign(value=[1.0, 2.0]).to_parquet(path)
+    error = _error_from(path)
+    assert error.message == "row 2: p is missing"
+
+
+def test_csv_header_must_match_columns(tmp_path):
+    content = '# perfcast {"parameters": [{"name": "q", "role": null}]}\n'
+    content += "kernel,metric,p,value\na,t,1,1\n"
+    error = _error(tmp_path, "a.csv", content)
+    assert "the header lists parameters ['q'], the table has columns ['p']" in error.message
+
+
+def _error_from(path: Path) -> InputError:
+    with pytest.raises(InputError) as caught:
+        read_experiment(path)
+    return caught.value
+
+
+def test_byte_order_mark_and_crlf_are_accepted(tmp_path):
+    path = tmp_path / "windows.txt"
+    path.write_bytes(
+        ("\ufeff" + TEXT_HEAD + "DATA 1\nDATA 2\nDATA 3\n").replace("\n", "\r\n").encode()
+    )
+    experiment = read_experiment(path)
+    assert experiment.frame["value"].tolist() == [1.0, 2.0, 3.0]
+    assert experiment.kernels == ["main"]
+
+
+LEGACY = (
+    '{"parameters": [{"id": 1, "name": "x"}], "callpaths": [{"id": 1, "name": "a"}], '
+    '"metrics": [{"id": 1, "name": "time"}], "coordinates": [{"id": 1, '
+    '"parameter_value_pairs": [{"parameter_id": PID, "parameter_value": 4}]}], '
+    '"measurements": [{"coordinate_id": 1, "callpath_id": CID, "metric_id": 1, "value": 1}]}'
+)
+
+
+@pytest.mark.parametrize(
+    ("pid", "cid", "words"),
+    [
+        ("[1]", "1", "coordinate with id 1: id [1] is not an integer"),
+        ("2", "1", "coordinate with id 1 has an unknown parameter_id 2"),
+        ("1", "{}", "measurements[0]: id {} is not an integer"),
+    ],
+)
+def test_legacy_json_bad_ids(tmp_path, pid, cid, words):
+    error = _error(tmp_path, "a.json", LEGACY.replace("PID", pid).replace("CID", cid))
+    assert error.message == words
+
+
+def test_legacy_json_ids_given_as_text(tmp_path):
+    path = tmp_path / "a.json"
+    path.write_text(LEGACY.replace("PID", '"1"').replace("CID", '"1"'))
+    assert read_experiment(path).frame["value"].tolist() == [1.0]
+
+
+def test_csv_missing_kernel_name(tmp_path):
+    error = _error(tmp_path, "a.csv", "kernel,metric,p,value\nmain,time,2,1.0\n,time,4,2.0\n")
+    assert str(error) == f"{tmp_path / 'a.csv'}:3: missing kernel name"
+
+
+def test_csv_fractional_repetition(tmp_path):
+    error = _error(tmp_path, "a.csv", "kernel,metric,p,repetition,value\nmain,time,2,0.5,1.0\n")
+    assert (error.line, error.message) == (2, "repetition is '0.5', not an integer")
+
+
+@pytest.mark.parametrize(
+    ("header", "words"),
+    [
+        (",kernel,metric,p,value", "column 1 of the header has no name"),
+        ("kernel,metric,p,p,value", "column 'p' appears twice in the header"),
+    ],
+)
+def test_csv_header_problems(tmp_path, header, words):
+    error = _error(tmp_path, "a.csv", f"{header}\n0,a,t,1,1\n")
+    assert (error.line, error.message) == (1, words)

@@ -177,3 +177,12 @@ def test_extrap_files_survive_every_writer(tmp_path, extrap_data):
             pd.testing.assert_frame_equal(
                 _sorted(back.frame), _sorted(original.frame), check_exact=True
             )
+
+
+@pytest.mark.parametrize("name", ["out.json", "out.csv", "out.parquet"])
+def test_metadata_that_json_cannot_hold_is_an_input_error(tmp_path, name):
+    experiment = awkward_experiment()
+    experiment.metadata["started"] = object()
+    with pytest.raises(InputError, match="the metadata cannot be written as JSON"):
+        write_experiment(experiment, tmp_path / name)
+    assert not (tmp_path / name).exists()

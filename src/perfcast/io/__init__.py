@@ -41,7 +41,7 @@ def _head(path: Path) -> str:
     if path.is_dir():
         return ""
     with path.open("rb") as handle:
-        return handle.read(8192).decode("utf-8", errors="replace")
+        return handle.read(8192).decode("utf-8-sig", errors="replace")
 
 
 def detect_format(path: str | Path) -> str:

@@ -40,6 +40,9 @@ def parse_number(raw: Any, what: str, source: Path | str, line: int | None) -> f
     source, line
         Where it was found.
     """
+    kind = type(raw)
+    if (kind is float or kind is int) and math.isfinite(raw):
+        return float(raw)
     if isinstance(raw, bool) or raw is None or not isinstance(raw, str | Real):
         shown = "missing" if raw is None else f"{json.dumps(raw)}, not a number"
         raise InputError(f"{what} is {shown}", source, line)
@@ -54,7 +57,7 @@ def parse_number(raw: Any, what: str, source: Path | str, line: int | None) -> f
 
 def first_content_line(head: str) -> str:
     """The first line of ``head`` that is neither blank nor a ``#`` comment, stripped."""
-    for line in head.splitlines():
+    for line in head.lstrip("\ufeff").splitlines():
         stripped = line.strip()
         if stripped and not stripped.startswith("#"):
             return stripped
@@ -124,9 +127,10 @@ def talpas_object(line: str) -> dict | None:
 
 
 def read_text(path: Path) -> str:
-    """The content of ``path`` as UTF-8 text; an :class:`InputError` when empty or binary."""
+    """The content of ``path`` as UTF-8 text (a byte-order mark dropped); an :class:`InputError`
+    when empty or binary."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
         raise InputError(f"not a text file ({error.reason})", path) from None
     if not text.strip():

@@ -80,19 +80,29 @@ def _require(data: Any, key: str, kind: type, where: str, path: Path) -> Any:
     return value
 
 
-def _by_id(items: list, what: str, path: Path) -> dict[Any, dict]:
-    table: dict[Any, dict] = {}
+def _identifier(raw: Any, where: str, path: Path) -> int:
+    """An ``id`` or ``*_id`` field as an integer (Extra-P converts them with ``int``)."""
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
+        return int(raw)
+    raise InputError(f"{where}: id {json.dumps(raw)} is not an integer", path)
+
+
+def _by_id(items: list, what: str, path: Path) -> dict[int, dict]:
+    table: dict[int, dict] = {}
     for index, item in enumerate(items):
         where = f"{what}[{index}]"
         if not isinstance(item, dict) or "id" not in item:
             raise InputError(f"{where} has no 'id'", path)
-        if item["id"] in table:
-            raise InputError(f"{where}: id {item['id']} used twice", path)
-        table[item["id"]] = item
-    return dict(sorted(table.items(), key=lambda pair: pair[0]))
+        key = _identifier(item["id"], where, path)
+        if key in table:
+            raise InputError(f"{where}: id {key} used twice", path)
+        table[key] = item
+    return dict(sorted(table.items()))
 
 
-def _names(items: list, what: str, path: Path) -> dict[Any, str]:
+def _names(items: list, what: str, path: Path) -> dict[int, str]:
     names = {}
     for key, item in _by_id(items, what, path).items():
         name = item.get("name")
@@ -109,17 +119,23 @@ def _read_legacy(data: dict, path: Path) -> Experiment:
     kernels = _names(_require(data, "callpaths", list, "the document", path), "callpaths", path)
     metrics = _names(_require(data, "metrics", list, "the document", path), "metrics", path)
     coordinates = _require(data, "coordinates", list, "the document", path)
-    points: dict[Any, tuple[float, ...]] = {}
+    points: dict[int, tuple[float, ...]] = {}
     for key, item in _by_id(coordinates, "coordinates", path).items():
         where = f"coordinate with id {key}"
         pairs = _require(item, "parameter_value_pairs", list, where, path)
-        values: dict[Any, float] = {}
+        values: dict[int, float] = {}
         for pair in pairs:
-            if not isinstance(pair, dict) or pair.get("parameter_id") not in parameters:
-                raise InputError(f"{where} refers to an unknown parameter: {pair}", path)
-            name = parameters[pair["parameter_id"]]
-            values[pair["parameter_id"]] = parse_number(
-                pair.get("parameter_value"), f"{where}: parameter '{name}'", path, None
+            if not isinstance(pair, dict) or "parameter_id" not in pair:
+                raise InputError(f"{where}: a parameter value pair has no parameter_id", path)
+            parameter = _identifier(pair["parameter_id"], where, path)
+            if parameter not in parameters or parameter in values:
+                problem = "an unknown" if parameter not in parameters else "a repeated"
+                raise InputError(f"{where} has {problem} parameter_id {parameter}", path)
+            values[parameter] = parse_number(
+                pair.get("parameter_value"),
+                f"{where}: parameter '{parameters[parameter]}'",
+                path,
+                None,
             )
         if set(values) != set(parameters):
             raise InputError(
@@ -135,7 +151,9 @@ def _read_legacy(data: dict, path: Path) -> Experiment:
         where = f"measurements[{index}]"
         refs = {}
         for kind, table in tables.items():
-            ref = item.get(f"{kind}_id") if isinstance(item, dict) else None
+            if not isinstance(item, dict) or f"{kind}_id" not in item:
+                raise InputError(f"{where} has no {kind}_id", path)
+            ref = _identifier(item[f"{kind}_id"], where, path)
             if ref not in table:
                 raise InputError(f"{where}: unknown {kind}_id {ref!r}", path)
             used[kind].add(ref)

@@ -20,8 +20,9 @@ Where perfcast differs, on purpose
   which cannot be selected on a command line; ``<default>`` is also what Extra-P's own JSON Lines
   reader calls a missing metric). DATA before any ``REGION`` belongs to the kernel ``<root>``,
   as in Extra-P's JSON Lines reader (its text reader uses ``""``).
-- A ``REGION`` without any DATA, a block given twice, a repeated point, a ``DATA`` line without
-  values and non-finite values are errors; Extra-P keeps, double counts or accepts them.
+- A ``REGION`` or ``METRIC`` without any DATA, a block given twice, a repeated point, a
+  ``DATA`` line without values and non-finite values are errors; Extra-P keeps, double counts
+  or accepts them.
 - Any number of parameters is accepted (Extra-P stops at 4).
 
 The writer produces the same layout (points sorted, one ``POINTS`` line each), values written with
@@ -35,6 +36,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from perfcast.errors import InputError
 from perfcast.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
@@ -68,8 +70,8 @@ class _Reader:
         self.block_line = 0
         self.block_count = 0
         self.filled: dict[tuple[str, str], int] = {}
-        self.regions: dict[str, int] = {}
-        self.regions_with_data: set[str] = set()
+        self.declared: dict[tuple[str, str], int] = {}
+        self.with_data: set[tuple[str, str]] = set()
 
     def fail(self, message: str, line: int) -> None:
         raise InputError(message, self.path, line)
@@ -140,7 +142,7 @@ class _Reader:
         self.close_block()
         self.kernel = rest
         self.block_line = line
-        self.regions.setdefault(rest, line)
+        self.declared.setdefault(("region", rest), line)
 
     def set_metric(self, rest: str, line: int) -> None:
         if not rest:
@@ -148,6 +150,7 @@ class _Reader:
         self.close_block()
         self.metric = rest
         self.block_line = line
+        self.declared.setdefault(("metric", rest), line)
 
     def data(self, rest: str, line: int) -> None:
         if not self.points:
@@ -174,15 +177,15 @@ class _Reader:
         values = [parse_number(raw, "value", self.path, line) for raw in raw_values]
         self.rows.add(self.kernel, self.metric, self.points[self.block_count], values)
         self.block_count += 1
-        self.regions_with_data.add(self.kernel)
+        self.with_data.update({("region", self.kernel), ("metric", self.metric)})
 
     def finish(self) -> Experiment:
         self.close_block()
         if not self.parameters:
             raise InputError("the file declares no PARAMETER", self.path)
-        for region, line in self.regions.items():
-            if region not in self.regions_with_data:
-                self.fail(f"region '{region}' has no DATA", line)
+        for (kind, name), line in self.declared.items():
+            if (kind, name) not in self.with_data:
+                self.fail(f"{kind} '{name}' has no DATA", line)
         return self.rows.experiment(self.parameters)
 
 
@@ -232,6 +235,27 @@ def _check_name(name: str, what: str) -> None:
         )
 
 
+def _require_complete(
+    experiment: Experiment, codes: dict[str, np.ndarray], points: np.ndarray, path: Path
+) -> None:
+    """Raise an InputError naming the first kernel and metric not measured at every point."""
+    pairs = pd.DataFrame(codes).drop_duplicates()
+    sizes = pairs.groupby(["k", "m"], sort=False).size()
+    incomplete = sizes[sizes < len(points)]
+    if incomplete.empty:
+        return
+    k, m = incomplete.index[0]
+    kernel, metric = experiment.kernels[k], experiment.metric_names[m]
+    have = set(pairs[(pairs["k"] == k) & (pairs["m"] == m)]["p"])
+    missing = points[min(set(range(len(points))) - have)]
+    where = dict(zip(experiment.parameter_names, missing.tolist(), strict=True))
+    raise InputError(
+        f"kernel '{kernel}', metric '{metric}' has no data at point {where}; Extra-P's text "
+        "format needs every kernel measured at every point",
+        path,
+    )
+
+
 def write(experiment: Experiment, path: Path) -> None:
     """Write ``experiment`` as an Extra-P text file.
 
@@ -245,34 +269,40 @@ def write(experiment: Experiment, path: Path) -> None:
     for name in names:
         if len(name.split()) != 1:
             raise InputError(f"parameter {name!r} cannot be written to Extra-P's text format")
-    points = [tuple(point) for point in experiment.points()]
-    index = {point: i for i, point in enumerate(points)}
+    for kernel in experiment.kernels:
+        _check_name(kernel, "kernel")
+    for metric in experiment.metric_names:
+        _check_name(metric, "metric")
+    frame = experiment.frame
+    points = experiment.points()
+    # Codes in order of first appearance (kernels, metrics) and of the sorted points.
+    codes = {
+        "k": pd.factorize(frame[KERNEL])[0],
+        "m": pd.factorize(frame[METRIC])[0],
+        "p": frame.groupby(names, sort=True).ngroup().to_numpy(),
+    }
+    _require_complete(experiment, codes, points, path)
+    order = np.lexsort((frame[REPETITION].to_numpy(), codes["p"], codes["m"], codes["k"]))
+    kernel_of, metric_of, point_of = (codes[key][order] for key in ("k", "m", "p"))
+    values = [format_number(v) for v in frame[VALUE].to_numpy(dtype=float)[order]]
+    kernels, metrics = experiment.kernels, experiment.metric_names
     lines = [f"PARAMETER {name}" for name in names]
     lines.append("")
     lines += ["POINTS ( " + " ".join(format_number(c) for c in point) + " )" for point in points]
-    frame = experiment.frame.sort_values(REPETITION, kind="stable")
-    order = {kernel: i for i, kernel in enumerate(experiment.kernels)}
-    groups = sorted(frame.groupby([KERNEL, METRIC], sort=False), key=lambda g: order[g[0][0]])
-    current_kernel = None
-    for (kernel, metric), group in groups:
-        _check_name(kernel, "kernel")
-        _check_name(metric, "metric")
-        data: list[list[str]] = [[] for _ in points]
-        coordinates = group[names].to_numpy(dtype=float)
-        for point, value in zip(map(tuple, coordinates), group[VALUE].to_numpy(), strict=True):
-            data[index[point]].append(format_number(value))
-        missing = [points[i] for i, values in enumerate(data) if not values]
-        if missing:
-            raise InputError(
-                f"kernel '{kernel}', metric '{metric}' has no data at point "
-                f"{dict(zip(names, np.asarray(missing[0]).tolist(), strict=True))}; Extra-P's "
-                "text format needs every kernel measured at every point",
-                path,
-            )
-        lines.append("")
-        if kernel != current_kernel:
-            lines.append(f"REGION {kernel}")
-            current_kernel = kernel
-        lines.append(f"METRIC {metric}")
-        lines += ["DATA " + " ".join(values) for values in data]
+    data: list[str] = []
+    previous = (-1, -1, -1)
+    keys = zip(kernel_of.tolist(), metric_of.tolist(), point_of.tolist(), strict=True)
+    for row, key in enumerate(keys):
+        if key != previous:
+            if data:
+                lines.append("DATA " + " ".join(data))
+                data = []
+            if key[:2] != previous[:2]:
+                lines.append("")
+                if key[0] != previous[0]:
+                    lines.append(f"REGION {kernels[key[0]]}")
+                lines.append(f"METRIC {metrics[key[1]]}")
+            previous = key
+        data.append(values[row])
+    lines.append("DATA " + " ".join(data))
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -72,6 +72,7 @@ def read_records(
     known = {parameters_key, "metric", "value", *kernel_keys}
     rows = Rows(path)
     parameters: list[str] | None = None
+    parameter_set: set[str] = set()
     for number, line in enumerate(read_text(path).splitlines(), start=1):
         line = line.strip()
         if not line:
@@ -79,8 +80,8 @@ def read_records(
         record = decode(line)
         if record is None:
             raise InputError(f"malformed record: {line[:80]!r}", path, number)
-        unknown = sorted(set(record) - known)
-        if unknown:
+        if not known.issuperset(record):
+            unknown = sorted(set(record) - known)
             raise InputError(
                 f"unknown key {unknown[0]!r}; a record has {', '.join(sorted(known))}",
                 path,
@@ -91,7 +92,8 @@ def read_records(
             raise InputError(f"the record has no '{parameters_key}' object", path, number)
         if parameters is None:
             parameters = list(point_values)
-        elif set(point_values) != set(parameters):
+            parameter_set = set(parameters)
+        elif point_values.keys() != parameter_set:
             raise InputError(
                 f"inconsistent parameters: this record has {', '.join(point_values)}, the first "
                 f"record has {', '.join(parameters)}",

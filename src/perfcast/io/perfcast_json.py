@@ -48,8 +48,18 @@ def sniff(path: Path, head: str) -> bool:
     return head.lstrip().startswith("{") and f'"{FORMAT}"' in head
 
 
-def describe(experiment: Experiment) -> dict[str, Any]:
-    """Parameters with roles, metrics with units and metadata, as JSON-ready data."""
+def describe(experiment: Experiment, path: Path) -> dict[str, Any]:
+    """Parameters with roles, metrics with units and metadata, as JSON-ready data.
+
+    Raises
+    ------
+    InputError
+        When the metadata holds something JSON cannot represent (``path`` is the file to write).
+    """
+    try:
+        json.dumps(experiment.metadata, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise InputError(f"the metadata cannot be written as JSON: {error}", path) from None
     return {
         "parameters": [{"name": p.name, "role": p.role} for p in experiment.parameters],
         "metrics": [{"name": m.name, "unit": m.unit} for m in experiment.metrics.values()],
@@ -113,7 +123,7 @@ def write(experiment: Experiment, path: Path) -> None:
         if keep_repetitions:
             entry["repetitions"] = repetitions[start:end].tolist()
         measurements.append(entry)
-    document = {"format": FORMAT, "version": VERSION, **describe(experiment)}
+    document = {"format": FORMAT, "version": VERSION, **describe(experiment, path)}
     document["measurements"] = measurements
     Path(path).write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
 

@@ -12,6 +12,7 @@ Other leading ``#`` lines of a CSV file are comments. pandas reads such a CSV fi
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
@@ -42,20 +43,24 @@ def sniff(path: Path, head: str) -> bool:
     return {KERNEL, METRIC, VALUE} <= set(header)
 
 
-def _check(frame: pd.DataFrame, path: Path, where: str, first_row: int) -> None:
-    """Raise an InputError for the first missing or non-numeric cell; ``where`` is line/row."""
+def _check(frame: pd.DataFrame, path: Path, first_line: int | None) -> None:
+    """Raise an InputError for the first missing or non-numeric cell.
+
+    ``first_line`` is the line of the first row in a CSV file; None names rows (Parquet).
+    """
+
+    def fail(message: str, row: int) -> None:
+        if first_line is None:
+            raise InputError(f"row {row + 1}: {message}", path)
+        raise InputError(message, path, row + first_line)
+
     for column in (KERNEL, METRIC, VALUE):
         if column not in frame.columns:
             raise InputError(f"the table has no '{column}' column", path)
     for column in (KERNEL, METRIC):
-        empty = frame[column].isna() | (frame[column].astype(str) == "")
+        empty = (frame[column].isna() | (frame[column].astype(str) == "")).to_numpy()
         if empty.any():
-            row = int(np.flatnonzero(empty.to_numpy())[0])
-            raise InputError(
-                f"{where} {row + first_row}: missing {column} name",
-                path,
-                row + first_row if where == "line" else None,
-            )
+            fail(f"missing {column} name", int(np.flatnonzero(empty)[0]))
     for column in frame.columns:
         if column in (KERNEL, METRIC):
             continue
@@ -67,12 +72,10 @@ def _check(frame: pd.DataFrame, path: Path, where: str, first_row: int) -> None:
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             cell = raw.iloc[row]
-            problem = "is missing" if cell == "" or pd.isna(cell) else f"is {cell!r}, not "
-            if problem.endswith("not "):
-                problem += "an integer" if column == REPETITION else "a finite number"
-            line = row + first_row if where == "line" else None
-            prefix = "" if line is not None else f"row {row + first_row}: "
-            raise InputError(f"{prefix}{column} {problem}", path, line)
+            if cell == "" or pd.isna(cell):
+                fail(f"{column} is missing", row)
+            kind = "an integer" if column == REPETITION else "a finite number"
+            fail(f"{column} is {cell!r}, not {kind}", row)
 
 
 def _read_csv(path: Path) -> tuple[pd.DataFrame, dict]:
@@ -93,6 +96,12 @@ def _read_csv(path: Path) -> tuple[pd.DataFrame, dict]:
     body = "".join(lines[skipped:])
     if not body.strip():
         raise InputError("the table has no header and no rows", path)
+    header = next(csv.reader([lines[skipped]]))
+    for index, name in enumerate(header):
+        if not name.strip():
+            raise InputError(f"column {index + 1} of the header has no name", path, skipped + 1)
+        if name in header[:index]:
+            raise InputError(f"column '{name}' appears twice in the header", path, skipped + 1)
     try:
         frame = pd.read_csv(io.StringIO(body), dtype=str, keep_default_na=False)
     except pd.errors.ParserError as error:
@@ -103,7 +112,7 @@ def _read_csv(path: Path) -> tuple[pd.DataFrame, dict]:
         detail = re.sub(r" in line \d+", "", detail)
         raise InputError(f"malformed CSV row: {detail}", path, line) from None
     # The header is line skipped + 1, the first data row the next one.
-    _check(frame, path, "line", skipped + 2)
+    _check(frame, path, first_line=skipped + 2)
     return frame, description
 
 
@@ -120,7 +129,7 @@ def _read_parquet(path: Path) -> tuple[pd.DataFrame, dict]:
         except json.JSONDecodeError:
             raise InputError("malformed perfcast metadata in the Parquet schema", path) from None
     frame = table.to_pandas()
-    _check(frame, path, "row", 1)
+    _check(frame, path, first_line=None)
     return frame, description
 
 
@@ -150,9 +159,9 @@ def read(path: Path) -> Experiment:
     return Experiment.from_frame(frame, parameters, metrics, metadata, str(path))
 
 
-def _description(experiment: Experiment) -> dict | None:
+def _description(experiment: Experiment, path: Path) -> dict | None:
     """The header content, None when it would hold nothing beyond the table itself."""
-    described = describe(experiment)
+    described = describe(experiment, path)
     plain = (
         not experiment.metadata
         and all(p.role is None for p in experiment.parameters)
@@ -164,7 +173,7 @@ def _description(experiment: Experiment) -> dict | None:
 def write(experiment: Experiment, path: Path) -> None:
     """Write a CSV table or, for a ``.parquet`` file name, a Parquet table."""
     path = Path(path)
-    description = _description(experiment)
+    description = _description(experiment, path)
     if path.name.endswith(".parquet"):
         table = pa.Table.from_pandas(experiment.frame, preserve_index=False)
         if description is not None:
