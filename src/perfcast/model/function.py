@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy
 
 from perfcast.errors import InputError
+
+if TYPE_CHECKING:
+    import sympy
 
 
 @dataclass(frozen=True, order=True)
@@ -294,6 +296,8 @@ class Model:
 
     def to_sympy(self) -> sympy.Expr:
         """The model as a sympy expression (``log2(x)`` is ``log(x, 2)``)."""
+        import sympy
+
         symbols = {name: sympy.Symbol(name, positive=True) for name in self.parameters}
         expr: sympy.Expr = sympy.Float(self.constant)
         for term in self.terms:
