@@ -177,9 +177,11 @@ class Campaign:
         }
 
 
-def _toml_line(error: tomllib.TOMLDecodeError) -> int | None:
+def _toml_line(error: tomllib.TOMLDecodeError, text: str) -> int | None:
     match = re.search(r"line (\d+)", str(error))
-    return int(match.group(1)) if match else None
+    if match:
+        return int(match.group(1))
+    return max(1, len(text.splitlines())) if "end of document" in str(error) else None
 
 
 def _key_line(text: str, key: str, section: str | None = None) -> int | None:
@@ -223,8 +225,8 @@ def load_campaign(path: str | Path, overrides: Mapping[str, Any] | None = None) 
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(error))
-        raise InputError(f"not valid TOML: {message}", path, _toml_line(error)) from None
+        message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(error))
+        raise InputError(f"not valid TOML: {message}", path, _toml_line(error, text)) from None
     for key, value in (overrides or {}).items():
         if key in _TABLES:
             data[key] = {**(data.get(key) or {}), **value}
