@@ -169,6 +169,17 @@ def test_bad_campaigns_are_rejected_with_file_and_line(
     assert not (tmp_path / "c.results.jsonl").exists()
 
 
+def test_bare_program_name_in_workdir_gets_a_hint(tmp_path: Path) -> None:
+    program = tmp_path / "app"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    path = write_campaign(tmp_path, 'command = "app {n}"\n[parameters]\nn = [1]\n')
+    with pytest.raises(InputError, match="not found on PATH .*write './app'"):
+        load_campaign(path)
+    path.write_text('command = "./app {n}"\n[parameters]\nn = [1]\n')
+    assert load_campaign(path).program_kernel == "app"
+
+
 def test_unused_parameter_is_a_warning(tmp_path: Path) -> None:
     path = write_campaign(tmp_path, 'command = "echo {n}"\n[parameters]\nn = [1]\nq = [1, 2]\n')
     with pytest.warns(CampaignWarning, match="parameter 'q' is not used"):

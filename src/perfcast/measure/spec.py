@@ -453,4 +453,7 @@ def _check_programs(campaign: Campaign, fail: Any) -> None:
     for word, (path_variable, key) in words.items():
         if resolve_program(word, campaign.workdir, path_variable) is None:
             where = f"in {campaign.workdir}" if "/" in word else "on PATH"
-            raise fail(f"{key}: program '{word}' not found {where} (or not executable)", key)
+            hint = ""
+            if "/" not in word and (campaign.workdir / word).is_file():
+                hint = f"; to run the one in the working directory, write './{word}'"
+            raise fail(f"{key}: program '{word}' not found {where} (or not executable){hint}", key)
