@@ -76,7 +76,12 @@ def test_campaign_records_wall_time_and_program_records(tmp_path: Path, program:
     assert machine["compilers"]["cc"] and "Open MPI" in machine["mpi"]
     assert len(machine["git"]["commit"]) == 40
     assert experiment.metadata["campaign"]["command"] == [str(program), "{n}"]
-    assert experiment.metadata["runs"] == {"ok": 8, "failed": 0, "timeout": 0}
+    assert experiment.metadata["runs"] == {
+        "ok": 8,
+        "failed": 0,
+        "timeout": 0,
+        "outside_campaign": 0,
+    }
 
     written = pd.read_csv(campaign.output)
     assert list(written.columns) == ["kernel", "metric", "n", "repetition", "value"]
@@ -171,6 +176,24 @@ def test_rerun_skips_recorded_runs_and_retries_failures_on_request(
     assert retried.executed == 3  # n=3, three repetitions, still failing
     journal = read_journal(tmp_path / "solver.results.jsonl")
     assert len(journal.runs) == 12
+
+
+def test_narrowed_campaign_keeps_old_runs_out_of_the_experiment(
+    tmp_path: Path, program: Path
+) -> None:
+    path = campaign_file(tmp_path, program)
+    run_campaign(load_campaign(path))
+    path.write_text(path.read_text().replace("n = [1, 2, 3, 4]", "n = [2, 3]"))
+    narrowed = run_campaign(load_campaign(path))
+    assert narrowed.executed == 0
+    frame = pd.read_csv(tmp_path / "solver.csv")
+    assert sorted(frame.n.unique()) == [2, 3]
+    runs = load_results(tmp_path / "solver.results.jsonl").metadata["runs"]
+    assert runs == {"ok": 4, "failed": 0, "timeout": 0, "outside_campaign": 4}
+    sessions = read_journal(tmp_path / "solver.results.jsonl").sessions
+    assert [s["runs_recorded"] for s in sessions[:1]] == [8] and len(sessions) == 2
+    assert run_campaign(load_campaign(path)).executed == 0
+    assert len(read_journal(tmp_path / "solver.results.jsonl").sessions) == 2  # nothing new
 
 
 def test_torn_last_line_is_ignored_with_a_warning_and_cut_off(

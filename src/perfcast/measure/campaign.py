@@ -14,6 +14,7 @@ per-function counts (see :mod:`perfcast.measure.valgrind`).
 from __future__ import annotations
 
 import datetime
+import itertools
 import os
 import random
 import signal
@@ -205,7 +206,8 @@ def run_campaign(
         }
         plan = plan_runs(campaign.points(), campaign.repetitions, campaign.metrics, seed)
         todo = [key for key in plan if key not in done]
-        if todo:
+        latest = journal.sessions[-1]["campaign"] if journal.sessions else None
+        if todo or _scope(latest) != _scope(campaign.to_dict()):
             program = resolve_program(
                 campaign.render(campaign.points()[0])[1][0], campaign.workdir, None
             )
@@ -241,7 +243,7 @@ def run_campaign(
         for key, line in journal.runs.items()
         if key in planned and line["status"] != "ok"
     ]
-    if not any(line["status"] == "ok" for line in journal.runs.values()):
+    if not any(line["status"] == "ok" for key, line in journal.runs.items() if key in planned):
         raise WorkError(
             f"every run of the campaign failed; first: {describe_failure(failures[0])}"
             if failures
@@ -266,6 +268,20 @@ def describe_failure(failure: dict[str, Any]) -> str:
     return text
 
 
+def _scope(campaign: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The parts of a campaign's data that decide which runs belong to it."""
+    if campaign is None:
+        return None
+    return {k: campaign.get(k) for k in ("parameters", "repetitions", "metrics", "fingerprint")}
+
+
+def _scope_test(campaign: dict[str, Any], names: list[str]) -> Callable[[RunKey], bool]:
+    """Whether a run belongs to the campaign (its point, repetition and mode are planned)."""
+    points = set(itertools.product(*(campaign["parameters"][n] for n in names)))
+    repetitions, modes = campaign["repetitions"], set(campaign["metrics"])
+    return lambda key: key.point in points and key.repetition < repetitions and key.mode in modes
+
+
 def _unit(metric: str) -> str:
     if metric == "time" or metric.startswith("time."):
         return "s"
@@ -279,9 +295,12 @@ def _unit(metric: str) -> str:
 def load_results(results_path: str | Path) -> Experiment:
     """Read a campaign's results journal (``<name>.results.jsonl``) as an experiment.
 
-    Every successful run contributes its records (repetition numbers as run); failed runs are
-    listed in ``metadata["failures"]``; ``metadata`` also holds the campaign, the machine and
-    software facts of the latest session, and run counts. Works on the journal of a campaign
+    Every successful run of the latest session's campaign (its points, repetitions and metric
+    modes) contributes its records (repetition numbers as run); runs outside it, from a wider
+    earlier version of the campaign, stay in the journal and are counted in
+    ``metadata["runs"]["outside_campaign"]``. Failed runs are listed in
+    ``metadata["failures"]``; ``metadata`` also holds the campaign, the machine and software
+    facts of the latest session that measured, and run counts. Works on the journal of a campaign
     that is still running or was killed. Parameters used in the launcher get the role
     ``processes``.
 
@@ -297,9 +316,14 @@ def load_results(results_path: str | Path) -> Experiment:
     session = journal.sessions[-1]
     names = journal.parameter_names
     launcher_words = " ".join(session["campaign"].get("launcher", []))
+    in_scope = _scope_test(session["campaign"], names)
     rows: list[dict[str, Any]] = []
     failures = []
-    for line in journal.runs.values():
+    outside = 0
+    for key, line in journal.runs.items():
+        if not in_scope(key):
+            outside += 1
+            continue
         if line["status"] != "ok":
             failures.append(_failure_summary(line))
             continue
@@ -316,12 +340,14 @@ def load_results(results_path: str | Path) -> Experiment:
     ]
     frame = pd.DataFrame(rows, columns=["kernel", "metric", *names, "repetition", "value"])
     metrics = {m: Metric(m, _unit(m)) for m in pd.unique(frame["metric"])}
-    counts = {s: sum(r["status"] == s for r in journal.runs.values()) for s in ("ok", "failed")}
-    counts["timeout"] = sum(r["status"] == "timeout" for r in journal.runs.values())
+    statuses = [line["status"] for key, line in journal.runs.items() if in_scope(key)]
+    counts = {status: statuses.count(status) for status in ("ok", "failed", "timeout")}
+    counts["outside_campaign"] = outside
+    measuring = [s for s in journal.sessions if s.get("runs_recorded")] or journal.sessions
     metadata = {
         "campaign": session["campaign"],
         "program_kernel": session.get("program_kernel"),
-        "machine": session.get("metadata", {}),
+        "machine": measuring[-1].get("metadata", {}),
         "sessions": [
             {"seed": s.get("seed"), "date": s.get("metadata", {}).get("date")}
             for s in journal.sessions

@@ -37,7 +37,7 @@ class Journal:
     ----------
     path : Path
     sessions : list of dict
-        The ``session`` lines in file order.
+        The ``session`` lines in file order; ``runs_recorded`` counts the run lines after each.
     runs : dict of RunKey to dict
         The latest ``run`` line of every run (a failed run retried later is replaced).
     complete_bytes : int
@@ -118,6 +118,7 @@ def read_journal(path: str | Path) -> Journal:
                 "run line whose point does not match the campaign's parameters", path, number
             ) from None
         journal.runs[key] = line
+        journal.sessions[-1]["runs_recorded"] = journal.sessions[-1].get("runs_recorded", 0) + 1
     return journal
 
 
