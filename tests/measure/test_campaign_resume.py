@@ -73,3 +73,37 @@ def test_sigkill_mid_campaign_then_resume_loses_and_repeats_nothing(tmp_path: Pa
     visits = experiment.frame[experiment.frame.metric == "visits"]
     assert len(visits) == total
     assert (visits.value == 2 * visits.n).all()
+
+
+@pytest.mark.slow
+def test_sigterm_ends_perfcast_and_the_running_program(tmp_path: Path) -> None:
+    program = compile_c(tmp_path / "bin", "hanger", RECORDING_PROGRAM)
+    campaign = tmp_path / "hang.toml"
+    campaign.write_text(
+        f'command = "{program} {{n}}"\n[parameters]\nn = [7, 8]\n'
+        '[environment]\nHANG_AT = "7"\nSLEEP_US = "1"\n'
+    )
+    runner = subprocess.Popen(
+        cli_subprocess_argv(["run", str(campaign), "--seed", "1"]),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            found = subprocess.run(["pgrep", "-f", f"{program} 7"], capture_output=True)
+            if found.stdout:
+                break
+            time.sleep(0.05)
+        assert found.stdout, "the hanging program never started"
+        runner.send_signal(signal.SIGTERM)
+        _, stderr = runner.communicate(timeout=30)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait()
+    assert runner.returncode == 130
+    assert "perfcast: interrupted" in stderr
+    left = subprocess.run(["pgrep", "-f", f"{program} 7"], capture_output=True)
+    assert left.stdout == b""

@@ -14,7 +14,7 @@ from campaign_helpers import RECORDING_PROGRAM, compile_c, run_cli
 
 from perfcast.errors import InputError, WorkError
 from perfcast.measure.campaign import load_results, run_campaign
-from perfcast.measure.journal import JournalWarning, read_journal
+from perfcast.measure.journal import JournalWarning, JournalWriter, read_journal
 from perfcast.measure.progress import ProgressBar
 from perfcast.measure.schedule import plan_runs
 from perfcast.measure.spec import load_campaign
@@ -222,6 +222,21 @@ def test_corrupt_middle_line_is_an_input_error(tmp_path: Path, program: Path) ->
     results.write_text("".join(lines))
     with pytest.raises(InputError, match=r"solver.results.jsonl:2: corrupt results line"):
         load_results(results)
+
+
+def test_a_second_runner_on_the_same_results_is_refused(tmp_path: Path, program: Path) -> None:
+    campaign = load_campaign(campaign_file(tmp_path, program, "", "n = [1]"))
+    with (
+        JournalWriter(campaign.results_path),
+        pytest.raises(InputError, match="another perfcast run is writing these results"),
+    ):
+        run_campaign(campaign)
+
+
+def test_launcher_parameters_get_the_processes_role(tmp_path: Path, program: Path) -> None:
+    path = campaign_file(tmp_path, program, 'launcher = "env P={p:d}"', "n = [1]\np = [1, 2]")
+    experiment = run_campaign(load_campaign(path)).experiment
+    assert [(p.name, p.role) for p in experiment.parameters] == [("n", None), ("p", "processes")]
 
 
 def test_flags_form_runs_the_same(tmp_path: Path, program: Path) -> None:

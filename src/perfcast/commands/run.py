@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import warnings
 from typing import Any
@@ -99,6 +100,11 @@ def settings_from_flags(args: argparse.Namespace, command: list[str]) -> dict[st
     return settings
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM ends the campaign like Ctrl-C: the running program's group is ended too."""
+    raise KeyboardInterrupt
+
+
 def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
     for warning in caught:
         print(f"perfcast: warning: {warning.message}", file=sys.stderr)
@@ -121,9 +127,11 @@ def run(args: argparse.Namespace) -> int:
                 "give a campaign file (CAMPAIGN.toml) or a command after --", "command line"
             )
         _print_warnings(caught)
+        previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
             result = run_campaign(campaign, retry_failed=args.retry_failed)
         finally:
+            signal.signal(signal.SIGTERM, previous)
             _print_warnings(caught)
     print(
         f"perfcast: {result.executed} runs done, {result.skipped} already recorded; "

@@ -34,7 +34,7 @@ from perfcast.measure.process import run_process
 from perfcast.measure.progress import ProgressBar
 from perfcast.measure.records import OUTPUT_VARIABLE, RecordError, read_records
 from perfcast.measure.schedule import RunKey, plan_runs
-from perfcast.measure.spec import Campaign, resolve_program
+from perfcast.measure.spec import Campaign, resolve_program, template_fields
 from perfcast.measure.valgrind import VALGRIND_MODES, ProfileError, profile_records, valgrind_prefix
 
 ROOT_MPI_VARIABLES = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -315,7 +315,7 @@ def load_results(results_path: str | Path) -> Experiment:
         raise InputError("no campaign session in this results file", path)
     session = journal.sessions[-1]
     names = journal.parameter_names
-    launcher_words = " ".join(session["campaign"].get("launcher", []))
+    in_launcher = set(template_fields(session["campaign"].get("launcher", [])))
     in_scope = _scope_test(session["campaign"], names)
     rows: list[dict[str, Any]] = []
     failures = []
@@ -335,9 +335,7 @@ def load_results(results_path: str | Path) -> Experiment:
             rows.append(row)
     if not rows:
         raise InputError("no successful run recorded in this results file", path)
-    parameters = [
-        Parameter(n, "processes" if f"{{{n}}}" in launcher_words else None) for n in names
-    ]
+    parameters = [Parameter(n, "processes" if n in in_launcher else None) for n in names]
     frame = pd.DataFrame(rows, columns=["kernel", "metric", *names, "repetition", "value"])
     metrics = {m: Metric(m, _unit(m)) for m in pd.unique(frame["metric"])}
     statuses = [line["status"] for key, line in journal.runs.items() if in_scope(key)]

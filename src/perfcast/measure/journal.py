@@ -140,7 +140,14 @@ class JournalWriter:
         self._handle: IO[bytes] | None = None
 
     def __enter__(self) -> JournalWriter:
+        created = not self.path.exists()
         handle = self.path.open("ab")
+        if created:  # make the new file's directory entry durable too
+            directory = os.open(self.path.parent, os.O_RDONLY)
+            try:
+                os.fsync(directory)
+            finally:
+                os.close(directory)
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

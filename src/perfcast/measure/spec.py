@@ -18,7 +18,7 @@ import shutil
 import string
 import tomllib
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -384,10 +384,18 @@ def cache_geometry_problem(geometry: Any) -> str | None:
     return None
 
 
-def _template_fields(word: str) -> Iterator[str]:
-    for _, name, _, _ in string.Formatter().parse(word):
-        if name is not None:
-            yield name
+def template_fields(words: Iterable[str]) -> Iterator[str]:
+    """Names of the ``{fields}`` in template words (``{{`` and ``}}`` are literal braces).
+
+    Raises
+    ------
+    ValueError
+        On unbalanced braces.
+    """
+    for word in words:
+        for _, name, _, _ in string.Formatter().parse(word):
+            if name is not None:
+                yield name
 
 
 def _check_templates(campaign: Campaign, fail: Any) -> None:
@@ -400,7 +408,7 @@ def _check_templates(campaign: Campaign, fail: Any) -> None:
     for key, words in templates.items():
         for word in words:
             try:
-                names = list(_template_fields(word))
+                names = list(template_fields([word]))
             except ValueError as error:
                 raise fail(f"{key}: bad template {word!r}: {error}", key) from None
             for name in names:
