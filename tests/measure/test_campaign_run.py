@@ -137,6 +137,17 @@ def test_malformed_records_fail_the_run_with_a_reason(tmp_path: Path, program: P
     assert all(line["status"] == "failed" for line in journal.runs.values())
 
 
+def test_program_that_cannot_start_is_a_failed_run(tmp_path: Path) -> None:
+    script = tmp_path / "broken"
+    script.write_text("#!/no/such/interpreter\n")
+    script.chmod(0o755)
+    path = tmp_path / "broken.toml"
+    path.write_text('command = "./broken {n}"\n[parameters]\nn = [1, 2]\n')
+    with pytest.raises(WorkError, match="n=1 rep 0 \\(time\\): cannot start ./broken"):
+        run_campaign(load_campaign(path))
+    assert len(read_journal(tmp_path / "broken.results.jsonl").runs) == 2
+
+
 def test_timeout_kills_the_run(tmp_path: Path, program: Path) -> None:
     path = campaign_file(
         tmp_path, program, 'timeout = 0.5\n[environment]\nHANG_AT = "2"', "n = [1, 2]", 1

@@ -30,7 +30,7 @@ from perfcast.errors import InputError, WorkError
 from perfcast.experiment import Experiment, Metric, Parameter
 from perfcast.measure.journal import JournalWriter, read_journal, run_key
 from perfcast.measure.metadata import collect_metadata
-from perfcast.measure.process import run_process
+from perfcast.measure.process import ProcessOutcome, run_process
 from perfcast.measure.progress import ProgressBar
 from perfcast.measure.records import OUTPUT_VARIABLE, RecordError, read_records
 from perfcast.measure.schedule import RunKey, plan_runs
@@ -101,21 +101,13 @@ def execute_run(campaign: Campaign, key: RunKey) -> dict[str, Any]:
         else:
             env[OUTPUT_VARIABLE] = str(scratch_dir / "records.jsonl")
             argv = [*launcher, *command]
-        outcome = run_process(argv, campaign.workdir, env, campaign.timeout)
-        status, reason, records = "ok", None, []
-        if outcome.timed_out:
-            status, reason = "timeout", f"killed after the timeout of {campaign.timeout:g} s"
-        elif outcome.returncode != 0:
-            status, reason = "failed", _failure_reason(outcome.returncode)
+        try:
+            outcome = run_process(argv, campaign.workdir, env, campaign.timeout)
+        except OSError as error:  # e.g. the program vanished or is not a valid executable
+            outcome = ProcessOutcome(None, 0.0, False, "")
+            status, reason, records = "failed", f"cannot start {argv[0]}: {error}", []
         else:
-            try:
-                if key.mode in VALGRIND_MODES:
-                    records = profile_records(key.mode, scratch_dir)
-                else:
-                    records = _time_records(campaign, outcome.wall_time, scratch_dir)
-            except (RecordError, ProfileError) as error:
-                label = "program records" if key.mode == "time" else "valgrind profile"
-                status, reason = "failed", f"{label}: {error}"
+            status, reason, records = _judge(campaign, key.mode, outcome, scratch_dir)
     return {
         "type": "run",
         "fingerprint": campaign.fingerprint,
@@ -131,6 +123,23 @@ def execute_run(campaign: Campaign, key: RunKey) -> dict[str, Any]:
         "command": argv,
         "records": records,
     }
+
+
+def _judge(
+    campaign: Campaign, mode: str, outcome: ProcessOutcome, scratch_dir: Path
+) -> tuple[str, str | None, list[dict]]:
+    """Status, failure reason and records of a finished process."""
+    if outcome.timed_out:
+        return "timeout", f"killed after the timeout of {campaign.timeout:g} s", []
+    if outcome.returncode != 0:
+        return "failed", _failure_reason(outcome.returncode), []
+    try:
+        if mode in VALGRIND_MODES:
+            return "ok", None, profile_records(mode, scratch_dir)
+        return "ok", None, _time_records(campaign, outcome.wall_time, scratch_dir)
+    except (RecordError, ProfileError) as error:
+        label = "program records" if mode == "time" else "valgrind profile"
+        return "failed", f"{label}: {error}", []
 
 
 def _time_records(campaign: Campaign, wall_time: float, scratch_dir: Path) -> list[dict]:
@@ -165,7 +174,6 @@ def run_campaign(
     campaign: Campaign,
     retry_failed: bool = False,
     progress: TextIO | None = None,
-    on_run: Callable[[dict[str, Any]], None] | None = None,
 ) -> CampaignResult:
     """Run every missing run of a campaign, journal it, and write the experiment table.
 
@@ -178,8 +186,6 @@ def run_campaign(
         run, failed or not, is kept).
     progress : text stream, optional
         Where the progress bar goes (standard error by default; drawn only on a terminal).
-    on_run : callable, optional
-        Called with every journal line right after it was written.
 
     Returns
     -------
@@ -209,7 +215,9 @@ def run_campaign(
         latest = journal.sessions[-1]["campaign"] if journal.sessions else None
         if todo or _scope(latest) != _scope(campaign.to_dict()):
             program = resolve_program(
-                campaign.render(campaign.points()[0])[1][0], campaign.workdir, None
+                campaign.render(campaign.points()[0])[1][0],
+                campaign.workdir,
+                campaign.environment.get("PATH"),
             )
             writer.append(
                 {
@@ -232,8 +240,6 @@ def run_campaign(
                 writer.append(line)
                 executed += 1
                 bar.advance(line["status"] == "ok")
-                if on_run is not None:
-                    on_run(line)
         finally:
             bar.close()
     journal = read_journal(results_path)
