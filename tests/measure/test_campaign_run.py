@@ -143,7 +143,8 @@ def test_program_that_cannot_start_is_a_failed_run(tmp_path: Path) -> None:
     script.chmod(0o755)
     path = tmp_path / "broken.toml"
     path.write_text('command = "./broken {n}"\n[parameters]\nn = [1, 2]\n')
-    with pytest.raises(WorkError, match="n=1 rep 0 \\(time\\): cannot start ./broken"):
+    expected = r"n=\d rep 0 \(time\): cannot start ./broken: No such file"
+    with pytest.raises(WorkError, match=expected):
         run_campaign(load_campaign(path))
     assert len(read_journal(tmp_path / "broken.results.jsonl").runs) == 2
 

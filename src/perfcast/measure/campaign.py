@@ -105,7 +105,7 @@ def execute_run(campaign: Campaign, key: RunKey) -> dict[str, Any]:
             outcome = run_process(argv, campaign.workdir, env, campaign.timeout)
         except OSError as error:  # e.g. the program vanished or is not a valid executable
             outcome = ProcessOutcome(None, 0.0, False, "")
-            status, reason, records = "failed", f"cannot start {argv[0]}: {error}", []
+            status, reason, records = "failed", f"cannot start {argv[0]}: {error.strerror}", []
         else:
             status, reason, records = _judge(campaign, key.mode, outcome, scratch_dir)
     return {
