@@ -302,3 +302,18 @@ def test_progress_bar_shows_eta_on_a_terminal_only() -> None:
     assert "0/4 runs  ETA ?  n=1 rep 0" in text
     assert "[############............] 2/4 runs, 1 failed  ETA 0:00" in text
     assert text.endswith("\n")
+
+
+def test_results_journal_reader_module(tmp_path: Path, program: Path) -> None:
+    from perfcast.io import campaign_results
+
+    path = campaign_file(tmp_path, program, "", "n = [1, 2]")
+    run_campaign(load_campaign(path))
+    results = tmp_path / "solver.results.jsonl"
+    head = results.read_text()[:8192]
+    assert campaign_results.sniff(results, head)
+    assert not campaign_results.sniff(path, path.read_text())
+    assert not campaign_results.sniff(results, '{"params": {"n": 1}}\n')
+    experiment = campaign_results.read(results)
+    assert experiment.metadata["campaign"]["parameters"] == {"n": [1, 2]}
+    assert len(experiment.frame) == 2 * 2 * 3
