@@ -7,6 +7,7 @@ together with everything it started (``mpirun`` and its ranks).
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import tempfile
@@ -46,6 +47,31 @@ def _exited_unreaped(pid: int) -> bool:
     """Whether ``pid`` has exited, leaving it a zombie so its process-group id stays ours."""
     info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
     return info is not None
+
+
+def _wait_exit(process: subprocess.Popen[bytes], timeout: float | None) -> bool:
+    """Wait until the process exits (True) or ``timeout`` seconds pass (False), not reaping it.
+
+    Uses a pidfd where the system has one, so the exit is seen at once; ``Popen.wait`` with a
+    timeout polls with sleeps of up to 50 ms, which would blur the measured wall time.
+    """
+    if timeout is None:
+        os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOWAIT)
+        return True
+    try:
+        descriptor = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        poller = select.poll()
+        poller.register(descriptor, select.POLLIN)
+        return bool(poller.poll(timeout * 1000))
+    finally:
+        os.close(descriptor)
 
 
 def _end_group(process: subprocess.Popen[bytes]) -> None:
@@ -103,19 +129,19 @@ def run_process(
                 stderr=stderr,
                 start_new_session=True,
             )
-            timed_out = False
             try:
-                process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                _end_group(process)
+                exited = _wait_exit(process, timeout)
+                wall_time = time.perf_counter() - start
+                if exited:
+                    process.wait()
+                else:
+                    _end_group(process)
             except BaseException:
                 _end_group(process)
                 raise
-            wall_time = time.perf_counter() - start
         return ProcessOutcome(
-            returncode=None if timed_out else process.returncode,
+            returncode=process.returncode if exited else None,
             wall_time=wall_time,
-            timed_out=timed_out,
+            timed_out=not exited,
             stderr_tail=_tail(stderr_path),
         )
