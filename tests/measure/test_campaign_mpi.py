@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from campaign_helpers import compile_c
+from campaign_helpers import compile_c, processes_with
 
 from perfcast.measure.campaign import run_campaign
 from perfcast.measure.spec import load_campaign
@@ -112,5 +111,4 @@ def test_timeout_ends_mpirun_and_every_rank(tmp_path: Path, mpi_program: Path) -
     )
     with pytest.raises(Exception, match="every run of the campaign failed.*timeout of 3 s"):
         run_campaign(load_campaign(path))
-    left = subprocess.run(["pgrep", "-f", f"{mpi_program.name} 10"], capture_output=True)
-    assert left.stdout == b""
+    assert processes_with(f"{mpi_program.name} 10") == []

@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from campaign_helpers import RECORDING_PROGRAM, cli_subprocess_argv, compile_c
+from campaign_helpers import RECORDING_PROGRAM, cli_subprocess_argv, compile_c, processes_with
 
 from perfcast.measure.campaign import load_results
 
@@ -92,11 +92,11 @@ def test_sigterm_ends_perfcast_and_the_running_program(tmp_path: Path) -> None:
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            found = subprocess.run(["pgrep", "-f", f"{program} 7"], capture_output=True)
-            if found.stdout:
+            found = processes_with(f"{program} 7")
+            if found:
                 break
             time.sleep(0.05)
-        assert found.stdout, "the hanging program never started"
+        assert found, "the hanging program never started"
         runner.send_signal(signal.SIGTERM)
         _, stderr = runner.communicate(timeout=30)
     finally:
@@ -105,5 +105,4 @@ def test_sigterm_ends_perfcast_and_the_running_program(tmp_path: Path) -> None:
             runner.wait()
     assert runner.returncode == 130
     assert "perfcast: interrupted" in stderr
-    left = subprocess.run(["pgrep", "-f", f"{program} 7"], capture_output=True)
-    assert left.stdout == b""
+    assert processes_with(f"{program} 7") == []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from campaign_helpers import RECORDING_PROGRAM, compile_c, run_cli
+from campaign_helpers import RECORDING_PROGRAM, compile_c, processes_with, run_cli
 
 from perfcast.errors import InputError, WorkError
 from perfcast.measure.campaign import load_results, run_campaign
@@ -161,8 +161,7 @@ def test_timeout_kills_the_run(tmp_path: Path, program: Path) -> None:
     assert failure["status"] == "timeout"
     assert failure["reason"] == "killed after the timeout of 0.5 s"
     assert result.experiment.frame.n.unique().tolist() == [1]
-    hanging = subprocess.run(["pgrep", "-f", f"{program} 2"], capture_output=True, text=True)
-    assert hanging.stdout == ""
+    assert processes_with(f"{program} 2") == []
 
 
 def test_rerun_skips_recorded_runs_and_retries_failures_on_request(
