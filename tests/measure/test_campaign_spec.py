@@ -150,6 +150,12 @@ def test_fingerprint_ignores_counts_but_not_the_command(tmp_path: Path) -> None:
             5,
         ),
         ('command = "echo {n}"\n[parameters]\nn = [1]\n[cache]\nL2 = "1024,2,64"\n', "L2", 5),
+        (
+            'command = "echo {n}"\n[parameters]\nn = [1]\n[environment]\nX = true\n',
+            "must map names to strings",
+            4,
+        ),
+        ('command = "echo {n}"\n[parameters]\n', "defines no \\[parameters\\]", 2),
         ('command = "echo {n}"\nworkdir = "nowhere"\n[parameters]\nn = [1]\n', "nowhere", 2),
         ('command = "echo {n}"\noutput = "x.xyz"\n[parameters]\nn = [1]\n', "x.xyz", 2),
         ('command = "echo {n}"\noutput = "no/x.csv"\n[parameters]\nn = [1]\n', "output dir", 2),

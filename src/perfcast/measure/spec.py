@@ -191,6 +191,8 @@ def _key_line(text: str, key: str, section: str | None = None) -> int | None:
         header = re.match(r"\s*\[\s*([^\]\s]+)\s*\]", line)
         if header:
             current = header.group(1)
+            if section is None and current == key:  # the key is a table: its header line
+                return number
             continue
         if current == section and re.match(rf"\s*[\"']?{re.escape(key)}[\"']?\s*=", line):
             return number
