@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import warnings
 from pathlib import Path
 
 import pytest
 from campaign_helpers import run_cli
 
+from perfcast.commands import run as run_command
 from perfcast.errors import InputError
 from perfcast.measure.ranges import RangeError, expand_range, parse_values
 from perfcast.measure.schedule import RunKey, plan_runs
@@ -270,3 +272,55 @@ def test_plan_is_random_but_reproducible() -> None:
     assert first != plan_runs(points, 2, ("time",), seed=2)
     assert [k.point for k in first[:20]] != points  # shuffled, not in declaration order
     assert [k.point for k in first[:20]] != [k.point for k in first[20:]]  # rounds differ
+
+
+def test_every_flag_reaches_the_campaign(tmp_path: Path) -> None:
+    parser = argparse.ArgumentParser(prog="perfcast")
+    run_command.add_parser(parser.add_subparsers())
+    args = parser.parse_args(
+        [
+            "run",
+            "--param",
+            "p=1,2",
+            "--param",
+            "n=8..32*2",
+            "--reps",
+            "4",
+            "--timeout",
+            "9",
+            "--launcher",
+            "env R={p}",
+            "--env",
+            "A=1",
+            "--env",
+            "B={n}",
+            "--workdir",
+            str(tmp_path),
+            "--metric",
+            "instructions",
+            "--metric",
+            "cache",
+            "--I1",
+            "16384,4,64",
+            "--D1",
+            "8192,2,64",
+            "--LL",
+            "1048576,8,64",
+            "-o",
+            str(tmp_path / "o.csv"),
+            "--seed",
+            "11",
+            "--",
+            "echo",
+            "{n}",
+        ]
+    )
+    settings = run_command.settings_from_flags(args, list(args.words))
+    campaign = campaign_from_mapping(settings)
+    assert campaign.parameters == {"p": [1, 2], "n": [8, 16, 32]}
+    assert (campaign.repetitions, campaign.timeout, campaign.seed) == (4, 9.0, 11)
+    assert campaign.launcher == ("env", "R={p}") and campaign.command == ("echo", "{n}")
+    assert campaign.environment == {"A": "1", "B": "{n}"}
+    assert campaign.workdir == tmp_path and campaign.output == tmp_path / "o.csv"
+    assert campaign.metrics == ("instructions", "cache")
+    assert campaign.cache == {"I1": "16384,4,64", "D1": "8192,2,64", "LL": "1048576,8,64"}

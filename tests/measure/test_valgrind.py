@@ -188,3 +188,19 @@ def test_cachegrind_reports_every_cache_metric_with_configured_geometry(
     # 16384 doubles (128 KiB) do not fit the 64 KiB LL that 4096 doubles (32 KiB) fit in
     assert values[("work", "cache.ll_misses", 16384)] >= 16384 // 8
     assert values[("work", "cache.ll_misses", 4096)] < 4096 // 8
+
+
+def test_missing_profile_is_a_clear_error(tmp_path: Path) -> None:
+    from perfcast.measure.valgrind import profile_records
+
+    with pytest.raises(ProfileError, match="valgrind wrote no profile"):
+        profile_records("instructions", tmp_path)
+
+
+def test_cache_records_need_the_simulated_events(tmp_path: Path) -> None:
+    from perfcast.measure.valgrind import cache_records
+
+    path = tmp_path / "cachegrind.out.1"
+    path.write_text("events: Ir\nfl=a.c\nfn=f\n1 10\n")
+    with pytest.raises(ProfileError, match="no Dr, Dw, D1mr, D1mw, DLmr, DLmw events"):
+        cache_records(parse_profile(path))
