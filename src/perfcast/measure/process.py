@@ -80,11 +80,16 @@ def _end_group(process: subprocess.Popen[bytes]) -> None:
     The leader is reaped only after the last signal, so the group id cannot have been reused
     by an unrelated process when it is signalled.
     """
-    os.killpg(process.pid, signal.SIGTERM)
-    deadline = time.monotonic() + TERMINATE_GRACE_SECONDS
-    while time.monotonic() < deadline and not _exited_unreaped(process.pid):
-        time.sleep(0.02)
-    os.killpg(process.pid, signal.SIGKILL)  # ranks or children that outlived SIGTERM
+    if process.returncode is not None:  # already reaped: its group id is no longer ours
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + TERMINATE_GRACE_SECONDS
+        while time.monotonic() < deadline and not _exited_unreaped(process.pid):
+            time.sleep(0.02)
+        os.killpg(process.pid, signal.SIGKILL)  # ranks or children that outlived SIGTERM
+    except ProcessLookupError:
+        pass
     process.wait()
 
 
