@@ -250,6 +250,26 @@ def test_launcher_parameters_get_the_processes_role(tmp_path: Path, program: Pat
     assert [(p.name, p.role) for p in experiment.parameters] == [("n", None), ("p", "processes")]
 
 
+def test_dry_run_lists_the_runs_still_to_take(
+    tmp_path: Path, program: Path, capsys: pytest.CaptureFixture
+) -> None:
+    path = campaign_file(tmp_path, program, "", "n = [1, 2]")
+    assert run_cli(["run", str(path), "--dry-run"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "4 of 4 runs to take, in this order:"
+    assert sorted(out[1:]) == sorted(
+        f"  n={n} rep {r} [time]: {program} {n}" for n in (1, 2) for r in (0, 1)
+    )
+    assert not (tmp_path / "solver.csv").exists()
+    run_campaign(load_campaign(path))
+    path.write_text(path.read_text().replace("repetitions = 2", "repetitions = 3"))
+    assert run_cli(["run", str(path), "--dry-run", "--metric", "time", "--metric", "cache"]) == 2
+    assert "measured with another command" in capsys.readouterr().err
+    assert run_cli(["run", str(path), "--dry-run"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "2 of 6 runs to take, in this order:"
+
+
 def test_flags_form_runs_the_same(tmp_path: Path, program: Path) -> None:
     output = tmp_path / "flags.csv"
     status = run_cli(

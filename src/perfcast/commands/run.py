@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import signal
 import sys
 import warnings
 from typing import Any
 
 from perfcast.errors import InputError
-from perfcast.measure.campaign import describe_failure, run_campaign
-from perfcast.measure.spec import METRIC_MODES, campaign_from_mapping, load_campaign
+from perfcast.measure.campaign import describe_failure, pending_runs, run_campaign
+from perfcast.measure.spec import METRIC_MODES, Campaign, campaign_from_mapping, load_campaign
 
 FAILURES_SHOWN = 10
 
@@ -61,6 +62,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--retry-failed", action="store_true", help="repeat runs recorded as failed"
     )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the campaign and print the runs still to take, without taking them",
+    )
     parser.set_defaults(run=run)
 
 
@@ -100,6 +106,18 @@ def settings_from_flags(args: argparse.Namespace, command: list[str]) -> dict[st
     return settings
 
 
+def _print_plan(campaign: Campaign, retry_failed: bool) -> int:
+    runs = pending_runs(campaign, retry_failed)
+    total = len(campaign.points()) * campaign.repetitions * len(campaign.metrics)
+    order = "in this order" if campaign.seed is not None else "order drawn when run (no seed)"
+    print(f"{len(runs)} of {total} runs to take, {order}:")
+    for run in runs:
+        point = " ".join(f"{k}={v}" for k, v in run["point"].items())
+        words = " ".join(shlex.quote(w) for w in run["command"])
+        print(f"  {point} rep {run['repetition']} [{run['mode']}]: {words}")
+    return 0
+
+
 def _interrupt(signum: int, frame: object) -> None:
     """SIGTERM ends the campaign like Ctrl-C: the running program's group is ended too."""
     raise KeyboardInterrupt
@@ -127,6 +145,8 @@ def run(args: argparse.Namespace) -> int:
                 "give a campaign file (CAMPAIGN.toml) or a command after --", "command line"
             )
         _print_warnings(caught)
+        if args.dry_run:
+            return _print_plan(campaign, args.retry_failed)
         previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
             result = run_campaign(campaign, retry_failed=args.retry_failed)

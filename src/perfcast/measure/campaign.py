@@ -28,7 +28,7 @@ import pandas as pd
 
 from perfcast.errors import InputError, WorkError
 from perfcast.experiment import Experiment, Metric, Parameter
-from perfcast.measure.journal import JournalWriter, read_journal, run_key
+from perfcast.measure.journal import Journal, JournalWriter, read_journal, run_key
 from perfcast.measure.metadata import collect_metadata
 from perfcast.measure.process import ProcessOutcome, run_process
 from perfcast.measure.progress import ProgressBar
@@ -170,6 +170,54 @@ def _check_compatible(campaign: Campaign, sessions: list[dict[str, Any]], path: 
             )
 
 
+def _pending(
+    campaign: Campaign, journal: Journal, retry_failed: bool, seed: int
+) -> tuple[list[RunKey], list[RunKey]]:
+    """The whole run order and the runs of it the journal does not hold yet."""
+    _check_compatible(campaign, journal.sessions, journal.path)
+    names = list(campaign.parameter_names)
+    done = {
+        run_key(line, names)
+        for line in journal.runs.values()
+        if line["status"] == "ok" or not retry_failed
+    }
+    plan = plan_runs(campaign.points(), campaign.repetitions, campaign.metrics, seed)
+    return plan, [key for key in plan if key not in done]
+
+
+def pending_runs(campaign: Campaign, retry_failed: bool = False) -> list[dict[str, Any]]:
+    """The runs :func:`run_campaign` would take now, in order, without taking any.
+
+    Returns
+    -------
+    list of dict
+        Per run: ``point``, ``repetition``, ``mode`` and the ``command`` words (the valgrind
+        profile location shown as ``PROFILE_DIR``).
+
+    Raises
+    ------
+    InputError
+        When the journal holds results of a different campaign or is corrupt.
+    """
+    seed = campaign.seed if campaign.seed is not None else 0
+    _, todo = _pending(campaign, read_journal(campaign.results_path), retry_failed, seed)
+    runs = []
+    for key in todo:
+        launcher, command, _ = campaign.render(key.point)
+        tool = []
+        if key.mode in VALGRIND_MODES:
+            tool = valgrind_prefix(key.mode, Path("PROFILE_DIR"), campaign.cache)
+        runs.append(
+            {
+                "point": campaign.values_of(key.point),
+                "repetition": key.repetition,
+                "mode": key.mode,
+                "command": [*launcher, *tool, *command],
+            }
+        )
+    return runs
+
+
 def run_campaign(
     campaign: Campaign,
     retry_failed: bool = False,
@@ -203,15 +251,7 @@ def run_campaign(
     executed = 0
     with JournalWriter(results_path) as writer:
         journal = writer.journal
-        _check_compatible(campaign, journal.sessions, results_path)
-        names = list(campaign.parameter_names)
-        done = {
-            run_key(line, names)
-            for line in journal.runs.values()
-            if line["status"] == "ok" or not retry_failed
-        }
-        plan = plan_runs(campaign.points(), campaign.repetitions, campaign.metrics, seed)
-        todo = [key for key in plan if key not in done]
+        plan, todo = _pending(campaign, journal, retry_failed, seed)
         latest = journal.sessions[-1]["campaign"] if journal.sessions else None
         if todo or _scope(latest) != _scope(campaign.to_dict()):
             program = resolve_program(
