@@ -18,6 +18,7 @@ from perfcast.experiment import Experiment
 # Module names under perfcast.io; sniffing tries them in this order.
 FORMAT_MODULES = (
     "perfcast_json",
+    "campaign_results",
     "extrap_json",
     "jsonlines",
     "talpas",

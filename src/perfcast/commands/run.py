@@ -1,0 +1,167 @@
+"""``perfcast run``: run a measurement campaign and write the experiment."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import signal
+import sys
+import warnings
+from typing import Any
+
+from perfcast.errors import InputError
+from perfcast.measure.campaign import describe_failure, pending_runs, run_campaign
+from perfcast.measure.spec import METRIC_MODES, Campaign, campaign_from_mapping, load_campaign
+
+FAILURES_SHOWN = 10
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``perfcast run``."""
+    parser = subparsers.add_parser(
+        "run",
+        help="run a measurement campaign (every point x repetition) and write the experiment",
+        description=(
+            "Run a campaign from a TOML file (perfcast run CAMPAIGN.toml) or from flags "
+            "(perfcast run --param p=1,2,4 --param n=64..512*2 -- mpirun -np {p} ./app {n}). "
+            "Flags override the file's settings. Rerunning skips runs already recorded."
+        ),
+    )
+    parser.add_argument(
+        "words",
+        nargs="*",
+        metavar="CAMPAIGN.toml | COMMAND",
+        help="a campaign file (name ending in .toml), and/or the command template after --",
+    )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUES",
+        help="parameter values: a list (p=1,2,4) or range (n=64..512*2, n=10..50+10)",
+    )
+    parser.add_argument("--reps", type=int, help="repetitions per point")
+    parser.add_argument("--timeout", type=float, help="seconds one run may take")
+    parser.add_argument("--launcher", help="launcher template, e.g. 'mpirun -np {p}'")
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="NAME=VALUE", help="environment variable"
+    )
+    parser.add_argument("--workdir", help="directory the runs start in")
+    parser.add_argument(
+        "--metric",
+        action="append",
+        choices=METRIC_MODES,
+        help="time (default), instructions (callgrind) or cache (cachegrind); repeatable",
+    )
+    for level in ("I1", "D1", "LL"):
+        parser.add_argument(
+            f"--{level}", metavar="SIZE,ASSOC,LINE", help=f"simulated {level} cache geometry"
+        )
+    parser.add_argument("-o", "--output", help="experiment table to write (.csv)")
+    parser.add_argument("--seed", type=int, help="seed of the randomized run order")
+    parser.add_argument(
+        "--retry-failed", action="store_true", help="repeat runs recorded as failed"
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the campaign and print the runs still to take, without taking them",
+    )
+    parser.set_defaults(run=run)
+
+
+def _pairs(items: list[str], flag: str) -> dict[str, str]:
+    pairs = {}
+    for item in items:
+        name, equals, value = item.partition("=")
+        if not equals or not name.strip():
+            raise InputError(f"{flag} {item!r}: expected NAME=VALUE", "command line")
+        pairs[name.strip()] = value.strip()
+    return pairs
+
+
+def settings_from_flags(args: argparse.Namespace, command: list[str]) -> dict[str, Any]:
+    """The campaign keys the flags set (only those given)."""
+    settings: dict[str, Any] = {}
+    if args.param:
+        settings["parameters"] = _pairs(args.param, "--param")
+    if command:
+        settings["command"] = command
+    simple = {
+        "repetitions": args.reps,
+        "timeout": args.timeout,
+        "launcher": args.launcher,
+        "workdir": args.workdir,
+        "output": args.output,
+        "seed": args.seed,
+        "metrics": args.metric,
+    }
+    settings.update({k: v for k, v in simple.items() if v is not None})
+    if args.env:
+        settings["environment"] = _pairs(args.env, "--env")
+    cache = {level: getattr(args, level) for level in ("I1", "D1", "LL")}
+    cache = {k: v for k, v in cache.items() if v is not None}
+    if cache:
+        settings["cache"] = cache
+    return settings
+
+
+def _print_plan(campaign: Campaign, retry_failed: bool) -> int:
+    runs = pending_runs(campaign, retry_failed)
+    total = len(campaign.points()) * campaign.repetitions * len(campaign.metrics)
+    order = "in this order" if campaign.seed is not None else "order drawn when run (no seed)"
+    print(f"{len(runs)} of {total} runs to take, {order}:")
+    for run in runs:
+        point = " ".join(f"{k}={v}" for k, v in run["point"].items())
+        words = " ".join(shlex.quote(w) for w in run["command"])
+        print(f"  {point} rep {run['repetition']} [{run['mode']}]: {words}")
+    return 0
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM ends the campaign like Ctrl-C: the running program's group is ended too."""
+    raise KeyboardInterrupt
+
+
+def _print_warnings(caught: list[warnings.WarningMessage]) -> None:
+    for warning in caught:
+        print(f"perfcast: warning: {warning.message}", file=sys.stderr)
+    caught.clear()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Load or build the campaign, run it, report failures; 1 only if every run failed."""
+    words = list(args.words)
+    campaign_file = words.pop(0) if words and words[0].endswith(".toml") else None
+    settings = settings_from_flags(args, words)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if campaign_file is not None:
+            campaign = load_campaign(campaign_file, overrides=settings)
+        elif words:
+            campaign = campaign_from_mapping(settings)
+        else:
+            raise InputError(
+                "give a campaign file (CAMPAIGN.toml) or a command after --", "command line"
+            )
+        _print_warnings(caught)
+        if args.dry_run:
+            return _print_plan(campaign, args.retry_failed)
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            result = run_campaign(campaign, retry_failed=args.retry_failed)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            _print_warnings(caught)
+    print(
+        f"perfcast: {result.executed} runs done, {result.skipped} already recorded; "
+        f"experiment written to {result.output} (results in {campaign.results_path})",
+        file=sys.stderr,
+    )
+    if result.failures:
+        print(f"perfcast: {len(result.failures)} runs failed:", file=sys.stderr)
+        for failure in result.failures[:FAILURES_SHOWN]:
+            print(f"  {describe_failure(failure)}", file=sys.stderr)
+        if len(result.failures) > FAILURES_SHOWN:
+            print(f"  ... and {len(result.failures) - FAILURES_SHOWN} more", file=sys.stderr)
+    return 0

@@ -1,0 +1,414 @@
+"""Running a campaign: every point x repetition x metric mode, journaled, resumable.
+
+:func:`run_campaign` takes a validated :class:`~perfcast.measure.spec.Campaign`, skips the runs
+its results journal already holds, runs the rest in interleaved randomized order and returns the
+experiment; :func:`load_results` turns a journal into an :class:`~perfcast.experiment.Experiment`
+at any time (also after a crash).
+
+The whole program's wall time is recorded as metric ``time`` of the kernel named after the
+program file (``./jacobi`` -> ``jacobi``); the program's own records (``PERFCAST_OUTPUT``) are
+added as they are. Both come from the ``time`` mode only; the valgrind modes record their
+per-function counts (see :mod:`perfcast.measure.valgrind`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+import os
+import random
+import signal
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import pandas as pd
+
+from perfcast.errors import InputError, WorkError
+from perfcast.experiment import Experiment, Metric, Parameter
+from perfcast.measure.journal import Journal, JournalWriter, read_journal, run_key
+from perfcast.measure.metadata import collect_metadata
+from perfcast.measure.process import ProcessOutcome, run_process
+from perfcast.measure.progress import ProgressBar
+from perfcast.measure.records import OUTPUT_VARIABLE, RecordError, read_records
+from perfcast.measure.schedule import RunKey, plan_runs
+from perfcast.measure.spec import Campaign, resolve_program, template_fields
+from perfcast.measure.valgrind import VALGRIND_MODES, ProfileError, profile_records, valgrind_prefix
+
+ROOT_MPI_VARIABLES = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+@dataclass
+class CampaignResult:
+    """What :func:`run_campaign` did.
+
+    Attributes
+    ----------
+    experiment : Experiment
+        Every successful run recorded so far (this session and earlier ones).
+    executed : int
+        Runs started in this session.
+    skipped : int
+        Runs found already recorded and not repeated.
+    failures : list of dict
+        Every run whose latest attempt failed: point, repetition, mode, status, reason,
+        stderr tail.
+    output : Path
+        Where the experiment table was written.
+    """
+
+    experiment: Experiment
+    executed: int
+    skipped: int
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    output: Path | None = None
+
+
+def _environment(campaign: Campaign, extra: dict[str, str]) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop(OUTPUT_VARIABLE, None)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        for name, value in ROOT_MPI_VARIABLES.items():
+            env.setdefault(name, value)
+    env.update(extra)
+    return env
+
+
+def _failure_reason(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"killed by signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+def execute_run(campaign: Campaign, key: RunKey) -> dict[str, Any]:
+    """Run one point/repetition/mode and return its journal line (``type: run``).
+
+    A non-zero exit, a timeout, malformed program records or a missing valgrind profile give
+    status ``failed`` or ``timeout`` with a ``reason``; nothing raises for a failing program.
+    """
+    launcher, command, extra = campaign.render(key.point)
+    started = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
+    with tempfile.TemporaryDirectory(prefix="perfcast-") as scratch:
+        scratch_dir = Path(scratch)
+        env = _environment(campaign, extra)
+        if key.mode in VALGRIND_MODES:
+            argv = [*launcher, *valgrind_prefix(key.mode, scratch_dir, campaign.cache), *command]
+        else:
+            env[OUTPUT_VARIABLE] = str(scratch_dir / "records.jsonl")
+            argv = [*launcher, *command]
+        try:
+            outcome = run_process(argv, campaign.workdir, env, campaign.timeout)
+        except OSError as error:  # e.g. the program vanished or is not a valid executable
+            outcome = ProcessOutcome(None, 0.0, False, "")
+            status, reason, records = "failed", f"cannot start {argv[0]}: {error.strerror}", []
+        else:
+            status, reason, records = _judge(campaign, key.mode, outcome, scratch_dir)
+    return {
+        "type": "run",
+        "fingerprint": campaign.fingerprint,
+        "point": campaign.values_of(key.point),
+        "repetition": key.repetition,
+        "mode": key.mode,
+        "status": status,
+        "reason": reason,
+        "wall_time": outcome.wall_time,
+        "exit_status": outcome.returncode,
+        "stderr_tail": outcome.stderr_tail if status != "ok" else None,
+        "started": started,
+        "command": argv,
+        "records": records,
+    }
+
+
+def _judge(
+    campaign: Campaign, mode: str, outcome: ProcessOutcome, scratch_dir: Path
+) -> tuple[str, str | None, list[dict]]:
+    """Status, failure reason and records of a finished process."""
+    if outcome.timed_out:
+        return "timeout", f"killed after the timeout of {campaign.timeout:g} s", []
+    if outcome.returncode != 0:
+        return "failed", _failure_reason(outcome.returncode), []
+    try:
+        if mode in VALGRIND_MODES:
+            return "ok", None, profile_records(mode, scratch_dir)
+        return "ok", None, _time_records(campaign, outcome.wall_time, scratch_dir)
+    except (RecordError, ProfileError) as error:
+        label = "program records" if mode == "time" else "valgrind profile"
+        return "failed", f"{label}: {error}", []
+
+
+def _time_records(campaign: Campaign, wall_time: float, scratch_dir: Path) -> list[dict]:
+    records = read_records(scratch_dir / "records.jsonl")
+    kernel = campaign.program_kernel
+    if any(r["kernel"] == kernel and r["metric"] == "time" for r in records):
+        raise RecordError(
+            f"the program reports kernel '{kernel}' metric 'time', which is the name of the "
+            "whole-program wall time; rename that region"
+        )
+    return [{"kernel": kernel, "metric": "time", "value": wall_time}, *records]
+
+
+def _label(campaign: Campaign, key: RunKey) -> str:
+    point = " ".join(f"{k}={v}" for k, v in campaign.values_of(key.point).items())
+    mode = "" if campaign.metrics == ("time",) else f" [{key.mode}]"
+    return f"{point} rep {key.repetition}{mode}"
+
+
+def _check_compatible(campaign: Campaign, sessions: list[dict[str, Any]], path: Path) -> None:
+    for session in sessions:
+        if session["fingerprint"] != campaign.fingerprint:
+            raise InputError(
+                "these results were measured with another command, launcher, environment, "
+                "parameter set or metric list; delete the file or choose another output to "
+                "start afresh",
+                path,
+            )
+
+
+def _pending(
+    campaign: Campaign, journal: Journal, retry_failed: bool, seed: int
+) -> tuple[list[RunKey], list[RunKey]]:
+    """The whole run order and the runs of it the journal does not hold yet."""
+    _check_compatible(campaign, journal.sessions, journal.path)
+    names = list(campaign.parameter_names)
+    done = {
+        run_key(line, names)
+        for line in journal.runs.values()
+        if line["status"] == "ok" or not retry_failed
+    }
+    plan = plan_runs(campaign.points(), campaign.repetitions, campaign.metrics, seed)
+    return plan, [key for key in plan if key not in done]
+
+
+def pending_runs(campaign: Campaign, retry_failed: bool = False) -> list[dict[str, Any]]:
+    """The runs :func:`run_campaign` would take now, in order, without taking any.
+
+    Returns
+    -------
+    list of dict
+        Per run: ``point``, ``repetition``, ``mode`` and the ``command`` words (the valgrind
+        profile location shown as ``PROFILE_DIR``).
+
+    Raises
+    ------
+    InputError
+        When the journal holds results of a different campaign or is corrupt.
+    """
+    seed = campaign.seed if campaign.seed is not None else 0
+    _, todo = _pending(campaign, read_journal(campaign.results_path), retry_failed, seed)
+    runs = []
+    for key in todo:
+        launcher, command, _ = campaign.render(key.point)
+        tool = []
+        if key.mode in VALGRIND_MODES:
+            tool = valgrind_prefix(key.mode, Path("PROFILE_DIR"), campaign.cache)
+        runs.append(
+            {
+                "point": campaign.values_of(key.point),
+                "repetition": key.repetition,
+                "mode": key.mode,
+                "command": [*launcher, *tool, *command],
+            }
+        )
+    return runs
+
+
+def run_campaign(
+    campaign: Campaign,
+    retry_failed: bool = False,
+    progress: TextIO | None = None,
+) -> CampaignResult:
+    """Run every missing run of a campaign, journal it, and write the experiment table.
+
+    Parameters
+    ----------
+    campaign : Campaign
+        A validated campaign.
+    retry_failed : bool
+        Also repeat runs whose recorded attempt failed or timed out (by default every recorded
+        run, failed or not, is kept).
+    progress : text stream, optional
+        Where the progress bar goes (standard error by default; drawn only on a terminal).
+
+    Returns
+    -------
+    CampaignResult
+
+    Raises
+    ------
+    InputError
+        When the journal holds results of a different campaign or is corrupt.
+    WorkError
+        When no run of the campaign has succeeded.
+    """
+    seed = campaign.seed if campaign.seed is not None else random.SystemRandom().randrange(2**31)
+    results_path = campaign.results_path
+    executed = 0
+    with JournalWriter(results_path) as writer:
+        journal = writer.journal
+        plan, todo = _pending(campaign, journal, retry_failed, seed)
+        latest = journal.sessions[-1]["campaign"] if journal.sessions else None
+        if todo or _scope(latest) != _scope(campaign.to_dict()):
+            program = resolve_program(
+                campaign.render(campaign.points()[0])[1][0],
+                campaign.workdir,
+                campaign.environment.get("PATH"),
+            )
+            writer.append(
+                {
+                    "type": "session",
+                    "fingerprint": campaign.fingerprint,
+                    "seed": seed,
+                    "campaign": campaign.to_dict(),
+                    "program_kernel": campaign.program_kernel,
+                    "metadata": collect_metadata(
+                        Path(program).parent if program else campaign.workdir,
+                        use_valgrind=any(m in VALGRIND_MODES for m in campaign.metrics),
+                    ),
+                }
+            )
+        bar = ProgressBar(len(todo), progress)
+        try:
+            for key in todo:
+                bar.start(_label(campaign, key))
+                line = execute_run(campaign, key)
+                writer.append(line)
+                executed += 1
+                bar.advance(line["status"] == "ok")
+        finally:
+            bar.close()
+    journal = read_journal(results_path)
+    planned = set(plan)
+    failures = [
+        _failure_summary(line)
+        for key, line in journal.runs.items()
+        if key in planned and line["status"] != "ok"
+    ]
+    if not any(line["status"] == "ok" for key, line in journal.runs.items() if key in planned):
+        raise WorkError(
+            f"every run of the campaign failed; first: {describe_failure(failures[0])}"
+            if failures
+            else "the campaign recorded no run"
+        )
+    experiment = load_results(results_path)
+    write_output(experiment, campaign.output)
+    return CampaignResult(experiment, executed, len(plan) - len(todo), failures, campaign.output)
+
+
+def _failure_summary(line: dict[str, Any]) -> dict[str, Any]:
+    keys = ("point", "repetition", "mode", "status", "reason", "stderr_tail")
+    return {k: line.get(k) for k in keys}
+
+
+def describe_failure(failure: dict[str, Any]) -> str:
+    """One line about a failed run (point, repetition, mode, reason, last stderr line)."""
+    point = " ".join(f"{k}={v}" for k, v in failure["point"].items())
+    text = f"{point} rep {failure['repetition']} ({failure['mode']}): {failure['reason']}"
+    if failure.get("stderr_tail"):
+        text += f"; stderr ends: {failure['stderr_tail'].splitlines()[-1]}"
+    return text
+
+
+def _scope(campaign: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The parts of a campaign's data that decide which runs belong to it."""
+    if campaign is None:
+        return None
+    return {k: campaign.get(k) for k in ("parameters", "repetitions", "metrics", "fingerprint")}
+
+
+def _scope_test(campaign: dict[str, Any], names: list[str]) -> Callable[[RunKey], bool]:
+    """Whether a run belongs to the campaign (its point, repetition and mode are planned)."""
+    points = set(itertools.product(*(campaign["parameters"][n] for n in names)))
+    repetitions, modes = campaign["repetitions"], set(campaign["metrics"])
+    return lambda key: key.point in points and key.repetition < repetitions and key.mode in modes
+
+
+def _unit(metric: str) -> str:
+    if metric == "time" or metric.startswith("time."):
+        return "s"
+    if metric.startswith("instructions"):
+        return "instructions"
+    if metric.endswith("_rate"):
+        return "ratio"
+    return ""
+
+
+def load_results(results_path: str | Path) -> Experiment:
+    """Read a campaign's results journal (``<name>.results.jsonl``) as an experiment.
+
+    Every successful run of the latest session's campaign (its points, repetitions and metric
+    modes) contributes its records (repetition numbers as run); runs outside it, from a wider
+    earlier version of the campaign, stay in the journal and are counted in
+    ``metadata["runs"]["outside_campaign"]``. Failed runs are listed in
+    ``metadata["failures"]``; ``metadata`` also holds the campaign, the machine and software
+    facts of the latest session that measured, and run counts. Works on the journal of a campaign
+    that is still running or was killed. Parameters used in the launcher get the role
+    ``processes``.
+
+    Raises
+    ------
+    InputError
+        When the file is corrupt, holds no session, or no successful run.
+    """
+    path = Path(results_path)
+    journal = read_journal(path)
+    if not journal.sessions:
+        raise InputError("no campaign session in this results file", path)
+    session = journal.sessions[-1]
+    names = journal.parameter_names
+    in_launcher = set(template_fields(session["campaign"].get("launcher", [])))
+    in_scope = _scope_test(session["campaign"], names)
+    rows: list[dict[str, Any]] = []
+    failures = []
+    outside = 0
+    for key, line in journal.runs.items():
+        if not in_scope(key):
+            outside += 1
+            continue
+        if line["status"] != "ok":
+            failures.append(_failure_summary(line))
+            continue
+        for record in line["records"]:
+            row = {"kernel": record["kernel"], "metric": record["metric"]}
+            row.update({n: line["point"][n] for n in names})
+            row["repetition"] = line["repetition"]
+            row["value"] = record["value"]
+            rows.append(row)
+    if not rows:
+        raise InputError("no successful run recorded in this results file", path)
+    parameters = [Parameter(n, "processes" if n in in_launcher else None) for n in names]
+    frame = pd.DataFrame(rows, columns=["kernel", "metric", *names, "repetition", "value"])
+    metrics = {m: Metric(m, _unit(m)) for m in pd.unique(frame["metric"])}
+    statuses = [line["status"] for key, line in journal.runs.items() if in_scope(key)]
+    counts = {status: statuses.count(status) for status in ("ok", "failed", "timeout")}
+    counts["outside_campaign"] = outside
+    measuring = [s for s in journal.sessions if s.get("runs_recorded")] or journal.sessions
+    metadata = {
+        "campaign": session["campaign"],
+        "program_kernel": session.get("program_kernel"),
+        "machine": measuring[-1].get("metadata", {}),
+        "sessions": [
+            {"seed": s.get("seed"), "date": s.get("metadata", {}).get("date")}
+            for s in journal.sessions
+        ],
+        "runs": counts,
+        "failures": failures,
+    }
+    return Experiment.from_frame(frame, parameters, metrics, metadata, source=str(path))
+
+
+def write_output(experiment: Experiment, output: Path) -> None:
+    """Write the experiment table: CSV for ``.csv``, else through :mod:`perfcast.io`."""
+    if output.suffix.lower() == ".csv":
+        tmp = output.with_name(output.name + ".tmp")
+        experiment.to_frame().to_csv(tmp, index=False)
+        os.replace(tmp, output)
+        return
+    from perfcast.io import write_experiment
+
+    write_experiment(experiment, output)

@@ -1,0 +1,64 @@
+"""A one-line progress bar with ETA, drawn only on a terminal."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+BAR_WIDTH = 24
+
+
+def format_duration(seconds: float) -> str:
+    """``1:02:03`` / ``2:03`` style duration."""
+    seconds = max(0, int(round(seconds)))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class ProgressBar:
+    """Progress of ``total`` runs on ``stream``; silent unless the stream is a terminal.
+
+    The ETA is the mean duration of the runs finished so far times the runs left.
+    """
+
+    def __init__(self, total: int, stream: TextIO | None = None):
+        self.total = total
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)()) and total > 0
+        self.done = 0
+        self.failed = 0
+        self._start = time.monotonic()
+
+    def line(self, label: str = "") -> str:
+        """The text of the bar in its current state."""
+        filled = BAR_WIDTH * self.done // self.total if self.total else BAR_WIDTH
+        bar = "#" * filled + "." * (BAR_WIDTH - filled)
+        elapsed = time.monotonic() - self._start
+        remaining = self.total - self.done
+        eta = format_duration(elapsed / self.done * remaining) if self.done else "?"
+        failed = f", {self.failed} failed" if self.failed else ""
+        text = f"[{bar}] {self.done}/{self.total} runs{failed}  ETA {eta}"
+        return f"{text}  {label}" if label else text
+
+    def start(self, label: str) -> None:
+        """Show the run about to start."""
+        self._draw(label)
+
+    def advance(self, ok: bool) -> None:
+        """Count one finished run."""
+        self.done += 1
+        self.failed += not ok
+        self._draw("")
+
+    def close(self) -> None:
+        """End the bar's line."""
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+    def _draw(self, label: str) -> None:
+        if self.enabled:
+            self.stream.write("\r\x1b[K" + self.line(label))
+            self.stream.flush()

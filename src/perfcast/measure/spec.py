@@ -1,0 +1,492 @@
+"""Campaign specifications: what to run, at which parameter values, how often and how.
+
+A campaign is read from a TOML file (:func:`load_campaign`) or built from a mapping of the same
+keys (:func:`campaign_from_mapping`, used for command-line flags). Everything is checked before
+anything runs: unknown keys, bad ranges, templates naming undefined parameters, programs that do
+not exist. See the README section "Running a measurement campaign" for the file format.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import re
+import shlex
+import shutil
+import string
+import tomllib
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perfcast.errors import InputError
+from perfcast.measure.ranges import Number, RangeError, parse_values
+
+METRIC_MODES = ("time", "instructions", "cache")
+CACHE_LEVELS = ("I1", "D1", "LL")
+# Cache geometry used when a campaign names none, so simulated counts do not depend on the host.
+DEFAULT_CACHE = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "8388608,16,64"}
+KNOWN_KEYS = (
+    "parameters",
+    "command",
+    "launcher",
+    "repetitions",
+    "timeout",
+    "environment",
+    "workdir",
+    "metrics",
+    "cache",
+    "output",
+    "seed",
+)
+_TABLES = ("parameters", "environment", "cache")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+Point = tuple[Number, ...]
+
+
+class CampaignWarning(UserWarning):
+    """Something legal but probably unintended in a campaign, e.g. a parameter never used."""
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """A validated measurement campaign.
+
+    Attributes
+    ----------
+    parameters : dict of str to list of numbers
+        Values of every parameter; the campaign measures their Cartesian product.
+    command : tuple of str
+        The command template, one word per element; ``{name}`` is replaced by parameter values.
+    launcher : tuple of str
+        Words put before the command (e.g. ``mpirun -np {p}``), also templates; may be empty.
+    repetitions : int
+        Runs per point and metric mode.
+    timeout : float or None
+        Seconds one run may take before it is killed.
+    environment : dict of str to str
+        Extra environment variables (values are templates).
+    workdir : Path
+        Absolute directory the runs start in.
+    metrics : tuple of str
+        Metric modes, each a separate run per point and repetition: ``time`` (plain run, wall
+        time and the program's own region records), ``instructions`` (callgrind) and ``cache``
+        (cachegrind).
+    cache : dict of str to str
+        Simulated cache geometry ``"size,associativity,line"`` for ``I1``, ``D1`` and ``LL``.
+    output : Path
+        Where the experiment table is written; the results journal sits next to it.
+    seed : int or None
+        Seed of the randomized run order; None draws one (and records it).
+    source : str
+        The campaign file, or ``"command line"``, for messages.
+    """
+
+    parameters: dict[str, list[Number]]
+    command: tuple[str, ...]
+    launcher: tuple[str, ...] = ()
+    repetitions: int = 1
+    timeout: float | None = None
+    environment: dict[str, str] = field(default_factory=dict)
+    workdir: Path = field(default_factory=Path.cwd)
+    metrics: tuple[str, ...] = ("time",)
+    cache: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_CACHE))
+    output: Path = field(default_factory=lambda: Path.cwd() / "campaign.csv")
+    seed: int | None = None
+    source: str = "command line"
+
+    @property
+    def parameter_names(self) -> tuple[str, ...]:
+        """Parameter names in declaration order."""
+        return tuple(self.parameters)
+
+    @property
+    def results_path(self) -> Path:
+        """The append-only results journal, ``<output stem>.results.jsonl`` next to the output."""
+        return self.output.with_name(f"{self.output.stem}.results.jsonl")
+
+    def points(self) -> list[Point]:
+        """Every point of the parameter space (Cartesian product, declaration order)."""
+        return list(itertools.product(*self.parameters.values()))
+
+    def values_of(self, point: Point) -> dict[str, Number]:
+        """The point as a mapping from parameter name to value."""
+        return dict(zip(self.parameter_names, point, strict=True))
+
+    def render(self, point: Point) -> tuple[list[str], list[str], dict[str, str]]:
+        """Substitute a point into the launcher, command and environment templates.
+
+        Returns
+        -------
+        launcher : list of str
+        command : list of str
+        environment : dict of str to str
+        """
+        values = self.values_of(point)
+        launcher = [word.format(**values) for word in self.launcher]
+        command = [word.format(**values) for word in self.command]
+        environment = {k: v.format(**values) for k, v in self.environment.items()}
+        return launcher, command, environment
+
+    @property
+    def program_kernel(self) -> str:
+        """Kernel name of the whole-program wall time: the program's file name."""
+        word = self.command[0]
+        return Path(word).name if "{" not in word else "program"
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two campaigns measure the same thing (parameters and counts aside)."""
+        identity: dict[str, Any] = {
+            "parameters": sorted(self.parameters),
+            "command": list(self.command),
+            "launcher": list(self.launcher),
+            "environment": dict(sorted(self.environment.items())),
+            "metrics": list(self.metrics),
+        }
+        if "cache" in self.metrics:
+            identity["cache"] = dict(sorted(self.cache.items()))
+        return identity
+
+    @property
+    def fingerprint(self) -> str:
+        """Short hash of :meth:`identity`; results recorded under another one are not reused."""
+        text = json.dumps(self.identity(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The campaign as plain JSON-able data (recorded in the results metadata)."""
+        return {
+            "source": self.source,
+            "parameters": {k: list(v) for k, v in self.parameters.items()},
+            "command": list(self.command),
+            "launcher": list(self.launcher),
+            "repetitions": self.repetitions,
+            "timeout": self.timeout,
+            "environment": dict(self.environment),
+            "workdir": str(self.workdir),
+            "metrics": list(self.metrics),
+            "cache": dict(self.cache),
+            "output": str(self.output),
+            "seed": self.seed,
+            "fingerprint": self.fingerprint,
+        }
+
+
+def _toml_line(error: tomllib.TOMLDecodeError, text: str) -> int | None:
+    match = re.search(r"line (\d+)", str(error))
+    if match:
+        return int(match.group(1))
+    return max(1, len(text.splitlines())) if "end of document" in str(error) else None
+
+
+def _key_line(text: str, key: str, section: str | None = None) -> int | None:
+    """1-based line where ``key = ...`` is set (inside ``[section]`` when given)."""
+    current: str | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = re.match(r"\s*\[\s*([^\]\s]+)\s*\]", line)
+        if header:
+            current = header.group(1)
+            if section is None and current == key:  # the key is a table: its header line
+                return number
+            continue
+        if current == section and re.match(rf"\s*[\"']?{re.escape(key)}[\"']?\s*=", line):
+            return number
+    return None
+
+
+def load_campaign(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Campaign:
+    """Read and validate a campaign file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The TOML campaign file.
+    overrides : mapping, optional
+        Keys replacing the file's (e.g. from command-line flags); the entries of the tables
+        ``parameters``, ``environment`` and ``cache`` replace single entries.
+
+    Returns
+    -------
+    Campaign
+
+    Raises
+    ------
+    InputError
+        Naming the file (and the line where known) for anything wrong in it.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise InputError(f"cannot read the campaign file: {error.strerror}", path) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(error))
+        raise InputError(f"not valid TOML: {message}", path, _toml_line(error, text)) from None
+    for key, value in (overrides or {}).items():
+        if key in _TABLES:
+            data[key] = {**(data.get(key) or {}), **value}
+        else:
+            data[key] = value
+    return campaign_from_mapping(data, base=path.resolve().parent, source=str(path), text=text)
+
+
+def campaign_from_mapping(
+    data: Mapping[str, Any],
+    base: Path | None = None,
+    source: str = "command line",
+    text: str | None = None,
+) -> Campaign:
+    """Validate a campaign given as a mapping of the campaign-file keys.
+
+    Parameters
+    ----------
+    data : mapping
+        The keys of a campaign file (``command`` may be a string or a list of words).
+    base : Path, optional
+        Directory relative paths (``workdir``, ``output``) start from; the current directory
+        by default.
+    source : str
+        Name used in messages.
+    text : str, optional
+        The file's text, to report line numbers.
+
+    Raises
+    ------
+    InputError
+        For anything that would make the campaign fail or measure something else than intended.
+    """
+    base = Path.cwd() if base is None else base
+
+    def fail(message: str, key: str | None = None, section: str | None = None) -> InputError:
+        line = _key_line(text, key, section) if text is not None and key is not None else None
+        return InputError(message, source, line)
+
+    unknown = [k for k in data if k not in KNOWN_KEYS]
+    if unknown:
+        raise fail(f"unknown key '{unknown[0]}' (known: {', '.join(KNOWN_KEYS)})", unknown[0])
+
+    raw_parameters = data.get("parameters")
+    if not isinstance(raw_parameters, Mapping) or not raw_parameters:
+        raise fail("the campaign defines no [parameters]", "parameters")
+    parameters: dict[str, list[Number]] = {}
+    for name, raw in raw_parameters.items():
+        if not _IDENTIFIER.fullmatch(name):
+            raise fail(f"parameter name '{name}' is not an identifier", name, "parameters")
+        try:
+            parameters[name] = parse_values(raw)
+        except RangeError as error:
+            raise fail(f"parameter '{name}': {error}", name, "parameters") from None
+
+    command = _words(data.get("command"), "command", fail)
+    if not command:
+        raise fail("the campaign has no command", "command")
+    launcher = _words(data.get("launcher", []), "launcher", fail)
+
+    environment = data.get("environment", {})
+    if not isinstance(environment, Mapping) or not all(
+        isinstance(v, str | int | float) and not isinstance(v, bool) for v in environment.values()
+    ):
+        raise fail("[environment] must map names to strings or numbers", "environment")
+    environment = {str(k): str(v) for k, v in environment.items()}
+
+    repetitions = data.get("repetitions", 1)
+    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
+        raise fail(f"repetitions must be a positive integer, not {repetitions!r}", "repetitions")
+    timeout = data.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+    ):
+        raise fail(f"timeout must be a positive number of seconds, not {timeout!r}", "timeout")
+    seed = data.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise fail(f"seed must be an integer, not {seed!r}", "seed")
+
+    metrics = data.get("metrics", ["time"])
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if not isinstance(metrics, list) or not metrics:
+        raise fail("metrics must be a non-empty list", "metrics")
+    for metric in metrics:
+        if metric not in METRIC_MODES:
+            raise fail(f"unknown metric '{metric}' (known: {', '.join(METRIC_MODES)})", "metrics")
+    metrics = list(dict.fromkeys(metrics))
+
+    cache = dict(DEFAULT_CACHE)
+    raw_cache = data.get("cache", {})
+    if not isinstance(raw_cache, Mapping):
+        raise fail("[cache] must be a table of I1, D1, LL geometries", "cache")
+    for level, geometry in raw_cache.items():
+        if level not in CACHE_LEVELS:
+            raise fail(f"unknown cache level '{level}' (known: I1, D1, LL)", level, "cache")
+        problem = cache_geometry_problem(geometry)
+        if problem:
+            raise fail(f"cache {level}: {problem}", level, "cache")
+        cache[level] = str(geometry).replace(" ", "")
+
+    workdir = (base / str(data.get("workdir", "."))).resolve()
+    if not workdir.is_dir():
+        raise fail(f"working directory {workdir} does not exist", "workdir")
+    default_output = f"{Path(source).stem}.csv" if source != "command line" else "campaign.csv"
+    output = (base / str(data.get("output", default_output))).resolve()
+    if not output.parent.is_dir():
+        raise fail(f"the output directory {output.parent} does not exist", "output")
+    if not _writable_format(output):
+        raise fail(
+            f"no experiment writer for '{output.name}'; name the output *.csv or use a suffix "
+            "a perfcast.io format writes",
+            "output",
+        )
+
+    campaign = Campaign(
+        parameters=parameters,
+        command=tuple(command),
+        launcher=tuple(launcher),
+        repetitions=repetitions,
+        timeout=float(timeout) if timeout is not None else None,
+        environment=environment,
+        workdir=workdir,
+        metrics=tuple(metrics),
+        cache=cache,
+        output=output,
+        seed=seed,
+        source=source,
+    )
+    _check_templates(campaign, fail)
+    _check_programs(campaign, fail)
+    return campaign
+
+
+def _writable_format(output: Path) -> bool:
+    """Whether the experiment can be written to ``output`` (CSV, or a perfcast.io writer)."""
+    if output.suffix.lower() == ".csv":
+        return True
+    try:
+        from perfcast.io import formats
+
+        modules = list(formats().values())
+    except ImportError:
+        return False
+    return any(
+        hasattr(module, "write") and any(output.name.endswith(s) for s in module.SUFFIXES)
+        for module in modules
+        if hasattr(module, "SUFFIXES")
+    )
+
+
+def _words(raw: Any, key: str, fail: Any) -> list[str]:
+    if isinstance(raw, str):
+        try:
+            return shlex.split(raw)
+        except ValueError as error:
+            raise fail(f"{key}: {error}", key) from None
+    if isinstance(raw, list) and all(isinstance(w, str) for w in raw):
+        return list(raw)
+    if raw is None:
+        return []
+    raise fail(f"{key} must be a string or a list of strings", key)
+
+
+def cache_geometry_problem(geometry: Any) -> str | None:
+    """Why ``"size,associativity,line"`` is not a cache valgrind can simulate (None if it is)."""
+    parts = str(geometry).replace(" ", "").split(",")
+    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        return f"expected 'size,associativity,line_size' in bytes, not {geometry!r}"
+    size, assoc, line = (int(p) for p in parts)
+    if line & (line - 1):
+        return f"line size {line} is not a power of two"
+    if size % (assoc * line):
+        return f"size {size} is not a multiple of associativity x line size"
+    sets = size // (assoc * line)
+    if sets & (sets - 1):
+        return f"{sets} sets is not a power of two"
+    return None
+
+
+def template_fields(words: Iterable[str]) -> Iterator[str]:
+    """Names of the ``{fields}`` in template words (``{{`` and ``}}`` are literal braces).
+
+    Raises
+    ------
+    ValueError
+        On unbalanced braces.
+    """
+    for word in words:
+        for _, name, _, _ in string.Formatter().parse(word):
+            if name is not None:
+                yield name
+
+
+def _check_templates(campaign: Campaign, fail: Any) -> None:
+    templates = {
+        "command": campaign.command,
+        "launcher": campaign.launcher,
+        "environment": tuple(campaign.environment.values()),
+    }
+    used: set[str] = set()
+    for key, words in templates.items():
+        for word in words:
+            try:
+                names = list(template_fields([word]))
+            except ValueError as error:
+                raise fail(f"{key}: bad template {word!r}: {error}", key) from None
+            for name in names:
+                if name not in campaign.parameters:
+                    defined = ", ".join(campaign.parameters)
+                    raise fail(
+                        f"{key} uses {{{name}}} but no such parameter is defined "
+                        f"(defined: {defined})",
+                        key,
+                    )
+                used.add(name)
+    try:
+        campaign.render(campaign.points()[0])
+    except (ValueError, KeyError, IndexError) as error:
+        raise fail(f"a template cannot be filled in: {error}", "command") from None
+    for name in campaign.parameters:
+        if name not in used:
+            warnings.warn(
+                f"{campaign.source}: parameter '{name}' is not used by the command, launcher or "
+                "environment, so every value of it runs the same thing",
+                CampaignWarning,
+                stacklevel=3,
+            )
+
+
+def resolve_program(word: str, workdir: Path, path_variable: str | None) -> str | None:
+    """Absolute path of the program ``word`` names, as the runner would start it, or None.
+
+    A word with a slash is taken relative to ``workdir``; a bare name is looked up on
+    ``path_variable``.
+    """
+    if "/" in word:
+        candidate = workdir / word
+        ok = candidate.is_file() and os.access(candidate, os.X_OK)
+        return str(candidate.resolve()) if ok else None
+    return shutil.which(word, path=path_variable)
+
+
+def _check_programs(campaign: Campaign, fail: Any) -> None:
+    search_path = campaign.environment.get("PATH", os.environ.get("PATH", os.defpath))
+    words: dict[str, tuple[str, str]] = {}
+    for point in campaign.points():
+        launcher, command, environment = campaign.render(point)
+        path_variable = environment.get("PATH", search_path)
+        if launcher:
+            words.setdefault(launcher[0], (path_variable, "launcher"))
+        words.setdefault(command[0], (path_variable, "command"))
+    if any(m in ("instructions", "cache") for m in campaign.metrics):
+        words.setdefault("valgrind", (search_path, "metrics"))
+    for word, (path_variable, key) in words.items():
+        if resolve_program(word, campaign.workdir, path_variable) is None:
+            where = f"in {campaign.workdir}" if "/" in word else "on PATH"
+            hint = ""
+            if "/" not in word and (campaign.workdir / word).is_file():
+                hint = f"; to run the one in the working directory, write './{word}'"
+            raise fail(f"{key}: program '{word}' not found {where} (or not executable){hint}", key)
