@@ -75,6 +75,7 @@ class PoolMoments:
             squares = np.einsum("kp,ktp->kt", weights, self.pool**2)
         self.term_means = term_sums / total_weight[:, None]
         self.value_mean = value_total / total_weight
+        self.squares = squares
         self.variances = squares - term_sums * self.term_means  # centered diagonal moments
         self.rhs = value_sums - term_sums * self.value_mean[:, None]
         self.value_ss = (
@@ -154,8 +155,10 @@ def _block_rows(moments: PoolMoments, n_hyp: int, size: int) -> int:
 def _solve_singles(moments: PoolMoments, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One-term hypotheses: a division per kernel and term."""
     diagonal, right = moments.variances[:, terms], moments.rhs[:, terms]
+    # A term (nearly) constant over the weighted points cannot be told from the constant.
+    degenerate = ~(diagonal > 1e-12 * moments.squares[:, terms])
     with np.errstate(invalid="ignore", divide="ignore"):
-        x = np.where(diagonal > 1e-14, right / diagonal, np.nan)
+        x = np.where(degenerate, np.nan, right / diagonal)
     return x[..., None], x * right
 
 
