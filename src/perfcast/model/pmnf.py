@@ -26,7 +26,7 @@ from perfcast.model.search import Choice, SearchSettings, search
 
 MIN_VALUES_PER_PARAMETER = 3
 # How many candidate factors of each parameter the multi-parameter search combines.
-CANDIDATES_BY_DIMENSION = {2: 3, 3: 2}
+CANDIDATES_BY_DIMENSION = {2: 5, 3: 2}
 
 
 class PMNFModeler:
@@ -183,26 +183,42 @@ def candidate_factors(
     score = np.where(allowed & (fit.coefficients[:, :, 0] > 0), fit.wrss, np.inf)
     top = np.argsort(score, axis=1, kind="stable")[:, :count]
     values = evaluate_blocks(blocks, series.points[:, j])[top]
-    name = series.parameters[j]
-    return CandidateFactors(values, [[Factor(name, *blocks[b]) for b in row] for row in top])
+    factors = [Factor(series.parameters[j], *b) for b in blocks]
+    return CandidateFactors(values, [[factors[b] for b in row] for row in top])
+
+
+class SlotShapes:
+    """``shapes[k][t]``: the factors of pool term ``t`` of kernel ``k``, built on demand."""
+
+    def __init__(self, candidates: Sequence[CandidateFactors], slots: Sequence[Slot]):
+        self.candidates = candidates
+        self.slots = slots
+
+    def __getitem__(self, kernel: int) -> _KernelSlots:
+        return _KernelSlots(self, kernel)
+
+
+class _KernelSlots:
+    def __init__(self, shapes: SlotShapes, kernel: int):
+        self.shapes, self.kernel = shapes, kernel
+
+    def __getitem__(self, slot: int) -> tuple[Factor, ...]:
+        candidates = self.shapes.candidates
+        return tuple(candidates[j].shapes[self.kernel][r] for j, r in self.shapes.slots[slot])
+
+
+Slot = tuple[tuple[int, int], ...]
 
 
 def combine_factors(
-    candidates: Sequence[CandidateFactors],
-    slots: Sequence[tuple[tuple[int, int], ...]],
-    n_kernels: int,
-    n_points: int,
-) -> tuple[np.ndarray, list[list[tuple[Factor, ...]]]]:
+    candidates: Sequence[CandidateFactors], slots: Sequence[Slot], n_kernels: int, n_points: int
+) -> tuple[np.ndarray, SlotShapes]:
     """Per-kernel pool of product terms; a slot names ``(parameter, candidate rank)`` pairs."""
     pool = np.ones((n_kernels, len(slots), n_points))
     for t, slot in enumerate(slots):
         for j, r in slot:
             pool[:, t] *= candidates[j].values[:, r]
-    shapes = [
-        [tuple(candidates[j].shapes[k][r] for j, r in slot) for slot in slots]
-        for k in range(n_kernels)
-    ]
-    return pool, shapes
+    return pool, SlotShapes(candidates, slots)
 
 
 def check_points(series: Series, source: str | None) -> None:
@@ -288,7 +304,7 @@ def build_models(
     data: FitData,
     choice: Choice,
     pool: np.ndarray,
-    shapes: Sequence[Sequence[tuple[Factor, ...]]],
+    shapes: Sequence[Sequence[tuple[Factor, ...]]] | SlotShapes,
 ) -> list[Model]:
     """Turn the chosen hypotheses into :class:`Model` objects with quality and uncertainty."""
     series = data.series

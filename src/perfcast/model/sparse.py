@@ -141,7 +141,7 @@ class SparseModeler:
             pools.append(products)
             allowed.append(np.ones((n_kernels, len(slots)), dtype=bool))
             for k in range(n_kernels):
-                shapes[k].extend(product_shapes[k])
+                shapes[k].extend(product_shapes[k][t] for t in range(len(slots)))
         return np.concatenate(pools, axis=1), shapes, np.concatenate(allowed, axis=1)
 
     def _screen(self, data: FitData, k: int, pool: np.ndarray, allowed: np.ndarray) -> np.ndarray:
