@@ -26,26 +26,26 @@ def experiment(
     names = list(grid)
     mesh = np.meshgrid(*[np.asarray(grid[n], dtype=float) for n in names], indexing="ij")
     points = {n: m.ravel() for n, m in zip(names, mesh, strict=True)}
-    rows = []
+    frames = []
     for kernel, function in kernels.items():
         truth = np.broadcast_to(function(**points), mesh[0].ravel().shape)
         for r in range(repetitions):
             factor = np.exp(rng.normal(0.0, noise, truth.shape)) if noise else 1.0
-            values = truth * factor
-            for i in range(len(truth)):
-                rows.append(
+            frames.append(
+                pd.DataFrame(
                     {
                         "kernel": kernel,
                         "metric": "time",
-                        **{n: points[n][i] for n in names},
+                        **points,
                         "repetition": r,
-                        "value": values[i],
+                        "value": truth * factor,
                     }
                 )
+            )
     roles = roles or {}
     parameters = [Parameter(n, roles.get(n)) for n in names]
     return Experiment.from_frame(
-        pd.DataFrame(rows), parameters, metadata=metadata, source="synthetic"
+        pd.concat(frames, ignore_index=True), parameters, metadata=metadata, source="synthetic"
     )
 
 
