@@ -208,6 +208,6 @@ def point_matrix(
     length = max((len(np.atleast_1d(v)) for v in varying.values()), default=1)
     columns = []
     for name in parameters:
-        value = varying.get(name, base[name])
+        value = varying[name] if name in varying else base[name]
         columns.append(np.broadcast_to(np.asarray(value, dtype=float), (length,)))
     return np.column_stack(columns)
