@@ -26,27 +26,28 @@ def experiment(
     names = list(grid)
     mesh = np.meshgrid(*[np.asarray(grid[n], dtype=float) for n in names], indexing="ij")
     points = {n: m.ravel() for n, m in zip(names, mesh, strict=True)}
-    frames = []
+    size = len(mesh[0].ravel())
+    names_column, reps, values = [], [], []
     for kernel, function in kernels.items():
-        truth = np.broadcast_to(function(**points), mesh[0].ravel().shape)
+        truth = np.broadcast_to(function(**points), (size,))
         for r in range(repetitions):
-            factor = np.exp(rng.normal(0.0, noise, truth.shape)) if noise else 1.0
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "kernel": kernel,
-                        "metric": "time",
-                        **points,
-                        "repetition": r,
-                        "value": truth * factor,
-                    }
-                )
-            )
+            factor = np.exp(rng.normal(0.0, noise, size)) if noise else 1.0
+            names_column.append(np.full(size, kernel, dtype=object))
+            reps.append(np.full(size, r))
+            values.append(truth * factor)
+    count = len(values)
+    frame = pd.DataFrame(
+        {
+            "kernel": np.concatenate(names_column),
+            "metric": "time",
+            **{n: np.tile(v, count) for n, v in points.items()},
+            "repetition": np.concatenate(reps),
+            "value": np.concatenate(values),
+        }
+    )
     roles = roles or {}
     parameters = [Parameter(n, roles.get(n)) for n in names]
-    return Experiment.from_frame(
-        pd.concat(frames, ignore_index=True), parameters, metadata=metadata, source="synthetic"
-    )
+    return Experiment.from_frame(frame, parameters, metadata=metadata, source="synthetic")
 
 
 def model(kernel: str, parameters: Sequence[str], constant: float, *terms) -> Model:

@@ -35,6 +35,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from perfcast.analyze.points import point_matrix
 from perfcast.analyze.scaling import STRONG
@@ -221,24 +222,39 @@ class BugFinding:
         return asdict(self)
 
 
-def _measured_excess(
-    experiment: Experiment, kernel: str, metric: str, parameter: str, expectation: Expectation
-) -> float | None:
-    table = experiment.frame
-    table = table[(table[KERNEL] == kernel) & (table[METRIC] == metric)]
+def kernel_means(experiment: Experiment, metric: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per kernel: the measured points (n, d) and the mean over repetitions at each."""
     names = list(experiment.parameter_names)
-    means = table.groupby(names)[VALUE].mean().reset_index()
-    others = [n for n in names if n != parameter]
+    table = experiment.frame[experiment.frame[METRIC] == metric]
+    codes, kernels = pd.factorize(table[KERNEL])
+    frame = pd.DataFrame(table[names].to_numpy(dtype=float), columns=names)
+    frame["_k"] = codes
+    frame["_v"] = table[VALUE].to_numpy(dtype=float)
+    means = frame.groupby(["_k", *names], sort=True)["_v"].mean().reset_index()
+    k = means["_k"].to_numpy()
+    points = means[names].to_numpy(dtype=float)
+    values = means["_v"].to_numpy()
+    bounds = np.flatnonzero(np.diff(k)) + 1
+    return {
+        str(kernels[k[rows[0]]]): (points[rows], values[rows])
+        for rows in np.split(np.arange(len(k)), bounds)
+        if len(rows)
+    }
+
+
+def _measured_excess(
+    points: np.ndarray, means: np.ndarray, column: int, expectation: Expectation
+) -> float | None:
+    others = [c for c in range(points.shape[1]) if c != column]
     if others:
-        counts = means.groupby(others)[parameter].nunique()
-        best = counts.idxmax()
-        best = best if isinstance(best, tuple) else (best,)
-        for name, value in zip(others, best, strict=True):
-            means = means[means[name] == value]
-    x = means[parameter].to_numpy(dtype=float)
-    y = means[VALUE].to_numpy(dtype=float)
-    keep = y > 0
-    x, y = x[keep], y[keep]
+        settings, inverse = np.unique(points[:, others], axis=0, return_inverse=True)
+        counts = [len(np.unique(points[inverse == s, column])) for s in range(len(settings))]
+        best = len(counts) - 1 - int(np.argmax(counts[::-1]))
+        keep = inverse.ravel() == best
+        points, means = points[keep], means[keep]
+    x, y = points[:, column], means
+    positive = y > 0
+    x, y = x[positive], y[positive]
     if len(np.unique(x)) < 2:
         return None
     slope = np.polyfit(np.log(x), np.log(y / expectation.evaluate(x)), 1)[0]
@@ -292,6 +308,7 @@ def find_scalability_bugs(
     target_points = point_matrix(target, parameters, {})
     predicted = np.array([float(m.evaluate(target_points)[0]) for m in models])
     total = float(np.sum(np.maximum(predicted, 0.0)))
+    measurements = kernel_means(experiment, metric)
     findings: list[BugFinding] = []
     for model, at_target in zip(models, predicted, strict=True):
         expected = expectations_for(model.kernel, scale, mode, expectations, collective_patterns)
@@ -307,7 +324,12 @@ def find_scalability_bugs(
             )
             grown = at_target / at_start if at_start > 0 else np.inf
             excess = float(grown / wanted) if at_target > 0 else 0.0
-            measured = _measured_excess(experiment, model.kernel, metric, parameter, expectation)
+            measured = None
+            if model.kernel in measurements:
+                kernel_points, kernel_values = measurements[model.kernel]
+                measured = _measured_excess(
+                    kernel_points, kernel_values, parameters.index(parameter), expectation
+                )
             share = max(float(at_target), 0.0) / total if total > 0 else 0.0
             reasons = []
             if excess < min_excess:

@@ -9,6 +9,7 @@ extrapolation to the target (dashed) and the 95 % prediction band (``Model.predi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from html import escape
 
 import numpy as np
@@ -93,19 +94,46 @@ def plot_setting(experiment: Experiment, scale: str) -> dict[str, float]:
     return {n: float(v) for n, v in zip(others, best, strict=True)}
 
 
+@dataclass(frozen=True)
+class Measured:
+    """One kernel's measurements along the scale: values, mean, min, max and count."""
+
+    x: np.ndarray
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    count: np.ndarray
+
+
 def measurement_table(
     experiment: Experiment, metric: str, scale: str, setting: Mapping[str, float]
-) -> pd.DataFrame:
-    """Per kernel and scale value: mean, min, max and count of the repetitions at ``setting``."""
+) -> dict[str, Measured]:
+    """Per kernel: mean, min, max and count of the repetitions at ``setting`` along the scale."""
     table = experiment.frame[experiment.frame[METRIC] == metric]
+    keep = np.ones(len(table), dtype=bool)
     for name, value in setting.items():
-        table = table[np.isclose(table[name].to_numpy(dtype=float), value)]
-    return table.groupby([KERNEL, scale])[VALUE].agg(["mean", "min", "max", "count"])
+        keep &= np.isclose(table[name].to_numpy(dtype=float), value)
+    table = table[keep]
+    codes, kernels = pd.factorize(table[KERNEL])
+    frame = pd.DataFrame(
+        {"k": codes, "x": table[scale].to_numpy(dtype=float), "v": table[VALUE].to_numpy(float)}
+    )
+    stats = frame.groupby(["k", "x"], sort=True)["v"].agg(["mean", "min", "max", "count"])
+    stats = stats.reset_index()
+    k = stats["k"].to_numpy()
+    columns = {c: stats[c].to_numpy() for c in ("x", "mean", "min", "max", "count")}
+    result = {}
+    for rows in np.split(np.arange(len(k)), np.flatnonzero(np.diff(k)) + 1):
+        if len(rows):
+            result[str(kernels[k[rows[0]]])] = Measured(
+                *(columns[c][rows] for c in ("x", "mean", "min", "max", "count"))
+            )
+    return result
 
 
 def kernel_chart(
     model: Model,
-    measured: pd.DataFrame | None,
+    measured: Measured | None,
     scale: str,
     setting: Mapping[str, float],
     target: float,
@@ -113,7 +141,7 @@ def kernel_chart(
     flagged: bool = False,
 ) -> str:
     """The chart of one kernel (see module doc)."""
-    xs_measured = measured.index.to_numpy(dtype=float) if measured is not None else np.array([])
+    xs_measured = measured.x if measured is not None else np.array([])
     low_x = float(xs_measured.min()) if len(xs_measured) else target / 8
     high_measured = float(xs_measured.max()) if len(xs_measured) else low_x
     xs = np.geomspace(low_x, max(target, high_measured), 48)
@@ -122,7 +150,7 @@ def kernel_chart(
     prediction, lower, upper = model.predict_interval(columns)
     values = [prediction, upper]
     if measured is not None:
-        values += [measured["max"].to_numpy(), measured["min"].to_numpy()]
+        values += [measured.high, measured.low]
     stacked = np.concatenate(values)
     positive = stacked[stacked > 0]
     y_log = bool(len(positive)) and positive.max() / positive.min() > 30 and np.all(prediction > 0)
@@ -153,13 +181,12 @@ def kernel_chart(
         chart.line(xs[start:], prediction[start:], color, dashed=True, label="extrapolation")
     if measured is not None:
         labels = [
-            f"{scale}={x:g}: mean {row['mean']:.4g} (min {row['min']:.4g}, max {row['max']:.4g}, "
-            f"{int(row['count'])} repetitions)"
-            for x, (_, row) in zip(xs_measured, measured.iterrows(), strict=True)
+            f"{scale}={x:g}: mean {mean:.4g} (min {low:.4g}, max {high:.4g}, {int(n)} repetitions)"
+            for x, mean, low, high, n in zip(
+                measured.x, measured.mean, measured.low, measured.high, measured.count, strict=True
+            )
         ]
-        chart.points(
-            xs_measured, measured["mean"], "#111", labels, measured["min"], measured["max"]
-        )
+        chart.points(measured.x, measured.mean, "#111", labels, measured.low, measured.high)
     if target > high_measured:
         chart.vertical(target, "#555", f"target {scale}={target:g}")
     return chart.svg()
@@ -304,7 +331,6 @@ def build_report(
     )
     setting = plot_setting(experiment, scale)
     measured = measurement_table(experiment, diagnosis.metric, scale, setting)
-    measured_kernels = set(measured.index.get_level_values(KERNEL))
     by_kernel = {m.kernel: m for m in models}
     flagged = {b.kernel for b in diagnosis.flagged}
     out: list[str] = [
@@ -347,7 +373,7 @@ def build_report(
     )
     for position, rank in enumerate(diagnosis.ranking):
         model = by_kernel[rank.kernel]
-        rows = measured.loc[rank.kernel] if rank.kernel in measured_kernels else None
+        rows = measured.get(rank.kernel)
         chart = kernel_chart(
             model, rows, scale, setting, target[scale], unit, rank.kernel in flagged
         )

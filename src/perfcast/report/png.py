@@ -10,7 +10,7 @@ import numpy as np
 
 from perfcast.analyze.diagnosis import Diagnosis
 from perfcast.errors import InputError, WorkError
-from perfcast.experiment import KERNEL, Experiment
+from perfcast.experiment import Experiment
 from perfcast.model.function import Model
 from perfcast.report.html import measurement_table, plot_setting
 
@@ -42,7 +42,6 @@ def write_pngs(
     scale, target = diagnosis.scale, diagnosis.target[diagnosis.scale]
     setting = plot_setting(experiment, scale)
     measured = measurement_table(experiment, diagnosis.metric, scale, setting)
-    measured_kernels = set(measured.index.get_level_values(KERNEL))
     by_kernel = {m.kernel: m for m in models}
     chosen = [r.kernel for r in diagnosis.ranking[:top]]
     chosen += [b.kernel for b in diagnosis.flagged if b.kernel not in chosen]
@@ -51,14 +50,13 @@ def write_pngs(
         model = by_kernel[kernel]
         figure, axes = plt.subplots(figsize=(4.5, 3.2), dpi=150)
         low = target / 8
-        if kernel in measured_kernels:
-            rows = measured.loc[kernel]
-            x = rows.index.to_numpy(dtype=float)
-            low = x.min()
-            errors = np.vstack([rows["mean"] - rows["min"], rows["max"] - rows["mean"]])
+        if kernel in measured:
+            rows = measured[kernel]
+            low = rows.x.min()
+            errors = np.vstack([rows.mean - rows.low, rows.high - rows.mean])
             axes.errorbar(
-                x,
-                rows["mean"],
+                rows.x,
+                rows.mean,
                 yerr=errors,
                 fmt="o",
                 color="black",
