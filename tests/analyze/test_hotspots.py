@@ -71,6 +71,10 @@ def test_kendall_tau_a_counts_pairs_as_the_paper_defines():
 def test_kendall_extremes_and_total_variation():
     a = [4.0, 3.0, 2.0, 1.0]
     assert kendall_distance(a, a) == 0.0
+    tied = [2.0, 2.0, 1.0, 1.0]
+    assert kendall_tau(tied, tied) == 1.0  # ties kept in both profiles are unchanged orderings
+    # 3 concordant pairs; the 3 pairs tied in just one profile count as neither
+    assert kendall_tau(tied, [2.0, 1.0, 1.0, 0.5]) == pytest.approx(3 / 6)
     assert kendall_distance(a, a[::-1]) == 1.0
     assert total_variation(a, [8.0, 6.0, 4.0, 2.0]) == 0.0
     assert total_variation([1.0, 0.0], [0.0, 1.0]) == 1.0

@@ -8,8 +8,9 @@ A hotspot profile is the time each kernel takes at one configuration. Two profil
   statistic, ``K - 1`` degrees of freedom and the right-tail probability the paper calls
   ``D'(a, b)``. That probability is near 1 for *similar* profiles, so the difference we report is
   ``1 - p``. The statistic depends on the unit (seconds vs milliseconds), as the paper notes.
-* Kendall's tau between the two rankings, ``tau = (C - D) / N`` with ``N = K(K-1)/2`` (tau-a, the
-  paper's definition: tied pairs are neither concordant nor discordant), and the distance
+* Kendall's tau between the two rankings, ``tau = (C - D) / N`` with ``N = K(K-1)/2`` (the
+  paper's definition; a pair tied in both profiles has not changed its order and counts as
+  concordant, a pair tied in only one counts as neither), and the distance
   ``D^T = (1 - tau) / 2`` (eq. 13). ``variant="b"`` gives the tie-corrected tau-b.
 * The total-variation distance ``0.5 * sum |a/sum(a) - b/sum(b)|`` of the proportions, which
   is unit-free (our addition).
@@ -84,7 +85,10 @@ def chi_square_difference(a: Sequence[float], b: Sequence[float]) -> ChiSquare:
 def kendall_tau(a: Sequence[float], b: Sequence[float], variant: str = "a") -> float:
     """Kendall's rank correlation of two profiles.
 
-    ``variant="a"``: ``(C - D) / N`` over all ``N = K(K-1)/2`` pairs (the paper's tau).
+    ``variant="a"``: ``(C - D) / N`` over all ``N = K(K-1)/2`` pairs (the paper's tau). A pair
+    whose order "has not changed" is concordant, so a pair tied in both profiles counts as
+    concordant and a pair tied in only one counts as neither: identical profiles give 1 even
+    with ties (tau-a proper would give less). Without ties this is scipy's tau.
     ``variant="b"``: ``(C - D) / sqrt((N - T_a)(N - T_b))`` with ``T`` the pairs tied in one
     profile. Both equal 1 for identical orderings and -1 for reversed ones. Memory grows as
     ``K^2`` (fine for thousands of kernels).
@@ -96,10 +100,11 @@ def kendall_tau(a: Sequence[float], b: Sequence[float], variant: str = "a") -> f
     i, j = np.triu_indices(k, 1)
     sx = np.sign(x[i] - x[j])
     sy = np.sign(y[i] - y[j])
-    score = float(np.sum(sx * sy))
     pairs = k * (k - 1) / 2
     if variant == "a":
-        return score / pairs
+        kept = np.count_nonzero(sx == sy)
+        return float(kept - np.count_nonzero(sx * sy < 0)) / pairs
+    score = float(np.sum(sx * sy))
     if variant == "b":
         denominator = np.sqrt(float(np.count_nonzero(sx)) * float(np.count_nonzero(sy)))
         return score / denominator if denominator else 1.0
