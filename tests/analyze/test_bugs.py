@@ -159,3 +159,25 @@ def test_example_app_with_the_deliberate_bug():
     result = diagnose(exp, fit(exp))
     bugged = {b.kernel for b in result.flagged}
     assert len(bugged) == 1, result.flagged
+
+
+def test_two_parameters_with_problem_size():
+    truth = {
+        "solve": lambda p, n: 1e-3 * n / p,
+        "MPI_Allreduce": lambda p, n: 0.01 * np.log2(p) + 0 * n,
+        "gather": lambda p, n: 0.002 * p + 0 * n,
+    }
+    models = [
+        model("solve", ["p", "n"], 0.0, (1e-3, {"p": (-1, 0), "n": (1, 0)})),
+        model("MPI_Allreduce", ["p", "n"], 0.0, (0.01, {"p": (0, 1)})),
+        model("gather", ["p", "n"], 0.0, (0.002, {"p": (1, 0)})),
+    ]
+    exp = experiment(truth, {"p": [2, 4, 8, 16], "n": [1e4, 2e4, 4e4]}, repetitions=3, noise=0.02)
+    result = diagnose(exp, models, at={"p": 1024, "n": 4e4})
+    assert result.mode == "strong" and "separate parameter" in result.mode_reason
+    assert [b.kernel for b in result.flagged] == ["gather"]
+    crossing = {(c.overtaking, c.overtaken): c.at for c in result.crossovers}
+    # 0.002 p = 40 / p at p = sqrt(20000) = 141.4 (n stays at 4e4 on the path)
+    assert crossing[("gather", "solve")]["p"] == pytest.approx(np.sqrt(2e4), rel=1e-6)
+    # strong scaling errors are taken at fixed n: one scaling per measured n
+    assert sorted(s.fixed["n"] for s in result.measured) == [1e4, 2e4, 4e4]

@@ -125,3 +125,16 @@ def test_chromium_screenshot(tmp_path):
     _chromium(tmp_path, small_report(), f"--screenshot={shot}", "--window-size=1200,2000")
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 50_000  # a blank page is ~10 KB
+
+
+def test_report_of_two_parameters_plots_along_the_scale():
+    truth = {"solve": lambda p, n: 1e-3 * n / p, "gather": lambda p, n: 0.002 * p + 0 * n}
+    models = [
+        _with_band(model("solve", ["p", "n"], 0.0, (1e-3, {"p": (-1, 0), "n": (1, 0)}))),
+        _with_band(model("gather", ["p", "n"], 0.0, (0.002, {"p": (1, 0)}))),
+    ]
+    exp = experiment(truth, {"p": [2, 4, 8, 16], "n": [1e4, 4e4]}, repetitions=3, noise=0.02)
+    html = build_report(exp, models, diagnose(exp, models, at={"p": 256}))
+    assert "Other parameters at n=40000" in html
+    chart = html[html.index('data-k="solve"') :]
+    assert chart[: chart.index("</details>")].count("<circle") == 4  # the p values at n = 4e4
