@@ -24,10 +24,13 @@ def _scaling_line(scaling: Scaling) -> str:
     shape = growth.kind
     if growth.kind != "undetermined":
         shape += f" (R² linear {_num(growth.linear_r2)}, exponential {_num(growth.exponential_r2)})"
+    first = [e for e in scaling.errors if e.n1 == scaling.scales[0]]
+    row = ", ".join(f"{e.n2:g}: {e.error:.3g}" for e in first)
     return (
         f"  {scaling.origin}{fixed}, {scaling.scales[0]:g}..{scaling.scales[-1]:g}: "
         f"efficiency loss {_num(scaling.efficiency_loss)}, "
-        f"divergence -R {_num(scaling.paper_divergence)}, error growth {shape}"
+        f"divergence -R {_num(scaling.paper_divergence)}, error growth {shape}\n"
+        f"    error from {scaling.scales[0]:g} to {row}"
     )
 
 
@@ -55,6 +58,9 @@ def diagnosis_text(diagnosis: Diagnosis, top: int = 15) -> str:
             f"({100 * rank.share:.1f} %), "
             f"growth {_num(rank.growth)}x [growth rank {rank.growth_rank}]  {rank.expression}"
         )
+    growing = sorted(d.ranking, key=lambda r: r.growth_rank)[: min(5, len(d.ranking))]
+    lines += ["", f"Fastest growing from {_point(d.reference)} to the target:"]
+    lines += [f"  {r.growth_rank:>3}. {r.kernel}  x{_num(r.growth)}" for r in growing]
     lines += ["", "Crossovers before the target:"]
     lines += [
         f"  {c.overtaking} overtakes {c.overtaken} at "
