@@ -88,3 +88,31 @@ def test_bad_requests_are_input_errors():
         )
     with pytest.raises(InputError, match="config-params"):
         optimize_configuration(exp, MODELS, [])
+
+
+def test_weak_divergence_grows_the_problem_size_with_the_scale():
+    kernels = {
+        "compute": lambda p, n, ppn: 1e-3 * n / p + 0 * ppn,
+        "comm": lambda p, n, ppn: 1e-3 * ppn * p + 0 * n,
+    }
+    grid = {"p": [2, 4, 8, 16, 32, 64], "n": [2000, 64000], "ppn": [1, 2]}
+    exp = experiment(kernels, grid, repetitions=1)
+    models = [
+        model("compute", ["p", "n", "ppn"], 0.0, (1e-3, {"p": (-1, 0), "n": (1, 0)})),
+        model("comm", ["p", "n", "ppn"], 0.0, (1e-3, {"p": (1, 0), "ppn": (1, 0)})),
+    ]
+    result = optimize_configuration(
+        exp,
+        models,
+        ["ppn"],
+        "divergence",
+        fix={"p": 64, "n": 64000},
+        scale="p",
+        mode="weak",
+        size="n",
+    )
+    assert result.configuration == {"ppn": 1.0}
+    # along the path n = 1000 p, so compute stays at 1.0 and beta(2, n2) = 1 - T(2) / T(n2)
+    n2 = np.array([4, 8, 16, 32, 64])
+    expected = np.mean(1 - (1.0 + 0.002) / (1.0 + 0.001 * n2))
+    assert result.value == pytest.approx(expected)

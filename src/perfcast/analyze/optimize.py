@@ -228,6 +228,7 @@ def optimize_configuration(
     constraints: Sequence[Constraint] = (),
     scale: str | None = None,
     mode: str = STRONG,
+    size: str | None = None,
 ) -> Optimum:
     """Find the configuration minimizing ``objective`` using the models (see module doc).
 
@@ -247,6 +248,9 @@ def optimize_configuration(
         Scale parameter, needed by the divergence objective.
     mode : {"strong", "weak"}
         Scaling mode of the divergence objective.
+    size : str, optional
+        Problem-size parameter; under weak scaling it grows in proportion to the scale along
+        the divergence path (``size = fixed size * n / fixed scale``).
 
     Raises
     ------
@@ -277,11 +281,11 @@ def optimize_configuration(
             raise InputError(f"scaling mode must be 'strong' or 'weak', not {mode!r}")
     points = experiment.points()
     grids = [configuration_grid(points[:, parameters.index(n)]) for n in config_params]
-    size = int(np.prod([len(g) for g in grids]))
-    if size > MAX_GRID:
+    grid_size = int(np.prod([len(g) for g in grids]))
+    if grid_size > MAX_GRID:
         raise InputError(
-            f"the configuration grid has {size} points (limit {MAX_GRID}); fix some parameters "
-            "with --fix or add constraints"
+            f"the configuration grid has {grid_size} points (limit {MAX_GRID}); fix some "
+            "parameters with --fix or add constraints"
         )
     combos = np.array(list(itertools.product(*grids)), dtype=float)
     columns = {n: combos[:, i] for i, n in enumerate(config_params)}
@@ -300,7 +304,7 @@ def optimize_configuration(
         paper = None
     else:
         values, paper_values = _divergences(
-            experiment, models, parameters, fixed, varying, scale, mode
+            experiment, models, parameters, fixed, varying, scale, mode, size
         )
     best = int(np.nanargmin(values))
     configuration = {n: float(combos[best, i]) for i, n in enumerate(config_params)}
@@ -316,7 +320,7 @@ def optimize_configuration(
         fixed,
         importance,
         ranking,
-        size,
+        grid_size,
         int(feasible.sum()),
         paper,
         [c.text for c in constraints],
@@ -331,6 +335,7 @@ def _divergences(
     varying: Mapping[str, np.ndarray],
     scale: str,
     mode: str,
+    size: str | None,
 ) -> tuple[np.ndarray, list[float | None]]:
     measured = experiment.points()[:, parameters.index(scale)]
     scales = doubling_grid(measured, fixed[scale])
@@ -338,6 +343,8 @@ def _divergences(
     count = len(next(iter(varying.values())))
     repeated = {n: np.repeat(v, len(scales)) for n, v in varying.items()}
     repeated[scale] = np.tile(scales, count)
+    if mode == WEAK and size is not None and size not in varying:
+        repeated[size] = fixed[size] * repeated[scale] / fixed[scale]
     matrix = point_matrix(fixed, parameters, repeated)
     totals = np.sum([m.evaluate(matrix) for m in models], axis=0).reshape(count, len(scales))
     losses, paper = np.empty(count), []

@@ -14,6 +14,8 @@ from perfcast.commands._inputs import (
     load_experiment,
     obtain_models,
 )
+from perfcast.experiment import Experiment
+from perfcast.model.function import Model
 from perfcast.report.jsonout import dumps
 from perfcast.report.text import diagnosis_text
 
@@ -53,14 +55,14 @@ def add_diagnosis_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run_diagnosis(args: argparse.Namespace):
+def run_diagnosis(args: argparse.Namespace) -> tuple[Experiment, list[Model], Diagnosis]:
     """Load, fit (or read models) and diagnose; returns experiment, models, diagnosis."""
     experiment, metric = load_experiment(args.experiment, args)
     names = experiment.parameter_names
     at = parse_point(args.at, names) if args.at else None
     expectations = [parse_expectation(text, names) for text in args.expect]
     models = obtain_models(experiment, metric, args, args.models)
-    result: Diagnosis = diagnose(
+    result = diagnose(
         experiment,
         models,
         at=at,

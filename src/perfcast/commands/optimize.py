@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 
 from perfcast.analyze.optimize import optimize_configuration, parse_constraint
-from perfcast.analyze.points import CONFIGURATION, parameter_kinds, parse_point, scale_parameter
+from perfcast.analyze.points import (
+    CONFIGURATION,
+    SIZE,
+    parameter_kinds,
+    parse_point,
+    scale_parameter,
+)
 from perfcast.analyze.scaling import infer_mode
 from perfcast.commands._inputs import (
     add_model_arguments,
@@ -53,10 +59,11 @@ def run(args: argparse.Namespace) -> int:
     config = [n for n in names if kinds[n] == CONFIGURATION]
     fix = parse_point(args.fix, names, "--fix") if args.fix else None
     constraints = [parse_constraint(text, names) for text in args.constraint]
-    scale = mode = None
+    scale = mode = size = None
     if args.objective == "divergence":
         scale = scale_parameter(experiment, args.scale)
-        mode = args.scaling or infer_mode(experiment, scale, metric)[0]
+        size = next((n for n in names if kinds[n] == SIZE), None)
+        mode = args.scaling or infer_mode(experiment, scale, metric, size)[0]
     models = obtain_models(experiment, metric, args, args.models)
     result = optimize_configuration(
         experiment,
@@ -67,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         constraints,
         scale,
         mode or "strong",
+        size,
     )
     text = dumps(result.to_dict()) + "\n" if args.format == "json" else optimum_text(result)
     emit(text, args.out)
