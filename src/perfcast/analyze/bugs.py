@@ -12,8 +12,10 @@ Every kernel has an *expected* growth in each parameter with an expectation:
 
 A kernel is flagged in a parameter when all of these hold:
 
-1. the model's lead order in the parameter exceeds the expectation (``Model.lead_order``; a
-   constant offset is not growth);
+1. the model depends on the parameter and its lead order there exceeds the expectation
+   (``Model.lead_order``). A constant offset, or a kernel constant in the parameter, is not
+   growth and is never flagged: under strong scaling such serial parts show up in the ranking,
+   the crossovers and the efficiency loss instead;
 2. along the parameter from its smallest measured value to the target (others at the target)
    the model grows at least ``min_excess`` (default 2) times more than the expectation;
 3. the measurements agree: the least-squares slope of ``log(mean / expected)`` over
@@ -313,6 +315,8 @@ def find_scalability_bugs(
     for model, at_target in zip(models, predicted, strict=True):
         expected = expectations_for(model.kernel, scale, mode, expectations, collective_patterns)
         for parameter, expectation in expected.items():
+            if not any(f.parameter == parameter for t in model.terms for f in t.factors):
+                continue  # constant in the parameter: no growth to judge
             lead = model.lead_order(parameter)
             if lead <= expectation.order:
                 continue

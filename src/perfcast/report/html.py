@@ -240,9 +240,11 @@ def hotspot_chart(diagnosis: Diagnosis, top: int = 7) -> str:
     shares = np.divide(shift.values, totals, out=np.zeros_like(shift.values), where=totals > 0)
     order = np.argsort(-shares.mean(axis=0))[:top]
     positions = np.arange(len(shift.at), dtype=float)
+    every = 1 + len(shift.at) // 10
     labels = {
         float(i): f"{v:g}" + ("*" if o == "models" else "")
         for i, (v, o) in enumerate(zip(shift.at, shift.origins, strict=True))
+        if i % every == 0
     }
     bars = Chart(
         (-0.6, len(shift.at) - 0.4),
