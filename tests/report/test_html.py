@@ -55,6 +55,9 @@ def test_report_is_self_contained():
     assert 'fill-opacity="0.18"' in chart  # the prediction band
     assert "target p=4096" in chart
     assert '<span class="bug">bug</span>' in html
+    matrix = html[html.index('<table class="matrix">') :]
+    matrix = matrix[: matrix.index("</table>")]
+    assert matrix.count("<td class=n>") == len(P) * (len(P) - 1) // 2  # every pair n1 < n2
 
 
 def _power(c: float, e: float):

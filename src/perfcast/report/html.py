@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from perfcast.analyze.diagnosis import Diagnosis
+from perfcast.analyze.scaling import Scaling
 from perfcast.experiment import KERNEL, METRIC, VALUE, Experiment
 from perfcast.model.function import Model
 from perfcast.report.svg import PALETTE, Chart
@@ -38,6 +39,7 @@ svg.chart{font-size:10px;display:block}svg .grid{stroke:#eee;fill:none}
 svg .axis{stroke:#999;fill:none}svg .note{font-size:9px;fill:#555}
 .warn{background:#fff4f4;border-left:4px solid #b00020;padding:6px 10px}
 #filter{margin:6px 0;padding:4px;width:300px}
+table.matrix{width:auto}
 """
 
 _JS = """
@@ -347,6 +349,8 @@ def build_report(
     out.append("<h2>Scaling error</h2>")
     out.append(_scaling_table(diagnosis))
     out.append(scaling_chart(diagnosis))
+    if diagnosis.measured:
+        out.append(_error_matrix(max(diagnosis.measured, key=lambda m: len(m.scales))))
     if diagnosis.hotspots is not None:
         out.append("<h2>Hotspot shift</h2>")
         most = diagnosis.hotspots.most_changed()
@@ -447,6 +451,29 @@ def _scaling_table(diagnosis: Diagnosis) -> str:
         "<table><thead><tr><th>from</th><th>other parameters</th><th>scales</th>"
         "<th>efficiency loss</th><th>divergence −R (paper)</th><th>error growth</th>"
         "<th>R² linear</th><th>R² exponential</th></tr></thead><tbody>" + body + "</tbody></table>"
+    )
+
+
+def _error_matrix(scaling: Scaling, limit: int = 16) -> str:
+    """Every pair's scaling error as a table (rows n1, columns n2), like the paper's contours."""
+    scales = scaling.scales[:limit]
+    errors = {(e.n1, e.n2): e.error for e in scaling.errors}
+    name = "alpha" if scaling.mode == "strong" else "beta"
+    head = "".join(f"<th>{n:g}</th>" for n in scales[1:])
+    rows = "".join(
+        f"<tr><th>{n1:g}</th>"
+        + "".join(
+            f"<td class=n>{_fmt(errors[(n1, n2)])}</td>" if n2 > n1 else "<td></td>"
+            for n2 in scales[1:]
+        )
+        + "</tr>"
+        for n1 in scales[:-1]
+    )
+    return (
+        f"<p>Measured {name}(n1, n2) for every pair"
+        f"{' at ' + escape(_point_text(scaling.fixed)) if scaling.fixed else ''} "
+        f'(rows n1, columns n2):</p><table class="matrix"><thead><tr><th>n1 \\ n2</th>{head}'
+        f"</tr></thead><tbody>{rows}</tbody></table>"
     )
 
 
