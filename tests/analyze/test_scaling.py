@@ -78,6 +78,15 @@ def test_growth_shape_tells_linear_from_exponential():
     noisy = growth_shape(x, 0.3 + 0.1 * x + np.random.default_rng(1).normal(0, 0.05, len(x)))
     assert noisy.kind == "linear"
     assert growth_shape(x[:2], x[:2]).kind == "undetermined"
+    assert exponential.f_p_value < 1e-6 and linear.f_p_value == pytest.approx(1.0)
+
+
+def test_noisy_linear_errors_are_rarely_called_exponential():
+    x = np.array([2, 4, 8, 16, 32, 64], dtype=float)
+    rng = np.random.default_rng(5)
+    calls = [growth_shape(x, 0.1 * x + rng.normal(0, 0.5, len(x))).kind for _ in range(200)]
+    # the F-test at 5 %: about 10 false calls expected; 20 is beyond 3 standard deviations
+    assert calls.count("exponential") <= 20
 
 
 def test_measured_scaling_from_an_experiment():
