@@ -142,3 +142,20 @@ def test_report_png(run_cli, files, tmp_path):
     assert "main-_gather_on_root.png" in names or "main_gather_on_root.png" in names
     assert {"scaling_error.png", "hotspot_shift.png"} <= set(names)
     assert all((pngs / n).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for n in names)
+
+
+def test_bad_requests_exit_2_with_one_message(run_cli, files, tmp_path, capsys):
+    path, models = files
+    cases = [
+        (["report", str(path), "--models", str(models), "-o", str(tmp_path / "no" / "r.html")],
+         "cannot write"),
+        (["compare", str(path), str(tmp_path / "missing.json"), "--no-models"], "missing.json"),
+        (["optimize", str(path), "--models", str(models)], "no configuration parameters"),
+        (["diagnose", str(path), "--models", str(tmp_path)], "Is a directory"),
+        (["diagnose", str(path), "--models", str(models), "--metric", "bytes"],
+         "no metric 'bytes'"),
+    ]  # fmt: skip
+    for args, message in cases:
+        assert run_cli(args) == 2, args
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err, (args, err)

@@ -137,8 +137,10 @@ def _finite(value: float) -> float | None:
 def strong_scaling_errors(scales: Sequence[float], times: Sequence[float]) -> list[ScalingError]:
     """``alpha(n1, n2) = n2/n1 - M(n1)/M(n2)`` for every pair ``n1 < n2``."""
     n, t = _sorted(scales, times)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = t[:, None] / t[None, :]
     return [
-        ScalingError(float(n[i]), float(n[j]), float(n[j] / n[i] - t[i] / t[j]))
+        ScalingError(float(n[i]), float(n[j]), float(n[j] / n[i] - ratio[i, j]))
         for i in range(len(n))
         for j in range(i + 1, len(n))
     ]
@@ -147,8 +149,10 @@ def strong_scaling_errors(scales: Sequence[float], times: Sequence[float]) -> li
 def weak_scaling_errors(scales: Sequence[float], times: Sequence[float]) -> list[ScalingError]:
     """``beta(n1, n2) = 1 - M(n1)/M(n2)`` for every pair ``n1 < n2``."""
     n, t = _sorted(scales, times)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = t[:, None] / t[None, :]
     return [
-        ScalingError(float(n[i]), float(n[j]), float(1 - t[i] / t[j]))
+        ScalingError(float(n[i]), float(n[j]), float(1 - ratio[i, j]))
         for i in range(len(n))
         for j in range(i + 1, len(n))
     ]

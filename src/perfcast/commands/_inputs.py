@@ -66,6 +66,8 @@ def read_models(path: str, experiment: Experiment, metric: str) -> list[Model]:
         data = json.loads(Path(path).read_text())
     except FileNotFoundError:
         raise InputError("no such file", path) from None
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror}", path) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise InputError(f"not JSON: {error}", path) from None
     items = data.get("models") if isinstance(data, dict) else data
