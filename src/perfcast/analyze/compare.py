@@ -313,14 +313,17 @@ def compare_experiments(
         ratio = np.where(logged, np.exp(difference), joined["mean_b"] / joined["mean_a"])
     joined = joined.assign(ratio=ratio, p_slower=p_slower, p_faster=p_faster)
 
-    kernel_names = list(pd.unique(joined.index.get_level_values(KERNEL)))
-    per_kernel = {k: joined.xs(k, level=KERNEL) for k in kernel_names}
-    combined = np.array(
-        [
-            [fisher(per_kernel[k]["p_slower"]), fisher(per_kernel[k]["p_faster"])]
-            for k in kernel_names
-        ]
+    kernel_column = joined.index.get_level_values(KERNEL).to_numpy().astype(str)
+    point_values = np.column_stack(
+        [joined.index.get_level_values(n).to_numpy(dtype=float) for n in names]
     )
+    # the joined index is sorted by kernel: each kernel is one contiguous block of rows
+    starts = np.flatnonzero(np.r_[True, kernel_column[1:] != kernel_column[:-1]])
+    blocks = [slice(b, e) for b, e in zip(starts, np.r_[starts[1:], len(joined)], strict=True)]
+    kernel_names = [str(kernel_column[b.start]) for b in blocks]
+    ratio_column = joined["ratio"].to_numpy()
+    counts_a, counts_b = joined["n_a"].to_numpy(), joined["n_b"].to_numpy()
+    combined = np.array([[fisher(p_slower[b]), fisher(p_faster[b])] for b in blocks])
     adjusted = holm(combined.ravel()).reshape(combined.shape) if len(kernel_names) else combined
     by_kernel_a = {m.kernel: m for m in models_a or []}
     by_kernel_b = {m.kernel: m for m in models_b or []}
@@ -337,19 +340,17 @@ def compare_experiments(
     )
     changes = []
     for index, kernel in enumerate(kernel_names):
-        rows = per_kernel[kernel]
+        block = blocks[index]
         points = [
             PointChange(
-                dict(
-                    zip(names, map(float, key if isinstance(key, tuple) else (key,)), strict=True)
-                ),
-                float(row.ratio),
-                float(row.p_slower),
-                float(row.p_faster),
-                int(row.n_a),
-                int(row.n_b),
+                dict(zip(names, map(float, point_values[i]), strict=True)),
+                float(ratio_column[i]),
+                float(p_slower[i]),
+                float(p_faster[i]),
+                int(counts_a[i]),
+                int(counts_b[i]),
             )
-            for key, row in rows.iterrows()
+            for i in range(block.start, block.stop)
         ]
         slower, faster = adjusted[index]
         verdict, onset = _verdict(points, slower, faster, alpha, min_effect)
