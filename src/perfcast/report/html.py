@@ -40,6 +40,7 @@ svg .axis{stroke:#999;fill:none}svg .note{font-size:9px;fill:#555}
 .warn{background:#fff4f4;border-left:4px solid #b00020;padding:6px 10px}
 #filter{margin:6px 0;padding:4px;width:300px}
 table.matrix{width:auto}
+svg .cursor{stroke:#999}svg .readout{font-size:10px;fill:#333}
 """
 
 _JS = """
@@ -67,6 +68,25 @@ _JS = """
   });
   document.getElementById('expand').addEventListener('click',function(){
     Array.prototype.forEach.call(cards,function(c){c.open=true;});});
+  var NS='http://www.w3.org/2000/svg';
+  Array.prototype.forEach.call(document.querySelectorAll('svg[data-px]'),function(svg){
+    function list(n){return svg.getAttribute('data-'+n).split(',');}
+    var px=list('px').map(Number),xs=list('x'),ys=list('y'),lo=list('lo'),hi=list('hi');
+    var name=svg.getAttribute('data-name'),bottom=svg.getAttribute('data-bottom');
+    var cursor=document.createElementNS(NS,'path');cursor.setAttribute('class','cursor');
+    var text=document.createElementNS(NS,'text');text.setAttribute('class','readout');
+    text.setAttribute('x','62');text.setAttribute('y','24');
+    svg.appendChild(cursor);svg.appendChild(text);
+    svg.addEventListener('mousemove',function(event){
+      var point=svg.createSVGPoint();point.x=event.clientX;point.y=event.clientY;
+      var x=point.matrixTransform(svg.getScreenCTM().inverse()).x,best=0;
+      for(var i=1;i<px.length;i++){if(Math.abs(px[i]-x)<Math.abs(px[best]-x))best=i;}
+      cursor.setAttribute('d','M'+px[best]+',14V'+bottom);
+      text.textContent=name+'='+xs[best]+': model '+ys[best]+
+        ' (95 %: '+lo[best]+' to '+hi[best]+')';
+    });
+    svg.addEventListener('mouseleave',function(){cursor.setAttribute('d','');text.textContent='';});
+  });
   document.getElementById('shown').textContent=table.tBodies[0].rows.length;
   document.body.classList.add('js-ready');
 })();
@@ -191,7 +211,16 @@ def kernel_chart(
         chart.points(measured.x, measured.mean, "#111", labels, measured.low, measured.high)
     if target > high_measured:
         chart.vertical(target, "#555", f"target {scale}={target:g}")
-    return chart.svg()
+    readout = {
+        "px": ",".join(f"{v:.1f}" for v in chart.x(xs)),
+        "x": ",".join(f"{v:.4g}" for v in xs),
+        "y": ",".join(f"{v:.4g}" for v in prediction),
+        "lo": ",".join(f"{v:.4g}" for v in lower),
+        "hi": ",".join(f"{v:.4g}" for v in upper),
+        "name": scale,
+        "bottom": f"{chart.height - 36}",
+    }
+    return chart.svg(data=readout)
 
 
 def scaling_chart(diagnosis: Diagnosis) -> str:

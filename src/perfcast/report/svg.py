@@ -163,12 +163,16 @@ class Chart:
         )
 
     def svg(
-        self, legend: Sequence[tuple[str, str]] = (), x_labels: dict[float, str] | None = None
+        self,
+        legend: Sequence[tuple[str, str]] = (),
+        x_labels: dict[float, str] | None = None,
+        data: dict[str, str] | None = None,
     ) -> str:
-        """The finished ``<svg>`` element."""
+        """The finished ``<svg>`` element; ``data`` adds ``data-*`` attributes for scripts."""
+        extra = "".join(f' data-{k}="{escape(v)}"' for k, v in (data or {}).items())
         parts = [
             f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.width} {self.height}" '
-            f'width="{self.width}" height="{self.height}" role="img" class="chart">',
+            f'width="{self.width}" height="{self.height}" role="img" class="chart"{extra}>',
             f"<title>{escape(self.title)}</title>",
         ]
         bottom, right = self.height - BOTTOM, self.width - self.right
