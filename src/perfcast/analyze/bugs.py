@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfcast.analyze.points import point_matrix
+from perfcast.analyze.points import point_matrix, smallest_point
 from perfcast.analyze.scaling import STRONG
 from perfcast.errors import InputError
 from perfcast.experiment import CALL_PATH_SEPARATOR, KERNEL, METRIC, VALUE, Experiment
@@ -304,9 +304,7 @@ def find_scalability_bugs(
     if not models:
         return []
     parameters = models[0].parameters
-    smallest = {
-        n: float(experiment.points()[:, i].min()) for i, n in enumerate(experiment.parameter_names)
-    }
+    smallest = smallest_point(experiment)
     target_points = point_matrix(target, parameters, {})
     predicted = np.array([float(m.evaluate(target_points)[0]) for m in models])
     total = float(np.sum(np.maximum(predicted, 0.0)))
