@@ -196,3 +196,6 @@ def test_two_parameters_with_problem_size():
     assert crossing[("gather", "solve")]["p"] == pytest.approx(np.sqrt(2e4), rel=1e-6)
     # strong scaling errors are taken at fixed n: one scaling per measured n
     assert sorted(s.fixed["n"] for s in result.measured) == [1e4, 2e4, 4e4]
+    along_n = diagnose(exp, models, at={"p": 1024, "n": 4e4}, along="n")
+    assert along_n.hotspots.parameter == "n" and along_n.hotspots.fixed == {"p": 16.0}
+    assert [s.end for s in along_n.hotspots.steps] == [2e4, 4e4]

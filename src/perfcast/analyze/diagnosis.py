@@ -103,6 +103,7 @@ def diagnose(
     collective_patterns: Sequence[str] = (),
     min_share: float = 0.01,
     top: int = 20,
+    along: str | None = None,
 ) -> Diagnosis:
     """Rank kernels, flag scalability bugs, find crossovers, scaling errors and hotspot shifts.
 
@@ -123,6 +124,8 @@ def diagnose(
     top : int
         How many of the most expensive kernels get their own scaling analysis and enter the
         crossover search.
+    along : str, optional
+        Parameter the hotspot shift follows (default: the scale).
 
     Raises
     ------
@@ -173,8 +176,13 @@ def diagnose(
         r.kernel: modeled_scaling([by_kernel[r.kernel]], scale, mode, target, measured_scales, size)
         for r in ranking[:top]
     }
+    along = along or scale
+    if along not in experiment.parameter_names:
+        raise InputError(
+            f"cannot follow '{along}': not a parameter ({', '.join(experiment.parameter_names)})"
+        )
     try:
-        hotspots = profile_shift(experiment, scale, metric, models, target[scale])
+        hotspots = profile_shift(experiment, along, metric, models, target[along])
     except InputError:
         hotspots = None
     return Diagnosis(

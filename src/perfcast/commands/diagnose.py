@@ -48,6 +48,9 @@ def add_diagnosis_arguments(parser: argparse.ArgumentParser) -> None:
         help="kernels matching this pattern are collectives expected to grow like log p",
     )
     parser.add_argument(
+        "--along", help="parameter the hotspot shift follows (default: the scale parameter)"
+    )
+    parser.add_argument(
         "--min-share",
         type=float,
         default=0.01,
@@ -71,6 +74,7 @@ def run_diagnosis(args: argparse.Namespace) -> tuple[Experiment, list[Model], Di
         expectations=expectations,
         collective_patterns=args.collective,
         min_share=args.min_share,
+        along=args.along,
     )
     return experiment, models, result
 
