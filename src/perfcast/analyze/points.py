@@ -1,0 +1,213 @@
+"""Parameter roles, target configurations and scaling paths shared by the diagnoses.
+
+A *scale* parameter is one the user grows to run bigger (processes); a *size* parameter is the
+problem size; a *configuration* parameter is a knob that is neither (threads per rank, ranks per
+node, a flag level). Roles come from :class:`perfcast.experiment.Parameter.role` and, when that
+is None, from the parameter's name (``p``, ``procs``, ``ranks`` ... are scales; ``n``, ``size``
+... are sizes; ``threads``, ``ppn``, ``opt`` ... are configuration). A lone parameter of
+unknown role is taken as the scale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from perfcast.errors import InputError
+from perfcast.experiment import Experiment
+
+SCALE, SIZE, CONFIGURATION, OTHER = "scale", "size", "configuration", "other"
+
+_ROLE_KINDS = {
+    "processes": SCALE,
+    "ranks": SCALE,
+    "nodes": SCALE,
+    "problem_size": SIZE,
+    "size": SIZE,
+    "threads": CONFIGURATION,
+    "configuration": CONFIGURATION,
+}
+_SCALE_NAMES = {"p", "np", "procs", "nprocs", "ranks", "nranks", "processes", "nodes", "n_procs"}
+_SIZE_NAMES = {"n", "size", "problem_size", "nx", "grid", "elements", "s"}
+_CONFIGURATION_NAMES = {
+    "t",
+    "threads",
+    "nthreads",
+    "omp",
+    "ppn",
+    "ranks_per_node",
+    "opt",
+    "flags",
+    "level",
+    "block",
+    "bs",
+}
+
+
+def parameter_kinds(experiment: Experiment, config_params: Sequence[str] = ()) -> dict[str, str]:
+    """Kind (``scale``, ``size``, ``configuration`` or ``other``) of every parameter.
+
+    Parameters
+    ----------
+    experiment : Experiment
+    config_params : sequence of str
+        Names forced to be configuration parameters (``--config-params``).
+
+    Raises
+    ------
+    InputError
+        When a forced name is not a parameter of the experiment.
+    """
+    names = experiment.parameter_names
+    for name in config_params:
+        if name not in names:
+            raise InputError(
+                f"'{name}' is not a parameter of the experiment ({', '.join(names)})",
+                experiment.source,
+            )
+    kinds: dict[str, str] = {}
+    for parameter in experiment.parameters:
+        name = parameter.name
+        if name in config_params:
+            kinds[name] = CONFIGURATION
+        elif parameter.role is not None:
+            kinds[name] = _ROLE_KINDS.get(parameter.role.lower(), OTHER)
+        elif name.lower() in _SCALE_NAMES:
+            kinds[name] = SCALE
+        elif name.lower() in _SIZE_NAMES:
+            kinds[name] = SIZE
+        elif name.lower() in _CONFIGURATION_NAMES:
+            kinds[name] = CONFIGURATION
+        else:
+            kinds[name] = OTHER
+    if len(names) == 1 and kinds[names[0]] == OTHER:
+        kinds[names[0]] = SCALE
+    return kinds
+
+
+def scale_parameter(experiment: Experiment, explicit: str | None = None) -> str:
+    """The parameter the diagnoses scale along (``--scale`` or the first scale parameter).
+
+    Raises
+    ------
+    InputError
+        When ``explicit`` is unknown or no parameter is recognizably a scale.
+    """
+    names = experiment.parameter_names
+    if explicit is not None:
+        if explicit not in names:
+            raise InputError(
+                f"'{explicit}' is not a parameter of the experiment ({', '.join(names)})",
+                experiment.source,
+            )
+        return explicit
+    kinds = parameter_kinds(experiment)
+    scales = [n for n in names if kinds[n] == SCALE]
+    if not scales:
+        raise InputError(
+            "no parameter is recognizably the scale (processes); name it with --scale "
+            f"(parameters: {', '.join(names)})",
+            experiment.source,
+        )
+    return scales[0]
+
+
+def parse_point(text: str, parameters: Sequence[str], what: str = "--at") -> dict[str, float]:
+    """Parse ``p=4096,n=1e6`` into ``{"p": 4096.0, "n": 1e6}``.
+
+    Raises
+    ------
+    InputError
+        On a malformed item, an unknown parameter or a non-positive value.
+    """
+    point: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise InputError(f"{what}: '{item}' is not NAME=VALUE")
+        if name not in parameters:
+            raise InputError(
+                f"{what}: '{name}' is not a parameter (parameters: {', '.join(parameters)})"
+            )
+        try:
+            number = float(value)
+        except ValueError:
+            raise InputError(f"{what}: '{value}' is not a number") from None
+        if not np.isfinite(number) or number <= 0:
+            raise InputError(f"{what}: {name} must be a positive finite number, not {value}")
+        point[name] = number
+    if not point:
+        raise InputError(f"{what}: empty point")
+    return point
+
+
+def largest_point(experiment: Experiment) -> dict[str, float]:
+    """The largest measured value of every parameter."""
+    points = experiment.points()
+    return {name: float(points[:, i].max()) for i, name in enumerate(experiment.parameter_names)}
+
+
+def smallest_point(experiment: Experiment) -> dict[str, float]:
+    """The smallest measured value of every parameter."""
+    points = experiment.points()
+    return {name: float(points[:, i].min()) for i, name in enumerate(experiment.parameter_names)}
+
+
+DEFAULT_SCALE_FACTOR = 8.0
+
+
+def target_point(
+    experiment: Experiment, at: Mapping[str, float] | None, scale: str
+) -> dict[str, float]:
+    """The configuration to forecast: ``at`` completed with defaults.
+
+    Parameters missing from ``at`` take their largest measured value, except the scale
+    parameter which defaults to :data:`DEFAULT_SCALE_FACTOR` times its largest measured value.
+    """
+    target = largest_point(experiment)
+    target[scale] *= DEFAULT_SCALE_FACTOR
+    target.update(at or {})
+    return target
+
+
+def path(
+    start: Mapping[str, float],
+    end: Mapping[str, float],
+    parameters: Sequence[str],
+    steps: int = 257,
+) -> np.ndarray:
+    """Points on the geometric path from ``start`` to ``end``, shape (steps, len(parameters)).
+
+    Each parameter moves as ``start^(1-s) * end^s`` for ``s`` from 0 to 1, so a doubling of
+    processes is one equal step wherever it happens.
+    """
+    s = np.linspace(0.0, 1.0, steps)[:, None]
+    a = np.log(np.array([start[name] for name in parameters], dtype=float))
+    b = np.log(np.array([end[name] for name in parameters], dtype=float))
+    return np.exp(a * (1 - s) + b * s)
+
+
+def doubling_grid(measured: Sequence[float], target: float) -> np.ndarray:
+    """The measured values followed by doublings of the largest one up to ``target`` (included)."""
+    values = sorted({float(v) for v in measured})
+    current = values[-1]
+    while current * 2 < target * (1 - 1e-9):
+        current *= 2
+        values.append(current)
+    if target > values[-1] * (1 + 1e-9):
+        values.append(float(target))
+    return np.array(values)
+
+
+def point_matrix(
+    base: Mapping[str, float], parameters: Sequence[str], varying: Mapping[str, np.ndarray]
+) -> np.ndarray:
+    """Rows of ``base`` with some parameters replaced by arrays of values (broadcast)."""
+    length = max((len(np.atleast_1d(v)) for v in varying.values()), default=1)
+    columns = []
+    for name in parameters:
+        value = varying[name] if name in varying else base[name]
+        columns.append(np.broadcast_to(np.asarray(value, dtype=float), (length,)))
+    return np.column_stack(columns)

@@ -1,0 +1,117 @@
+"""Arguments and loading shared by the diagnosis commands (not a sub-command itself)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from perfcast.errors import InputError, WorkError
+from perfcast.experiment import Experiment
+from perfcast.io import read_experiment
+from perfcast.model.function import Model
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--input-format``, ``--metric``, ``--kernel``, ``--modeler``."""
+    parser.add_argument("--input-format", help="format of the experiment files (default: detect)")
+    parser.add_argument("--metric", help="metric to analyze (default: time or the only one)")
+    parser.add_argument("--kernel", help="only kernels matching this glob pattern")
+    parser.add_argument(
+        "--modeler", default="pmnf", help="modeler used to fit the models (default: pmnf)"
+    )
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--format text|json`` and ``--out FILE``."""
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--out", help="write to this file instead of standard output")
+
+
+def choose_metric(experiment: Experiment, metric: str | None) -> str:
+    """``metric`` if given, else ``time`` when present, else the only metric."""
+    names = experiment.metric_names
+    if metric is not None:
+        if metric not in names:
+            raise InputError(f"no metric '{metric}' (have {', '.join(names)})", experiment.source)
+        return metric
+    if len(names) == 1:
+        return names[0]
+    if "time" in names:
+        return "time"
+    raise InputError(
+        f"the experiment has several metrics ({', '.join(names)}); name one with --metric",
+        experiment.source,
+    )
+
+
+def load_experiment(path: str, args: argparse.Namespace) -> tuple[Experiment, str]:
+    """Read the experiment, keep the chosen metric and kernels; returns it and the metric."""
+    experiment = read_experiment(path, args.input_format)
+    metric = choose_metric(experiment, args.metric)
+    return experiment.select(kernels=args.kernel, metric=metric), metric
+
+
+def read_models(path: str, experiment: Experiment, metric: str) -> list[Model]:
+    """Models from a JSON file (``perfcast model --format json``) for the experiment's kernels.
+
+    Raises
+    ------
+    InputError
+        When the file is not such JSON, a model names a kernel the experiment lacks, or a
+        kernel of the experiment has no model.
+    """
+    try:
+        data = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except OSError as error:
+        raise InputError(f"cannot read: {error.strerror}", path) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(f"not JSON: {error}", path) from None
+    items = data.get("models") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise InputError('expected {"models": [...]} as written by perfcast model', path)
+    models = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise InputError(f"model {index + 1} is not an object", path)
+        models.append(Model.from_dict(item, source=f"{path}: model {index + 1}"))
+    kernels = set(experiment.kernels)
+    chosen = [m for m in models if m.metric == metric and m.kernel in kernels]
+    missing = sorted(kernels - {m.kernel for m in chosen})
+    if missing:
+        raise InputError(f"no {metric} model for kernel '{missing[0]}' of the experiment", path)
+    return chosen
+
+
+def fit_models(experiment: Experiment, modeler: str, metric: str) -> list[Model]:
+    """Fit with :func:`perfcast.model.fit` (imported here, when a command needs it)."""
+    try:
+        from perfcast.model import fit
+    except ImportError as error:
+        raise WorkError(
+            "model fitting (perfcast.model.fit) is not available; pass models with --models"
+        ) from error
+    return list(fit(experiment, modeler=modeler, metric=metric))
+
+
+def obtain_models(
+    experiment: Experiment, metric: str, args: argparse.Namespace, path: str | None
+) -> list[Model]:
+    """Models from ``path`` when given, else fitted."""
+    if path:
+        return read_models(path, experiment, metric)
+    return fit_models(experiment, args.modeler, metric)
+
+
+def emit(text: str, out: str | None) -> None:
+    """Write ``text`` to ``out`` or standard output."""
+    if out:
+        try:
+            Path(out).write_text(text)
+        except OSError as error:
+            raise InputError(f"cannot write: {error.strerror}", out) from None
+    else:
+        sys.stdout.write(text)

@@ -1,0 +1,96 @@
+"""``perfcast diagnose``: scalability bugs, crossovers, scaling error and hotspot shifts."""
+
+from __future__ import annotations
+
+import argparse
+
+from perfcast.analyze.bugs import parse_expectation
+from perfcast.analyze.diagnosis import Diagnosis, diagnose
+from perfcast.analyze.points import parse_point
+from perfcast.commands._inputs import (
+    add_model_arguments,
+    add_output_arguments,
+    emit,
+    load_experiment,
+    obtain_models,
+)
+from perfcast.experiment import Experiment
+from perfcast.model.function import Model
+from perfcast.report.jsonout import dumps
+from perfcast.report.text import diagnosis_text
+
+HELP = "rank kernels at a target scale, flag scalability bugs, scaling error, hotspot shifts"
+
+
+def add_diagnosis_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options shared by ``diagnose`` and ``report``."""
+    add_model_arguments(parser)
+    parser.add_argument("--models", help="models JSON (perfcast model --format json) to use")
+    parser.add_argument("--at", help="target configuration, e.g. p=4096,n=1e6 (default: 8x p)")
+    parser.add_argument("--scale", help="the scale parameter (default: from roles and names)")
+    parser.add_argument(
+        "--scaling",
+        choices=("strong", "weak"),
+        help="strong or weak scaling (default: inferred, see the documentation)",
+    )
+    parser.add_argument(
+        "--expect",
+        action="append",
+        default=[],
+        metavar="GLOB:PARAM=GROWTH",
+        help="expected growth, e.g. '*MPI_Allreduce:p=log' or 'p=1/p' (repeatable)",
+    )
+    parser.add_argument(
+        "--collective",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="kernels matching this pattern are collectives expected to grow like log p",
+    )
+    parser.add_argument(
+        "--along", help="parameter the hotspot shift follows (default: the scale parameter)"
+    )
+    parser.add_argument(
+        "--min-share",
+        type=float,
+        default=0.01,
+        help="flag only kernels with at least this share of the total at the target (0.01)",
+    )
+
+
+def run_diagnosis(args: argparse.Namespace) -> tuple[Experiment, list[Model], Diagnosis]:
+    """Load, fit (or read models) and diagnose; returns experiment, models, diagnosis."""
+    experiment, metric = load_experiment(args.experiment, args)
+    names = experiment.parameter_names
+    at = parse_point(args.at, names) if args.at else None
+    expectations = [parse_expectation(text, names) for text in args.expect]
+    models = obtain_models(experiment, metric, args, args.models)
+    result = diagnose(
+        experiment,
+        models,
+        at=at,
+        scale=args.scale,
+        mode=args.scaling,
+        expectations=expectations,
+        collective_patterns=args.collective,
+        min_share=args.min_share,
+        along=args.along,
+    )
+    return experiment, models, result
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``perfcast diagnose``."""
+    parser = subparsers.add_parser("diagnose", help=HELP, description=HELP)
+    parser.add_argument("experiment", help="experiment file")
+    add_diagnosis_arguments(parser)
+    add_output_arguments(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the diagnosis as text or JSON."""
+    _, _, result = run_diagnosis(args)
+    text = dumps(result.to_dict()) + "\n" if args.format == "json" else diagnosis_text(result)
+    emit(text, args.out)
+    return 0

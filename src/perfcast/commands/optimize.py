@@ -1,0 +1,81 @@
+"""``perfcast optimize``: the configuration minimizing time or scaling divergence."""
+
+from __future__ import annotations
+
+import argparse
+
+from perfcast.analyze.optimize import optimize_configuration, parse_constraint
+from perfcast.analyze.points import (
+    CONFIGURATION,
+    SIZE,
+    parameter_kinds,
+    parse_point,
+    scale_parameter,
+)
+from perfcast.analyze.scaling import infer_mode
+from perfcast.commands._inputs import (
+    add_model_arguments,
+    add_output_arguments,
+    emit,
+    load_experiment,
+    obtain_models,
+)
+from perfcast.report.jsonout import dumps
+from perfcast.report.text import optimum_text
+
+HELP = "search the configuration (threads, ranks per node, flags, ...) minimizing an objective"
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``perfcast optimize``."""
+    parser = subparsers.add_parser("optimize", help=HELP, description=HELP)
+    parser.add_argument("experiment", help="experiment file")
+    add_model_arguments(parser)
+    parser.add_argument("--models", help="models JSON (perfcast model --format json) to use")
+    parser.add_argument("--objective", choices=("time", "divergence"), default="time")
+    parser.add_argument("--fix", help="values of the other parameters, e.g. p=64")
+    parser.add_argument(
+        "--constraint",
+        action="append",
+        default=[],
+        help="condition on parameters, e.g. 'p*threads<=64' (repeatable)",
+    )
+    parser.add_argument(
+        "--config-params",
+        help="comma-separated configuration parameters (default: role or name tells)",
+    )
+    parser.add_argument("--scale", help="the scale parameter (divergence objective)")
+    parser.add_argument("--scaling", choices=("strong", "weak"), help="default: inferred")
+    add_output_arguments(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the optimum and what matters as text or JSON."""
+    experiment, metric = load_experiment(args.experiment, args)
+    names = experiment.parameter_names
+    forced = [n.strip() for n in (args.config_params or "").split(",") if n.strip()]
+    kinds = parameter_kinds(experiment, forced)
+    config = [n for n in names if kinds[n] == CONFIGURATION]
+    fix = parse_point(args.fix, names, "--fix") if args.fix else None
+    constraints = [parse_constraint(text, names) for text in args.constraint]
+    scale = mode = size = None
+    if args.objective == "divergence":
+        scale = scale_parameter(experiment, args.scale)
+        size = next((n for n in names if kinds[n] == SIZE), None)
+        mode = args.scaling or infer_mode(experiment, scale, metric, size)[0]
+    models = obtain_models(experiment, metric, args, args.models)
+    result = optimize_configuration(
+        experiment,
+        models,
+        config,
+        args.objective,
+        fix,
+        constraints,
+        scale,
+        mode or "strong",
+        size,
+    )
+    text = dumps(result.to_dict()) + "\n" if args.format == "json" else optimum_text(result)
+    emit(text, args.out)
+    return 0

@@ -1,0 +1,145 @@
+"""Plain-text renderings of the diagnoses for the terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from perfcast.analyze.compare import Comparison
+from perfcast.analyze.diagnosis import Diagnosis
+from perfcast.analyze.optimize import Optimum
+from perfcast.analyze.scaling import Scaling
+
+
+def _point(point: Mapping[str, float]) -> str:
+    return ", ".join(f"{k}={v:g}" for k, v in point.items())
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None or value != value else f"{value:.{digits}g}"
+
+
+def _scaling_line(scaling: Scaling) -> str:
+    fixed = f" at {_point(scaling.fixed)}" if scaling.fixed else ""
+    growth = scaling.growth
+    shape = growth.kind
+    if growth.kind != "undetermined":
+        shape += f" (R² linear {_num(growth.linear_r2)}, exponential {_num(growth.exponential_r2)})"
+    first = [e for e in scaling.errors if e.n1 == scaling.scales[0]]
+    row = ", ".join(f"{e.n2:g}: {e.error:.3g}" for e in first)
+    return (
+        f"  {scaling.origin}{fixed}, {scaling.scales[0]:g}..{scaling.scales[-1]:g}: "
+        f"efficiency loss {_num(scaling.efficiency_loss)}, "
+        f"divergence -R {_num(scaling.paper_divergence)}, error growth {shape}\n"
+        f"    error from {scaling.scales[0]:g} to {row}"
+    )
+
+
+def diagnosis_text(diagnosis: Diagnosis, top: int = 15) -> str:
+    """The diagnosis as a terminal report."""
+    d = diagnosis
+    lines = [
+        f"metric {d.metric}, scale {d.scale}, {d.mode} scaling ({d.mode_reason})",
+        f"largest measured point {_point(d.reference)}; target {_point(d.target)}",
+        "",
+        "Scalability bugs:",
+    ]
+    lines += [f"  ! {b.kernel}: {b.reason}; {100 * b.share:.1f} % at the target" for b in d.flagged]
+    if not d.flagged:
+        lines.append("  none")
+    inherited = [b for b in d.bugs if b.inherited_from]
+    lines += [f"  ({b.kernel} inherits from {b.inherited_from})" for b in inherited]
+    lines += [
+        "",
+        f"Kernels by predicted {d.metric} at the target (top {min(top, len(d.ranking))}):",
+    ]
+    for rank in d.ranking[:top]:
+        lines.append(
+            f"  {rank.cost_rank:>3}. {rank.kernel}  {rank.predicted:.4g} "
+            f"({100 * rank.share:.1f} %), "
+            f"growth {_num(rank.growth)}x [growth rank {rank.growth_rank}]  {rank.expression}"
+        )
+    growing = sorted(d.ranking, key=lambda r: r.growth_rank)[: min(5, len(d.ranking))]
+    lines += ["", f"Fastest growing from {_point(d.reference)} to the target:"]
+    lines += [f"  {r.growth_rank:>3}. {r.kernel}  x{_num(r.growth)}" for r in growing]
+    lines += ["", "Crossovers before the target:"]
+    lines += [
+        f"  {c.overtaking} overtakes {c.overtaken} at "
+        f"{_point({k: round(v, 3) for k, v in c.at.items()})}"
+        for c in d.crossovers
+    ] or ["  none"]
+    lines += ["", f"Scaling error ({d.mode}):"]
+    lines += [_scaling_line(s) for s in d.measured]
+    lines.append(_scaling_line(d.modeled))
+    if d.hotspots is not None:
+        lines += ["", f"Hotspot shift along {d.hotspots.parameter}:"]
+        for step in d.hotspots.steps:
+            lines.append(
+                f"  {step.start:g} -> {step.end:g} ({step.origin}): chi2 {step.chi_square:.3g} "
+                f"(p {step.chi_square_p:.3g}), Kendall tau {step.kendall_tau:.3f} "
+                f"(distance {step.kendall_distance:.3f}), "
+                f"total variation {step.total_variation:.3f}"
+            )
+        for name, step in d.hotspots.most_changed().items():
+            if step is not None:
+                lines.append(
+                    f"  most change by {name.replace('_', ' ')}: {step.start:g} -> {step.end:g}"
+                )
+    return "\n".join(lines) + "\n"
+
+
+def comparison_text(comparison: Comparison) -> str:
+    """The comparison as a terminal report."""
+    c = comparison
+    lines = [
+        f"metric {c.metric}; family-wise alpha {c.alpha}, "
+        f"minimum effect {100 * c.min_effect:.0f} %",
+        "",
+    ]
+    lines += c.summary()
+    if c.only_in_a or c.only_in_b:
+        lines += [
+            "",
+            f"only in A: {', '.join(c.only_in_a) or '-'}",
+            f"only in B: {', '.join(c.only_in_b) or '-'}",
+        ]
+    lines += ["", "Per kernel (B/A ratio range, adjusted p slower / faster, verdict):"]
+    for k in c.kernels:
+        lines.append(
+            f"  {k.kernel}: {k.min_ratio:.3f}..{k.max_ratio:.3f}, p {_num(k.p_slower, 2)} / "
+            f"{_num(k.p_faster, 2)}, {k.verdict}"
+        )
+        if k.models:
+            m = k.models
+            lead = "; ".join(f"{p}: {a} -> {b}" for p, (a, b) in m["lead"].items())
+            lines.append(f"      A: {m['a']}\n      B: {m['b']}\n      lead order {lead}")
+            for crossing in m["crossings"]:
+                side = "B slower" if crossing["b_slower_after"] else "B faster"
+                lines.append(f"      models cross at {_point(crossing['at'])} ({side} after)")
+            for p, line in m["linear"].items():
+                lines.append(
+                    f"      linear in {p}: slope {line['slope'][0]:.4g} -> {line['slope'][1]:.4g}, "
+                    f"intercept {line['intercept'][0]:.4g} -> {line['intercept'][1]:.4g}"
+                )
+    return "\n".join(lines) + "\n"
+
+
+def optimum_text(optimum: Optimum) -> str:
+    """The configuration search as a terminal report."""
+    o = optimum
+    lines = [
+        f"objective {o.objective}: best {_num(o.value, 4)} at {_point(o.configuration)}",
+        f"fixed {_point(o.fixed) or '-'}; {o.feasible} of {o.evaluated} configurations feasible",
+    ]
+    if o.constraints:
+        lines.append(f"constraints: {'; '.join(o.constraints)}")
+    if o.paper_divergence is not None:
+        lines.append(f"paper divergence -R at the optimum: {o.paper_divergence:.3f}")
+    lines += ["", "What matters (range varying one variable alone at the optimum; variance share):"]
+    for imp in o.importance:
+        lines.append(
+            f"  {imp.parameter}: range {imp.range:.4g} ({100 * imp.relative_range:.1f} % of the "
+            f"optimum; best {imp.best:g}, worst {imp.worst:g}), "
+            f"variance share {imp.variance_share:.2f}"
+        )
+    lines += ["", "Best configurations:", o.ranking.to_string(index=False)]
+    return "\n".join(lines) + "\n"
