@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from perfcast.errors import InputError, WorkError
+from perfcast.commands.common import readable_formats
+from perfcast.commands.model import add_model_arguments
+from perfcast.errors import InputError
 from perfcast.experiment import Experiment
 from perfcast.io import read_experiment
+from perfcast.model import fit
 from perfcast.model.function import Model
 
 
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--input-format``, ``--metric``, ``--kernel``, ``--modeler``."""
-    parser.add_argument("--input-format", help="format of the experiment files (default: detect)")
-    parser.add_argument("--metric", help="metric to analyze (default: time or the only one)")
-    parser.add_argument("--kernel", help="only kernels matching this glob pattern")
+def add_analysis_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--input-format`` plus the modeling options of ``perfcast model``."""
     parser.add_argument(
-        "--modeler", default="pmnf", help="modeler used to fit the models (default: pmnf)"
+        "--input-format",
+        choices=readable_formats(),
+        help="format of the experiment files (default: detect)",
     )
+    add_model_arguments(parser)
 
 
 def add_output_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,32 +88,11 @@ def read_models(path: str, experiment: Experiment, metric: str) -> list[Model]:
     return chosen
 
 
-def fit_models(experiment: Experiment, modeler: str, metric: str) -> list[Model]:
-    """Fit with :func:`perfcast.model.fit` (imported here, when a command needs it)."""
-    try:
-        from perfcast.model import fit
-    except ImportError as error:
-        raise WorkError(
-            "model fitting (perfcast.model.fit) is not available; pass models with --models"
-        ) from error
-    return list(fit(experiment, modeler=modeler, metric=metric))
-
-
 def obtain_models(
     experiment: Experiment, metric: str, args: argparse.Namespace, path: str | None
 ) -> list[Model]:
     """Models from ``path`` when given, else fitted."""
     if path:
         return read_models(path, experiment, metric)
-    return fit_models(experiment, args.modeler, metric)
-
-
-def emit(text: str, out: str | None) -> None:
-    """Write ``text`` to ``out`` or standard output."""
-    if out:
-        try:
-            Path(out).write_text(text)
-        except OSError as error:
-            raise InputError(f"cannot write: {error.strerror}", out) from None
-    else:
-        sys.stdout.write(text)
+    negative = {"auto": None, "yes": True, "no": False}[args.negative_exponents]
+    return fit(experiment, modeler=args.modeler, metric=metric, negative_exponents=negative)

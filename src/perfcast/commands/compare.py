@@ -7,12 +7,12 @@ import argparse
 from perfcast.analyze.compare import compare_experiments
 from perfcast.analyze.points import parse_point
 from perfcast.commands._inputs import (
-    add_model_arguments,
+    add_analysis_arguments,
     add_output_arguments,
-    emit,
     load_experiment,
     obtain_models,
 )
+from perfcast.commands.common import write_output
 from perfcast.report.jsonout import dumps
 from perfcast.report.text import comparison_text
 
@@ -24,7 +24,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("compare", help=HELP, description=HELP)
     parser.add_argument("a", help="baseline experiment file")
     parser.add_argument("b", help="experiment compared against the baseline")
-    add_model_arguments(parser)
+    add_analysis_arguments(parser)
     parser.add_argument("--models-a", help="models JSON of A instead of fitting")
     parser.add_argument("--models-b", help="models JSON of B instead of fitting")
     parser.add_argument(
@@ -71,5 +71,5 @@ def run(args: argparse.Namespace) -> int:
         target=target,
     )
     text = dumps(result.to_dict()) + "\n" if args.format == "json" else comparison_text(result)
-    emit(text, args.out)
+    write_output(text, args.out)
     return 0

@@ -8,12 +8,12 @@ from perfcast.analyze.bugs import parse_expectation
 from perfcast.analyze.diagnosis import Diagnosis, diagnose
 from perfcast.analyze.points import parse_point
 from perfcast.commands._inputs import (
-    add_model_arguments,
+    add_analysis_arguments,
     add_output_arguments,
-    emit,
     load_experiment,
     obtain_models,
 )
+from perfcast.commands.common import write_output
 from perfcast.experiment import Experiment
 from perfcast.model.function import Model
 from perfcast.report.jsonout import dumps
@@ -24,7 +24,7 @@ HELP = "rank kernels at a target scale, flag scalability bugs, scaling error, ho
 
 def add_diagnosis_arguments(parser: argparse.ArgumentParser) -> None:
     """Options shared by ``diagnose`` and ``report``."""
-    add_model_arguments(parser)
+    add_analysis_arguments(parser)
     parser.add_argument("--models", help="models JSON (perfcast model --format json) to use")
     parser.add_argument("--at", help="target configuration, e.g. p=4096,n=1e6 (default: 8x p)")
     parser.add_argument("--scale", help="the scale parameter (default: from roles and names)")
@@ -92,5 +92,5 @@ def run(args: argparse.Namespace) -> int:
     """Print the diagnosis as text or JSON."""
     _, _, result = run_diagnosis(args)
     text = dumps(result.to_dict()) + "\n" if args.format == "json" else diagnosis_text(result)
-    emit(text, args.out)
+    write_output(text, args.out)
     return 0

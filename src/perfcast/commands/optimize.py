@@ -14,12 +14,12 @@ from perfcast.analyze.points import (
 )
 from perfcast.analyze.scaling import infer_mode
 from perfcast.commands._inputs import (
-    add_model_arguments,
+    add_analysis_arguments,
     add_output_arguments,
-    emit,
     load_experiment,
     obtain_models,
 )
+from perfcast.commands.common import write_output
 from perfcast.report.jsonout import dumps
 from perfcast.report.text import optimum_text
 
@@ -30,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast optimize``."""
     parser = subparsers.add_parser("optimize", help=HELP, description=HELP)
     parser.add_argument("experiment", help="experiment file")
-    add_model_arguments(parser)
+    add_analysis_arguments(parser)
     parser.add_argument("--models", help="models JSON (perfcast model --format json) to use")
     parser.add_argument("--objective", choices=("time", "divergence"), default="time")
     parser.add_argument("--fix", help="values of the other parameters, e.g. p=64")
@@ -77,5 +77,5 @@ def run(args: argparse.Namespace) -> int:
         size,
     )
     text = dumps(result.to_dict()) + "\n" if args.format == "json" else optimum_text(result)
-    emit(text, args.out)
+    write_output(text, args.out)
     return 0
