@@ -38,7 +38,11 @@
 #endif
 #endif
 
+#ifdef __cplusplus
+#define PC_API extern "C" __attribute__((no_instrument_function))
+#else
 #define PC_API __attribute__((no_instrument_function))
+#endif
 #define PC_LOCAL static __attribute__((no_instrument_function))
 
 /* ------------------------------------------------------------------------------------------ */
@@ -95,12 +99,12 @@ PC_LOCAL unsigned pc_hash(int parent, const void *key) {
 PC_LOCAL void pc_atexit(void);
 
 PC_LOCAL pc_thread *pc_thread_init(void) {
-    pc_thread *t = pc_alloc(sizeof *t);
+    pc_thread *t = (pc_thread *)pc_alloc(sizeof *t);
     t->cap_nodes = 256;
-    t->nodes = pc_alloc(sizeof(pc_node) * (size_t)t->cap_nodes);
+    t->nodes = (pc_node *)pc_alloc(sizeof(pc_node) * (size_t)t->cap_nodes);
     t->n_nodes = 1; /* the root */
     t->table_mask = 1023;
-    t->table = malloc(sizeof(int) * (t->table_mask + 1));
+    t->table = (int *)malloc(sizeof(int) * (t->table_mask + 1));
     if (!t->table) pc_die_oom();
     memset(t->table, 0xff, sizeof(int) * (t->table_mask + 1));
     pthread_mutex_lock(&pc_threads_lock);
@@ -114,7 +118,7 @@ PC_LOCAL pc_thread *pc_thread_init(void) {
 
 PC_LOCAL void pc_rehash(pc_thread *t) {
     unsigned mask = t->table_mask * 2 + 1;
-    int *table = malloc(sizeof(int) * (mask + 1));
+    int *table = (int *)malloc(sizeof(int) * (mask + 1));
     if (!table) pc_die_oom();
     memset(table, 0xff, sizeof(int) * (mask + 1));
     for (int idx = 1; idx < t->n_nodes; idx++) {
@@ -130,7 +134,7 @@ PC_LOCAL void pc_rehash(pc_thread *t) {
 PC_LOCAL int pc_add_node(pc_thread *t, int parent, const void *key, int is_function) {
     if (t->n_nodes == t->cap_nodes) {
         t->cap_nodes *= 2;
-        t->nodes = realloc(t->nodes, sizeof(pc_node) * (size_t)t->cap_nodes);
+        t->nodes = (pc_node *)realloc(t->nodes, sizeof(pc_node) * (size_t)t->cap_nodes);
         if (!t->nodes) pc_die_oom();
     }
     int idx = t->n_nodes++;
@@ -209,7 +213,7 @@ PC_LOCAL uint64_t pc_string_hash(const char *s) {
 PC_LOCAL const char *pc_intern(pc_thread *t, const char *name) {
     if (!t->interned) {
         t->interned_mask = 63;
-        t->interned = pc_alloc(sizeof(char *) * (t->interned_mask + 1));
+        t->interned = (char **)pc_alloc(sizeof(char *) * (t->interned_mask + 1));
     }
     unsigned i = (unsigned)pc_string_hash(name) & t->interned_mask;
     while (t->interned[i]) {
@@ -221,7 +225,7 @@ PC_LOCAL const char *pc_intern(pc_thread *t, const char *name) {
     t->interned[i] = copy;
     if (++t->n_interned * 2 > t->interned_mask) {
         unsigned mask = t->interned_mask * 2 + 1;
-        char **table = pc_alloc(sizeof(char *) * (mask + 1));
+        char **table = (char **)pc_alloc(sizeof(char *) * (mask + 1));
         for (unsigned k = 0; k <= t->interned_mask; k++) {
             if (!t->interned[k]) continue;
             unsigned j = (unsigned)pc_string_hash(t->interned[k]) & mask;
@@ -290,7 +294,7 @@ PC_LOCAL const pc_elf_file *pc_elf_open(const char *path) {
     if (fd >= 0 && fstat(fd, &st) == 0 && (size_t)st.st_size >= sizeof(Elf64_Ehdr)) {
         void *image = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (image != MAP_FAILED) {
-            file->image = image;
+            file->image = (const unsigned char *)image;
             file->size = (size_t)st.st_size;
         }
     }
@@ -359,7 +363,7 @@ typedef struct {
 PC_LOCAL void pc_map_grow_table(pc_map *m) {
     m->mask = m->mask ? m->mask * 2 + 1 : 255;
     free(m->table);
-    m->table = malloc(sizeof(int) * (m->mask + 1));
+    m->table = (int *)malloc(sizeof(int) * (m->mask + 1));
     if (!m->table) pc_die_oom();
     memset(m->table, 0xff, sizeof(int) * (m->mask + 1));
     for (int k = 0; k < m->n; k++) {
@@ -378,7 +382,7 @@ PC_LOCAL pc_entry *pc_map_get(pc_map *m, const char *path) {
     }
     if (m->n == m->cap) {
         m->cap = m->cap ? m->cap * 2 : 64;
-        m->entries = realloc(m->entries, sizeof(pc_entry) * (size_t)m->cap);
+        m->entries = (pc_entry *)realloc(m->entries, sizeof(pc_entry) * (size_t)m->cap);
         if (!m->entries) pc_die_oom();
     }
     pc_entry *e = &m->entries[m->n];
@@ -397,7 +401,7 @@ typedef struct {
 PC_LOCAL void pc_buf_put(pc_buf *b, const void *data, size_t len) {
     if (b->len + len + 1 > b->cap) {
         while (b->len + len + 1 > b->cap) b->cap = b->cap ? b->cap * 2 : 4096;
-        b->data = realloc(b->data, b->cap);
+        b->data = (char *)realloc(b->data, b->cap);
         if (!b->data) pc_die_oom();
     }
     memcpy(b->data + b->len, data, len);
@@ -417,7 +421,7 @@ __attribute__((format(printf, 2, 3))) PC_LOCAL void pc_buf_printf(pc_buf *b, con
         pc_buf_put(b, small, (size_t)n);
         return;
     }
-    char *big = pc_alloc((size_t)n + 1);
+    char *big = (char *)pc_alloc((size_t)n + 1);
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -438,7 +442,7 @@ PC_LOCAL void pc_node_path(const pc_thread *t, int idx, pc_buf *path) {
 /* Closes what is still open (counting its time up to now) and merges all threads by path. */
 PC_LOCAL void pc_collect(pc_map *map) {
     uint64_t now = pc_now();
-    pc_buf path = {0};
+    pc_buf path = {NULL, 0, 0};
     pthread_mutex_lock(&pc_threads_lock);
     for (pc_thread *t = pc_threads; t; t = t->next) {
         for (int idx = t->current; idx != 0; idx = t->nodes[idx].parent) {
@@ -493,7 +497,7 @@ PC_LOCAL void pc_record(pc_buf *out, const char *kernel, const char *metric, dou
 PC_LOCAL void pc_write(const pc_map *map, int ranks, int over_ranks) {
     const char *target = getenv("PERFCAST_OUTPUT");
     if (!target || !*target) return;
-    pc_buf out = {0};
+    pc_buf out = {NULL, 0, 0};
     for (int k = 0; k < map->n; k++) {
         const pc_entry *e = &map->entries[k];
         pc_record(&out, e->path, "time", e->time);
@@ -534,7 +538,7 @@ PC_LOCAL int pc_mpi_aggregate(const pc_map *local, pc_map *global, int *ranks) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     *ranks = size;
-    pc_buf packed = {0};
+    pc_buf packed = {NULL, 0, 0};
     for (int k = 0; k < local->n; k++) {
         const pc_entry *e = &local->entries[k];
         uint32_t len = (uint32_t)strlen(e->path);
@@ -546,8 +550,8 @@ PC_LOCAL int pc_mpi_aggregate(const pc_map *local, pc_map *global, int *ranks) {
     int len = (int)packed.len, *lens = NULL, *displs = NULL;
     char *all = NULL, empty = 0;
     if (rank == 0) {
-        lens = pc_alloc(sizeof(int) * (size_t)size);
-        displs = pc_alloc(sizeof(int) * (size_t)size);
+        lens = (int *)pc_alloc(sizeof(int) * (size_t)size);
+        displs = (int *)pc_alloc(sizeof(int) * (size_t)size);
     }
     MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
     size_t total = 0;
@@ -556,7 +560,7 @@ PC_LOCAL int pc_mpi_aggregate(const pc_map *local, pc_map *global, int *ranks) {
             displs[r] = (int)total;
             total += (size_t)lens[r];
         }
-        all = pc_alloc(total + 1);
+        all = (char *)pc_alloc(total + 1);
     }
     MPI_Gatherv(packed.data ? packed.data : &empty, len, MPI_BYTE, all, lens, displs, MPI_BYTE, 0,
                 MPI_COMM_WORLD);
@@ -567,7 +571,7 @@ PC_LOCAL int pc_mpi_aggregate(const pc_map *local, pc_map *global, int *ranks) {
         memcpy(&visits, all + pos + sizeof time, sizeof visits);
         memcpy(&path_len, all + pos + 2 * sizeof time, sizeof path_len);
         pos += 2 * sizeof time + sizeof path_len;
-        char *path = pc_alloc(path_len + 1);
+        char *path = (char *)pc_alloc(path_len + 1);
         memcpy(path, all + pos, path_len);
         pos += path_len;
         pc_entry *e = pc_map_get(global, path);
@@ -587,14 +591,14 @@ PC_LOCAL int pc_mpi_aggregate(const pc_map *local, pc_map *global, int *ranks) {
 PC_API void perfcast_finalize(void) {
     if (pc_finalized) return;
     pc_finalized = 1;
-    pc_map local = {0};
+    pc_map local = {NULL, 0, 0, NULL, 0};
     pc_collect(&local);
 #ifdef PERFCAST_WITH_MPI
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
     if (initialized && !finalized) {
-        pc_map global = {0};
+        pc_map global = {NULL, 0, 0, NULL, 0};
         int ranks;
         if (pc_mpi_aggregate(&local, &global, &ranks) == 0) pc_write(&global, ranks, 1);
         return;
