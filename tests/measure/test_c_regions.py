@@ -216,20 +216,31 @@ int main(void) {
 
 def test_same_text_from_different_translation_units_merges(tmp_path):
     (tmp_path / "other.c").write_text(
+        "#include <time.h>\n"
         '#include "perfcast.h"\n'
-        'void other(void) { PERFCAST_REGION_BEGIN("shared"); PERFCAST_REGION_END("shared"); }\n'
+        "void other(void) {\n"
+        "    struct timespec pause = {0, 30000000};\n"
+        '    PERFCAST_REGION_BEGIN("shared");\n'
+        "    nanosleep(&pause, 0);\n"
+        '    PERFCAST_REGION_END("shared");\n'
+        "}\n"
         'void end_elsewhere(void) { PERFCAST_REGION_END("outer"); }\n'
     )
     binary = build(
         tmp_path,
         r"""
+#include <time.h>
 #include "perfcast.h"
 void other(void);
 void end_elsewhere(void);
 int main(void) {
+    struct timespec pause = {0, 30000000};
     PERFCAST_REGION_BEGIN("outer");
     other();
     PERFCAST_REGION_BEGIN("shared");
+    nanosleep(&pause, 0);
+    PERFCAST_REGION_END("shared");
+    PERFCAST_REGION_BEGIN_DYNAMIC("shared");
     PERFCAST_REGION_END("shared");
     end_elsewhere();
     return 0;
@@ -240,9 +251,12 @@ int main(void) {
     out = tmp_path / "out.jsonl"
     result = run([str(binary)], out)
     assert result.stderr == ""
-    table = by_key(read_records(out))
-    assert table[("outer->shared", "visits")] == 2
+    records = read_records(out)
+    assert [r["kernel"] for r in records] == ["outer"] * 2 + ["outer->shared"] * 2 + ["app"]
+    table = by_key(records)
+    assert table[("outer->shared", "visits")] == 3
     assert table[("outer", "visits")] == 1
+    assert 0.06 <= table[("outer->shared", "time")] <= table[("outer", "time")]
 
 
 def test_json_escapes_names(tmp_path):
@@ -292,6 +306,7 @@ int main(void) {
     result = run([str(binary)], out)
     assert result.stderr == ""
     table = by_key(read_records(out))
+    assert next(iter(table)) == ("main", "time")  # threads in order of their first region
     assert table[("work", "visits")] == 4000
     assert table[("work->step", "visits")] == 4000
     assert table[("main", "visits")] == 1

@@ -69,43 +69,13 @@ _trees: list[_Tree] = []
 _trees_lock = threading.Lock()
 
 
-def _tree() -> _Tree:
-    tree = getattr(_local, "tree", None)
-    if tree is None:
-        tree = _local.tree = _Tree()
-        with _trees_lock:
-            if not _trees:
-                atexit.register(_write_at_exit)
-            _trees.append(tree)
+def _new_tree() -> _Tree:
+    tree = _local.tree = _Tree()
+    with _trees_lock:
+        if not _trees:
+            atexit.register(_write_at_exit)
+        _trees.append(tree)
     return tree
-
-
-def _enter(name: str) -> None:
-    tree = _tree()
-    node = tree.current.children.get(name)
-    if node is None:
-        node = tree.current.children[name] = _Node(name, tree.current)
-    node.visits += 1
-    tree.current = node
-    node.start_ns = perf_counter_ns()
-
-
-def _exit(name: str) -> None:
-    now = perf_counter_ns()
-    tree = getattr(_local, "tree", None)
-    if tree is None or tree.current is tree.root:
-        print(f"perfcast: region {name!r} ends without an open region; ignored", file=sys.stderr)
-        return
-    node = tree.current
-    if node.name != name:
-        print(
-            f"perfcast: region {name!r} ends while {node.name!r} is the innermost open region;"
-            " ignored",
-            file=sys.stderr,
-        )
-        return
-    node.total_ns += now - node.start_ns
-    tree.current = node.parent
 
 
 class region:  # noqa: N801 - used like a function: perfcast.region("name")
@@ -133,35 +103,57 @@ class region:  # noqa: N801 - used like a function: perfcast.region("name")
         self.name = name
 
     def __enter__(self) -> region:
-        if self.name is None:
+        name = self.name
+        if name is None:
             raise ValueError("region() without a name can only decorate a function")
-        _enter(self.name)
+        try:
+            tree = _local.tree
+        except AttributeError:
+            tree = _new_tree()
+        parent = tree.current
+        node = parent.children.get(name)
+        if node is None:
+            node = parent.children[name] = _Node(name, parent)
+        node.visits += 1
+        tree.current = node
+        node.start_ns = perf_counter_ns()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        _exit(self.name)  # type: ignore[arg-type]
+        now = perf_counter_ns()
+        tree = getattr(_local, "tree", None)
+        name = self.name
+        if tree is None or tree.current is tree.root:
+            print(
+                f"perfcast: region {name!r} ends without an open region; ignored", file=sys.stderr
+            )
+            return
+        node = tree.current
+        if node.name != name:
+            print(
+                f"perfcast: region {name!r} ends while {node.name!r} is the innermost open region;"
+                " ignored",
+                file=sys.stderr,
+            )
+            return
+        node.total_ns += now - node.start_ns
+        tree.current = node.parent
 
     def __call__(self, function: F) -> F:
-        name = self.name or function.__qualname__
+        timer = region(self.name or function.__qualname__)
         if inspect.iscoroutinefunction(function):
 
             @functools.wraps(function)
             async def timed_coroutine(*args: Any, **kwargs: Any) -> Any:
-                _enter(name)
-                try:
+                with timer:
                     return await function(*args, **kwargs)
-                finally:
-                    _exit(name)
 
             return timed_coroutine  # type: ignore[return-value]
 
         @functools.wraps(function)
         def timed(*args: Any, **kwargs: Any) -> Any:
-            _enter(name)
-            try:
+            with timer:
                 return function(*args, **kwargs)
-            finally:
-                _exit(name)
 
         return timed  # type: ignore[return-value]
 

@@ -69,7 +69,7 @@ typedef struct pc_thread {
 } pc_thread;
 
 static __thread pc_thread *pc_self;
-static pc_thread *pc_threads;
+static pc_thread *pc_threads, *pc_threads_last; /* in order of their first region */
 static pthread_mutex_t pc_threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int pc_finalized;
 
@@ -108,9 +108,13 @@ PC_LOCAL pc_thread *pc_thread_init(void) {
     if (!t->table) pc_die_oom();
     memset(t->table, 0xff, sizeof(int) * (t->table_mask + 1));
     pthread_mutex_lock(&pc_threads_lock);
-    if (!pc_threads) atexit(pc_atexit);
-    t->next = pc_threads;
-    pc_threads = t;
+    if (!pc_threads) {
+        atexit(pc_atexit);
+        pc_threads = t;
+    } else {
+        pc_threads_last->next = t;
+    }
+    pc_threads_last = t;
     pthread_mutex_unlock(&pc_threads_lock);
     pc_self = t;
     return t;
@@ -393,6 +397,12 @@ PC_LOCAL pc_entry *pc_map_get(pc_map *m, const char *path) {
     return e;
 }
 
+PC_LOCAL void pc_map_free(pc_map *m) {
+    for (int k = 0; k < m->n; k++) free(m->entries[k].path);
+    free(m->entries);
+    free(m->table);
+}
+
 typedef struct {
     char *data;
     size_t len, cap;
@@ -454,14 +464,22 @@ PC_LOCAL void pc_collect(pc_map *map) {
                         "is counted up to here\n",
                         pc_node_name(node));
         }
+        /* one thread: nodes with the same path text (one name at several addresses) add up */
+        pc_map mine = {NULL, 0, 0, NULL, 0};
         for (int idx = 1; idx < t->n_nodes; idx++) {
             path.len = 0;
             pc_node_path(t, idx, &path);
-            pc_entry *e = pc_map_get(map, path.data);
-            double seconds = (double)t->nodes[idx].total_ns * 1e-9;
-            if (seconds > e->time) e->time = seconds;
+            pc_entry *e = pc_map_get(&mine, path.data);
+            e->time += (double)t->nodes[idx].total_ns * 1e-9;
             e->visits += (double)t->nodes[idx].visits;
         }
+        /* across threads: time is the maximum, visits add up */
+        for (int k = 0; k < mine.n; k++) {
+            pc_entry *e = pc_map_get(map, mine.entries[k].path);
+            if (mine.entries[k].time > e->time) e->time = mine.entries[k].time;
+            e->visits += mine.entries[k].visits;
+        }
+        pc_map_free(&mine);
     }
     pthread_mutex_unlock(&pc_threads_lock);
     free(path.data);
