@@ -2,7 +2,8 @@
 
 1. Cost of one begin/end pair: C library (literal names, run-time names, a function under
    -finstrument-functions) and Python ``perfcast.region`` (context manager, decorator), each in a
-   tight loop, minus the same loop without regions; median of several repetitions.
+   tight loop, minus the same loop without regions; the best (minimum) time of several
+   interleaved repetitions of each, which is what a loaded shared machine distorts least.
 2. Whole-program overhead of every example application with its default settings: the build with
    regions against the build with the regions compiled out (-DPERFCAST_DISABLE), same arguments,
    runs interleaved, median wall time of each. Also the overhead the pair cost predicts from the
@@ -124,12 +125,11 @@ def c_pair_costs(directory: Path, iterations: int, repetitions: int) -> dict[str
     }
     costs = {}
     for label, (instrumented, plain) in variants.items():
-        differences = []
+        with_regions, without = [], []
         for _ in range(repetitions):
-            with_regions = loop_seconds(instrumented, iterations)
-            without = loop_seconds(plain, iterations)
-            differences.append((with_regions - without) / iterations * 1e9)
-        costs[label] = statistics.median(differences)
+            with_regions.append(loop_seconds(instrumented, iterations))
+            without.append(loop_seconds(plain, iterations))
+        costs[label] = (min(with_regions) - min(without)) / iterations * 1e9
     return costs
 
 
@@ -162,14 +162,11 @@ def python_pair_costs(iterations: int, repetitions: int) -> dict[str, float]:
             plain()
 
     def per_pair(measured, baseline) -> float:
-        differences = []
+        with_regions, without = [], []
         for _ in range(repetitions):
-            differences.append(
-                (timeit.timeit(measured, number=1) - timeit.timeit(baseline, number=1))
-                / iterations
-                * 1e9
-            )
-        return statistics.median(differences)
+            with_regions.append(timeit.timeit(measured, number=1))
+            without.append(timeit.timeit(baseline, number=1))
+        return (min(with_regions) - min(without)) / iterations * 1e9
 
     return {
         "Python, `with perfcast.region(...)`": per_pair(with_region, empty_loop),
@@ -226,11 +223,19 @@ def example_overheads(
                 "without": without_median,
                 "with": with_median,
                 "measured": (with_median / without_median - 1) * 100,
+                "measured_min": (min(times_with) / min(times_without) - 1) * 100,
                 "pairs": pairs_per_rank,
                 "predicted": pairs_per_rank * pair_ns * 1e-9 / without_median * 100,
             }
         )
     return rows
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.machine()
 
 
 def main() -> int:
@@ -253,28 +258,32 @@ def main() -> int:
     print("## Instrumentation overhead\n")
     print(f"Command: `{command.strip()}` (from the repository root, after `scripts/setup`).")
     print(
-        f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, shared; "
-        f"medians of {args.repetitions} repetitions.\n"
+        f"Machine: {cpu_model()}, {os.cpu_count()} cores, shared with other jobs (load average "
+        f"{os.getloadavg()[0]:.1f} at the end); {args.repetitions} repetitions.\n"
     )
-    print("Cost of one begin/end pair (instrumented loop minus the same loop without regions):\n")
+    print(
+        "Cost of one begin/end pair: best of the instrumented loop minus best of the same loop "
+        "without regions:\n"
+    )
     print("| variant | ns per pair |")
     print("|---|---:|")
     for label, ns in {**c_costs, **python_costs}.items():
         print(f"| {label} | {ns:.1f} |")
     print(
         f"\nWhole programs, `mpirun -np {args.ranks}`, default settings, largest campaign size; "
-        "built with regions vs with `-DPERFCAST_DISABLE`. `predicted` = pairs per rank x C pair "
-        "cost / run time.\n"
+        "built with regions vs with `-DPERFCAST_DISABLE`, runs interleaved. Times are medians; "
+        "`predicted` = pairs per rank x C pair cost / run time.\n"
     )
     print(
-        "| example | without regions (s) | with regions (s) | measured overhead | "
-        "pairs per rank | predicted overhead |"
+        "| example | without regions (s) | with regions (s) | overhead of medians | "
+        "overhead of minima | pairs per rank | predicted overhead |"
     )
-    print("|---|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         print(
             f"| {row['app']} | {row['without']:.3f} | {row['with']:.3f} | "
-            f"{row['measured']:+.2f} % | {row['pairs']:.0f} | {row['predicted']:.4f} % |"
+            f"{row['measured']:+.2f} % | {row['measured_min']:+.2f} % | {row['pairs']:.0f} | "
+            f"{row['predicted']:.4f} % |"
         )
     return 0
 
