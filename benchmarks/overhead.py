@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -238,11 +239,39 @@ def cpu_model() -> str:
     return platform.machine()
 
 
+def instructions(command: list[str]) -> int:
+    """Instructions one run executes, counted by valgrind (callgrind), deterministic."""
+    result = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+        env={**os.environ, **MPI_ENV, "PERFCAST_OUTPUT": os.devnull},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(re.search(r"Collected : (\d+)", result.stderr).group(1))
+
+
+def instruction_overheads(directory: Path) -> list[tuple[str, int, int]]:
+    """(example, instructions without regions, with regions) of one run at p = 1."""
+    rows = []
+    for app, arguments in EXAMPLES.items():
+        build = directory / app / "build"
+        without = instructions([str(build / f"{app}-noregions"), *arguments])
+        with_regions = instructions([str(build / app), *arguments])
+        rows.append((f"{app} {' '.join(arguments)}", without, with_regions))
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repetitions", type=int, default=7)
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--iterations", type=int, default=10_000_000, help="pairs per C loop")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count every example's instructions under valgrind at p = 1 (minutes)",
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="perfcast-overhead-") as tmp:
@@ -250,9 +279,9 @@ def main() -> int:
         c_costs = c_pair_costs(directory, args.iterations, args.repetitions)
         python_costs = python_pair_costs(args.iterations // 20, args.repetitions)
         literal_ns = next(iter(c_costs.values()))
-        rows = example_overheads(
-            build_examples(directory / "examples"), args.ranks, args.repetitions, literal_ns
-        )
+        examples = build_examples(directory / "examples")
+        rows = example_overheads(examples, args.ranks, args.repetitions, literal_ns)
+        counted = instruction_overheads(examples) if args.instructions else []
 
     command = "python benchmarks/overhead.py " + " ".join(sys.argv[1:])
     print("## Instrumentation overhead\n")
@@ -285,6 +314,18 @@ def main() -> int:
             f"{row['measured']:+.2f} % | {row['measured_min']:+.2f} % | {row['pairs']:.0f} | "
             f"{row['predicted']:.4f} % |"
         )
+    if counted:
+        print(
+            "\nInstructions of one whole run at p = 1 (valgrind callgrind, deterministic up to "
+            "MPI start-up), the same settings:\n"
+        )
+        print("| example | without regions | with regions | overhead |")
+        print("|---|---:|---:|---:|")
+        for app, without, with_regions in counted:
+            print(
+                f"| {app} | {without:,} | {with_regions:,} | "
+                f"{(with_regions / without - 1) * 100:+.4f} % |"
+            )
     return 0
 
 

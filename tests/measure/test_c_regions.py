@@ -380,3 +380,26 @@ int main(void) {
         "main->tail": 1,
         "main->tail->square": 1,
     }
+
+
+def test_repeated_misuse_is_reported_ten_times_then_counted(tmp_path):
+    binary = build(
+        tmp_path,
+        r"""
+#include "perfcast.h"
+int main(void) {
+    for (int i = 0; i < 1000; i++) PERFCAST_REGION_END("never_begun");
+    return 0;
+}
+""",
+    )
+    result = run([str(binary)], tmp_path / "out.jsonl")
+    lines = result.stderr.splitlines()
+    assert (
+        lines[:10]
+        == ['perfcast: PERFCAST_REGION_END("never_begun") without an open region; ignored'] * 10
+    )
+    assert lines[10:] == [
+        "perfcast: further region errors are counted, not shown",
+        "perfcast: 1000 region errors in total",
+    ]

@@ -148,6 +148,7 @@ def run_script(output: str | None) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_program_appends_records_at_exit(tmp_path):
     out = tmp_path / "out.jsonl"
     result = run_script(str(out))

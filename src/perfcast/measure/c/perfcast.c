@@ -73,6 +73,22 @@ static pc_thread *pc_threads, *pc_threads_last; /* in order of their first regio
 static pthread_mutex_t pc_threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int pc_finalized;
 
+/* Misuse (an END that matches no open region) is reported, but only the first few times: a
+ * mistake inside a hot loop must not flood stderr. The total is reported at the end. */
+#define PC_REPORTED_ERRORS 10
+static unsigned long pc_errors;
+
+__attribute__((format(printf, 1, 2))) PC_LOCAL void pc_misuse(const char *fmt, ...) {
+    unsigned long count = __atomic_add_fetch(&pc_errors, 1, __ATOMIC_RELAXED);
+    if (count > PC_REPORTED_ERRORS) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    if (count == PC_REPORTED_ERRORS)
+        fputs("perfcast: further region errors are counted, not shown\n", stderr);
+}
+
 PC_LOCAL void pc_die_oom(void) {
     fputs("perfcast: out of memory\n", stderr);
     abort();
@@ -96,8 +112,6 @@ PC_LOCAL unsigned pc_hash(int parent, const void *key) {
     return (unsigned)(h >> 29);
 }
 
-PC_LOCAL void pc_atexit(void);
-
 PC_LOCAL pc_thread *pc_thread_init(void) {
     pc_thread *t = (pc_thread *)pc_alloc(sizeof *t);
     t->cap_nodes = 256;
@@ -109,7 +123,6 @@ PC_LOCAL pc_thread *pc_thread_init(void) {
     memset(t->table, 0xff, sizeof(int) * (t->table_mask + 1));
     pthread_mutex_lock(&pc_threads_lock);
     if (!pc_threads) {
-        atexit(pc_atexit);
         pc_threads = t;
     } else {
         pc_threads_last->next = t;
@@ -191,16 +204,14 @@ PC_API void perfcast_region_end(const char *name) {
     if (pc_finalized) return;
     pc_thread *t = pc_self;
     if (!t || t->current == 0) {
-        fprintf(stderr, "perfcast: PERFCAST_REGION_END(\"%s\") without an open region; ignored\n",
-                name);
+        pc_misuse("perfcast: PERFCAST_REGION_END(\"%s\") without an open region; ignored\n", name);
         return;
     }
     pc_node *node = &t->nodes[t->current];
     if (node->key != name && (node->is_function || strcmp((const char *)node->key, name) != 0)) {
-        fprintf(stderr,
-                "perfcast: PERFCAST_REGION_END(\"%s\") does not match the innermost open region "
-                "\"%s\"; ignored\n",
-                name, pc_node_name(node));
+        pc_misuse("perfcast: PERFCAST_REGION_END(\"%s\") does not match the innermost open region "
+                  "\"%s\"; ignored\n",
+                  name, pc_node_name(node));
         return;
     }
     node->total_ns += now - node->start_ns;
@@ -268,8 +279,8 @@ PC_API void __cyg_profile_func_exit(void *function, void *call_site) {
     pc_node *node = &t->nodes[t->current];
     if (node->key != function) {
         /* A user region opened in this function is still open, or a longjmp skipped exits. */
-        fprintf(stderr, "perfcast: function %s returns while region \"%s\" is open; ignored\n",
-                pc_function_name(function), pc_node_name(node));
+        pc_misuse("perfcast: function %s returns while region \"%s\" is open; ignored\n",
+                  pc_function_name(function), pc_node_name(node));
         return;
     }
     node->total_ns += now - node->start_ns;
@@ -514,7 +525,7 @@ PC_LOCAL void pc_record(pc_buf *out, const char *kernel, const char *metric, dou
 /* Writes all records with one write(2), appending to $PERFCAST_OUTPUT ("-": stderr). */
 PC_LOCAL void pc_write(const pc_map *map, int ranks, int over_ranks) {
     const char *target = getenv("PERFCAST_OUTPUT");
-    if (!target || !*target) return;
+    if (!target || !*target || (map->n == 0 && !over_ranks)) return;
     pc_buf out = {NULL, 0, 0};
     for (int k = 0; k < map->n; k++) {
         const pc_entry *e = &map->entries[k];
@@ -611,6 +622,8 @@ PC_API void perfcast_finalize(void) {
     pc_finalized = 1;
     pc_map local = {NULL, 0, 0, NULL, 0};
     pc_collect(&local);
+    if (pc_errors > PC_REPORTED_ERRORS)
+        fprintf(stderr, "perfcast: %lu region errors in total\n", pc_errors);
 #ifdef PERFCAST_WITH_MPI
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
@@ -632,6 +645,9 @@ PC_API void perfcast_finalize(void) {
 }
 
 PC_LOCAL void pc_atexit(void) { perfcast_finalize(); }
+
+/* Registered at load time, so it runs after every exit handler the program registers later. */
+__attribute__((constructor)) PC_LOCAL void pc_register_atexit(void) { atexit(pc_atexit); }
 
 #ifdef PERFCAST_WITH_MPI
 /* PMPI wrapper: aggregate over ranks while MPI still works. */
