@@ -2,6 +2,7 @@
 
 from perfcast.errors import InputError, PerfcastError, WorkError
 from perfcast.experiment import Experiment, Metric, Parameter, Series
+from perfcast.measure.regions import region
 from perfcast.model.function import Factor, Model, Quality, Term
 
 __all__ = [
@@ -16,5 +17,6 @@ __all__ = [
     "Series",
     "Term",
     "WorkError",
+    "region",
 ]
 __version__ = "0.1.0"

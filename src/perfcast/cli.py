@@ -21,6 +21,7 @@ COMMANDS = (
     "optimize",
     "compare",
     "report",
+    "instrument",
 )
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2

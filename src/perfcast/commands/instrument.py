@@ -1,0 +1,50 @@
+"""``perfcast instrument``: print how to build a program with perfcast's region library."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+
+from perfcast.errors import InputError
+from perfcast.measure import instrument
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``perfcast instrument``."""
+    parser = subparsers.add_parser(
+        "instrument",
+        help="print compiler flags for perfcast's region library",
+        description=(
+            "Print what to add to a compile command so that PERFCAST_REGION_BEGIN/END (or "
+            "Caliper's CALI_MARK_BEGIN/END) record regions, e.g. "
+            "mpicc app.c $(perfcast instrument --cflags) $(perfcast instrument --libs)."
+        ),
+    )
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--cflags", action="store_true", help="include flags for compiling")
+    what.add_argument(
+        "--libs", action="store_true", help="the library source and libraries for linking"
+    )
+    what.add_argument("--fortran", action="store_true", help="path of the Fortran module source")
+    what.add_argument("--dir", action="store_true", help="directory of the library sources")
+    parser.add_argument(
+        "--functions",
+        action="store_true",
+        help="with --cflags: also record every function (-finstrument-functions)",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the requested flags or path."""
+    if args.functions and not args.cflags:
+        raise InputError("--functions only goes with --cflags")
+    if args.cflags:
+        print(shlex.join(instrument.compile_flags(functions=args.functions)))
+    elif args.libs:
+        print(shlex.join(instrument.link_arguments()))
+    elif args.fortran:
+        print(instrument.fortran_module())
+    else:
+        print(instrument.library_dir())
+    return 0
