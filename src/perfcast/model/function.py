@@ -245,11 +245,16 @@ class Model:
         if self.uncertainty is None:
             return prediction, prediction.copy(), prediction.copy()
         u = self.uncertainty
-        fit_variance = np.einsum("ij,jk,ik->i", design, u.covariance, design)
-        noise = u.noise_variance * (prediction**2 if u.relative else 1.0)
-        spread = np.sqrt(np.maximum(fit_variance, 0.0) + noise)
+        fit_variance = np.maximum(np.einsum("ij,jk,ik->i", design, u.covariance, design), 0.0)
         quantile = special.stdtrit(max(u.dof, 1), 0.5 + level / 2)
-        return prediction, prediction - quantile * spread, prediction + quantile * spread
+        if not u.relative:
+            spread = quantile * np.sqrt(fit_variance + u.noise_variance)
+            return prediction, prediction - spread, prediction + spread
+        # Multiplicative noise: the interval is symmetric in log space, so it stays positive.
+        with np.errstate(invalid="ignore", divide="ignore"):
+            relative = np.sqrt(fit_variance / prediction**2 + u.noise_variance)
+        factor = np.exp(quantile * relative)
+        return prediction, prediction / factor, prediction * factor
 
     def lead_order(self, parameter: str) -> tuple[Fraction, int]:
         """Fastest-growing ``(exponent, log_exponent)`` of ``parameter`` over all terms.
