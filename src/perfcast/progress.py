@@ -1,4 +1,4 @@
-"""A minimal progress bar with ETA on stderr, silent when stderr is not a terminal."""
+"""A one-line progress bar with ETA, drawn only on a terminal."""
 
 from __future__ import annotations
 
@@ -6,49 +6,61 @@ import sys
 import time
 from typing import TextIO
 
+BAR_WIDTH = 24
 
-class Progress:
-    """Report progress of ``total`` steps as ``label [#####-----] 50% 3/6 ETA 0:12``.
+
+def format_duration(seconds: float) -> str:
+    """``1:02:03`` / ``2:03`` style duration."""
+    seconds = max(0, int(round(seconds)))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class ProgressBar:
+    """Progress of ``total`` steps on ``stream``; silent unless the stream is a terminal.
+
+    The ETA is the mean duration of the steps finished so far times the steps left.
 
     Parameters
     ----------
     total : int
         Number of steps.
-    label : str
-        Shown before the bar.
     stream : file, optional
-        Defaults to ``sys.stderr``; nothing is written unless it is a terminal.
+        Defaults to standard error.
+    unit : str
+        What a step is, e.g. ``"runs"`` or ``"kernels"``.
     """
 
-    def __init__(self, total: int, label: str = "", stream: TextIO | None = None):
-        self.total = max(total, 0)
-        self.label = label
-        self.stream = stream if stream is not None else sys.stderr
-        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+    def __init__(self, total: int, stream: TextIO | None = None, unit: str = "runs"):
+        self.total = total
+        self.unit = unit
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)()) and total > 0
         self.done = 0
+        self.failed = 0
         self._start = time.monotonic()
-        self._last_draw = 0.0
 
-    def advance(self, steps: int = 1) -> None:
-        """Mark ``steps`` more steps done and redraw (at most ten times a second)."""
-        self.done = min(self.total, self.done + steps)
-        now = time.monotonic()
-        if self.enabled and (now - self._last_draw > 0.1 or self.done == self.total):
-            self._last_draw = now
-            self.stream.write("\r" + self.line(now - self._start))
-            self.stream.flush()
+    def line(self, label: str = "") -> str:
+        """The text of the bar in its current state."""
+        filled = BAR_WIDTH * self.done // self.total if self.total else BAR_WIDTH
+        bar = "#" * filled + "." * (BAR_WIDTH - filled)
+        elapsed = time.monotonic() - self._start
+        remaining = self.total - self.done
+        eta = format_duration(elapsed / self.done * remaining) if self.done else "?"
+        failed = f", {self.failed} failed" if self.failed else ""
+        text = f"[{bar}] {self.done}/{self.total} {self.unit}{failed}  ETA {eta}"
+        return f"{text}  {label}" if label else text
 
-    def line(self, elapsed: float) -> str:
-        """The text of the bar after ``elapsed`` seconds."""
-        fraction = self.done / self.total if self.total else 1.0
-        filled = int(round(30 * fraction))
-        eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
-        minutes, seconds = divmod(int(eta), 60)
-        bar = "#" * filled + "-" * (30 - filled)
-        return (
-            f"{self.label} [{bar}] {100 * fraction:3.0f}% {self.done}/{self.total} "
-            f"ETA {minutes}:{seconds:02d}"
-        )
+    def start(self, label: str) -> None:
+        """Show the run about to start."""
+        self._draw(label)
+
+    def advance(self, ok: bool = True) -> None:
+        """Count one finished step (``ok`` false counts it as failed)."""
+        self.done += 1
+        self.failed += not ok
+        self._draw("")
 
     def close(self) -> None:
         """End the bar's line."""
@@ -56,8 +68,7 @@ class Progress:
             self.stream.write("\n")
             self.stream.flush()
 
-    def __enter__(self) -> Progress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def _draw(self, label: str) -> None:
+        if self.enabled:
+            self.stream.write("\r\x1b[K" + self.line(label))
+            self.stream.flush()

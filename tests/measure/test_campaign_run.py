@@ -15,9 +15,9 @@ from campaign_helpers import RECORDING_PROGRAM, compile_c, processes_with, run_c
 from perfcast.errors import InputError, WorkError
 from perfcast.measure.campaign import load_results, run_campaign
 from perfcast.measure.journal import JournalWarning, JournalWriter, read_journal
-from perfcast.measure.progress import ProgressBar
 from perfcast.measure.schedule import plan_runs
 from perfcast.measure.spec import load_campaign
+from perfcast.progress import ProgressBar
 
 
 @pytest.fixture(scope="module")

@@ -31,11 +31,11 @@ from perfcast.experiment import Experiment, Metric, Parameter
 from perfcast.measure.journal import Journal, JournalWriter, read_journal, run_key
 from perfcast.measure.metadata import collect_metadata
 from perfcast.measure.process import ProcessOutcome, run_process
-from perfcast.measure.progress import ProgressBar
 from perfcast.measure.records import OUTPUT_VARIABLE, RecordError, read_records
 from perfcast.measure.schedule import RunKey, plan_runs
 from perfcast.measure.spec import Campaign, resolve_program, template_fields
 from perfcast.measure.valgrind import VALGRIND_MODES, ProfileError, profile_records, valgrind_prefix
+from perfcast.progress import ProgressBar
 
 ROOT_MPI_VARIABLES = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 

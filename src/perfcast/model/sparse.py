@@ -31,6 +31,7 @@ from perfcast.model.pmnf import (
     marginal_means,
 )
 from perfcast.model.search import SearchSettings, search
+from perfcast.progress import ProgressBar
 
 MAX_INTERACTION = 4
 
@@ -97,7 +98,13 @@ class SparseModeler:
         data = FitData.from_series(series, source)
         pool, shapes, allowed = self._predictors(data)
         self.predictors_ = pool.shape[1]
-        order = np.stack([self._screen(data, k, pool[k], allowed[k]) for k in range(len(pool))])
+        progress = ProgressBar(len(pool), unit="kernels screened")
+        screened = []
+        for k in range(len(pool)):
+            screened.append(self._screen(data, k, pool[k], allowed[k]))
+            progress.advance()
+        progress.close()
+        order = np.stack(screened)
         kept = np.take_along_axis(pool, order[:, :, None], axis=1)
         kept_shapes = [[shapes[k][t] for t in row] for k, row in enumerate(order)]
         subsets = [
