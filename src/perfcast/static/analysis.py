@@ -1,0 +1,621 @@
+"""Walk every function, build the loop levels and guards of each kernel, and count it.
+
+A kernel's count per call of its function is the nested sum over its enclosing loop levels;
+its count per program run multiplies that, call site by call site, by the count of each call
+(arguments substituted for the callee's formal parameters), up to ``main``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import sympy
+from clang.cindex import Cursor, CursorKind
+
+from perfcast.static.annotations import Annotation, parse_annotations
+from perfcast.static.cexpr import Translator
+from perfcast.static.cursors import LOOPS, children, contains, key, operator, strip, walk
+from perfcast.static.frontend import ParsedSource, parse_sources
+from perfcast.static.loops import exits, for_parts, header, loop_body, make_level, writes_in
+from perfcast.static.program import Program, collect
+from perfcast.static.reach import Reach
+from perfcast.static.report import StaticKernel, StaticReport
+from perfcast.static.similarity import fingerprint
+from perfcast.static.symbolic import (
+    Bound,
+    Condition,
+    Count,
+    Factor,
+    Level,
+    Negation,
+    Piece,
+    Undefined,
+    prove_nonnegative,
+    sum_over_levels,
+    total,
+)
+
+_NEGATE = {"<": ">=", ">=": "<", "<=": ">", ">": "<=", "==": "!=", "!=": "=="}
+
+
+@dataclass(frozen=True)
+class Context:
+    """What holds at a point of a function: enclosing levels, guards, bindings, seeds."""
+
+    function: str
+    levels: tuple[Level, ...] = ()
+    guards: tuple = ()
+    undef: str | None = None
+    bindings: tuple[tuple[str, sympy.Expr | None, Cursor], ...] = ()
+    seeds: tuple[Cursor, ...] = ()
+
+    def binding(self, name: str):
+        for bound, value, loop in reversed(self.bindings):
+            if bound == name:
+                return value, loop
+        return None
+
+
+@dataclass
+class KernelRecord:
+    """A function or loop found by the walk, with the context its body runs in."""
+
+    name: str
+    kind: str
+    cursor: Cursor
+    source: ParsedSource
+    depth: int
+    context: Context
+
+
+@dataclass
+class CallRecord:
+    """A call with its context and translated arguments (an Expr or the reason it is unknown)."""
+
+    context: Context
+    arguments: list = field(default_factory=list)
+    cursor: Cursor | None = None
+
+
+def analyze(
+    sources: Sequence[str | Path], parameters: Sequence[str], compile_args: Sequence[str] = ()
+) -> StaticReport:
+    """Count every function and loop nest of C sources symbolically.
+
+    Parameters
+    ----------
+    sources : sequence of path
+        C files of one program (calls are followed across them).
+    parameters : sequence of str
+        Names of the input parameters: macros, globals, locals, function arguments or struct
+        members with these names stand for the parameter (assumed an integer >= 1).
+    compile_args : sequence of str
+        Flags for clang (``-D``, ``-I``, ``-std``, ...).
+
+    Returns
+    -------
+    StaticReport
+
+    Raises
+    ------
+    InputError
+        When a file is missing or clang reports an error.
+    """
+    parsed, warnings = parse_sources(sources, compile_args)
+    program = collect(parsed)
+    analysis = _Analysis(program, list(parameters))
+    return analysis.run(warnings)
+
+
+class _Analysis:
+    def __init__(self, program: Program, parameters: list[str]):
+        self.program = program
+        self.parameter_names = parameters
+        self.symbols = {p: sympy.Symbol(p, integer=True, positive=True) for p in parameters}
+        self.kernels: list[KernelRecord] = []
+        self.calls: dict[int, CallRecord] = {}
+        self.annotations: dict[str, dict[int, list[Annotation]]] = {}
+        self.formals: dict[tuple[str, int], sympy.Symbol] = {}
+        self.top_level: dict[str, set[int]] = {}
+        self.early_return: dict[str, Cursor] = {}
+        self.names_used: dict[str, int] = {}
+        self.extra_symbols: set[str] = set()
+        self.reach = Reach(program, set(parameters))
+
+    # -- driver -----------------------------------------------------------------------------
+    def run(self, warnings: list[str]) -> StaticReport:
+        for source in self.program.sources:
+            self.annotations[str(source.path)] = parse_annotations(source.text, source.path)
+        for name, function in self.program.functions.items():
+            self._prepare(name, function)
+        for name, function in self.program.functions.items():
+            self._walk_function(name, function)
+        self.reach.call_seeds = lambda h: self.calls[h].context.seeds if h in self.calls else ()
+        kernels = [self._finish(record) for record in self.kernels]
+        fingerprints = {
+            r.name: fingerprint(r.cursor) for r in self.kernels if r.kind == "loop"
+        }
+        names = tuple(self.parameter_names) + tuple(sorted(self.extra_symbols))
+        kernels = [replace(k, all_parameters=names) for k in kernels]
+        return StaticReport(
+            kernels, list(warnings) + self.program.diagnostics, names, fingerprints
+        )
+
+    def _prepare(self, name: str, function: Cursor) -> None:
+        body = _body(function)
+        statements = children(body) if body is not None else []
+        self.top_level[name] = {strip(s).hash for s in statements}
+        for cursor in walk(function):
+            if cursor.kind == CursorKind.RETURN_STMT and (
+                not statements or cursor.hash != statements[-1].hash
+            ):
+                self.early_return.setdefault(name, cursor)
+
+    # -- walking ----------------------------------------------------------------------------
+    def _walk_function(self, name: str, function: Cursor) -> None:
+        source = self.program.function_source[name]
+        context = Context(name)
+        self._record(name, "function", function, source, 0, context)
+        body = _body(function)
+        if body is not None:
+            self._visit(body, context, [], source)
+
+    def _record(self, name, kind, cursor, source, depth, context) -> None:
+        self.kernels.append(KernelRecord(name, kind, cursor, source, depth, context))
+
+    def _loop_name(self, function: str, cursor: Cursor) -> str:
+        line = cursor.location.line
+        base = f"{function}:loop@{line}"
+        self.names_used[base] = self.names_used.get(base, 0) + 1
+        if self.names_used[base] > 1:
+            return f"{base}:{cursor.location.column}"
+        return base
+
+    def _late(self, context: Context, cursor: Cursor) -> Context:
+        early = self.early_return.get(context.function)
+        if (
+            early is not None
+            and context.undef is None
+            and cursor.extent.start.offset > early.extent.start.offset
+        ):
+            return replace(
+                context, undef=f"the function may return early at line {early.location.line}"
+            )
+        return context
+
+    def _visit(self, cursor: Cursor, context: Context, preceding: list, source) -> None:
+        kind = cursor.kind
+        context = self._late(context, cursor)
+        if kind == CursorKind.COMPOUND_STMT:
+            kids = children(cursor)
+            for index, kid in enumerate(kids):
+                self._visit(kid, context, kids[:index], source)
+        elif kind in LOOPS:
+            self._loop(cursor, context, preceding, source)
+        elif kind == CursorKind.IF_STMT:
+            self._branch(cursor, context, source)
+        elif kind == CursorKind.SWITCH_STMT:
+            inner = context if context.undef else replace(
+                context, undef=f"inside the switch at line {cursor.location.line}"
+            )
+            for kid in children(cursor):
+                self._visit(kid, inner, [], source)
+        elif kind in (CursorKind.LABEL_STMT, CursorKind.CASE_STMT, CursorKind.DEFAULT_STMT):
+            for kid in children(cursor):
+                self._visit(kid, context, [], source)
+        else:
+            self._calls_in(cursor, context, False)
+
+    def _calls_in(self, cursor: Cursor, context: Context, conditional: bool) -> None:
+        kind = cursor.kind
+        if kind == CursorKind.CALL_EXPR:
+            call_context = context
+            if conditional and context.undef is None:
+                call_context = replace(context, undef="the call is conditional (?:, && or ||)")
+            self.calls[cursor.hash] = CallRecord(
+                call_context, [self._argument(a, context) for a in cursor.get_arguments()], cursor
+            )
+        kids = children(cursor)
+        if kind == CursorKind.CONDITIONAL_OPERATOR:
+            flags = [conditional] + [True] * (len(kids) - 1)
+        elif kind == CursorKind.BINARY_OPERATOR and operator(cursor) in ("&&", "||"):
+            flags = [conditional, True]
+        else:
+            flags = [conditional] * len(kids)
+        for kid, flag in zip(kids, flags, strict=False):
+            if kid.kind in LOOPS or kid.kind in (CursorKind.IF_STMT, CursorKind.COMPOUND_STMT):
+                continue
+            self._calls_in(kid, context, flag)
+
+    def _argument(self, cursor: Cursor, context: Context):
+        try:
+            return self._translator(context).expression(cursor)
+        except Undefined as error:
+            return str(error)
+
+    def _loop(self, cursor: Cursor, context: Context, preceding: list, source) -> None:
+        line = cursor.location.line
+        notes = self.annotations[str(source.path)].get(line, [])
+        count_note = next((a for a in notes if a.kind == "count"), None)
+        symbol_note = next((a for a in notes if a.kind == "symbol"), None)
+        name = self._loop_name(context.function, cursor)
+        kind = {CursorKind.FOR_STMT: "for", CursorKind.WHILE_STMT: "while"}.get(cursor.kind, "do")
+        reason = None
+        level = None
+        parts = None
+        seeds: tuple[Cursor, ...] = ()
+        try:
+            parts = header(cursor, preceding)
+            seeds = (parts.start, parts.bound) + (
+                (parts.update.amount,) if parts.update.amount is not None else ()
+            )
+        except Undefined as error:
+            reason = str(error)
+            seeds = self._raw_header(cursor)
+        if parts is not None and context.undef is None and count_note is None:
+            try:
+                level = self._level(cursor, parts, context, kind, symbol_note, name)
+            except Undefined as error:
+                reason = str(error)
+        body = loop_body(cursor)
+        exit_reason = exits(body)
+        if exit_reason and count_note is None:
+            reason = f"several exits ({exit_reason})"
+        if count_note is not None:
+            reason = None
+            self.extra_symbols |= {str(s) for s in count_note.value.free_symbols} - set(
+                self.parameter_names
+            )
+            level = Level(sympy.Dummy(name, integer=True),
+                          sympy.Dummy(f"k{line}", integer=True, nonnegative=True), None,
+                          count_note.value, (), False, None, None, None, None, line)
+        if symbol_note is not None:
+            self.extra_symbols.add(str(symbol_note.value))
+        checked = replace(
+            context, undef=context.undef or f"called in the guard or update of the loop at line {line}"
+        )
+        if cursor.kind == CursorKind.FOR_STMT:
+            init, condition, increment, _ = for_parts(cursor)
+            if init is not None:
+                self._calls_in(init, context, False)
+            for part in (condition, increment):
+                if part is not None:
+                    self._calls_in(part, checked, False)
+        else:
+            kids = children(cursor)
+            self._calls_in(kids[-1] if cursor.kind == CursorKind.DO_STMT else kids[0], checked, False)
+        if context.undef is not None:
+            own = context
+        elif reason is not None:
+            own = replace(context, undef=reason)
+        else:
+            own = replace(context, levels=context.levels + (level,))
+        own = replace(own, seeds=context.seeds + seeds)
+        self._record(name, "loop", cursor, source, len(context.levels) + 1, own)
+        inner = own
+        if reason is not None and context.undef is None:
+            inner = replace(own, undef=f"inside the loop at line {line}, which is not countable "
+                                       f"({reason})")
+        elif level is not None and parts is not None:
+            inner = replace(inner, bindings=inner.bindings
+                            + ((key(parts.variable), level.variable, cursor),))
+        self._visit_body(body, inner, parts, level, cursor, source)
+
+    @staticmethod
+    def _raw_header(cursor: Cursor) -> tuple[Cursor, ...]:
+        """The header expressions of a loop that could not be recognised (for reach)."""
+        if cursor.kind == CursorKind.FOR_STMT:
+            return tuple(p for p in for_parts(cursor)[:3] if p is not None)
+        kids = children(cursor)
+        return (kids[-1],) if cursor.kind == CursorKind.DO_STMT else (kids[0],)
+
+    def _visit_body(self, body, context, parts, level, loop, source) -> None:
+        update = parts.update_statement if parts is not None else None
+        if update is None or body.kind != CursorKind.COMPOUND_STMT or level is None:
+            self._visit(body, context, [], source)
+            return
+        kids = children(body)
+        current = context
+        for index, kid in enumerate(kids):
+            self._visit(kid, current, kids[:index], source)
+            if kid.hash == update.hash:
+                after = level.variable + level.step if level.step is not None else None
+                current = replace(current, bindings=current.bindings
+                                  + ((key(parts.variable), after, loop),))
+
+    def _level(self, cursor, parts, context, kind, symbol_note, name) -> Level:
+        translator = self._translator(context)
+        start = translator.expression(parts.start)
+        if symbol_note is not None:
+            bound = symbol_note.value
+        else:
+            bound = translator.expression(parts.bound)
+            self._check_invariant(parts.bound, loop_body(cursor))
+        amount = None
+        if parts.update.amount is not None:
+            amount = translator.expression(parts.update.amount)
+        domain = list(context.levels)
+
+        def prove(expression):
+            return prove_nonnegative(expression, domain)
+
+        return make_level(parts, start, bound, amount, prove, kind, cursor.location.line,
+                          parts.variable.spelling)
+
+    def _check_invariant(self, bound: Cursor, body: Cursor) -> None:
+        """Refuse bounds whose variables the body changes (directly or through calls)."""
+        called = {c.spelling for c in walk(body) if c.kind == CursorKind.CALL_EXPR}
+        changed_by_calls: set[str] = set()
+        for name in called:
+            changed_by_calls |= self.program.function_writes(name)
+        for node in walk(bound):
+            if node.kind not in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR):
+                continue
+            declaration = node.referenced
+            if declaration is None or declaration.kind == CursorKind.FUNCTION_DECL:
+                continue
+            written = writes_in(body, declaration)
+            if written:
+                raise Undefined(f"the bound {node.spelling} is modified in the loop body at line "
+                                f"{written[0].location.line}")
+            if key(declaration) in changed_by_calls:
+                raise Undefined(f"the bound {node.spelling} may be modified by a call in the body")
+
+    def _branch(self, cursor: Cursor, context: Context, source) -> None:
+        kids = children(cursor)
+        condition, then = kids[0], kids[1]
+        other = kids[2] if len(kids) > 2 else None
+        self._calls_in(condition, context, False)
+        notes = self.annotations[str(source.path)].get(cursor.location.line, [])
+        probability = next((a for a in notes if a.kind == "probability"), None)
+        seeds = context.seeds + (condition,)
+        if context.undef is not None:
+            then_context = else_context = context
+        elif probability is not None:
+            self.extra_symbols |= {str(s) for s in probability.value.free_symbols}
+            then_context = replace(context, guards=context.guards + (Factor(probability.value),))
+            else_context = replace(
+                context, guards=context.guards + (Factor(1 - probability.value),)
+            )
+        else:
+            try:
+                guards = self._guards(condition, context, True)
+                then_context = replace(context, guards=context.guards + tuple(guards))
+                else_context = replace(
+                    context, guards=context.guards + (Negation(tuple(guards)),)
+                )
+            except Undefined as error:
+                reason = f"guarded by the condition at line {cursor.location.line} ({error})"
+                then_context = else_context = replace(context, undef=reason)
+        self._visit(then, replace(then_context, seeds=seeds), [], source)
+        if other is not None:
+            self._visit(other, replace(else_context, seeds=seeds), [], source)
+
+    def _guards(self, condition: Cursor, context: Context, positive: bool) -> list:
+        condition = strip(condition)
+        if condition.kind == CursorKind.UNARY_OPERATOR and operator(condition) == "!":
+            return self._guards(children(condition)[0], context, not positive)
+        if condition.kind != CursorKind.BINARY_OPERATOR:
+            raise Undefined("the condition is not a comparison")
+        op = operator(condition)
+        left, right = children(condition)
+        if op in ("&&", "||"):
+            if (op == "&&") == positive:
+                return self._guards(left, context, positive) + self._guards(
+                    right, context, positive
+                )
+            negated = self._guards(left, context, not positive) + self._guards(
+                right, context, not positive
+            )
+            return [Negation(tuple(negated))]
+        if op not in _NEGATE:
+            raise Undefined(f"the condition uses {op or 'an unknown operator'}")
+        translator = self._translator(context)
+        difference = sympy.expand(translator.expression(left) - translator.expression(right))
+        op = op if positive else _NEGATE[op]
+        if op == "==":
+            return self._constraint(difference, ">=", context) + self._constraint(
+                difference, "<=", context
+            )
+        if op == "!=":
+            equal = self._constraint(difference, ">=", context) + self._constraint(
+                difference, "<=", context
+            )
+            return [Negation(tuple(equal))]
+        return self._constraint(difference, op, context)
+
+    def _constraint(self, difference: sympy.Expr, op: str, context: Context) -> list:
+        normal = {"<": -difference - 1, "<=": -difference, ">": difference - 1, ">=": difference}
+        expression = sympy.expand(normal[op])
+        inner = [i for i, lv in enumerate(context.levels) if lv.variable in expression.free_symbols]
+        if not inner:
+            return [Condition(expression)]
+        index = max(inner)
+        level = context.levels[index]
+        variable = level.variable
+        variables = {lv.variable for lv in context.levels}
+        for atom in expression.atoms(sympy.Function, sympy.Pow):
+            if atom.free_symbols & variables and not (
+                isinstance(atom, sympy.Pow) and atom.exp.is_Integer and atom.exp > 0
+            ):
+                raise Undefined(f"the condition is not affine ({atom})")
+        slope = sympy.diff(expression, variable)
+        if not slope.is_Integer or slope == 0:
+            raise Undefined("the condition is not affine in the loop variable")
+        if level.step is None:
+            raise Undefined(f"the condition tests the variable of the loop at line {level.line}, "
+                            "which is not affine")
+        rest = sympy.expand(expression - slope * variable)
+        if slope > 0:
+            value = -rest if slope == 1 else sympy.ceiling(-rest / slope)
+            return [Bound(index, True, value)]
+        value = rest if slope == -1 else sympy.floor(rest / -slope)
+        return [Bound(index, False, value)]
+
+    # -- names ------------------------------------------------------------------------------
+    def _translator(self, context: Context, restrict: Cursor | None = None) -> Translator:
+        domain = list(context.levels)
+
+        def variable(declaration: Cursor, use: Cursor) -> sympy.Expr:
+            return self._variable(declaration, use, context, restrict)
+
+        return Translator(
+            self.program,
+            self.symbols,
+            variable,
+            lambda e: prove_nonnegative(e, domain),
+            self.program.sources[0].defines if self.program.sources else {},
+        )
+
+    def _variable(self, declaration, use, context: Context, restrict) -> sympy.Expr:
+        if declaration is None:
+            raise Undefined(f"{use.spelling} has no declaration")
+        name = declaration.spelling
+        found = context.binding(key(declaration))
+        if found is not None:
+            value, loop = found
+            if restrict is not None and not contains(loop, restrict):
+                raise Undefined(f"{name} changes between its use and the definition using it")
+            if value is None:
+                raise Undefined(f"{name} is used after a non-affine update")
+            return value
+        if declaration.kind == CursorKind.FIELD_DECL:
+            raise Undefined(f"the struct member {name} is not a parameter")
+        writes = self.program.writes_of(declaration)
+        if declaration.kind == CursorKind.PARM_DECL:
+            if writes or key(declaration) in self.program.address_of:
+                raise Undefined(f"the argument {name} is modified in its function")
+            return self._formal(declaration)
+        if declaration.kind != CursorKind.VAR_DECL:
+            raise Undefined(f"{name} is not a variable")
+        if key(declaration) in self.program.address_of:
+            raise Undefined(f"the address of {name} is taken, so it may change anywhere")
+        init = self.program.initializers.get(key(declaration))
+        if not writes and init is not None:
+            inner = replace(context, bindings=context.bindings)
+            return self._translator(inner, restrict=declaration).expression(init)
+        if len(writes) == 1 and init is None:
+            write = writes[0]
+            function = self.program.write_function.get(write.hash, "")
+            if operator(write) == "=" and write.hash in self.top_level.get(function, set()):
+                same_function = use.translation_unit is not None and function == context.function
+                if same_function and use.extent.start.offset < write.extent.start.offset:
+                    raise Undefined(f"{name} is used before its assignment at line "
+                                    f"{write.location.line}")
+                if function == context.function or function == "main":
+                    top = Context(function)
+                    return self._translator(top).expression(children(write)[1])
+        raise Undefined(f"{name} is not traced to the parameters "
+                        f"(assigned {len(writes) + (init is not None)} times)")
+
+    def _formal(self, declaration: Cursor) -> sympy.Symbol:
+        function = declaration.semantic_parent
+        arguments = list(function.get_arguments()) if function is not None else []
+        index = next(i for i, a in enumerate(arguments) if key(a) == key(declaration))
+        slot = (function.spelling, index)
+        if slot not in self.formals:
+            self.formals[slot] = sympy.Symbol(f"{function.spelling}.{declaration.spelling}",
+                                              integer=True)
+        return self.formals[slot]
+
+    # -- counting ---------------------------------------------------------------------------
+    def _finish(self, record: KernelRecord) -> StaticKernel:
+        context = record.context
+        count = None
+        reason = None
+        note = None
+        try:
+            if context.undef is not None:
+                raise Undefined(context.undef)
+            per_call = sum_over_levels(list(context.levels), list(context.guards), [Piece(sympy.Integer(1))],
+                                       set(self.symbols.values()))
+            pieces, note = self._per_run(context.function, per_call, ())
+            count = self._public(total(pieces))
+        except Undefined as error:
+            reason = str(error)
+        cursor = record.cursor
+        body = loop_body(cursor) if record.kind == "loop" else _body(cursor)
+        end_line = (body or cursor).extent.end.line
+        reached = self.reach.kernel(record.context.seeds, context.function)
+        if count is not None:
+            reached |= {str(s) for s in count.free_symbols}
+        ordered = [p for p in self.parameter_names if p in reached] + sorted(
+            reached - set(self.parameter_names)
+        )
+        return StaticKernel(
+            name=record.name,
+            kind=record.kind,
+            file=str(record.source.path),
+            line=cursor.location.line,
+            end_line=end_line,
+            depth=record.depth if record.kind == "loop" else 0,
+            function=context.function,
+            parameters=tuple(ordered),
+            count=count,
+            undef_reason=reason,
+            column=cursor.location.column,
+            note=note,
+        )
+
+    def _public(self, expression: sympy.Expr) -> sympy.Expr:
+        allowed = set(self.parameter_names) | self.extra_symbols
+        stray = sorted(str(s) for s in expression.free_symbols if str(s) not in allowed)
+        if stray:
+            raise Undefined(f"the count depends on {', '.join(stray)}, which does not trace back "
+                            "to the parameters")
+        plain = {s: sympy.Symbol(str(s)) for s in expression.free_symbols}
+        result = expression.xreplace(plain)
+        if not result.has(sympy.Piecewise, sympy.floor, sympy.ceiling):
+            result = sympy.expand(result)
+        return result
+
+    def _per_run(self, function: str, count: Count, stack: tuple) -> tuple[Count, str | None]:
+        if function == "main":
+            return count, None
+        if function in self.program.address_taken_functions:
+            raise Undefined(f"the address of {function} is taken; indirect calls are not counted")
+        sites = [s for s in self.program.calls.get(function, []) if s.caller]
+        if not sites:
+            if "main" in self.program.functions:
+                return count, f"count per call of {function}, which main does not call"
+            return count, f"count per call of {function} (no main in the sources)"
+        if function in stack:
+            raise Undefined(f"{function} is called recursively")
+        result: Count = []
+        notes = set()
+        for site in sites:
+            record = self.calls.get(site.cursor.hash)
+            where = f"{site.source.path}:{site.cursor.location.line}"
+            if record is None:
+                raise Undefined(f"the call of {function} at {where} is not in a countable place")
+            if record.context.undef is not None:
+                raise Undefined(f"the call of {function} at {where}: {record.context.undef}")
+            mapping = {}
+            used = set().union(*[p.value.free_symbols for p in count]) | set().union(
+                *[set().union(*[c.free_symbols for c in p.conditions]) for p in count]
+            )
+            for index, argument in enumerate(record.arguments):
+                formal = self.formals.get((function, index))
+                if formal is None or formal not in used:
+                    continue
+                if isinstance(argument, str):
+                    raise Undefined(f"argument {index + 1} of the call at {where}: {argument}")
+                mapping[formal] = argument
+            substituted = [
+                Piece(p.value.xreplace(mapping), [c.xreplace(mapping) for c in p.conditions])
+                for p in count
+            ]
+            summed = sum_over_levels(list(record.context.levels), list(record.context.guards),
+                                     substituted, set(self.symbols.values()))
+            pieces, note = self._per_run(record.context.function, summed, stack + (function,))
+            result.extend(pieces)
+            if note:
+                notes.add(note)
+        return result, "; ".join(sorted(notes)) or None
+
+
+def _body(function: Cursor) -> Cursor | None:
+    kids = [k for k in children(function) if k.kind == CursorKind.COMPOUND_STMT]
+    return kids[-1] if kids else None
