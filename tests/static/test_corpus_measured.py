@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 import sympy
+from instrument import build, measure
 
 from perfcast.static import analyze
-
-from instrument import build, measure
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 

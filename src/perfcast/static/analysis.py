@@ -134,14 +134,10 @@ class _Analysis:
             self._walk_function(name, function)
         self.reach.call_seeds = lambda h: self.calls[h].context.seeds if h in self.calls else ()
         kernels = [self._finish(record) for record in self.kernels]
-        fingerprints = {
-            r.name: fingerprint(r.cursor) for r in self.kernels if r.kind == "loop"
-        }
+        fingerprints = {r.name: fingerprint(r.cursor) for r in self.kernels if r.kind == "loop"}
         names = tuple(self.parameter_names) + tuple(sorted(self.extra_symbols))
         kernels = [replace(k, all_parameters=names) for k in kernels]
-        return StaticReport(
-            kernels, list(warnings) + self.program.diagnostics, names, fingerprints
-        )
+        return StaticReport(kernels, list(warnings) + self.program.diagnostics, names, fingerprints)
 
     def _prepare(self, name: str, function: Cursor) -> None:
         body = _body(function)
@@ -197,8 +193,10 @@ class _Analysis:
         elif kind == CursorKind.IF_STMT:
             self._branch(cursor, context, source)
         elif kind == CursorKind.SWITCH_STMT:
-            inner = context if context.undef else replace(
-                context, undef=f"inside the switch at line {cursor.location.line}"
+            inner = (
+                context
+                if context.undef
+                else replace(context, undef=f"inside the switch at line {cursor.location.line}")
             )
             for kid in children(cursor):
                 self._visit(kid, inner, [], source)
@@ -268,13 +266,24 @@ class _Analysis:
             self.extra_symbols |= {str(s) for s in count_note.value.free_symbols} - set(
                 self.parameter_names
             )
-            level = Level(sympy.Dummy(name, integer=True),
-                          sympy.Dummy(f"k{line}", integer=True, nonnegative=True), None,
-                          count_note.value, (), False, None, None, None, None, line)
+            level = Level(
+                sympy.Dummy(name, integer=True),
+                sympy.Dummy(f"k{line}", integer=True, nonnegative=True),
+                None,
+                count_note.value,
+                (),
+                False,
+                None,
+                None,
+                None,
+                None,
+                line,
+            )
         if symbol_note is not None:
             self.extra_symbols.add(str(symbol_note.value))
         checked = replace(
-            context, undef=context.undef or f"called in the guard or update of the loop at line {line}"
+            context,
+            undef=context.undef or f"called in the guard or update of the loop at line {line}",
         )
         if cursor.kind == CursorKind.FOR_STMT:
             init, condition, increment, _ = for_parts(cursor)
@@ -285,7 +294,9 @@ class _Analysis:
                     self._calls_in(part, checked, False)
         else:
             kids = children(cursor)
-            self._calls_in(kids[-1] if cursor.kind == CursorKind.DO_STMT else kids[0], checked, False)
+            self._calls_in(
+                kids[-1] if cursor.kind == CursorKind.DO_STMT else kids[0], checked, False
+            )
         if context.undef is not None:
             own = context
         elif reason is not None:
@@ -296,11 +307,13 @@ class _Analysis:
         self._record(name, "loop", cursor, source, len(context.levels) + 1, own)
         inner = own
         if reason is not None and context.undef is None:
-            inner = replace(own, undef=f"inside the loop at line {line}, which is not countable "
-                                       f"({reason})")
+            inner = replace(
+                own, undef=f"inside the loop at line {line}, which is not countable ({reason})"
+            )
         elif level is not None and parts is not None:
-            inner = replace(inner, bindings=inner.bindings
-                            + ((key(parts.variable), level.variable, cursor),))
+            inner = replace(
+                inner, bindings=inner.bindings + ((key(parts.variable), level.variable, cursor),)
+            )
         self._visit_body(body, inner, parts, level, cursor, source)
 
     @staticmethod
@@ -322,8 +335,9 @@ class _Analysis:
             self._visit(kid, current, kids[:index], source)
             if kid.hash == update.hash:
                 after = level.variable + level.step if level.step is not None else None
-                current = replace(current, bindings=current.bindings
-                                  + ((key(parts.variable), after, loop),))
+                current = replace(
+                    current, bindings=current.bindings + ((key(parts.variable), after, loop),)
+                )
 
     def _level(self, cursor, parts, context, kind, symbol_note, name) -> Level:
         translator = self._translator(context)
@@ -341,8 +355,9 @@ class _Analysis:
         def prove(expression):
             return prove_nonnegative(expression, domain)
 
-        return make_level(parts, start, bound, amount, prove, kind, cursor.location.line,
-                          parts.variable.spelling)
+        return make_level(
+            parts, start, bound, amount, prove, kind, cursor.location.line, parts.variable.spelling
+        )
 
     def _check_invariant(self, bound: Cursor, body: Cursor) -> None:
         """Refuse bounds whose variables the body changes (directly or through calls)."""
@@ -358,8 +373,10 @@ class _Analysis:
                 continue
             written = writes_in(body, declaration)
             if written:
-                raise Undefined(f"the bound {node.spelling} is modified in the loop body at line "
-                                f"{written[0].location.line}")
+                raise Undefined(
+                    f"the bound {node.spelling} is modified in the loop body at line "
+                    f"{written[0].location.line}"
+                )
             if key(declaration) in changed_by_calls:
                 raise Undefined(f"the bound {node.spelling} may be modified by a call in the body")
 
@@ -383,9 +400,7 @@ class _Analysis:
             try:
                 guards = self._guards(condition, context, True)
                 then_context = replace(context, guards=context.guards + tuple(guards))
-                else_context = replace(
-                    context, guards=context.guards + (Negation(tuple(guards)),)
-                )
+                else_context = replace(context, guards=context.guards + (Negation(tuple(guards)),))
             except Undefined as error:
                 reason = f"guarded by the condition at line {cursor.location.line} ({error})"
                 then_context = else_context = replace(context, undef=reason)
@@ -445,8 +460,10 @@ class _Analysis:
         if not slope.is_Integer or slope == 0:
             raise Undefined("the condition is not affine in the loop variable")
         if level.step is None:
-            raise Undefined(f"the condition tests the variable of the loop at line {level.line}, "
-                            "which is not affine")
+            raise Undefined(
+                f"the condition tests the variable of the loop at line {level.line}, "
+                "which is not affine"
+            )
         rest = sympy.expand(expression - slope * variable)
         if slope > 0:
             value = -rest if slope == 1 else sympy.ceiling(-rest / slope)
@@ -502,13 +519,16 @@ class _Analysis:
             if operator(write) == "=" and write.hash in self.top_level.get(function, set()):
                 same_function = use.translation_unit is not None and function == context.function
                 if same_function and use.extent.start.offset < write.extent.start.offset:
-                    raise Undefined(f"{name} is used before its assignment at line "
-                                    f"{write.location.line}")
+                    raise Undefined(
+                        f"{name} is used before its assignment at line {write.location.line}"
+                    )
                 if function == context.function or function == "main":
                     top = Context(function)
                     return self._translator(top).expression(children(write)[1])
-        raise Undefined(f"{name} is not traced to the parameters "
-                        f"(assigned {len(writes) + (init is not None)} times)")
+        raise Undefined(
+            f"{name} is not traced to the parameters "
+            f"(assigned {len(writes) + (init is not None)} times)"
+        )
 
     def _formal(self, declaration: Cursor) -> sympy.Symbol:
         function = declaration.semantic_parent
@@ -516,8 +536,9 @@ class _Analysis:
         index = next(i for i, a in enumerate(arguments) if key(a) == key(declaration))
         slot = (function.spelling, index)
         if slot not in self.formals:
-            self.formals[slot] = sympy.Symbol(f"{function.spelling}.{declaration.spelling}",
-                                              integer=True)
+            self.formals[slot] = sympy.Symbol(
+                f"{function.spelling}.{declaration.spelling}", integer=True
+            )
         return self.formals[slot]
 
     # -- counting ---------------------------------------------------------------------------
@@ -529,8 +550,12 @@ class _Analysis:
         try:
             if context.undef is not None:
                 raise Undefined(context.undef)
-            per_call = sum_over_levels(list(context.levels), list(context.guards), [Piece(sympy.Integer(1))],
-                                       set(self.symbols.values()))
+            per_call = sum_over_levels(
+                list(context.levels),
+                list(context.guards),
+                [Piece(sympy.Integer(1))],
+                set(self.symbols.values()),
+            )
             pieces, note = self._per_run(context.function, per_call, ())
             count = self._public(total(pieces))
         except Undefined as error:
@@ -563,8 +588,10 @@ class _Analysis:
         allowed = set(self.parameter_names) | self.extra_symbols
         stray = sorted(str(s) for s in expression.free_symbols if str(s) not in allowed)
         if stray:
-            raise Undefined(f"the count depends on {', '.join(stray)}, which does not trace back "
-                            "to the parameters")
+            raise Undefined(
+                f"the count depends on {', '.join(stray)}, which does not trace back "
+                "to the parameters"
+            )
         plain = {s: sympy.Symbol(str(s)) for s in expression.free_symbols}
         result = expression.xreplace(plain)
         if not result.has(sympy.Piecewise, sympy.floor, sympy.ceiling):
@@ -607,8 +634,12 @@ class _Analysis:
                 Piece(p.value.xreplace(mapping), [c.xreplace(mapping) for c in p.conditions])
                 for p in count
             ]
-            summed = sum_over_levels(list(record.context.levels), list(record.context.guards),
-                                     substituted, set(self.symbols.values()))
+            summed = sum_over_levels(
+                list(record.context.levels),
+                list(record.context.guards),
+                substituted,
+                set(self.symbols.values()),
+            )
             pieces, note = self._per_run(record.context.function, summed, stack + (function,))
             result.extend(pieces)
             if note:

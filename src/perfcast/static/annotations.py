@@ -4,7 +4,7 @@ Syntax (one pragma per line, placed on the line(s) directly before the statement
 blank lines, comments and other pragmas may sit in between)::
 
     #pragma perfcast count(<expr>)        before a loop: its trip count per entry
-    #pragma perfcast probability(<expr>)  before an if: the share of evaluations taking the then-branch
+    #pragma perfcast probability(<expr>)  before an if: share of evaluations taking the then-branch
     #pragma perfcast symbol(<name>)       before a loop: <name> stands for its unknown bound
 
 ``<expr>`` is arithmetic over numbers and names; every name becomes a parameter of the count.
@@ -90,6 +90,8 @@ def _parse(rest: str, path: Path, line: int) -> Annotation:
         value = sympy.sympify(argument, locals=symbols)
     except (sympy.SympifyError, SyntaxError, TypeError) as error:
         raise InputError(f"cannot read the expression {argument!r}: {error}", path, line) from error
+    if value.is_number:
+        value = sympy.nsimplify(value, rational=True)
     if kind == "probability" and value.is_number and not 0 <= value <= 1:
         raise InputError(f"a probability must lie in [0, 1], not {argument}", path, line)
     return Annotation(kind, value, line)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import sympy
 from clang.cindex import Cursor, CursorKind
 
-from perfcast.static.cursors import children, operator, strip
+from perfcast.static.cursors import children, operator
 from perfcast.static.program import Program
 from perfcast.static.symbolic import Undefined
 
@@ -26,8 +26,10 @@ def integer_literal(text: str) -> int | None:
     match = _INTEGER.match(text)
     if not match:
         return None
-    return int(match.group(1), 0) if not re.fullmatch(r"0[0-7]+", match.group(1)) else int(
-        match.group(1), 8
+    return (
+        int(match.group(1), 0)
+        if not re.fullmatch(r"0[0-7]+", match.group(1))
+        else int(match.group(1), 8)
     )
 
 

@@ -13,8 +13,16 @@ from dataclasses import dataclass
 import sympy
 from clang.cindex import Cursor, CursorKind, TypeKind
 
-from perfcast.static.cursors import LOOPS, assignment_target, children, is_write, key, operator
-from perfcast.static.cursors import strip, walk
+from perfcast.static.cursors import (
+    LOOPS,
+    assignment_target,
+    children,
+    is_write,
+    key,
+    operator,
+    strip,
+    walk,
+)
 from perfcast.static.symbolic import Level, Undefined
 
 COMPARISONS = {"<", "<=", ">", ">=", "!="}
@@ -360,8 +368,19 @@ def make_level(
             raise Undefined("cannot show that the do loop's guard is ever met")
         condition = sympy.And(*[sympy.Ge(e, 0) for e in open_conditions])
         trip = sympy.Piecewise((trip, condition), (0, True))
-    return Level(variable, counter, level.value, 1 + trip, (), False,
-                 level.low, level.high, level.step, level.start, line)
+    return Level(
+        variable,
+        counter,
+        level.value,
+        1 + trip,
+        (),
+        False,
+        level.low,
+        level.high,
+        level.step,
+        level.start,
+        line,
+    )
 
 
 def _additive(start, bound, step, op, descending, variable, counter, line) -> Level:
@@ -378,8 +397,19 @@ def _additive(start, bound, step, op, descending, variable, counter, line) -> Le
             if magnitude != 1:
                 raise Undefined("a != guard with a step other than 1 may never be met")
             trip, nonempty, high = bound - start, bound - start, bound - 1
-        return Level(variable, counter, start + step * counter, sympy.expand(trip), (nonempty,),
-                     op == "!=", start, high, step, start, line)
+        return Level(
+            variable,
+            counter,
+            start + step * counter,
+            sympy.expand(trip),
+            (nonempty,),
+            op == "!=",
+            start,
+            high,
+            step,
+            start,
+            line,
+        )
     if op in ("<", "<="):
         raise Undefined("the update moves the loop variable away from its bound")
     if op == ">":
@@ -391,8 +421,19 @@ def _additive(start, bound, step, op, descending, variable, counter, line) -> Le
         if magnitude != 1:
             raise Undefined("a != guard with a step other than 1 may never be met")
         trip, nonempty, low = start - bound, start - bound, bound + 1
-    return Level(variable, counter, start + step * counter, sympy.expand(trip), (nonempty,),
-                 op == "!=", low, start, step, start, line)
+    return Level(
+        variable,
+        counter,
+        start + step * counter,
+        sympy.expand(trip),
+        (nonempty,),
+        op == "!=",
+        low,
+        start,
+        step,
+        start,
+        line,
+    )
 
 
 def _ceil_div(numerator: sympy.Expr, divisor: sympy.Expr) -> sympy.Expr:
@@ -412,8 +453,19 @@ def _multiplying(start, bound, factor, op, variable, counter, line, prove) -> Le
         high = bound
     else:
         raise Undefined("a geometric loop must be guarded by < or <=")
-    return Level(variable, counter, start * factor**counter, trip, (bound - start,), False,
-                 start, high, None, start, line)
+    return Level(
+        variable,
+        counter,
+        start * factor**counter,
+        trip,
+        (bound - start,),
+        False,
+        start,
+        high,
+        None,
+        start,
+        line,
+    )
 
 
 def _dividing(start, bound, factor, op, variable, counter, line, prove) -> Level:
@@ -431,5 +483,16 @@ def _dividing(start, bound, factor, op, variable, counter, line, prove) -> Level
         nonempty, low = start - bound, bound
     else:
         raise Undefined("a dividing loop must be guarded by > or >=")
-    return Level(variable, counter, sympy.floor(start / factor**counter), trip, (nonempty,), False,
-                 low, start, None, start, line)
+    return Level(
+        variable,
+        counter,
+        sympy.floor(start / factor**counter),
+        trip,
+        (nonempty,),
+        False,
+        low,
+        start,
+        None,
+        start,
+        line,
+    )

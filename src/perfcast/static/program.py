@@ -10,7 +10,15 @@ from dataclasses import dataclass, field
 
 from clang.cindex import Cursor, CursorKind
 
-from perfcast.static.cursors import assignment_target, children, is_write, key, operator, strip, walk
+from perfcast.static.cursors import (
+    assignment_target,
+    children,
+    is_write,
+    key,
+    operator,
+    strip,
+    walk,
+)
 from perfcast.static.frontend import ParsedSource
 
 
@@ -75,7 +83,9 @@ def initializer(declaration: Cursor) -> Cursor | None:
     if not kids:
         return None
     last = kids[-1]
-    before = [t for t in declaration.get_tokens() if t.extent.end.offset <= last.extent.start.offset]
+    before = [
+        t for t in declaration.get_tokens() if t.extent.end.offset <= last.extent.start.offset
+    ]
     if before and before[-1].spelling == "=":
         return last
     return None

@@ -1,8 +1,8 @@
 """Symbolic loop levels, a small prover and closed-form counting over nests.
 
 Every loop level iterates a counter ``k = 0 .. trip - 1``; its induction variable takes the value
-``value(k)`` (``start + step*k`` or ``start * c**k`` or ``floor(start / c**k)``). A kernel's count is
-the nested sum of 1 over its levels, done innermost first with :func:`sympy.summation` (closed
+``value(k)`` (``start + step*k``, ``start * c**k`` or ``floor(start / c**k)``). A kernel's count
+is the nested sum of 1 over its levels, done innermost first with :func:`sympy.summation` (closed
 forms, never enumeration). A sum is only exact when every range is non-empty or exactly empty; the
 conditions for that are proved with :func:`prove_nonnegative` over the enclosing ranges, or, when
 they only involve parameters, kept as the condition of a piece (the count is 0 otherwise).
@@ -234,7 +234,8 @@ def _settle(conditions: list[tuple[sympy.Expr, bool]], levels: list[Level]) -> l
             continue
         if strict:
             raise Undefined(
-                f"the loop only ends if {expression} >= 0, which cannot be shown (else it never ends)"
+                f"the loop only ends if {expression} >= 0, which cannot be shown "
+                "(else it never ends)"
             )
         if expression.free_symbols & variables:
             raise Undefined(
@@ -275,7 +276,9 @@ def _counter_limits(level: Level, bounds: list[Bound], domain: list[Level]):
         step = level.step
         magnitude = step if step_positive(step) else -step
         for bound in bounds:
-            distance = (bound.value - level.start) if step_positive(step) else (level.start - bound.value)
+            distance = (
+                (bound.value - level.start) if step_positive(step) else (level.start - bound.value)
+            )
             if bound.lower == step_positive(step):
                 low.append(sympy.ceiling(distance / magnitude))
             else:
@@ -321,8 +324,10 @@ def _sum_piece(levels: list[Level], depth: int, bounds: list[Bound], piece: Piec
     value = piece.value
     if level.variable in value.free_symbols:
         if level.value is None:
-            raise Undefined(f"the induction variable of the annotated loop at line {level.line} "
-                            "is used by an inner loop")
+            raise Undefined(
+                f"the induction variable of the annotated loop at line {level.line} "
+                "is used by an inner loop"
+            )
         value = value.subs(level.variable, level.value)
     k, low, high = _counter_limits(level, bounds, outer)
     if k not in value.free_symbols:
@@ -331,5 +336,6 @@ def _sum_piece(levels: list[Level], depth: int, bounds: list[Bound], piece: Piec
         summed = sympy.summation(value, (k, low, high))
         if summed.has(sympy.Sum):
             raise Undefined(f"no closed form for the sum over the loop at line {level.line}")
-    return Piece(sympy.expand(summed) if not summed.has(sympy.Min, sympy.Max) else summed,
-                 piece.conditions)
+    return Piece(
+        sympy.expand(summed) if not summed.has(sympy.Min, sympy.Max) else summed, piece.conditions
+    )
