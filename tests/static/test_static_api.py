@@ -226,7 +226,7 @@ def test_never_a_wrong_number_for_risky_forms(tmp_path):
         tmp_path,
         "r.c",
         """\
-        int n, m;
+        int n, m, lim;
         int main(void) {
           for (int i = 0; i != n; i += 2) {
             ;
@@ -242,8 +242,8 @@ def test_never_a_wrong_number_for_risky_forms(tmp_path):
           for (double x = 0; x < n; x++) {
             ;
           }
-          for (int i = 0; i < n; i++) {
-            n = n - 1;
+          for (int i = 0; i < lim; i++) {
+            lim = lim - 1;
           }
           int k = 0;
           while (k < m) {
@@ -263,6 +263,9 @@ def test_never_a_wrong_number_for_risky_forms(tmp_path):
     assert "floating" in report.kernel("main:loop@14").undef_reason
     assert "modified in the loop body" in report.kernel("main:loop@17").undef_reason
     assert "continue" in report.kernel("main:loop@21").undef_reason
+    source.write_text(source.read_text().replace("int k = 0;", "n = 2 * m;\n  int k = 0;"))
+    changed = analyze([source], ["n", "m"]).kernel("main:loop@3").undef_reason
+    assert "parameter n is used before it is set at line 20" in changed
 
 
 def test_parameter_reach_through_macros_globals_and_members(tmp_path):

@@ -340,13 +340,17 @@ class _Analysis:
                 )
 
     def _level(self, cursor, parts, context, kind, symbol_note, name) -> Level:
+        if key(parts.variable) in self._changed_by_calls(loop_body(cursor)):
+            raise Undefined(
+                f"the loop variable {parts.variable.spelling} may be modified by a call in the body"
+            )
         translator = self._translator(context)
         start = translator.expression(parts.start)
         if symbol_note is not None:
             bound = symbol_note.value
         else:
-            bound = translator.expression(parts.bound)
             self._check_invariant(parts.bound, loop_body(cursor))
+            bound = translator.expression(parts.bound)
         amount = None
         if parts.update.amount is not None:
             amount = translator.expression(parts.update.amount)
@@ -359,12 +363,16 @@ class _Analysis:
             parts, start, bound, amount, prove, kind, cursor.location.line, parts.variable.spelling
         )
 
+    def _changed_by_calls(self, body: Cursor) -> set[str]:
+        called = {c.spelling for c in walk(body) if c.kind == CursorKind.CALL_EXPR}
+        changed: set[str] = set()
+        for name in called:
+            changed |= self.program.function_writes(name)
+        return changed
+
     def _check_invariant(self, bound: Cursor, body: Cursor) -> None:
         """Refuse bounds whose variables the body changes (directly or through calls)."""
-        called = {c.spelling for c in walk(body) if c.kind == CursorKind.CALL_EXPR}
-        changed_by_calls: set[str] = set()
-        for name in called:
-            changed_by_calls |= self.program.function_writes(name)
+        changed_by_calls = self._changed_by_calls(body)
         for node in walk(bound):
             if node.kind not in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR):
                 continue
@@ -484,7 +492,12 @@ class _Analysis:
             variable,
             lambda e: prove_nonnegative(e, domain),
             self.program.sources[0].defines if self.program.sources else {},
+            self._in_main,
         )
+
+    def _in_main(self, use: Cursor) -> bool:
+        main = self.program.functions.get("main")
+        return main is not None and contains(main, use)
 
     def _variable(self, declaration, use, context: Context, restrict) -> sympy.Expr:
         if declaration is None:

@@ -57,7 +57,9 @@ class Translator:
         variable: Callable[[Cursor, Cursor], sympy.Expr],
         nonnegative: Callable[[sympy.Expr], bool],
         defines: dict[str, str],
+        in_main: Callable[[Cursor], bool] = lambda _use: False,
     ):
+        self.in_main = in_main
         self.program = program
         self.parameters = parameters
         self.variable = variable
@@ -86,11 +88,11 @@ class Translator:
             if referenced is not None and referenced.kind == CursorKind.ENUM_CONSTANT_DECL:
                 return sympy.Integer(referenced.enum_value)
             if cursor.spelling in self.parameters:
-                return self.parameters[cursor.spelling]
+                return self.parameter(referenced, cursor)
             return self.variable(referenced, cursor)
         if kind == CursorKind.MEMBER_REF_EXPR:
             if cursor.spelling in self.parameters:
-                return self.parameters[cursor.spelling]
+                return self.parameter(cursor.referenced, cursor)
             return self.variable(cursor.referenced, cursor)
         if kind == CursorKind.UNARY_OPERATOR and kids:
             op = operator(cursor)
@@ -107,6 +109,31 @@ class Translator:
             raise Undefined(f"data-dependent value (array element) at line {cursor.location.line}")
         what = kind.name.lower().replace("_", " ")
         raise Undefined(f"unsupported expression ({what}) at line {cursor.location.line}")
+
+    def parameter(self, declaration: Cursor | None, use: Cursor) -> sympy.Expr:
+        """The symbol of a user parameter, unless the program changes it after setting it.
+
+        All assignments of a parameter variable must be in ``main`` outside loops, and a use
+        inside ``main`` must come after them.
+        """
+        symbol = self.parameters[use.spelling]
+        writes = self.program.writes_of(declaration) if declaration is not None else []
+        for write in writes:
+            if not self.program.set_once_in_main(write):
+                raise Undefined(
+                    f"the parameter {use.spelling} is changed at line {write.location.line}"
+                )
+            same_file = str(write.location.file) == str(use.location.file)
+            if (
+                same_file
+                and self.in_main(use)
+                and write.extent.start.offset > use.extent.start.offset
+            ):
+                raise Undefined(
+                    f"the parameter {use.spelling} is used before it is set at line "
+                    f"{write.location.line}"
+                )
+        return symbol
 
     def binary(self, op: str, left_cursor: Cursor, right_cursor: Cursor, line: int) -> sympy.Expr:
         """Arithmetic of two translated operands."""

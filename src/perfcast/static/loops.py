@@ -368,6 +368,14 @@ def make_level(
             raise Undefined("cannot show that the do loop's guard is ever met")
         condition = sympy.And(*[sympy.Ge(e, 0) for e in open_conditions])
         trip = sympy.Piecewise((trip, condition), (0, True))
+    # The first iteration runs even when the start lies outside the guard's range; keep the
+    # relaxed range only when it provably contains the start.
+    inside = (
+        level.low is not None
+        and level.high is not None
+        and prove(start - level.low)
+        and prove(level.high - start)
+    )
     return Level(
         variable,
         counter,
@@ -375,8 +383,8 @@ def make_level(
         1 + trip,
         (),
         False,
-        level.low,
-        level.high,
+        level.low if inside else None,
+        level.high if inside else None,
         level.step,
         level.start,
         line,

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from clang.cindex import Cursor, CursorKind
 
 from perfcast.static.cursors import (
+    LOOPS,
     assignment_target,
     children,
+    contains,
     is_write,
     key,
     operator,
@@ -59,6 +61,13 @@ class Program:
     instantiations: dict[tuple[str, int], tuple[int, str]] = field(default_factory=dict)
     writes_globals: dict[str, set[str]] = field(default_factory=dict)
     diagnostics: list[str] = field(default_factory=list)
+    main_loops: list[Cursor] = field(default_factory=list)
+
+    def set_once_in_main(self, write: Cursor) -> bool:
+        """True for a write in ``main`` outside every loop (an input being set up)."""
+        if self.write_function.get(write.hash) != "main":
+            return False
+        return not any(contains(loop, write) for loop in self.main_loops)
 
     def writes_of(self, declaration: Cursor | None) -> list[Cursor]:
         """Every assignment, compound assignment or increment of the declaration."""
@@ -125,6 +134,9 @@ def collect(sources: list[ParsedSource]) -> Program:
         if ref.hash not in callee_refs and ref.spelling in program.functions:
             program.address_taken_functions.add(ref.spelling)
     _close_global_writes(program)
+    main = program.functions.get("main")
+    if main is not None:
+        program.main_loops = [c for c in walk(main) if c.kind in LOOPS]
     return program
 
 

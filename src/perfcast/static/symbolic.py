@@ -154,6 +154,8 @@ def _parameters_nonnegative(expression: sympy.Expr) -> bool:
     if lowered is None:
         return False
     symbols = sorted(lowered.free_symbols, key=str)
+    if not all(s.is_positive and s.is_integer for s in symbols):
+        return False
     shifted = sympy.expand(lowered.subs({s: s + 1 for s in symbols}, simultaneous=True))
     try:
         polynomial = sympy.Poly(shifted, *symbols) if symbols else None
@@ -205,7 +207,9 @@ def sum_over_levels(
             whole = sum_over_levels(levels, rest, count, parameters)
             part = sum_over_levels(levels, rest + list(guard.guards), count, parameters)
             return whole + [Piece(-p.value, p.conditions) for p in part]
-    pieces = [Piece(p.value, list(p.conditions)) for p in count]
+    pieces = [
+        Piece(p.value, [c for c in p.conditions if not prove_nonnegative(c, levels)]) for p in count
+    ]
     conditions: list[tuple[sympy.Expr, bool]] = []
     for guard in guards:
         if isinstance(guard, Factor):
@@ -254,10 +258,15 @@ def _bound_conditions(level: Level, bounds: list[Bound]) -> list[sympy.Expr]:
     conditions: list[sympy.Expr] = []
     if not bounds:
         return conditions
+    if level.low is None or level.high is None:
+        raise Undefined(
+            f"a condition tests the variable of the loop at line {level.line}, "
+            "whose range is not known"
+        )
     lows = [b.value for b in bounds if b.lower]
     highs = [b.value for b in bounds if not b.lower]
-    low_all = lows + ([level.low] if level.low is not None else [])
-    high_all = highs + ([level.high] if level.high is not None else [])
+    low_all = lows + [level.low]
+    high_all = highs + [level.high]
     for high in high_all:
         for low in low_all:
             if high is level.high and low is level.low:
