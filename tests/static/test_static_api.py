@@ -433,3 +433,35 @@ def test_cli_exit_status_for_unparsable_source(tmp_path, capsys):
     source = write(tmp_path, "bad.c", "int main(void) { return }\n")
     assert cli.main(["static", str(source)]) == 2
     assert "expected expression" in capsys.readouterr().err
+
+
+def test_openmp_and_unknown_statements(tmp_path):
+    source = write(
+        tmp_path,
+        "omp.cpp",
+        """\
+        int n;
+        void f() {}
+        int main() {
+          int v[4] = {1, 2, 3, 4};
+          for (int x : v) {
+            for (int i = 0; i < n; i++) {
+              f();
+            }
+          }
+        #pragma omp parallel for
+          for (int i = 0; i < n; i++) {
+            v[i % 4] = i;
+          }
+          return 0;
+        }
+        """,
+    )
+    report = analyze([source], ["n"], ["-fopenmp"])
+    assert any("-fopenmp dropped" in d for d in report.diagnostics)
+    assert report.kernel("main:loop@11").count == n
+    assert "cxx for range" in report.kernel("main:loop@6").undef_reason
+    assert "cxx for range" in report.kernel("f").undef_reason
+    assert report.kernel_at(str(source), 12).name == "main:loop@11"
+    assert report.kernel_at("omp.cpp", 7).name == "main:loop@6"
+    assert report.kernel_at(str(source), 1) is None

@@ -37,6 +37,27 @@ from perfcast.static.symbolic import (
     total,
 )
 
+_TRANSPARENT = {
+    CursorKind.LABEL_STMT,
+    CursorKind.CASE_STMT,
+    CursorKind.DEFAULT_STMT,
+    CursorKind.UNEXPOSED_STMT,
+}
+_SIMPLE = {
+    CursorKind.DECL_STMT,
+    CursorKind.RETURN_STMT,
+    CursorKind.NULL_STMT,
+    CursorKind.BREAK_STMT,
+    CursorKind.CONTINUE_STMT,
+    CursorKind.GOTO_STMT,
+}
+
+
+def _work_sharing(kind: CursorKind) -> bool:
+    """OpenMP loop directives split iterations among threads: the total count is unchanged."""
+    return kind.name.startswith("OMP_") and kind.name.endswith("FOR_DIRECTIVE")
+
+
 _NEGATE = {"<": ">=", ">=": "<", "<=": ">", ">": "<=", "==": "!=", "!=": "=="}
 
 
@@ -200,9 +221,22 @@ class _Analysis:
             )
             for kid in children(cursor):
                 self._visit(kid, inner, [], source)
-        elif kind in (CursorKind.LABEL_STMT, CursorKind.CASE_STMT, CursorKind.DEFAULT_STMT):
+        elif kind in _TRANSPARENT or _work_sharing(kind):
             for kid in children(cursor):
                 self._visit(kid, context, [], source)
+        elif kind.is_statement() and kind not in _SIMPLE:
+            what = kind.name.lower().replace("_", " ")
+            inner = (
+                context
+                if context.undef
+                else replace(
+                    context,
+                    undef=f"inside an unsupported statement ({what}) at line "
+                    f"{cursor.location.line}",
+                )
+            )
+            for kid in children(cursor):
+                self._visit(kid, inner, [], source)
         else:
             self._calls_in(cursor, context, False)
 

@@ -90,6 +90,14 @@ def parse_sources(
     parsed: list[ParsedSource] = []
     warnings: list[str] = []
     defines = command_line_defines(compile_args)
+    if any(a.startswith("-fopenmp") for a in compile_args):
+        # libclang hides the statements under OpenMP directives; without the flag the pragmas
+        # are ignored and the code reads as its sequential version.
+        compile_args = [a for a in compile_args if not a.startswith("-fopenmp")]
+        warnings.append(
+            "note: -fopenmp dropped for the analysis: counts are those of the sequential code "
+            "(a parallel region's body counts once, not once per thread)"
+        )
     for source in sources:
         path = Path(source)
         if not path.is_file():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import sympy
@@ -174,6 +175,19 @@ class StaticReport:
             if kernel.name == name:
                 return kernel
         raise KeyError(name)
+
+    def kernel_at(self, file: str, line: int) -> StaticKernel | None:
+        """The innermost kernel whose source range holds ``line`` of ``file`` (None if none).
+
+        ``file`` matches a kernel's file exactly or by its final name component.
+        """
+        best = None
+        for kernel in self.kernels:
+            same = kernel.file == file or Path(kernel.file).name == Path(file).name
+            inner = best is None or (kernel.line, -kernel.end_line) > (best.line, -best.end_line)
+            if same and kernel.line <= line <= kernel.end_line and inner:
+                best = kernel
+        return best
 
     def clusters(self) -> list[list[str]]:
         """Groups of two or more loops with the same dependence structure up to names."""
