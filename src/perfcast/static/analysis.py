@@ -650,7 +650,13 @@ class _Analysis:
             return count, None
         if function in self.program.address_taken_functions:
             raise Undefined(f"the address of {function} is taken; indirect calls are not counted")
-        sites = [s for s in self.program.calls.get(function, []) if s.caller]
+        sites = self.program.calls.get(function, [])
+        for site in sites:
+            if site.caller not in self.program.functions:
+                raise Undefined(
+                    f"{function} is called at {site.source.path}:{site.cursor.location.line} "
+                    "from code the analysis does not walk"
+                )
         if not sites:
             if "main" in self.program.functions:
                 return count, f"count per call of {function}, which main does not call"

@@ -121,14 +121,17 @@ def collect(sources: list[ParsedSource]) -> Program:
             elif cursor.kind == CursorKind.FUNCTION_DECL and cursor.is_definition():
                 name = cursor.spelling
                 if name in program.functions:
-                    program.diagnostics.append(
-                        f"{cursor.location.file}:{cursor.location.line}: function {name} is "
-                        "defined twice; calls are attributed to the first definition"
-                    )
+                    first = program.functions[name].location
+                    here = cursor.location
+                    if (str(first.file), first.line) != (str(here.file), here.line):
+                        program.diagnostics.append(
+                            f"{here.file}:{here.line}: function {name} is defined twice; "
+                            "both are counted as the first definition"
+                        )
                     continue
                 program.functions[name] = cursor
                 program.function_source[name] = source
-            if cursor.kind in (CursorKind.FUNCTION_DECL, CursorKind.VAR_DECL):
+            if cursor.kind != CursorKind.INCLUSION_DIRECTIVE:
                 _scan(program, cursor, source, callee_refs, function_refs)
     for ref in function_refs:
         if ref.hash not in callee_refs and ref.spelling in program.functions:
