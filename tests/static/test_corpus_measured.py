@@ -80,6 +80,13 @@ CASES = {
         ),
         defines=["TOTAL_KEYS", "NUM_PROCS"],
     ),
+    "mixed": Case(
+        ["mixed.c"],
+        ["n", "m"],
+        ["n", "m"],
+        _grid(["n", "m"], [[1, 1], [2, 5], [7, 3], [10, 12]]),
+        undef={"main:loop@47": "no closed form"},
+    ),
     "nonaffine": Case(
         ["nonaffine.c"],
         ["n"],

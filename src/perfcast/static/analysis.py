@@ -24,14 +24,13 @@ from perfcast.static.reach import Reach
 from perfcast.static.report import StaticKernel, StaticReport
 from perfcast.static.similarity import fingerprint
 from perfcast.static.symbolic import (
-    Bound,
-    Condition,
     Count,
     Factor,
     Level,
     Negation,
     Piece,
     Undefined,
+    constraint,
     prove_nonnegative,
     sum_over_levels,
     total,
@@ -485,33 +484,7 @@ class _Analysis:
 
     def _constraint(self, difference: sympy.Expr, op: str, context: Context) -> list:
         normal = {"<": -difference - 1, "<=": -difference, ">": difference - 1, ">=": difference}
-        expression = sympy.expand(normal[op])
-        inner = [i for i, lv in enumerate(context.levels) if lv.variable in expression.free_symbols]
-        if not inner:
-            return [Condition(expression)]
-        index = max(inner)
-        level = context.levels[index]
-        variable = level.variable
-        variables = {lv.variable for lv in context.levels}
-        for atom in expression.atoms(sympy.Function, sympy.Pow):
-            if atom.free_symbols & variables and not (
-                isinstance(atom, sympy.Pow) and atom.exp.is_Integer and atom.exp > 0
-            ):
-                raise Undefined(f"the condition is not affine ({atom})")
-        slope = sympy.diff(expression, variable)
-        if not slope.is_Integer or slope == 0:
-            raise Undefined("the condition is not affine in the loop variable")
-        if level.step is None:
-            raise Undefined(
-                f"the condition tests the variable of the loop at line {level.line}, "
-                "which is not affine"
-            )
-        rest = sympy.expand(expression - slope * variable)
-        if slope > 0:
-            value = -rest if slope == 1 else sympy.ceiling(-rest / slope)
-            return [Bound(index, True, value)]
-        value = rest if slope == -1 else sympy.floor(rest / -slope)
-        return [Bound(index, False, value)]
+        return constraint(sympy.expand(normal[op]), list(context.levels))
 
     # -- names ------------------------------------------------------------------------------
     def _translator(self, context: Context, restrict: Cursor | None = None) -> Translator:

@@ -118,8 +118,11 @@ def exits(body: Cursor) -> str | None:
     return visit(body, False)
 
 
-def _comparison(condition: Cursor | None, variable: Cursor | None = None):
-    """``(variable declaration, op, bound cursor)`` of a guard ``v op bound`` or ``bound op v``."""
+def _comparison(condition: Cursor | None, updated: Cursor | None = None):
+    """``(variable declaration, op, bound cursor)`` of a guard ``v op bound`` or ``bound op v``.
+
+    When both sides are plain variables, the one written inside ``updated`` is the loop variable.
+    """
     if condition is None:
         raise Undefined("no loop guard (it ends by a break, if at all)")
     condition = strip(condition)
@@ -129,16 +132,20 @@ def _comparison(condition: Cursor | None, variable: Cursor | None = None):
     if op not in COMPARISONS:
         raise Undefined(f"the loop guard uses {op or 'an unknown operator'}, not a comparison")
     left, right = (strip(k) for k in children(condition))
+    candidates = []
     for side, other, this_op in ((left, right, op), (right, left, FLIP[op])):
         if side.kind == CursorKind.DECL_REF_EXPR and side.referenced is not None:
             declaration = side.referenced
-            if variable is not None and key(declaration) != key(variable):
-                continue
             if declaration.kind not in (CursorKind.VAR_DECL, CursorKind.PARM_DECL):
                 continue
             if _mentions(other, declaration):
                 raise Undefined("the loop variable appears on both sides of the guard")
-            return declaration, this_op, other
+            candidates.append((declaration, this_op, other))
+    if updated is not None:
+        chosen = [c for c in candidates if writes_in(updated, c[0])]
+        candidates = chosen or candidates
+    if candidates:
+        return candidates[0]
     raise Undefined(f"the loop guard at line {condition.location.line} has no plain loop variable")
 
 
@@ -224,7 +231,7 @@ def header(loop: Cursor, preceding: list[Cursor]) -> Header:
     """Recognise the loop's induction variable, start, guard and update."""
     if loop.kind == CursorKind.FOR_STMT:
         init, condition, increment, body = for_parts(loop)
-        variable, op, bound = _comparison(condition)
+        variable, op, bound = _comparison(condition, increment)
         start = _initial(init, variable) if init is not None else None
         if start is None:
             raise Undefined("the loop has no initial assignment of its variable")
@@ -242,7 +249,7 @@ def header(loop: Cursor, preceding: list[Cursor]) -> Header:
         return Header(variable, start, op, bound, update, None)
     kids = children(loop)
     body, condition = (kids[0], kids[1]) if loop.kind == CursorKind.DO_STMT else (kids[1], kids[0])
-    variable, op, bound = _comparison(condition)
+    variable, op, bound = _comparison(condition, body)
     statements = children(body) if body.kind == CursorKind.COMPOUND_STMT else [body]
     updating = [s for s in statements if writes_in(s, variable)]
     if len(updating) != 1:

@@ -191,6 +191,40 @@ def _lower_bound(expression: sympy.Expr) -> sympy.Expr | None:
     return sympy.expand(result)
 
 
+def constraint(expression: sympy.Expr, levels: list[Level]) -> list:
+    """The guard ``expression >= 0`` as a :class:`Bound` on the innermost level it involves.
+
+    A :class:`Condition` when it involves no loop variable. Raises Undefined unless the
+    expression is affine (integer slope) in that level's variable and the level is additive.
+    """
+    inner = [i for i, lv in enumerate(levels) if lv.variable in expression.free_symbols]
+    if not inner:
+        return [Condition(expression)]
+    index = max(inner)
+    level = levels[index]
+    variable = level.variable
+    variables = {lv.variable for lv in levels}
+    for atom in expression.atoms(sympy.Function, sympy.Pow):
+        if atom.free_symbols & variables and not (
+            isinstance(atom, sympy.Pow) and atom.exp.is_Integer and atom.exp > 0
+        ):
+            raise Undefined(f"the condition is not affine ({atom})")
+    slope = sympy.diff(expression, variable)
+    if not slope.is_Integer or slope == 0:
+        raise Undefined("the condition is not affine in the loop variable")
+    if level.step is None:
+        raise Undefined(
+            f"the condition tests the variable of the loop at line {level.line}, "
+            "which is not affine"
+        )
+    rest = sympy.expand(expression - slope * variable)
+    if slope > 0:
+        value = -rest if slope == 1 else sympy.ceiling(-rest / slope)
+        return [Bound(index, True, value)]
+    value = rest if slope == -1 else sympy.floor(rest / -slope)
+    return [Bound(index, False, value)]
+
+
 def sum_over_levels(
     levels: list[Level], guards: list, count: Count, parameters: set[sympy.Symbol]
 ) -> Count:
@@ -207,9 +241,21 @@ def sum_over_levels(
             whole = sum_over_levels(levels, rest, count, parameters)
             part = sum_over_levels(levels, rest + list(guard.guards), count, parameters)
             return whole + [Piece(-p.value, p.conditions) for p in part]
-    pieces = [
-        Piece(p.value, [c for c in p.conditions if not prove_nonnegative(c, levels)]) for p in count
-    ]
+    variables = {level.variable for level in levels}
+    pieces: Count = []
+    moved: Count = []
+    for piece in count:
+        open_conditions = [c for c in piece.conditions if not prove_nonnegative(c, levels)]
+        inner = [c for c in open_conditions if c.free_symbols & variables]
+        if inner:
+            # A condition of a callee's piece that involves our loop variables is a guard here.
+            extra = [g for c in inner for g in constraint(sympy.expand(c), levels)]
+            rest = [c for c in open_conditions if c not in inner]
+            moved += sum_over_levels(levels, guards + extra, [Piece(piece.value, rest)], parameters)
+        else:
+            pieces.append(Piece(piece.value, open_conditions))
+    if not pieces:
+        return moved
     conditions: list[tuple[sympy.Expr, bool]] = []
     for guard in guards:
         if isinstance(guard, Factor):
@@ -222,7 +268,7 @@ def sum_over_levels(
         pieces = [_sum_piece(levels, depth, bounds, p) for p in pieces]
         conditions.extend((e, level.strict) for e in level.nonempty)
         conditions.extend((e, False) for e in _bound_conditions(level, bounds))
-    result: Count = []
+    result: Count = list(moved)
     outer_conditions = _settle(conditions, levels)
     for piece in pieces:
         result.append(Piece(piece.value, piece.conditions + outer_conditions))
