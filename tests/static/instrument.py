@@ -15,8 +15,12 @@ from pathlib import Path
 from perfcast.static import StaticKernel
 
 
-def instrument(text: str, kernels: Sequence[StaticKernel], tag: str) -> str:
-    """``text`` with a counter increment at the start of every kernel body."""
+def instrument(text: str, kernels: Sequence[StaticKernel], tag: str, cap: int = 0) -> str:
+    """``text`` with a counter increment at the start of every kernel body.
+
+    With ``cap`` > 0 a body that runs more than ``cap`` times stops the program (exit status 3)
+    after printing ``CAP <kernel name>`` to stderr, so endless loops end.
+    """
     starts = [0]
     for line in text.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
@@ -26,7 +30,13 @@ def instrument(text: str, kernels: Sequence[StaticKernel], tag: str) -> str:
         brace = text.index("{", position)
         if brace >= starts[kernel.end_line]:
             raise AssertionError(f"{kernel.name}: body has no braces")
-        inserts.append((brace + 1, f" __pc_hits_{tag}[{index}]++;"))
+        increment = f" __pc_hits_{tag}[{index}]++;"
+        if cap:
+            increment = (
+                f" if (++__pc_hits_{tag}[{index}] > {cap}) "
+                f'{{ fprintf(stderr, "CAP {kernel.name}\\n"); exit(3); }}'
+            )
+        inserts.append((brace + 1, increment))
     for offset, snippet in sorted(inserts, reverse=True):
         text = text[:offset] + snippet + text[offset:]
     names = ", ".join(f'"{k.name}"' for k in kernels)
@@ -47,14 +57,18 @@ def instrument(text: str, kernels: Sequence[StaticKernel], tag: str) -> str:
 
 
 def build(
-    sources: Sequence[Path], kernels: Sequence[StaticKernel], workdir: Path, flags: Sequence[str]
+    sources: Sequence[Path],
+    kernels: Sequence[StaticKernel],
+    workdir: Path,
+    flags: Sequence[str],
+    cap: int = 0,
 ) -> Path:
     """Write instrumented copies of ``sources`` and compile them with gcc into one program."""
     copies = []
     for number, source in enumerate(sources):
         mine = [k for k in kernels if Path(k.file).resolve() == source.resolve()]
         copy = workdir / f"instrumented_{number}_{source.name}"
-        copy.write_text(instrument(source.read_text(), mine, f"f{number}"))
+        copy.write_text(instrument(source.read_text(), mine, f"f{number}", cap))
         copies.append(str(copy))
     program = workdir / "program"
     subprocess.run(
@@ -67,11 +81,18 @@ def build(
 
 
 def measure(program: Path, arguments: Sequence[str], workdir: Path) -> dict[str, int]:
-    """Run the instrumented program once; return how often each kernel body ran."""
+    """Run the instrumented program once; return how often each kernel body ran.
+
+    A run stopped by the cap returns ``{"CAP": name of the kernel that hit it}``.
+    """
     out = workdir / "counts.txt"
     out.unlink(missing_ok=True)
     env: Mapping[str, str] = {**os.environ, "PC_OUT": str(out)}
-    subprocess.run([str(program), *arguments], check=False, env=env, timeout=60)
+    done = subprocess.run(
+        [str(program), *arguments], check=False, env=env, timeout=60, capture_output=True, text=True
+    )
+    if done.returncode == 3 and done.stderr.startswith("CAP "):
+        return {"CAP": done.stderr.split()[1]}
     counts: dict[str, int] = {}
     for line in out.read_text().splitlines():
         name, value = line.rsplit(" ", 1)

@@ -23,7 +23,7 @@ from perfcast.static.cursors import (
     strip,
     walk,
 )
-from perfcast.static.symbolic import Level, Undefined
+from perfcast.static.symbolic import Level, Undefined, readable
 
 COMPARISONS = {"<", "<=", ">", ">=", "!="}
 FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
@@ -336,7 +336,7 @@ def make_level(
         if step.is_number and step == 0:
             raise Undefined("the loop step is zero")
         if not (prove(step - 1) or prove(-step - 1)):
-            raise Undefined(f"the sign of the step {step} is unknown")
+            raise Undefined(f"the sign of the step {readable(step)} is unknown")
         descending = not prove(step - 1)
         problem = variable_type_problem(header.variable, descending, op)
         if problem:
@@ -351,7 +351,7 @@ def make_level(
             raise Undefined("geometric update without factor")
         factor = 2**amount if update.shift else amount
         if not (factor.is_Integer and factor >= 2):
-            raise Undefined(f"the geometric factor {factor} is not a constant >= 2")
+            raise Undefined(f"the geometric factor {readable(factor)} is not a constant >= 2")
         if update.kind == "mul":
 
             def build(first):
@@ -459,7 +459,7 @@ def _ceil_div(numerator: sympy.Expr, divisor: sympy.Expr) -> sympy.Expr:
 
 def _multiplying(start, bound, factor, op, variable, counter, line, prove) -> Level:
     if not prove(start - 1):
-        raise Undefined(f"the geometric loop may start at {start} <= 0 and never end")
+        raise Undefined(f"the geometric loop may start at {readable(start)} <= 0 and never end")
     if op == "<":
         trip = sympy.ceiling(sympy.log(bound / start, factor))
         high = bound - 1
@@ -488,12 +488,14 @@ def _dividing(start, bound, factor, op, variable, counter, line, prove) -> Level
         op = ">"
     if op == ">":
         if not prove(bound):
-            raise Undefined(f"the halving loop's bound {bound} may be negative")
+            raise Undefined(f"the halving loop's bound {readable(bound)} may be negative")
         trip = sympy.floor(sympy.log(start / (bound + 1), factor)) + 1
         nonempty, low = start - bound - 1, bound + 1
     elif op == ">=":
         if not prove(bound - 1):
-            raise Undefined(f"the halving loop's bound {bound} may be <= 0 and never be passed")
+            raise Undefined(
+                f"the halving loop's bound {readable(bound)} may be <= 0 and never be passed"
+            )
         trip = sympy.floor(sympy.log(start / bound, factor)) + 1
         nonempty, low = start - bound, bound
     else:

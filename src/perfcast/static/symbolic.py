@@ -117,6 +117,12 @@ def total(count: Count) -> sympy.Expr:
     return result
 
 
+def readable(expression: sympy.Expr) -> str:
+    """An expression as text with loop variables under their C names."""
+    names = {d: sympy.Symbol(d.name) for d in expression.atoms(sympy.Dummy)}
+    return str(expression.xreplace(names))
+
+
 def prove_nonnegative(expression: sympy.Expr, domain: list[Level]) -> bool:
     """True only when ``expression >= 0`` for every parameter >= 1 and every point of ``domain``.
 
@@ -208,7 +214,7 @@ def constraint(expression: sympy.Expr, levels: list[Level]) -> list:
         if atom.free_symbols & variables and not (
             isinstance(atom, sympy.Pow) and atom.exp.is_Integer and atom.exp > 0
         ):
-            raise Undefined(f"the condition is not affine ({atom})")
+            raise Undefined(f"the condition is not affine ({readable(atom)})")
     slope = sympy.diff(expression, variable)
     if not slope.is_Integer or slope == 0:
         raise Undefined("the condition is not affine in the loop variable")
@@ -284,12 +290,12 @@ def _settle(conditions: list[tuple[sympy.Expr, bool]], levels: list[Level]) -> l
             continue
         if strict:
             raise Undefined(
-                f"the loop only ends if {expression} >= 0, which cannot be shown "
+                f"the loop only ends if {readable(expression)} >= 0, which cannot be shown "
                 "(else it never ends)"
             )
         if expression.free_symbols & variables:
             raise Undefined(
-                f"cannot show that the range {expression} >= 0 is non-empty for every "
+                f"cannot show that the range {readable(expression)} >= 0 is non-empty for every "
                 "iteration of the enclosing loops"
             )
         simplified = sympy.simplify(expression)
