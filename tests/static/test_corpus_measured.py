@@ -115,8 +115,8 @@ def test_counts_match_measured_counts(name, tmp_path):
     case = CASES[name]
     sources = [CORPUS / f for f in case.files]
     report = analyze(sources, case.parameters)
-    kernels = report.kernels
-    undefined = {k.name: k.undef_reason for k in kernels if k.count is None}
+    kernels = report.kernels + report.branches
+    undefined = {k.name: k.undef_reason for k in report.kernels if k.count is None}
     assert set(undefined) == set(case.undef), undefined
     for kernel_name, reason in case.undef.items():
         assert reason in undefined[kernel_name]

@@ -126,15 +126,16 @@ def test_random_nests_never_get_a_wrong_count(seed, tmp_path):
     source = tmp_path / f"random_{seed}.c"
     source.write_text(Generator(seed).program())
     report = analyze([source], ["n", "m"])
-    program = build([source], report.kernels, tmp_path, [], cap=200_000)
-    defined = [k for k in report.kernels if k.count is not None]
+    regions = report.kernels + report.branches
+    program = build([source], regions, tmp_path, [], cap=200_000)
+    defined = [k for k in regions if k.count is not None]
     checked = 0
     capped = 0
     for n_value, m_value in POINTS:
         measured = measure(program, [str(n_value), str(m_value)], tmp_path)
         if "CAP" in measured:
             capped += 1
-            runaway = report.kernel(measured["CAP"])
+            runaway = next(k for k in regions if k.name == measured["CAP"])
             assert runaway.count is None, (runaway.name, str(runaway.count), source.read_text())
             continue
         values = {sympy.Symbol("n"): n_value, sympy.Symbol("m"): m_value}

@@ -465,3 +465,33 @@ def test_openmp_and_unknown_statements(tmp_path):
     assert report.kernel_at(str(source), 12).name == "main:loop@11"
     assert report.kernel_at("omp.cpp", 7).name == "main:loop@6"
     assert report.kernel_at(str(source), 1) is None
+
+
+def test_branch_blocks_have_counts_and_lines_map_to_regions(tmp_path):
+    source = write(
+        tmp_path,
+        "b.c",
+        """\
+        int n;
+        double x[100];
+        int main(void) {
+          for (int i = 0; i < n; i++) {
+            if (i < 10) {
+              x[i] = 1.0;
+            } else {
+              x[i] = 2.0;
+            }
+          }
+          return 0;
+        }
+        """,
+    )
+    report = analyze([source], ["n"])
+    then, other = report.branches
+    assert (then.name, then.kind, then.depth, then.line) == ("main:if@5:then", "branch", 1, 5)
+    for value in (1, 9, 10, 11, 50):
+        assert then.count.subs(n, value) == min(10, value)
+        assert other.count.subs(n, value) == value - min(10, value)
+    assert report.region_at("b.c", 8).name == "main:if@5:else"
+    assert report.region_at("b.c", 4).name == "main:loop@4"
+    assert [b["name"] for b in report.to_dict()["branches"]] == [then.name, other.name]

@@ -135,6 +135,7 @@ class _Analysis:
         self.parameter_names = parameters
         self.symbols = {p: sympy.Symbol(p, integer=True, positive=True) for p in parameters}
         self.kernels: list[KernelRecord] = []
+        self.branches: list[KernelRecord] = []
         self.calls: dict[int, CallRecord] = {}
         self.annotations: dict[str, dict[int, list[Annotation]]] = {}
         self.formals: dict[tuple[str, int], sympy.Symbol] = {}
@@ -157,7 +158,10 @@ class _Analysis:
         fingerprints = {r.name: fingerprint(r.cursor) for r in self.kernels if r.kind == "loop"}
         names = tuple(self.parameter_names) + tuple(sorted(self.extra_symbols))
         kernels = [replace(k, all_parameters=names) for k in kernels]
-        return StaticReport(kernels, list(warnings) + self.program.diagnostics, names, fingerprints)
+        branches = [replace(self._finish(r), all_parameters=names) for r in self.branches]
+        return StaticReport(
+            kernels, list(warnings) + self.program.diagnostics, names, fingerprints, branches
+        )
 
     def _prepare(self, name: str, function: Cursor) -> None:
         body = _body(function)
@@ -445,9 +449,28 @@ class _Analysis:
             except Undefined as error:
                 reason = f"guarded by the condition at line {cursor.location.line} ({error})"
                 then_context = else_context = replace(context, undef=reason)
-        self._visit(then, replace(then_context, seeds=seeds), [], source)
+        line = cursor.location.line
+        depth = len(context.levels)
+        then_context = replace(then_context, seeds=seeds)
+        self.branches.append(
+            KernelRecord(
+                f"{context.function}:if@{line}:then", "branch", then, source, depth, then_context
+            )
+        )
+        self._visit(then, then_context, [], source)
         if other is not None:
-            self._visit(other, replace(else_context, seeds=seeds), [], source)
+            else_context = replace(else_context, seeds=seeds)
+            self.branches.append(
+                KernelRecord(
+                    f"{context.function}:if@{line}:else",
+                    "branch",
+                    other,
+                    source,
+                    depth,
+                    else_context,
+                )
+            )
+            self._visit(other, else_context, [], source)
 
     def _guards(self, condition: Cursor, context: Context, positive: bool) -> list:
         condition = strip(condition)
@@ -581,7 +604,7 @@ class _Analysis:
         except Undefined as error:
             reason = str(error)
         cursor = record.cursor
-        body = loop_body(cursor) if record.kind == "loop" else _body(cursor)
+        body = {"loop": loop_body, "function": _body}.get(record.kind, lambda c: c)(cursor)
         end_line = (body or cursor).extent.end.line
         reached = self.reach.kernel(record.context.seeds, context.function)
         if count is not None:
@@ -595,7 +618,7 @@ class _Analysis:
             file=str(record.source.path),
             line=cursor.location.line,
             end_line=end_line,
-            depth=record.depth if record.kind == "loop" else 0,
+            depth=0 if record.kind == "function" else record.depth,
             function=context.function,
             parameters=tuple(ordered),
             count=count,

@@ -162,12 +162,18 @@ def _model(count: sympy.Expr, kernel: str, parameters: tuple[str, ...]) -> Model
 
 @dataclass
 class StaticReport:
-    """All kernels of the analysed sources plus clang's and the analysis' diagnostics."""
+    """All kernels of the analysed sources plus clang's and the analysis' diagnostics.
+
+    ``branches`` holds the then- and else-blocks of every ``if`` (kind ``"branch"``, named
+    ``<function>:if@<line>:then|else``, depth = number of enclosing loops) with their counts, so
+    that code inside a branch can be attributed the right count (:meth:`count_at`).
+    """
 
     kernels: list[StaticKernel]
     diagnostics: list[str]
     parameters: tuple[str, ...] = ()
     fingerprints: dict[str, str] = field(default_factory=dict, repr=False)
+    branches: list[StaticKernel] = field(default_factory=list)
 
     def kernel(self, name: str) -> StaticKernel:
         """The kernel called ``name`` (KeyError when there is none)."""
@@ -189,6 +195,20 @@ class StaticReport:
                 best = kernel
         return best
 
+    def region_at(self, file: str, line: int) -> StaticKernel | None:
+        """The innermost kernel or branch block holding ``line`` of ``file`` (None if none).
+
+        Its ``count`` is how often code on that line runs per program run (for straight-line
+        code of the region).
+        """
+        best = None
+        for region in self.kernels + self.branches:
+            same = region.file == file or Path(region.file).name == Path(file).name
+            inner = best is None or (region.line, -region.end_line) > (best.line, -best.end_line)
+            if same and region.line <= line <= region.end_line and inner:
+                best = region
+        return best
+
     def clusters(self) -> list[list[str]]:
         """Groups of two or more loops with the same dependence structure up to names."""
         groups: dict[str, list[str]] = {}
@@ -199,10 +219,11 @@ class StaticReport:
         return [names for names in groups.values() if len(names) > 1]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: ``{"kernels": [...], "diagnostics": [...], "clusters": [...]}``."""
+        """JSON: ``{"parameters", "kernels", "branches", "clusters", "diagnostics"}``."""
         return {
             "parameters": list(self.parameters),
             "kernels": [k.to_dict() for k in self.kernels],
+            "branches": [b.to_dict() for b in self.branches],
             "clusters": self.clusters(),
             "diagnostics": list(self.diagnostics),
         }
