@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from perfcast.errors import InputError
 from perfcast.static.report import StaticKernel, StaticReport, expression_text
 
 
@@ -35,8 +36,12 @@ def analyze(
     Imported lazily so that ``perfcast.static`` loads without libclang; see
     :func:`perfcast.static.analysis.analyze` for the details.
     """
-    from perfcast.static.analysis import analyze as _analyze
-
+    try:
+        from perfcast.static.analysis import analyze as _analyze
+    except ImportError as error:
+        raise InputError(
+            f"static analysis needs libclang ({error}): pip install 'perfcast[static]'"
+        ) from error
     return _analyze(sources, parameters, compile_args)
 
 

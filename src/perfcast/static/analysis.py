@@ -96,7 +96,6 @@ class CallRecord:
 
     context: Context
     arguments: list = field(default_factory=list)
-    cursor: Cursor | None = None
 
 
 def analyze(
@@ -250,7 +249,7 @@ class _Analysis:
             if conditional and context.undef is None:
                 call_context = replace(context, undef="the call is conditional (?:, && or ||)")
             self.calls[cursor.hash] = CallRecord(
-                call_context, [self._argument(a, context) for a in cursor.get_arguments()], cursor
+                call_context, [self._argument(a, context) for a in cursor.get_arguments()]
             )
         kids = children(cursor)
         if kind == CursorKind.CONDITIONAL_OPERATOR:
@@ -597,7 +596,6 @@ class _Analysis:
                 list(context.levels),
                 list(context.guards),
                 [Piece(sympy.Integer(1))],
-                set(self.symbols.values()),
             )
             pieces, note = self._per_run(context.function, per_call, ())
             count = self._public(total(pieces))
@@ -687,7 +685,6 @@ class _Analysis:
                 list(record.context.levels),
                 list(record.context.guards),
                 substituted,
-                set(self.symbols.values()),
             )
             pieces, note = self._per_run(record.context.function, summed, stack + (function,))
             result.extend(pieces)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from perfcast.errors import InputError
+from perfcast.errors import InputError, WorkError
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,10 @@ def parse_sources(
         When a file is missing or clang reports an error (all error diagnostics are listed).
     """
     cindex = _clang()
-    index = cindex.Index.create()
+    try:
+        index = cindex.Index.create()
+    except cindex.LibclangError as error:
+        raise WorkError(f"cannot load libclang: {error}") from error
     options = cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
     parsed: list[ParsedSource] = []
     warnings: list[str] = []

@@ -231,9 +231,7 @@ def constraint(expression: sympy.Expr, levels: list[Level]) -> list:
     return [Bound(index, False, value)]
 
 
-def sum_over_levels(
-    levels: list[Level], guards: list, count: Count, parameters: set[sympy.Symbol]
-) -> Count:
+def sum_over_levels(levels: list[Level], guards: list, count: Count) -> Count:
     """Sum ``count`` (per innermost iteration) over the nest, honouring the guards.
 
     Raises
@@ -244,8 +242,8 @@ def sum_over_levels(
     for index, guard in enumerate(guards):
         if isinstance(guard, Negation):
             rest = guards[:index] + guards[index + 1 :]
-            whole = sum_over_levels(levels, rest, count, parameters)
-            part = sum_over_levels(levels, rest + list(guard.guards), count, parameters)
+            whole = sum_over_levels(levels, rest, count)
+            part = sum_over_levels(levels, rest + list(guard.guards), count)
             return whole + [Piece(-p.value, p.conditions) for p in part]
     variables = {level.variable for level in levels}
     pieces: Count = []
@@ -257,7 +255,7 @@ def sum_over_levels(
             # A condition of a callee's piece that involves our loop variables is a guard here.
             extra = [g for c in inner for g in constraint(sympy.expand(c), levels)]
             rest = [c for c in open_conditions if c not in inner]
-            moved += sum_over_levels(levels, guards + extra, [Piece(piece.value, rest)], parameters)
+            moved += sum_over_levels(levels, guards + extra, [Piece(piece.value, rest)])
         else:
             pieces.append(Piece(piece.value, open_conditions))
     if not pieces:
