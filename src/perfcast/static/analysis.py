@@ -52,6 +52,16 @@ _SIMPLE = {
 }
 
 
+# Anything that goes wrong while counting one kernel makes that kernel undef, never the whole file.
+_FAILURES = (Undefined, ArithmeticError, TypeError, ValueError, RecursionError, StopIteration)
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, Undefined):
+        return str(error)
+    return f"the analysis failed here ({type(error).__name__}: {error})"
+
+
 def _work_sharing(kind: CursorKind) -> bool:
     """OpenMP loop directives split iterations among threads: the total count is unchanged."""
     return kind.name.startswith("OMP_") and kind.name.endswith("FOR_DIRECTIVE")
@@ -266,8 +276,8 @@ class _Analysis:
     def _argument(self, cursor: Cursor, context: Context):
         try:
             return self._translator(context).expression(cursor)
-        except Undefined as error:
-            return str(error)
+        except _FAILURES as error:
+            return _reason(error)
 
     def _loop(self, cursor: Cursor, context: Context, preceding: list, source) -> None:
         line = cursor.location.line
@@ -285,14 +295,14 @@ class _Analysis:
             seeds = (parts.start, parts.bound) + (
                 (parts.update.amount,) if parts.update.amount is not None else ()
             )
-        except Undefined as error:
-            reason = str(error)
+        except _FAILURES as error:
+            reason = _reason(error)
             seeds = self._raw_header(cursor)
         if parts is not None and context.undef is None and count_note is None:
             try:
                 level = self._level(cursor, parts, context, kind, symbol_note, name)
-            except Undefined as error:
-                reason = str(error)
+            except _FAILURES as error:
+                reason = _reason(error)
         body = loop_body(cursor)
         exit_reason = exits(body)
         if exit_reason and count_note is None:
@@ -445,8 +455,10 @@ class _Analysis:
                 guards = self._guards(condition, context, True)
                 then_context = replace(context, guards=context.guards + tuple(guards))
                 else_context = replace(context, guards=context.guards + (Negation(tuple(guards)),))
-            except Undefined as error:
-                reason = f"guarded by the condition at line {cursor.location.line} ({error})"
+            except _FAILURES as error:
+                reason = (
+                    f"guarded by the condition at line {cursor.location.line} ({_reason(error)})"
+                )
                 then_context = else_context = replace(context, undef=reason)
         line = cursor.location.line
         depth = len(context.levels)
@@ -599,8 +611,8 @@ class _Analysis:
             )
             pieces, note = self._per_run(context.function, per_call, ())
             count = self._public(total(pieces))
-        except Undefined as error:
-            reason = str(error)
+        except _FAILURES as error:
+            reason = _reason(error)
         cursor = record.cursor
         body = {"loop": loop_body, "function": _body}.get(record.kind, lambda c: c)(cursor)
         end_line = (body or cursor).extent.end.line
