@@ -423,16 +423,20 @@ def test_command_rejects_bad_sources(tmp_path, capsys):
         _run_command([str(source)], capsys)
 
 
-def test_cli_exit_status_for_unparsable_source(tmp_path, capsys):
-    cli = pytest.importorskip("perfcast.cli")
-    try:
-        parser = cli.build_parser()
-    except ModuleNotFoundError:
-        pytest.skip("the other sub-commands are not on this branch yet")
-    assert parser is not None
-    source = write(tmp_path, "bad.c", "int main(void) { return }\n")
-    assert cli.main(["static", str(source)]) == 2
+def test_cli_exit_status_and_compile_flags(tmp_path, capsys, monkeypatch):
+    from perfcast import cli
+
+    monkeypatch.setattr(cli, "COMMANDS", ("static",))  # only this command's wiring
+    bad = write(tmp_path, "bad.c", "int main(void) { return }\n")
+    assert cli.main(["static", str(bad)]) == 2
     assert "expected expression" in capsys.readouterr().err
+    good = write(tmp_path, "good.c", "int main(void) {\n  for (int i = 0; i < N; i++) {\n  }\n}\n")
+    status = cli.main(["static", str(good), "--param", "N", "--format", "json", "--", "-DN=7"])
+    assert status == 0
+    kernels = json.loads(capsys.readouterr().out)["kernels"]
+    assert kernels[1]["expression"] == "N"
+    assert cli.main(["static", str(good), "--", "-DN=7"]) == 0
+    assert "count = 7" in capsys.readouterr().out
 
 
 def test_openmp_and_unknown_statements(tmp_path):
