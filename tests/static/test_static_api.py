@@ -499,3 +499,48 @@ def test_branch_blocks_have_counts_and_lines_map_to_regions(tmp_path):
     assert report.region_at("b.c", 8).name == "main:if@5:else"
     assert report.region_at("b.c", 4).name == "main:loop@4"
     assert [b["name"] for b in report.to_dict()["branches"]] == [then.name, other.name]
+
+
+def test_calls_that_cannot_be_counted(tmp_path):
+    source = write(
+        tmp_path,
+        "c.c",
+        """\
+        int n;
+        void fact(int k) {
+          if (k > 1) fact(k - 1);
+        }
+        void leaf(void) {
+          for (int i = 0; i < n; i++) {
+            ;
+          }
+        }
+        void (*hook)(void) = leaf;
+        void maybe(void) {
+        }
+        void helper(int len) {
+          for (int i = 0; i < len; i++) {
+            ;
+          }
+        }
+        int main(void) {
+          fact(n);
+          int ok = n > 3 && (maybe(), 1);
+          if (n > 100) {
+            return 1;
+          }
+          for (int i = 0; i < n; i++) {
+            ;
+          }
+          return ok;
+        }
+        """,
+    )
+    report = analyze([source], ["n"])
+    assert "recursively" in report.kernel("fact").undef_reason
+    assert "address of leaf is taken" in report.kernel("leaf:loop@6").undef_reason
+    assert "conditional" in report.kernel("maybe").undef_reason
+    assert "return early at line 22" in report.kernel("main:loop@24").undef_reason
+    helper = report.kernel("helper:loop@14")
+    assert helper.count is None and "per call of helper" in helper.note
+    assert report.kernel("helper").count == 1
