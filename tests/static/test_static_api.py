@@ -544,3 +544,36 @@ def test_calls_that_cannot_be_counted(tmp_path):
     helper = report.kernel("helper:loop@14")
     assert helper.count is None and "per call of helper" in helper.note
     assert report.kernel("helper").count == 1
+
+
+def test_parameters_set_up_in_helpers_but_not_modified(tmp_path):
+    source = write(
+        tmp_path,
+        "setup.c",
+        """\
+        #include <stdlib.h>
+        struct options { int size; int reps; };
+        void parse(int argc, char **argv, struct options *o) {
+          o->size = argc > 1 ? atoi(argv[1]) : 64;
+          o->reps = 3;
+        }
+        int main(int argc, char **argv) {
+          struct options o;
+          parse(argc, argv, &o);
+          for (int r = 0; r < o.reps; r++) {
+            for (int i = 0; i < o.size; i++) {
+              ;
+            }
+          }
+          o.size = o.size / 2;
+          for (int i = 0; i < o.size; i++) {
+            ;
+          }
+          return 0;
+        }
+        """,
+    )
+    report = analyze([source], ["size", "reps"])
+    size, reps = sympy.symbols("size reps")
+    assert report.kernel("main:loop@11").count == size * reps
+    assert "size is changed at line 15" in report.kernel("main:loop@16").undef_reason

@@ -533,12 +533,14 @@ class _Analysis:
             variable,
             lambda e: prove_nonnegative(e, domain),
             self.program.sources[0].defines if self.program.sources else {},
-            self._in_main,
+            self._function_of,
         )
 
-    def _in_main(self, use: Cursor) -> bool:
-        main = self.program.functions.get("main")
-        return main is not None and contains(main, use)
+    def _function_of(self, use: Cursor) -> str:
+        for name, function in self.program.functions.items():
+            if contains(function, use):
+                return name
+        return ""
 
     def _variable(self, declaration, use, context: Context, restrict) -> sympy.Expr:
         if declaration is None:

@@ -48,6 +48,8 @@ class Translator:
         ``nonnegative(expr)`` -> True when provably >= 0 where the expression is used.
     defines : dict
         Macros from ``-D`` flags.
+    function_of : callable
+        ``function_of(use)`` -> name of the function containing a use.
     """
 
     def __init__(
@@ -57,9 +59,9 @@ class Translator:
         variable: Callable[[Cursor, Cursor], sympy.Expr],
         nonnegative: Callable[[sympy.Expr], bool],
         defines: dict[str, str],
-        in_main: Callable[[Cursor], bool] = lambda _use: False,
+        function_of: Callable[[Cursor], str] = lambda _use: "",
     ):
-        self.in_main = in_main
+        self.function_of = function_of
         self.program = program
         self.parameters = parameters
         self.variable = variable
@@ -113,25 +115,29 @@ class Translator:
     def parameter(self, declaration: Cursor | None, use: Cursor) -> sympy.Expr:
         """The symbol of a user parameter, unless the program changes it after setting it.
 
-        All assignments of a parameter variable must be in ``main`` outside loops, and a use
-        inside ``main`` must come after them.
+        Every assignment of a parameter variable must be a set-up: a plain ``=`` outside any
+        loop whose value does not read the variable itself (``n = atoi(argv[1])``,
+        ``cfg->n = 100``), and a use in the same function must come after it. Other changes
+        (``n = n / 2``, ``n++``) are only allowed after the use, in the same function and
+        outside any loop around the use.
         """
         symbol = self.parameters[use.spelling]
         writes = self.program.writes_of(declaration) if declaration is not None else []
         for write in writes:
-            if not self.program.set_once_in_main(write):
+            later = (
+                self.program.write_function.get(write.hash) == self.function_of(use)
+                and str(write.location.file) == str(use.location.file)
+                and write.extent.start.offset > use.extent.start.offset
+            )
+            if self.program.is_setup(write):
+                if later:
+                    raise Undefined(
+                        f"the parameter {use.spelling} is used before it is set at line "
+                        f"{write.location.line}"
+                    )
+            elif not later or self.program.in_same_loop(write, use):
                 raise Undefined(
                     f"the parameter {use.spelling} is changed at line {write.location.line}"
-                )
-            same_file = str(write.location.file) == str(use.location.file)
-            if (
-                same_file
-                and self.in_main(use)
-                and write.extent.start.offset > use.extent.start.offset
-            ):
-                raise Undefined(
-                    f"the parameter {use.spelling} is used before it is set at line "
-                    f"{write.location.line}"
                 )
         return symbol
 

@@ -61,13 +61,23 @@ class Program:
     instantiations: dict[tuple[str, int], tuple[int, str]] = field(default_factory=dict)
     writes_globals: dict[str, set[str]] = field(default_factory=dict)
     diagnostics: list[str] = field(default_factory=list)
-    main_loops: list[Cursor] = field(default_factory=list)
+    loops: list[Cursor] = field(default_factory=list)
 
-    def set_once_in_main(self, write: Cursor) -> bool:
-        """True for a write in ``main`` outside every loop (an input being set up)."""
-        if self.write_function.get(write.hash) != "main":
+    def in_same_loop(self, first: Cursor, second: Cursor) -> bool:
+        """True when some loop contains both cursors."""
+        return any(contains(loop, first) and contains(loop, second) for loop in self.loops)
+
+    def is_setup(self, write: Cursor) -> bool:
+        """True for ``v = value`` outside every loop where ``value`` does not read ``v``."""
+        if write.kind != CursorKind.BINARY_OPERATOR or operator(write) != "=":
             return False
-        return not any(contains(loop, write) for loop in self.main_loops)
+        target = key(assignment_target(write))
+        value = children(write)[1]
+        references = (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR)
+        for node in walk(value):
+            if node.kind in references and key(node.referenced) == target:
+                return False
+        return not any(contains(loop, write) for loop in self.loops)
 
     def writes_of(self, declaration: Cursor | None) -> list[Cursor]:
         """Every assignment, compound assignment or increment of the declaration."""
@@ -137,9 +147,8 @@ def collect(sources: list[ParsedSource]) -> Program:
         if ref.hash not in callee_refs and ref.spelling in program.functions:
             program.address_taken_functions.add(ref.spelling)
     _close_global_writes(program)
-    main = program.functions.get("main")
-    if main is not None:
-        program.main_loops = [c for c in walk(main) if c.kind in LOOPS]
+    for function in program.functions.values():
+        program.loops.extend(c for c in walk(function) if c.kind in LOOPS)
     return program
 
 
