@@ -59,6 +59,7 @@ class Program:
     initializers: dict[str, Cursor] = field(default_factory=dict)
     macros: dict[str, Macro] = field(default_factory=dict)
     instantiations: dict[tuple[str, int], tuple[int, str]] = field(default_factory=dict)
+    instantiation_offsets: set[int] = field(default_factory=set)
     writes_globals: dict[str, set[str]] = field(default_factory=dict)
     diagnostics: list[str] = field(default_factory=list)
     loops: list[Cursor] = field(default_factory=list)
@@ -86,6 +87,8 @@ class Program:
     def macro_at(self, cursor: Cursor) -> str | None:
         """Name of the macro whose expansion is exactly this expression, if any."""
         extent = cursor.extent
+        if extent.start.offset not in self.instantiation_offsets:
+            return None
         found = self.instantiations.get((str(extent.start.file), extent.start.offset))
         if found and found[0] == extent.end.offset:
             return found[1]
@@ -128,6 +131,7 @@ def collect(sources: list[ParsedSource]) -> Program:
                     cursor.extent.end.offset,
                     cursor.spelling,
                 )
+                program.instantiation_offsets.add(start.offset)
             elif cursor.kind == CursorKind.FUNCTION_DECL and cursor.is_definition():
                 name = cursor.spelling
                 if name in program.functions:

@@ -31,68 +31,80 @@ class Reach:
         self.program = program
         self.parameters = parameters
         self.call_seeds: Callable[[int], Iterable[Cursor]] = lambda _hash: ()
-        self._functions: dict[str, set[str]] = {}
+        self._functions: dict[str, set[str]] | None = None
         self._arguments: dict[tuple[str, int], set[str]] = {}
         self._macro_cache: dict[str, set[str]] = {}
+        self._closures: dict[int, tuple[frozenset[str], frozenset[tuple[str, int]]]] = {}
 
     def kernel(self, seeds: Iterable[Cursor], function: str) -> set[str]:
         """Parameters reaching a kernel with these bound/guard expressions in ``function``."""
+        self._solve()
         found, formals = self.closure(seeds)
-        found |= self.function(function, ())
+        found |= self._functions.get(function, set())
         for slot in formals:
-            found |= self.argument(slot, ())
+            found |= self._arguments.get(slot, set())
         return found
 
-    def function(self, name: str, stack: tuple) -> set[str]:
-        """Parameters that decide how often ``name`` is called."""
-        if name in self._functions:
-            return self._functions[name]
-        if name in stack:
-            return set()
-        found: set[str] = set()
-        for site in self.program.calls.get(name, []):
-            params, formals = self.closure(self.call_seeds(site.cursor.hash))
-            found |= params
-            for slot in formals:
-                found |= self.argument(slot, stack + (name,))
-            if site.caller:
-                found |= self.function(site.caller, stack + (name,))
-        if not stack:
-            self._functions[name] = found
-        return found
-
-    def argument(self, slot: tuple[str, int], stack: tuple) -> set[str]:
-        """Parameters flowing into argument ``slot = (function, index)`` at its call sites."""
-        if slot in self._arguments:
-            return self._arguments[slot]
-        if slot in stack:
-            return set()
-        function, index = slot
-        found: set[str] = set()
-        for site in self.program.calls.get(function, []):
-            arguments = list(site.cursor.get_arguments())
-            if index >= len(arguments):
-                continue
-            params, formals = self.closure([arguments[index]])
-            found |= params
-            for inner in formals:
-                found |= self.argument(inner, stack + (slot,))
-        if not stack:
-            self._arguments[slot] = found
-        return found
+    def _solve(self) -> None:
+        """Fixed point of the call graph: what reaches each function and each argument."""
+        if self._functions is not None:
+            return
+        functions: dict[str, set[str]] = {name: set() for name in self.program.calls}
+        arguments: dict[tuple[str, int], set[str]] = {}
+        sites = []  # (callee, caller, params, formals) per call site, plus per argument
+        argument_sites = []
+        for callee, calls in self.program.calls.items():
+            for site in calls:
+                params, formals = self.closure(self.call_seeds(site.cursor.hash))
+                sites.append((callee, site.caller, params, formals))
+                for index, argument in enumerate(site.cursor.get_arguments()):
+                    params, formals = self.closure([argument])
+                    argument_sites.append(((callee, index), params, formals))
+                    arguments.setdefault((callee, index), set())
+        changed = True
+        while changed:
+            changed = False
+            for slot, params, formals in argument_sites:
+                new = set(params).union(*(arguments.get(f, set()) for f in formals))
+                if not new <= arguments[slot]:
+                    arguments[slot] |= new
+                    changed = True
+            for callee, caller, params, formals in sites:
+                new = set(params).union(*(arguments.get(f, set()) for f in formals))
+                new |= functions.get(caller, set())
+                if not new <= functions[callee]:
+                    functions[callee] |= new
+                    changed = True
+        self._functions = functions
+        self._arguments = arguments
 
     def closure(self, seeds: Iterable[Cursor]) -> tuple[set[str], set[tuple[str, int]]]:
         """Parameters and formal arguments every definition behind ``seeds`` depends on."""
         params: set[str] = set()
         formals: set[tuple[str, int]] = set()
+        for seed in seeds:
+            if seed is None:
+                continue
+            if seed.hash not in self._closures:
+                self._closures[seed.hash] = self._closure_of(seed)
+            found, slots = self._closures[seed.hash]
+            params |= found
+            formals |= slots
+        return params, formals
+
+    def _closure_of(self, seed: Cursor) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
+        params: set[str] = set()
+        formals: set[tuple[str, int]] = set()
         visited: set[str] = set()
-        stack = [s for s in seeds if s is not None]
+        stack = [seed]
+        offsets = self.program.instantiation_offsets
         while stack:
             for node in walk(stack.pop()):
                 start = node.extent.start
-                macro = self.program.instantiations.get((str(start.file), start.offset))
-                if macro is not None:
-                    params |= self.macro(macro[1], set())
+                if start.offset in offsets:
+                    macro = self.program.instantiations.get((str(start.file), start.offset))
+                    if macro is not None:
+                        params |= self.macro(macro[1], set())
                 if node.kind not in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR):
                     continue
                 if node.spelling in self.parameters:
@@ -118,7 +130,7 @@ class Reach:
                     stack.append(init)
                 for write in self.program.writes.get(identity, []):
                     stack.extend(children(write)[1:])
-        return params, formals
+        return frozenset(params), frozenset(formals)
 
     def macro(self, name: str, active: set[str]) -> set[str]:
         """Parameters named in a macro's body, through nested macros."""
