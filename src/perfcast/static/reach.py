@@ -35,6 +35,7 @@ class Reach:
         self._arguments: dict[tuple[str, int], set[str]] = {}
         self._macro_cache: dict[str, set[str]] = {}
         self._closures: dict[int, tuple[frozenset[str], frozenset[tuple[str, int]]]] = {}
+        self._variables: dict[str, tuple[set, set, set]] = {}
 
     def kernel(self, seeds: Iterable[Cursor], function: str) -> set[str]:
         """Parameters reaching a kernel with these bound/guard expressions in ``function``."""
@@ -93,44 +94,70 @@ class Reach:
         return params, formals
 
     def _closure_of(self, seed: Cursor) -> tuple[frozenset[str], frozenset[tuple[str, int]]]:
+        params, formals, pending = self._references(seed)
+        params, formals = set(params), set(formals)
+        visited: set[str] = set()
+        while pending:
+            identity = pending.pop()
+            if identity in visited:
+                continue
+            visited.add(identity)
+            more_params, more_formals, more = self._definitions(identity)
+            params |= more_params
+            formals |= more_formals
+            pending |= more - visited
+        return frozenset(params), frozenset(formals)
+
+    def _definitions(self, identity: str):
+        """Direct references of every definition (initialiser, assignment) of a variable."""
+        if identity not in self._variables:
+            params: set[str] = set()
+            formals: set[tuple[str, int]] = set()
+            variables: set[str] = set()
+            sources = [self.program.initializers.get(identity)]
+            for write in self.program.writes.get(identity, []):
+                sources.extend(children(write)[1:])
+            for source in sources:
+                if source is None:
+                    continue
+                found = self._references(source)
+                params |= found[0]
+                formals |= found[1]
+                variables |= found[2]
+            self._variables[identity] = (params, formals, variables)
+        return self._variables[identity]
+
+    def _references(self, cursor: Cursor):
+        """Parameters, formal arguments and variables named directly inside ``cursor``."""
         params: set[str] = set()
         formals: set[tuple[str, int]] = set()
-        visited: set[str] = set()
-        stack = [seed]
+        variables: set[str] = set()
         offsets = self.program.instantiation_offsets
-        while stack:
-            for node in walk(stack.pop()):
-                start = node.extent.start
-                if start.offset in offsets:
-                    macro = self.program.instantiations.get((str(start.file), start.offset))
-                    if macro is not None:
-                        params |= self.macro(macro[1], set())
-                if node.kind not in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR):
-                    continue
-                if node.spelling in self.parameters:
-                    params.add(node.spelling)
-                declaration = node.referenced
-                if declaration is None:
-                    continue
-                if declaration.kind == CursorKind.PARM_DECL:
-                    parent = declaration.semantic_parent
-                    arguments = [key(a) for a in parent.get_arguments()] if parent else []
-                    if key(declaration) in arguments:
-                        formals.add((parent.spelling, arguments.index(key(declaration))))
-                identity = key(declaration)
-                if identity in visited or declaration.kind not in (
-                    CursorKind.VAR_DECL,
-                    CursorKind.PARM_DECL,
-                    CursorKind.FIELD_DECL,
-                ):
-                    continue
-                visited.add(identity)
-                init = self.program.initializers.get(identity)
-                if init is not None:
-                    stack.append(init)
-                for write in self.program.writes.get(identity, []):
-                    stack.extend(children(write)[1:])
-        return frozenset(params), frozenset(formals)
+        for node in walk(cursor):
+            start = node.extent.start
+            if start.offset in offsets:
+                macro = self.program.instantiations.get((str(start.file), start.offset))
+                if macro is not None:
+                    params |= self.macro(macro[1], set())
+            if node.kind not in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR):
+                continue
+            if node.spelling in self.parameters:
+                params.add(node.spelling)
+            declaration = node.referenced
+            if declaration is None:
+                continue
+            if declaration.kind == CursorKind.PARM_DECL:
+                parent = declaration.semantic_parent
+                arguments = [key(a) for a in parent.get_arguments()] if parent else []
+                if key(declaration) in arguments:
+                    formals.add((parent.spelling, arguments.index(key(declaration))))
+            if declaration.kind in (
+                CursorKind.VAR_DECL,
+                CursorKind.PARM_DECL,
+                CursorKind.FIELD_DECL,
+            ):
+                variables.add(key(declaration))
+        return params, formals, variables
 
     def macro(self, name: str, active: set[str]) -> set[str]:
         """Parameters named in a macro's body, through nested macros."""
