@@ -150,6 +150,7 @@ class _Analysis:
         self.formals: dict[tuple[str, int], sympy.Symbol] = {}
         self.top_level: dict[str, set[int]] = {}
         self.early_return: dict[str, Cursor] = {}
+        self.jumps: dict[str, Cursor] = {}
         self.names_used: dict[str, int] = {}
         self.extra_symbols: set[str] = set()
         self.reach = Reach(program, set(parameters))
@@ -181,12 +182,18 @@ class _Analysis:
                 not statements or cursor.hash != statements[-1].hash
             ):
                 self.early_return.setdefault(name, cursor)
+            if cursor.kind in (CursorKind.GOTO_STMT, CursorKind.INDIRECT_GOTO_STMT):
+                self.jumps.setdefault(name, cursor)
 
     # -- walking ----------------------------------------------------------------------------
     def _walk_function(self, name: str, function: Cursor) -> None:
         source = self.program.function_source[name]
         context = Context(name)
         self._record(name, "function", function, source, 0, context)
+        jump = self.jumps.get(name)
+        if jump is not None:
+            # A goto can skip or repeat any statement of the function.
+            context = replace(context, undef=f"the function uses goto at line {jump.location.line}")
         body = _body(function)
         if body is not None:
             self._visit(body, context, [], source)
@@ -386,6 +393,11 @@ class _Analysis:
                 )
 
     def _level(self, cursor, parts, context, kind, symbol_note, name) -> Level:
+        if key(parts.variable) in self.program.address_of:
+            raise Undefined(
+                f"the address of the loop variable {parts.variable.spelling} is taken, so it may "
+                "change anywhere"
+            )
         if key(parts.variable) in self._changed_by_calls(loop_body(cursor)):
             raise Undefined(
                 f"the loop variable {parts.variable.spelling} may be modified by a call in the body"
