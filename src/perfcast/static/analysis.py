@@ -499,9 +499,12 @@ class _Analysis:
         condition = strip(condition)
         if condition.kind == CursorKind.UNARY_OPERATOR and operator(condition) == "!":
             return self._guards(children(condition)[0], context, not positive)
-        if condition.kind != CursorKind.BINARY_OPERATOR:
-            raise Undefined("the condition is not a comparison")
-        op = operator(condition)
+        op = operator(condition) if condition.kind == CursorKind.BINARY_OPERATOR else ""
+        if op not in _NEGATE and op not in ("&&", "||"):
+            # A plain value is a test against zero: `if (x)` means `x != 0`.
+            value = sympy.expand(self._translator(context).expression(condition))
+            zero = self._constraint(value, ">=", context) + self._constraint(value, "<=", context)
+            return [Negation(tuple(zero))] if positive else zero
         left, right = children(condition)
         if op in ("&&", "||"):
             if (op == "&&") == positive:

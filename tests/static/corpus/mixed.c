@@ -64,5 +64,10 @@ int main(int argc, char **argv) {
   while (w != 0) {
     w--;
   }
+  for (int i = 0; i < n; i++) {
+    if (!(i - 2) || i == m) {
+      sink += i;
+    }
+  }
   return (int)(sink & 1);
 }
