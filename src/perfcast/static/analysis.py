@@ -8,23 +8,24 @@ its count per program run multiplies that, call site by call site, by the count 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import sympy
 from clang.cindex import Cursor, CursorKind
 
 from perfcast.static.annotations import Annotation, parse_annotations
-from perfcast.static.cexpr import Translator
-from perfcast.static.cursors import LOOPS, children, contains, key, operator, strip, walk
-from perfcast.static.frontend import ParsedSource, parse_sources
+from perfcast.static.context import FAILURES, CallRecord, Context, KernelRecord, describe
+from perfcast.static.cursors import LOOPS, children, key, operator, strip, walk
+from perfcast.static.frontend import parse_sources
 from perfcast.static.loops import exits, for_parts, header, loop_body, make_level, writes_in
+from perfcast.static.names import Names
 from perfcast.static.program import Program, collect
+from perfcast.static.propagation import Propagation, public
 from perfcast.static.reach import Reach
 from perfcast.static.report import StaticKernel, StaticReport
 from perfcast.static.similarity import fingerprint
 from perfcast.static.symbolic import (
-    Count,
     Factor,
     Level,
     Negation,
@@ -52,60 +53,12 @@ _SIMPLE = {
 }
 
 
-# Anything that goes wrong while counting one kernel makes that kernel undef, never the whole file.
-_FAILURES = (Undefined, ArithmeticError, TypeError, ValueError, RecursionError, StopIteration)
-
-
-def _reason(error: Exception) -> str:
-    if isinstance(error, Undefined):
-        return str(error)
-    return f"the analysis failed here ({type(error).__name__}: {error})"
-
-
 def _work_sharing(kind: CursorKind) -> bool:
     """OpenMP loop directives split iterations among threads: the total count is unchanged."""
     return kind.name.startswith("OMP_") and kind.name.endswith("FOR_DIRECTIVE")
 
 
 _NEGATE = {"<": ">=", ">=": "<", "<=": ">", ">": "<=", "==": "!=", "!=": "=="}
-
-
-@dataclass(frozen=True)
-class Context:
-    """What holds at a point of a function: enclosing levels, guards, bindings, seeds."""
-
-    function: str
-    levels: tuple[Level, ...] = ()
-    guards: tuple = ()
-    undef: str | None = None
-    bindings: tuple[tuple[str, sympy.Expr | None, Cursor], ...] = ()
-    seeds: tuple[Cursor, ...] = ()
-
-    def binding(self, name: str):
-        for bound, value, loop in reversed(self.bindings):
-            if bound == name:
-                return value, loop
-        return None
-
-
-@dataclass
-class KernelRecord:
-    """A function or loop found by the walk, with the context its body runs in."""
-
-    name: str
-    kind: str
-    cursor: Cursor
-    source: ParsedSource
-    depth: int
-    context: Context
-
-
-@dataclass
-class CallRecord:
-    """A call with its context and translated arguments (an Expr or the reason it is unknown)."""
-
-    context: Context
-    arguments: list = field(default_factory=list)
 
 
 def analyze(
@@ -147,8 +100,9 @@ class _Analysis:
         self.branches: list[KernelRecord] = []
         self.calls: dict[int, CallRecord] = {}
         self.annotations: dict[str, dict[int, list[Annotation]]] = {}
-        self.formals: dict[tuple[str, int], sympy.Symbol] = {}
         self.top_level: dict[str, set[int]] = {}
+        self.names = Names(program, self.symbols, self.top_level)
+        self.propagation = Propagation(program, self.calls, self.names.formals)
         self.early_return: dict[str, Cursor] = {}
         self.jumps: dict[str, Cursor] = {}
         self.names_used: dict[str, int] = {}
@@ -282,9 +236,9 @@ class _Analysis:
 
     def _argument(self, cursor: Cursor, context: Context):
         try:
-            return self._translator(context).expression(cursor)
-        except _FAILURES as error:
-            return _reason(error)
+            return self.names.translator(context).expression(cursor)
+        except FAILURES as error:
+            return describe(error)
 
     def _loop(self, cursor: Cursor, context: Context, preceding: list, source) -> None:
         line = cursor.location.line
@@ -302,14 +256,14 @@ class _Analysis:
             seeds = (parts.start, parts.bound) + (
                 (parts.update.amount,) if parts.update.amount is not None else ()
             )
-        except _FAILURES as error:
-            reason = _reason(error)
+        except FAILURES as error:
+            reason = describe(error)
             seeds = self._raw_header(cursor)
         if parts is not None and context.undef is None and count_note is None:
             try:
                 level = self._level(cursor, parts, context, kind, symbol_note, name)
-            except _FAILURES as error:
-                reason = _reason(error)
+            except FAILURES as error:
+                reason = describe(error)
         body = loop_body(cursor)
         exit_reason = exits(body)
         if exit_reason and count_note is None:
@@ -402,7 +356,7 @@ class _Analysis:
             raise Undefined(
                 f"the loop variable {parts.variable.spelling} may be modified by a call in the body"
             )
-        translator = self._translator(context)
+        translator = self.names.translator(context)
         start = translator.expression(parts.start)
         if symbol_note is not None:
             bound = symbol_note.value
@@ -467,9 +421,9 @@ class _Analysis:
                 guards = self._guards(condition, context, True)
                 then_context = replace(context, guards=context.guards + tuple(guards))
                 else_context = replace(context, guards=context.guards + (Negation(tuple(guards)),))
-            except _FAILURES as error:
+            except FAILURES as error:
                 reason = (
-                    f"guarded by the condition at line {cursor.location.line} ({_reason(error)})"
+                    f"guarded by the condition at line {cursor.location.line} ({describe(error)})"
                 )
                 then_context = else_context = replace(context, undef=reason)
         line = cursor.location.line
@@ -502,7 +456,7 @@ class _Analysis:
         op = operator(condition) if condition.kind == CursorKind.BINARY_OPERATOR else ""
         if op not in _NEGATE and op not in ("&&", "||"):
             # A plain value is a test against zero: `if (x)` means `x != 0`.
-            value = sympy.expand(self._translator(context).expression(condition))
+            value = sympy.expand(self.names.translator(context).expression(condition))
             zero = self._constraint(value, ">=", context) + self._constraint(value, "<=", context)
             return [Negation(tuple(zero))] if positive else zero
         left, right = children(condition)
@@ -517,7 +471,7 @@ class _Analysis:
             return [Negation(tuple(negated))]
         if op not in _NEGATE:
             raise Undefined(f"the condition uses {op or 'an unknown operator'}")
-        translator = self._translator(context)
+        translator = self.names.translator(context)
         difference = sympy.expand(translator.expression(left) - translator.expression(right))
         op = op if positive else _NEGATE[op]
         if op == "==":
@@ -535,83 +489,6 @@ class _Analysis:
         normal = {"<": -difference - 1, "<=": -difference, ">": difference - 1, ">=": difference}
         return constraint(sympy.expand(normal[op]), list(context.levels))
 
-    # -- names ------------------------------------------------------------------------------
-    def _translator(self, context: Context, restrict: Cursor | None = None) -> Translator:
-        domain = list(context.levels)
-
-        def variable(declaration: Cursor, use: Cursor) -> sympy.Expr:
-            return self._variable(declaration, use, context, restrict)
-
-        return Translator(
-            self.program,
-            self.symbols,
-            variable,
-            lambda e: prove_nonnegative(e, domain),
-            self.program.sources[0].defines if self.program.sources else {},
-            self._function_of,
-        )
-
-    def _function_of(self, use: Cursor) -> str:
-        for name, function in self.program.functions.items():
-            if contains(function, use):
-                return name
-        return ""
-
-    def _variable(self, declaration, use, context: Context, restrict) -> sympy.Expr:
-        if declaration is None:
-            raise Undefined(f"{use.spelling} has no declaration")
-        name = declaration.spelling
-        found = context.binding(key(declaration))
-        if found is not None:
-            value, loop = found
-            if restrict is not None and not contains(loop, restrict):
-                raise Undefined(f"{name} changes between its use and the definition using it")
-            if value is None:
-                raise Undefined(f"{name} is used after a non-affine update")
-            return value
-        if declaration.kind == CursorKind.FIELD_DECL:
-            raise Undefined(f"the struct member {name} is not a parameter")
-        writes = self.program.writes_of(declaration)
-        if declaration.kind == CursorKind.PARM_DECL:
-            if writes or key(declaration) in self.program.address_of:
-                raise Undefined(f"the argument {name} is modified in its function")
-            return self._formal(declaration)
-        if declaration.kind != CursorKind.VAR_DECL:
-            raise Undefined(f"{name} is not a variable")
-        if key(declaration) in self.program.address_of:
-            raise Undefined(f"the address of {name} is taken, so it may change anywhere")
-        init = self.program.initializers.get(key(declaration))
-        if not writes and init is not None:
-            inner = replace(context, bindings=context.bindings)
-            return self._translator(inner, restrict=declaration).expression(init)
-        if len(writes) == 1 and init is None:
-            write = writes[0]
-            function = self.program.write_function.get(write.hash, "")
-            if operator(write) == "=" and write.hash in self.top_level.get(function, set()):
-                same_function = use.translation_unit is not None and function == context.function
-                if same_function and use.extent.start.offset < write.extent.start.offset:
-                    raise Undefined(
-                        f"{name} is used before its assignment at line {write.location.line}"
-                    )
-                if function == context.function or function == "main":
-                    top = Context(function)
-                    return self._translator(top).expression(children(write)[1])
-        raise Undefined(
-            f"{name} is not traced to the parameters "
-            f"(assigned {len(writes) + (init is not None)} times)"
-        )
-
-    def _formal(self, declaration: Cursor) -> sympy.Symbol:
-        function = declaration.semantic_parent
-        arguments = list(function.get_arguments()) if function is not None else []
-        index = next(i for i, a in enumerate(arguments) if key(a) == key(declaration))
-        slot = (function.spelling, index)
-        if slot not in self.formals:
-            self.formals[slot] = sympy.Symbol(
-                f"{function.spelling}.{declaration.spelling}", integer=True
-            )
-        return self.formals[slot]
-
     # -- counting ---------------------------------------------------------------------------
     def _finish(self, record: KernelRecord) -> StaticKernel:
         context = record.context
@@ -626,10 +503,10 @@ class _Analysis:
                 list(context.guards),
                 [Piece(sympy.Integer(1))],
             )
-            pieces, note = self._per_run(context.function, per_call, ())
-            count = self._public(total(pieces))
-        except _FAILURES as error:
-            reason = _reason(error)
+            pieces, note = self.propagation.per_run(context.function, per_call)
+            count = public(total(pieces), set(self.parameter_names) | self.extra_symbols)
+        except FAILURES as error:
+            reason = describe(error)
         cursor = record.cursor
         body = {"loop": loop_body, "function": _body}.get(record.kind, lambda c: c)(cursor)
         end_line = (body or cursor).extent.end.line
@@ -653,73 +530,6 @@ class _Analysis:
             column=cursor.location.column,
             note=note,
         )
-
-    def _public(self, expression: sympy.Expr) -> sympy.Expr:
-        allowed = set(self.parameter_names) | self.extra_symbols
-        stray = sorted(str(s) for s in expression.free_symbols if str(s) not in allowed)
-        if stray:
-            raise Undefined(
-                f"the count depends on {', '.join(stray)}, which does not trace back "
-                "to the parameters"
-            )
-        plain = {s: sympy.Symbol(str(s)) for s in expression.free_symbols}
-        result = expression.xreplace(plain)
-        if not result.has(sympy.Piecewise, sympy.floor, sympy.ceiling):
-            result = sympy.expand(result)
-        return result
-
-    def _per_run(self, function: str, count: Count, stack: tuple) -> tuple[Count, str | None]:
-        if function == "main":
-            return count, None
-        if function in self.program.address_taken_functions:
-            raise Undefined(f"the address of {function} is taken; indirect calls are not counted")
-        sites = self.program.calls.get(function, [])
-        for site in sites:
-            if site.caller not in self.program.functions:
-                raise Undefined(
-                    f"{function} is called at {site.source.path}:{site.cursor.location.line} "
-                    "from code the analysis does not walk"
-                )
-        if not sites:
-            if "main" in self.program.functions:
-                return count, f"count per call of {function}, which main does not call"
-            return count, f"count per call of {function} (no main in the sources)"
-        if function in stack:
-            raise Undefined(f"{function} is called recursively")
-        result: Count = []
-        notes = set()
-        for site in sites:
-            record = self.calls.get(site.cursor.hash)
-            where = f"{site.source.path}:{site.cursor.location.line}"
-            if record is None:
-                raise Undefined(f"the call of {function} at {where} is not in a countable place")
-            if record.context.undef is not None:
-                raise Undefined(f"the call of {function} at {where}: {record.context.undef}")
-            mapping = {}
-            used = set().union(*[p.value.free_symbols for p in count]) | set().union(
-                *[set().union(*[c.free_symbols for c in p.conditions]) for p in count]
-            )
-            for index, argument in enumerate(record.arguments):
-                formal = self.formals.get((function, index))
-                if formal is None or formal not in used:
-                    continue
-                if isinstance(argument, str):
-                    raise Undefined(f"argument {index + 1} of the call at {where}: {argument}")
-                mapping[formal] = argument
-            substituted = [
-                Piece(p.value.xreplace(mapping), [c.xreplace(mapping) for c in p.conditions])
-                for p in count
-            ]
-            summed = sum_over_levels(
-                list(record.context.levels),
-                list(record.context.guards),
-                substituted,
-            )
-            pieces, note = self._per_run(record.context.function, summed, stack + (function,))
-            result.extend(pieces)
-            if note:
-                notes.add(note)
-        return result, "; ".join(sorted(notes)) or None
 
 
 def _body(function: Cursor) -> Cursor | None:
