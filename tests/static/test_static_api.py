@@ -507,6 +507,8 @@ def test_branch_blocks_have_counts_and_lines_map_to_regions(tmp_path):
         assert then.count.subs(n, value) == min(10, value)
         assert other.count.subs(n, value) == value - min(10, value)
     assert report.region_at("b.c", 8).name == "main:if@5:else"
+    assert (then.parent, report.kernel("main:loop@4").parent) == ("main:loop@4", "main")
+    assert report.kernel("main").parent is None
     assert report.region_at("b.c", 4).name == "main:loop@4"
     assert [b["name"] for b in report.to_dict()["branches"]] == [then.name, other.name]
 

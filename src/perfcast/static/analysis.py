@@ -144,6 +144,7 @@ class _Analysis:
         source = self.program.function_source[name]
         context = Context(name)
         self._record(name, "function", function, source, 0, context)
+        context = replace(context, region=name)
         jump = self.jumps.get(name)
         if jump is not None:
             # A goto can skip or repeat any statement of the function.
@@ -321,7 +322,7 @@ class _Analysis:
             inner = replace(
                 inner, bindings=inner.bindings + ((key(parts.variable), level.variable, cursor),)
             )
-        self._visit_body(body, inner, parts, level, cursor, source)
+        self._visit_body(body, replace(inner, region=name), parts, level, cursor, source)
 
     @staticmethod
     def _raw_header(cursor: Cursor) -> tuple[Cursor, ...]:
@@ -434,7 +435,9 @@ class _Analysis:
                 f"{context.function}:if@{line}:then", "branch", then, source, depth, then_context
             )
         )
-        self._visit(then, then_context, [], source)
+        self._visit(
+            then, replace(then_context, region=f"{context.function}:if@{line}:then"), [], source
+        )
         if other is not None:
             else_context = replace(else_context, seeds=seeds)
             self.branches.append(
@@ -447,7 +450,12 @@ class _Analysis:
                     else_context,
                 )
             )
-            self._visit(other, else_context, [], source)
+            self._visit(
+                other,
+                replace(else_context, region=f"{context.function}:if@{line}:else"),
+                [],
+                source,
+            )
 
     def _guards(self, condition: Cursor, context: Context, positive: bool) -> list:
         condition = strip(condition)
@@ -529,6 +537,7 @@ class _Analysis:
             undef_reason=reason,
             column=cursor.location.column,
             note=note,
+            parent=context.region or None,
         )
 
 

@@ -31,6 +31,7 @@ class Context:
     undef: str | None = None
     bindings: tuple[tuple[str, sympy.Expr | None, Cursor], ...] = ()
     seeds: tuple[Cursor, ...] = ()
+    region: str = ""  # innermost enclosing function, loop or branch block
 
     def binding(self, name: str):
         """``(value, loop)`` bound to a variable key, or None."""

@@ -58,6 +58,9 @@ class StaticKernel:
         Why the count is undefined.
     note : str or None
         Caveats of a defined count, e.g. that it is per call of a function main does not call.
+    parent : str or None
+        The innermost enclosing region (function, loop or branch block) within the function;
+        its count is how often this loop is entered. None for functions.
     """
 
     name: str
@@ -72,6 +75,7 @@ class StaticKernel:
     undef_reason: str | None
     column: int = 1
     note: str | None = None
+    parent: str | None = None
     all_parameters: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def to_model(self) -> Model | None:
@@ -117,6 +121,7 @@ class StaticKernel:
             "expression": self.expression(),
             "undef_reason": self.undef_reason,
             "note": self.note,
+            "parent": self.parent,
         }
 
 
