@@ -15,7 +15,7 @@ import pytest
 import sympy
 from instrument import build, measure
 
-from perfcast.static import analyze
+from perfcast.static import analyze, parse_expression
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 
@@ -135,6 +135,9 @@ def test_counts_match_measured_counts(name, tmp_path):
                 continue
             predicted = kernel.count.subs(values)
             assert predicted.is_Integer, (kernel.name, kernel.count, run)
+            # the JSON text of the count reads back to the same numbers
+            text = parse_expression(kernel.expression(), report.parameters)
+            assert text.subs(values) == predicted
             assert int(predicted) == measured.get(kernel.name, 0), (
                 kernel.name,
                 str(kernel.count),

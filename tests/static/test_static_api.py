@@ -13,7 +13,7 @@ import sympy
 
 from perfcast.commands import static as static_command
 from perfcast.errors import InputError
-from perfcast.static import StaticReport, analyze
+from perfcast.static import StaticReport, analyze, parse_expression
 
 n, m = sympy.symbols("n m")
 
@@ -124,6 +124,10 @@ def test_json_matches_the_documented_form(tmp_path):
         {"coefficient": 1.0, "factors": [{"parameter": "n", "exponent": 1, "log_exponent": 0}]}
     ]
     assert "quality" not in outer
+    capital = sympy.Symbol("N")
+    assert parse_expression("N*ceiling(log(N, 2))", ["N"]) == capital * sympy.ceiling(
+        sympy.log(capital, 2)
+    )
     assert sympy.sympify(kernels["main:loop@8"]["expression"]) == sympy.ceiling(n / 2)
 
 

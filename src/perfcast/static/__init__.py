@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from perfcast.errors import InputError
-from perfcast.static.report import StaticKernel, StaticReport, expression_text
+from perfcast.static.report import StaticKernel, StaticReport, expression_text, parse_expression
 
 
 def analyze(
@@ -45,4 +45,4 @@ def analyze(
     return _analyze(sources, parameters, compile_args)
 
 
-__all__ = ["StaticKernel", "StaticReport", "analyze", "expression_text"]
+__all__ = ["StaticKernel", "StaticReport", "analyze", "expression_text", "parse_expression"]

@@ -30,6 +30,16 @@ def expression_text(expression: sympy.Expr) -> str:
     return str(rewritten)
 
 
+def parse_expression(text: str, parameters) -> sympy.Expr:
+    """Read an ``expression`` of the JSON back into sympy.
+
+    Parameter names are passed as symbols so that names sympy or Python already use (``N``,
+    ``S``, ``E``, ``I``, ``len``, ...) still read as parameters.
+    """
+    names = {name: sympy.Symbol(name) for name in parameters}
+    return sympy.sympify(text, locals=names)
+
+
 @dataclass(frozen=True)
 class StaticKernel:
     """A function or loop of the analysed source with its execution count.
