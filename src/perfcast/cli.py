@@ -22,6 +22,7 @@ COMMANDS = (
     "compare",
     "report",
     "instrument",
+    "static",
 )
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2

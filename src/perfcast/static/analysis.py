@@ -1,0 +1,546 @@
+"""Walk every function, build the loop levels and guards of each kernel, and count it.
+
+A kernel's count per call of its function is the nested sum over its enclosing loop levels;
+its count per program run multiplies that, call site by call site, by the count of each call
+(arguments substituted for the callee's formal parameters), up to ``main``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import sympy
+from clang.cindex import Cursor, CursorKind
+
+from perfcast.static.annotations import Annotation, parse_annotations
+from perfcast.static.context import FAILURES, CallRecord, Context, KernelRecord, describe
+from perfcast.static.cursors import LOOPS, children, key, operator, strip, walk
+from perfcast.static.frontend import parse_sources
+from perfcast.static.loops import exits, for_parts, header, loop_body, make_level, writes_in
+from perfcast.static.names import Names
+from perfcast.static.program import Program, collect
+from perfcast.static.propagation import Propagation, public
+from perfcast.static.reach import Reach
+from perfcast.static.report import StaticKernel, StaticReport
+from perfcast.static.similarity import fingerprint
+from perfcast.static.symbolic import (
+    Factor,
+    Level,
+    Negation,
+    Piece,
+    Undefined,
+    constraint,
+    prove_nonnegative,
+    sum_over_levels,
+    total,
+)
+
+_TRANSPARENT = {
+    CursorKind.LABEL_STMT,
+    CursorKind.CASE_STMT,
+    CursorKind.DEFAULT_STMT,
+    CursorKind.UNEXPOSED_STMT,
+}
+_SIMPLE = {
+    CursorKind.DECL_STMT,
+    CursorKind.RETURN_STMT,
+    CursorKind.NULL_STMT,
+    CursorKind.BREAK_STMT,
+    CursorKind.CONTINUE_STMT,
+    CursorKind.GOTO_STMT,
+}
+
+
+def _work_sharing(kind: CursorKind) -> bool:
+    """OpenMP loop directives split iterations among threads: the total count is unchanged."""
+    return kind.name.startswith("OMP_") and kind.name.endswith("FOR_DIRECTIVE")
+
+
+_NEGATE = {"<": ">=", ">=": "<", "<=": ">", ">": "<=", "==": "!=", "!=": "=="}
+
+
+def analyze(
+    sources: Sequence[str | Path], parameters: Sequence[str], compile_args: Sequence[str] = ()
+) -> StaticReport:
+    """Count every function and loop nest of C sources symbolically.
+
+    Parameters
+    ----------
+    sources : sequence of path
+        C files of one program (calls are followed across them).
+    parameters : sequence of str
+        Names of the input parameters: macros, globals, locals, function arguments or struct
+        members with these names stand for the parameter (assumed an integer >= 1).
+    compile_args : sequence of str
+        Flags for clang (``-D``, ``-I``, ``-std``, ...).
+
+    Returns
+    -------
+    StaticReport
+
+    Raises
+    ------
+    InputError
+        When a file is missing or clang reports an error.
+    """
+    parsed, warnings = parse_sources(sources, compile_args)
+    program = collect(parsed)
+    analysis = _Analysis(program, list(parameters))
+    return analysis.run(warnings)
+
+
+class _Analysis:
+    def __init__(self, program: Program, parameters: list[str]):
+        self.program = program
+        self.parameter_names = parameters
+        self.symbols = {p: sympy.Symbol(p, integer=True, positive=True) for p in parameters}
+        self.kernels: list[KernelRecord] = []
+        self.branches: list[KernelRecord] = []
+        self.calls: dict[int, CallRecord] = {}
+        self.annotations: dict[str, dict[int, list[Annotation]]] = {}
+        self.top_level: dict[str, set[int]] = {}
+        self.names = Names(program, self.symbols, self.top_level)
+        self.propagation = Propagation(program, self.calls, self.names.formals)
+        self.early_return: dict[str, Cursor] = {}
+        self.jumps: dict[str, Cursor] = {}
+        self.names_used: dict[str, int] = {}
+        self.extra_symbols: set[str] = set()
+        self.reach = Reach(program, set(parameters))
+
+    # -- driver -----------------------------------------------------------------------------
+    def run(self, warnings: list[str]) -> StaticReport:
+        for source in self.program.sources:
+            self.annotations[str(source.path)] = parse_annotations(source.text, source.path)
+        for name, function in self.program.functions.items():
+            self._prepare(name, function)
+        for name, function in self.program.functions.items():
+            self._walk_function(name, function)
+        self.reach.call_seeds = lambda h: self.calls[h].context.seeds if h in self.calls else ()
+        kernels = [self._finish(record) for record in self.kernels]
+        fingerprints = {r.name: fingerprint(r.cursor) for r in self.kernels if r.kind == "loop"}
+        names = tuple(self.parameter_names) + tuple(sorted(self.extra_symbols))
+        kernels = [replace(k, all_parameters=names) for k in kernels]
+        branches = [replace(self._finish(r), all_parameters=names) for r in self.branches]
+        return StaticReport(
+            kernels, list(warnings) + self.program.diagnostics, names, fingerprints, branches
+        )
+
+    def _prepare(self, name: str, function: Cursor) -> None:
+        body = _body(function)
+        statements = children(body) if body is not None else []
+        self.top_level[name] = {strip(s).hash for s in statements}
+        for cursor in walk(function):
+            if cursor.kind == CursorKind.RETURN_STMT and (
+                not statements or cursor.hash != statements[-1].hash
+            ):
+                self.early_return.setdefault(name, cursor)
+            if cursor.kind in (CursorKind.GOTO_STMT, CursorKind.INDIRECT_GOTO_STMT):
+                self.jumps.setdefault(name, cursor)
+
+    # -- walking ----------------------------------------------------------------------------
+    def _walk_function(self, name: str, function: Cursor) -> None:
+        source = self.program.function_source[name]
+        context = Context(name)
+        self._record(name, "function", function, source, 0, context)
+        context = replace(context, region=name)
+        jump = self.jumps.get(name)
+        if jump is not None:
+            # A goto can skip or repeat any statement of the function.
+            context = replace(context, undef=f"the function uses goto at line {jump.location.line}")
+        body = _body(function)
+        if body is not None:
+            self._visit(body, context, [], source)
+
+    def _record(self, name, kind, cursor, source, depth, context) -> None:
+        self.kernels.append(KernelRecord(name, kind, cursor, source, depth, context))
+
+    def _loop_name(self, function: str, cursor: Cursor) -> str:
+        line = cursor.location.line
+        base = f"{function}:loop@{line}"
+        self.names_used[base] = self.names_used.get(base, 0) + 1
+        if self.names_used[base] > 1:
+            return f"{base}:{cursor.location.column}"
+        return base
+
+    def _late(self, context: Context, cursor: Cursor) -> Context:
+        early = self.early_return.get(context.function)
+        if (
+            early is not None
+            and context.undef is None
+            and cursor.extent.start.offset > early.extent.start.offset
+        ):
+            return replace(
+                context, undef=f"the function may return early at line {early.location.line}"
+            )
+        return context
+
+    def _visit(self, cursor: Cursor, context: Context, preceding: list, source) -> None:
+        kind = cursor.kind
+        context = self._late(context, cursor)
+        if kind == CursorKind.COMPOUND_STMT:
+            kids = children(cursor)
+            for index, kid in enumerate(kids):
+                self._visit(kid, context, kids[:index], source)
+        elif kind in LOOPS:
+            self._loop(cursor, context, preceding, source)
+        elif kind == CursorKind.IF_STMT:
+            self._branch(cursor, context, source)
+        elif kind == CursorKind.SWITCH_STMT:
+            inner = (
+                context
+                if context.undef
+                else replace(context, undef=f"inside the switch at line {cursor.location.line}")
+            )
+            for kid in children(cursor):
+                self._visit(kid, inner, [], source)
+        elif kind in _TRANSPARENT or _work_sharing(kind):
+            for kid in children(cursor):
+                self._visit(kid, context, [], source)
+        elif kind.is_statement() and kind not in _SIMPLE:
+            what = kind.name.lower().replace("_", " ")
+            inner = (
+                context
+                if context.undef
+                else replace(
+                    context,
+                    undef=f"inside an unsupported statement ({what}) at line "
+                    f"{cursor.location.line}",
+                )
+            )
+            for kid in children(cursor):
+                self._visit(kid, inner, [], source)
+        else:
+            self._calls_in(cursor, context, False)
+
+    def _calls_in(self, cursor: Cursor, context: Context, conditional: bool) -> None:
+        kind = cursor.kind
+        if kind == CursorKind.CALL_EXPR:
+            call_context = context
+            if conditional and context.undef is None:
+                call_context = replace(context, undef="the call is conditional (?:, && or ||)")
+            self.calls[cursor.hash] = CallRecord(
+                call_context, [self._argument(a, context) for a in cursor.get_arguments()]
+            )
+        kids = children(cursor)
+        if kind == CursorKind.CONDITIONAL_OPERATOR:
+            flags = [conditional] + [True] * (len(kids) - 1)
+        elif kind == CursorKind.BINARY_OPERATOR and operator(cursor) in ("&&", "||"):
+            flags = [conditional, True]
+        else:
+            flags = [conditional] * len(kids)
+        for kid, flag in zip(kids, flags, strict=False):
+            if kid.kind in LOOPS or kid.kind in (CursorKind.IF_STMT, CursorKind.COMPOUND_STMT):
+                continue
+            self._calls_in(kid, context, flag)
+
+    def _argument(self, cursor: Cursor, context: Context):
+        try:
+            return self.names.translator(context).expression(cursor)
+        except FAILURES as error:
+            return describe(error)
+
+    def _loop(self, cursor: Cursor, context: Context, preceding: list, source) -> None:
+        line = cursor.location.line
+        notes = self.annotations[str(source.path)].get(line, [])
+        count_note = next((a for a in notes if a.kind == "count"), None)
+        symbol_note = next((a for a in notes if a.kind == "symbol"), None)
+        name = self._loop_name(context.function, cursor)
+        kind = {CursorKind.FOR_STMT: "for", CursorKind.WHILE_STMT: "while"}.get(cursor.kind, "do")
+        reason = None
+        level = None
+        parts = None
+        seeds: tuple[Cursor, ...] = ()
+        try:
+            parts = header(cursor, preceding)
+            seeds = (parts.start, parts.bound) + (
+                (parts.update.amount,) if parts.update.amount is not None else ()
+            )
+        except FAILURES as error:
+            reason = describe(error)
+            seeds = self._raw_header(cursor)
+        if parts is not None and context.undef is None and count_note is None:
+            try:
+                level = self._level(cursor, parts, context, kind, symbol_note, name)
+            except FAILURES as error:
+                reason = describe(error)
+        body = loop_body(cursor)
+        exit_reason = exits(body)
+        if exit_reason and count_note is None:
+            reason = f"several exits ({exit_reason})"
+        if count_note is not None:
+            reason = None
+            self.extra_symbols |= {str(s) for s in count_note.value.free_symbols} - set(
+                self.parameter_names
+            )
+            level = Level(
+                sympy.Dummy(name, integer=True),
+                sympy.Dummy(f"k{line}", integer=True, nonnegative=True),
+                None,
+                count_note.value,
+                (),
+                False,
+                None,
+                None,
+                None,
+                None,
+                line,
+            )
+        if symbol_note is not None:
+            self.extra_symbols.add(str(symbol_note.value))
+        checked = replace(
+            context,
+            undef=context.undef or f"called in the guard or update of the loop at line {line}",
+        )
+        if cursor.kind == CursorKind.FOR_STMT:
+            init, condition, increment, _ = for_parts(cursor)
+            if init is not None:
+                self._calls_in(init, context, False)
+            for part in (condition, increment):
+                if part is not None:
+                    self._calls_in(part, checked, False)
+        else:
+            kids = children(cursor)
+            self._calls_in(
+                kids[-1] if cursor.kind == CursorKind.DO_STMT else kids[0], checked, False
+            )
+        if context.undef is not None:
+            own = context
+        elif reason is not None:
+            own = replace(context, undef=reason)
+        else:
+            own = replace(context, levels=context.levels + (level,))
+        own = replace(own, seeds=context.seeds + seeds)
+        self._record(name, "loop", cursor, source, len(context.levels) + 1, own)
+        inner = own
+        if reason is not None and context.undef is None:
+            inner = replace(
+                own, undef=f"inside the loop at line {line}, which is not countable ({reason})"
+            )
+        elif level is not None and parts is not None:
+            inner = replace(
+                inner, bindings=inner.bindings + ((key(parts.variable), level.variable, cursor),)
+            )
+        self._visit_body(body, replace(inner, region=name), parts, level, cursor, source)
+
+    @staticmethod
+    def _raw_header(cursor: Cursor) -> tuple[Cursor, ...]:
+        """The header expressions of a loop that could not be recognised (for reach)."""
+        if cursor.kind == CursorKind.FOR_STMT:
+            return tuple(p for p in for_parts(cursor)[:3] if p is not None)
+        kids = children(cursor)
+        return (kids[-1],) if cursor.kind == CursorKind.DO_STMT else (kids[0],)
+
+    def _visit_body(self, body, context, parts, level, loop, source) -> None:
+        update = parts.update_statement if parts is not None else None
+        if update is None or body.kind != CursorKind.COMPOUND_STMT or level is None:
+            self._visit(body, context, [], source)
+            return
+        kids = children(body)
+        current = context
+        for index, kid in enumerate(kids):
+            self._visit(kid, current, kids[:index], source)
+            if kid.hash == update.hash:
+                after = level.variable + level.step if level.step is not None else None
+                current = replace(
+                    current, bindings=current.bindings + ((key(parts.variable), after, loop),)
+                )
+
+    def _level(self, cursor, parts, context, kind, symbol_note, name) -> Level:
+        if key(parts.variable) in self.program.address_of:
+            raise Undefined(
+                f"the address of the loop variable {parts.variable.spelling} is taken, so it may "
+                "change anywhere"
+            )
+        if key(parts.variable) in self._changed_by_calls(loop_body(cursor)):
+            raise Undefined(
+                f"the loop variable {parts.variable.spelling} may be modified by a call in the body"
+            )
+        translator = self.names.translator(context)
+        start = translator.expression(parts.start)
+        if symbol_note is not None:
+            bound = symbol_note.value
+        else:
+            self._check_invariant(parts.bound, loop_body(cursor))
+            bound = translator.expression(parts.bound)
+        amount = None
+        if parts.update.amount is not None:
+            amount = translator.expression(parts.update.amount)
+        domain = list(context.levels)
+
+        def prove(expression):
+            return prove_nonnegative(expression, domain)
+
+        return make_level(
+            parts, start, bound, amount, prove, kind, cursor.location.line, parts.variable.spelling
+        )
+
+    def _changed_by_calls(self, body: Cursor) -> set[str]:
+        called = {c.spelling for c in walk(body) if c.kind == CursorKind.CALL_EXPR}
+        changed: set[str] = set()
+        for name in called:
+            changed |= self.program.function_writes(name)
+        return changed
+
+    def _check_invariant(self, bound: Cursor, body: Cursor) -> None:
+        """Refuse bounds whose variables the body changes (directly or through calls)."""
+        changed_by_calls = self._changed_by_calls(body)
+        for node in walk(bound):
+            if node.kind not in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR):
+                continue
+            declaration = node.referenced
+            if declaration is None or declaration.kind == CursorKind.FUNCTION_DECL:
+                continue
+            written = writes_in(body, declaration)
+            if written:
+                raise Undefined(
+                    f"the bound {node.spelling} is modified in the loop body at line "
+                    f"{written[0].location.line}"
+                )
+            if key(declaration) in changed_by_calls:
+                raise Undefined(f"the bound {node.spelling} may be modified by a call in the body")
+
+    def _branch(self, cursor: Cursor, context: Context, source) -> None:
+        kids = children(cursor)
+        condition, then = kids[0], kids[1]
+        other = kids[2] if len(kids) > 2 else None
+        self._calls_in(condition, context, False)
+        notes = self.annotations[str(source.path)].get(cursor.location.line, [])
+        probability = next((a for a in notes if a.kind == "probability"), None)
+        seeds = context.seeds + (condition,)
+        if context.undef is not None:
+            then_context = else_context = context
+        elif probability is not None:
+            self.extra_symbols |= {str(s) for s in probability.value.free_symbols}
+            then_context = replace(context, guards=context.guards + (Factor(probability.value),))
+            else_context = replace(
+                context, guards=context.guards + (Factor(1 - probability.value),)
+            )
+        else:
+            try:
+                guards = self._guards(condition, context, True)
+                then_context = replace(context, guards=context.guards + tuple(guards))
+                else_context = replace(context, guards=context.guards + (Negation(tuple(guards)),))
+            except FAILURES as error:
+                reason = (
+                    f"guarded by the condition at line {cursor.location.line} ({describe(error)})"
+                )
+                then_context = else_context = replace(context, undef=reason)
+        line = cursor.location.line
+        depth = len(context.levels)
+        then_context = replace(then_context, seeds=seeds)
+        self.branches.append(
+            KernelRecord(
+                f"{context.function}:if@{line}:then", "branch", then, source, depth, then_context
+            )
+        )
+        self._visit(
+            then, replace(then_context, region=f"{context.function}:if@{line}:then"), [], source
+        )
+        if other is not None:
+            else_context = replace(else_context, seeds=seeds)
+            self.branches.append(
+                KernelRecord(
+                    f"{context.function}:if@{line}:else",
+                    "branch",
+                    other,
+                    source,
+                    depth,
+                    else_context,
+                )
+            )
+            self._visit(
+                other,
+                replace(else_context, region=f"{context.function}:if@{line}:else"),
+                [],
+                source,
+            )
+
+    def _guards(self, condition: Cursor, context: Context, positive: bool) -> list:
+        condition = strip(condition)
+        if condition.kind == CursorKind.UNARY_OPERATOR and operator(condition) == "!":
+            return self._guards(children(condition)[0], context, not positive)
+        op = operator(condition) if condition.kind == CursorKind.BINARY_OPERATOR else ""
+        if op not in _NEGATE and op not in ("&&", "||"):
+            # A plain value is a test against zero: `if (x)` means `x != 0`.
+            value = sympy.expand(self.names.translator(context).expression(condition))
+            zero = self._constraint(value, ">=", context) + self._constraint(value, "<=", context)
+            return [Negation(tuple(zero))] if positive else zero
+        left, right = children(condition)
+        if op in ("&&", "||"):
+            if (op == "&&") == positive:
+                return self._guards(left, context, positive) + self._guards(
+                    right, context, positive
+                )
+            negated = self._guards(left, context, not positive) + self._guards(
+                right, context, not positive
+            )
+            return [Negation(tuple(negated))]
+        if op not in _NEGATE:
+            raise Undefined(f"the condition uses {op or 'an unknown operator'}")
+        translator = self.names.translator(context)
+        difference = sympy.expand(translator.expression(left) - translator.expression(right))
+        op = op if positive else _NEGATE[op]
+        if op == "==":
+            return self._constraint(difference, ">=", context) + self._constraint(
+                difference, "<=", context
+            )
+        if op == "!=":
+            equal = self._constraint(difference, ">=", context) + self._constraint(
+                difference, "<=", context
+            )
+            return [Negation(tuple(equal))]
+        return self._constraint(difference, op, context)
+
+    def _constraint(self, difference: sympy.Expr, op: str, context: Context) -> list:
+        normal = {"<": -difference - 1, "<=": -difference, ">": difference - 1, ">=": difference}
+        return constraint(sympy.expand(normal[op]), list(context.levels))
+
+    # -- counting ---------------------------------------------------------------------------
+    def _finish(self, record: KernelRecord) -> StaticKernel:
+        context = record.context
+        count = None
+        reason = None
+        note = None
+        try:
+            if context.undef is not None:
+                raise Undefined(context.undef)
+            per_call = sum_over_levels(
+                list(context.levels),
+                list(context.guards),
+                [Piece(sympy.Integer(1))],
+            )
+            pieces, note = self.propagation.per_run(context.function, per_call)
+            count = public(total(pieces), set(self.parameter_names) | self.extra_symbols)
+        except FAILURES as error:
+            reason = describe(error)
+        cursor = record.cursor
+        body = {"loop": loop_body, "function": _body}.get(record.kind, lambda c: c)(cursor)
+        end_line = (body or cursor).extent.end.line
+        reached = self.reach.kernel(record.context.seeds, context.function)
+        if count is not None:
+            reached |= {str(s) for s in count.free_symbols}
+        ordered = [p for p in self.parameter_names if p in reached] + sorted(
+            reached - set(self.parameter_names)
+        )
+        return StaticKernel(
+            name=record.name,
+            kind=record.kind,
+            file=str(record.source.path),
+            line=cursor.location.line,
+            end_line=end_line,
+            depth=0 if record.kind == "function" else record.depth,
+            function=context.function,
+            parameters=tuple(ordered),
+            count=count,
+            undef_reason=reason,
+            column=cursor.location.column,
+            note=note,
+            parent=context.region or None,
+        )
+
+
+def _body(function: Cursor) -> Cursor | None:
+    kids = [k for k in children(function) if k.kind == CursorKind.COMPOUND_STMT]
+    return kids[-1] if kids else None

@@ -1,0 +1,61 @@
+"""Where the walk is: the loop levels, guards and bindings that hold at a statement."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+from clang.cindex import Cursor
+
+from perfcast.static.frontend import ParsedSource
+from perfcast.static.symbolic import Level, Undefined
+
+# Anything that goes wrong while counting one kernel makes that kernel undef, never the whole file.
+FAILURES = (Undefined, ArithmeticError, TypeError, ValueError, RecursionError, StopIteration)
+
+
+def describe(error: Exception) -> str:
+    """The text of an undef reason for any failure."""
+    if isinstance(error, Undefined):
+        return str(error)
+    return f"the analysis failed here ({type(error).__name__}: {error})"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What holds at a point of a function: enclosing levels, guards, bindings, seeds."""
+
+    function: str
+    levels: tuple[Level, ...] = ()
+    guards: tuple = ()
+    undef: str | None = None
+    bindings: tuple[tuple[str, sympy.Expr | None, Cursor], ...] = ()
+    seeds: tuple[Cursor, ...] = ()
+    region: str = ""  # innermost enclosing function, loop or branch block
+
+    def binding(self, name: str):
+        """``(value, loop)`` bound to a variable key, or None."""
+        for bound, value, loop in reversed(self.bindings):
+            if bound == name:
+                return value, loop
+        return None
+
+
+@dataclass
+class KernelRecord:
+    """A function or loop found by the walk, with the context its body runs in."""
+
+    name: str
+    kind: str
+    cursor: Cursor
+    source: ParsedSource
+    depth: int
+    context: Context
+
+
+@dataclass
+class CallRecord:
+    """A call with its context and translated arguments (an Expr or the reason it is unknown)."""
+
+    context: Context
+    arguments: list = field(default_factory=list)

@@ -1,0 +1,138 @@
+"""Parse C sources with the clang front end (libclang) and report clang's diagnostics.
+
+Error-severity diagnostics make the input unusable (:class:`~perfcast.errors.InputError`);
+warnings are kept and shown but do not stop the analysis.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from perfcast.errors import InputError, WorkError
+
+
+@dataclass(frozen=True)
+class ParsedSource:
+    """One parsed translation unit and the compile flags it was parsed with."""
+
+    path: Path
+    unit: object  # clang.cindex.TranslationUnit
+    text: str
+    defines: dict[str, str]
+
+
+def _clang():
+    try:
+        import clang.cindex as cindex
+    except ImportError as error:  # pragma: no cover - depends on the installed extras
+        raise InputError(
+            "static analysis needs libclang: pip install 'perfcast[static]'"
+        ) from error
+    return cindex
+
+
+@cache
+def builtin_include_flags() -> tuple[str, ...]:
+    """``-isystem`` flags for the compiler's own headers (stddef.h, ...).
+
+    The libclang wheel ships without clang's resource headers, so the installed clang's or gcc's
+    are used when present.
+    """
+    for command in (["clang", "-print-resource-dir"], ["gcc", "-print-file-name=include"]):
+        if shutil.which(command[0]) is None:
+            continue
+        try:
+            out = subprocess.run(command, capture_output=True, text=True, timeout=20).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue
+        path = Path(out.strip())
+        if command[0] == "clang":
+            path = path / "include"
+        if (path / "stddef.h").is_file():
+            return ("-isystem", str(path))
+    return ()
+
+
+def command_line_defines(compile_args: Sequence[str]) -> dict[str, str]:
+    """Macros defined by ``-DNAME`` / ``-DNAME=VALUE`` / ``-D NAME=VALUE`` flags."""
+    defines: dict[str, str] = {}
+    args = list(compile_args)
+    for i, arg in enumerate(args):
+        if arg == "-D" and i + 1 < len(args):
+            text = args[i + 1]
+        elif arg.startswith("-D") and len(arg) > 2:
+            text = arg[2:]
+        else:
+            continue
+        name, _, value = text.partition("=")
+        defines[name] = value if _ else "1"
+    return defines
+
+
+def parse_sources(
+    sources: Sequence[str | Path], compile_args: Sequence[str]
+) -> tuple[list[ParsedSource], list[str]]:
+    """Parse every source; return the units and the non-fatal diagnostics as text.
+
+    Raises
+    ------
+    InputError
+        When a file is missing or clang reports an error (all error diagnostics are listed).
+    """
+    cindex = _clang()
+    try:
+        index = cindex.Index.create()
+    except cindex.LibclangError as error:
+        raise WorkError(f"cannot load libclang: {error}") from error
+    options = cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+    parsed: list[ParsedSource] = []
+    warnings: list[str] = []
+    defines = command_line_defines(compile_args)
+    if any(a.startswith("-fopenmp") for a in compile_args):
+        # libclang hides the statements under OpenMP directives; without the flag the pragmas
+        # are ignored and the code reads as its sequential version.
+        compile_args = [a for a in compile_args if not a.startswith("-fopenmp")]
+        warnings.append(
+            "note: -fopenmp dropped for the analysis: counts are those of the sequential code "
+            "(a parallel region's body counts once, not once per thread)"
+        )
+    for source in sources:
+        path = Path(source)
+        if not path.is_file():
+            raise InputError("no such source file", path)
+        text = path.read_text(errors="replace")
+        try:
+            arguments = list(compile_args) + list(builtin_include_flags())
+            unit = index.parse(str(path), args=arguments, options=options)
+        except cindex.TranslationUnitLoadError as error:
+            raise InputError(f"clang could not parse the file: {error}", path) from error
+        errors = []
+        for diagnostic in unit.diagnostics:
+            message = _format(diagnostic, path)
+            if diagnostic.severity >= cindex.Diagnostic.Error:
+                errors.append(message)
+            elif diagnostic.severity >= cindex.Diagnostic.Warning:
+                warnings.append(message)
+        if errors:
+            first = next(iter(d for d in unit.diagnostics if d.severity >= cindex.Diagnostic.Error))
+            line = first.location.line if first.location.file else None
+            raise InputError("clang reports errors:\n" + "\n".join(errors), path, line)
+        parsed.append(ParsedSource(path, unit, text, defines))
+    return parsed, warnings
+
+
+def _format(diagnostic, path: Path) -> str:
+    location = diagnostic.location
+    where = str(location.file.name) if location.file else str(path)
+    if location.line:
+        where += f":{location.line}:{location.column}"
+    return f"{where}: {_severity(diagnostic.severity)}: {diagnostic.spelling}"
+
+
+def _severity(level: int) -> str:
+    return {1: "note", 2: "warning", 3: "error", 4: "fatal error"}.get(level, "note")

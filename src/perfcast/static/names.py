@@ -1,0 +1,118 @@
+"""Resolve the variables an expression reads to parameters, loop variables or formulas.
+
+A user parameter is its symbol; a loop variable is its level's symbol; a function argument is a
+formal symbol replaced at each call site; a variable with one definition (an initialiser, or a
+single set-up assignment at the top of its function) is the formula of that definition. Anything
+else is undefined.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import sympy
+from clang.cindex import Cursor, CursorKind
+
+from perfcast.static.cexpr import Translator
+from perfcast.static.context import Context
+from perfcast.static.cursors import children, contains, key, operator
+from perfcast.static.program import Program
+from perfcast.static.symbolic import Undefined, prove_nonnegative
+
+
+class Names:
+    """Name resolution over one program.
+
+    Parameters
+    ----------
+    program : Program
+    symbols : dict
+        User parameter name -> Symbol.
+    top_level : dict
+        Function name -> hashes of its top-level statements.
+    """
+
+    def __init__(self, program: Program, symbols: dict[str, sympy.Symbol], top_level):
+        self.program = program
+        self.symbols = symbols
+        self.top_level = top_level
+        self.formals: dict[tuple[str, int], sympy.Symbol] = {}
+
+    def translator(self, context: Context, restrict: Cursor | None = None) -> Translator:
+        """A translator resolving names as they are at ``context``."""
+        domain = list(context.levels)
+
+        def variable(declaration: Cursor, use: Cursor) -> sympy.Expr:
+            return self._variable(declaration, use, context, restrict)
+
+        return Translator(
+            self.program,
+            self.symbols,
+            variable,
+            lambda e: prove_nonnegative(e, domain),
+            self.program.sources[0].defines if self.program.sources else {},
+            self.function_of,
+        )
+
+    def function_of(self, use: Cursor) -> str:
+        """Name of the function whose body holds ``use`` ("" if none)."""
+        for name, function in self.program.functions.items():
+            if contains(function, use):
+                return name
+        return ""
+
+    def _variable(self, declaration, use, context: Context, restrict) -> sympy.Expr:
+        if declaration is None:
+            raise Undefined(f"{use.spelling} has no declaration")
+        name = declaration.spelling
+        found = context.binding(key(declaration))
+        if found is not None:
+            value, loop = found
+            if restrict is not None and not contains(loop, restrict):
+                raise Undefined(f"{name} changes between its use and the definition using it")
+            if value is None:
+                raise Undefined(f"{name} is used after a non-affine update")
+            return value
+        if declaration.kind == CursorKind.FIELD_DECL:
+            raise Undefined(f"the struct member {name} is not a parameter")
+        writes = self.program.writes_of(declaration)
+        if declaration.kind == CursorKind.PARM_DECL:
+            if writes or key(declaration) in self.program.address_of:
+                raise Undefined(f"the argument {name} is modified in its function")
+            return self.formal(declaration)
+        if declaration.kind != CursorKind.VAR_DECL:
+            raise Undefined(f"{name} is not a variable")
+        if key(declaration) in self.program.address_of:
+            raise Undefined(f"the address of {name} is taken, so it may change anywhere")
+        init = self.program.initializers.get(key(declaration))
+        if not writes and init is not None:
+            inner = replace(context, bindings=context.bindings)
+            return self.translator(inner, restrict=declaration).expression(init)
+        if len(writes) == 1 and init is None:
+            write = writes[0]
+            function = self.program.write_function.get(write.hash, "")
+            if operator(write) == "=" and write.hash in self.top_level.get(function, set()):
+                same_function = function == context.function
+                if same_function and use.extent.start.offset < write.extent.start.offset:
+                    raise Undefined(
+                        f"{name} is used before its assignment at line {write.location.line}"
+                    )
+                if function == context.function or function == "main":
+                    top = Context(function)
+                    return self.translator(top).expression(children(write)[1])
+        raise Undefined(
+            f"{name} is not traced to the parameters "
+            f"(assigned {len(writes) + (init is not None)} times)"
+        )
+
+    def formal(self, declaration: Cursor) -> sympy.Symbol:
+        """The symbol standing for a function argument until a call site replaces it."""
+        function = declaration.semantic_parent
+        arguments = list(function.get_arguments()) if function is not None else []
+        index = next(i for i, a in enumerate(arguments) if key(a) == key(declaration))
+        slot = (function.spelling, index)
+        if slot not in self.formals:
+            self.formals[slot] = sympy.Symbol(
+                f"{function.spelling}.{declaration.spelling}", integer=True
+            )
+        return self.formals[slot]

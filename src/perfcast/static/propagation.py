@@ -1,0 +1,98 @@
+"""From counts per call of a function to counts per program run, through every call site."""
+
+from __future__ import annotations
+
+import sympy
+
+from perfcast.static.context import CallRecord
+from perfcast.static.program import Program
+from perfcast.static.symbolic import Count, Piece, Undefined, sum_over_levels
+
+
+class Propagation:
+    """Multiplies counts up the call graph to ``main``.
+
+    Parameters
+    ----------
+    program : Program
+    calls : dict
+        Call cursor hash -> :class:`CallRecord` of the walk.
+    formals : dict
+        ``(function, index)`` -> the symbol of that argument.
+    """
+
+    def __init__(self, program: Program, calls: dict[int, CallRecord], formals: dict):
+        self.program = program
+        self.calls = calls
+        self.formals = formals
+
+    def per_run(self, function: str, count: Count, stack: tuple = ()) -> tuple[Count, str | None]:
+        """The count per program run of something counted ``count`` times per call of ``function``.
+
+        Returns the pieces and a note when the count is per call of a function main does not call.
+        """
+        if function == "main":
+            return count, None
+        if function in self.program.address_taken_functions:
+            raise Undefined(f"the address of {function} is taken; indirect calls are not counted")
+        sites = self.program.calls.get(function, [])
+        for site in sites:
+            if site.caller not in self.program.functions:
+                raise Undefined(
+                    f"{function} is called at {site.source.path}:{site.cursor.location.line} "
+                    "from code the analysis does not walk"
+                )
+        if not sites:
+            if "main" in self.program.functions:
+                return count, f"count per call of {function}, which main does not call"
+            return count, f"count per call of {function} (no main in the sources)"
+        if function in stack:
+            raise Undefined(f"{function} is called recursively")
+        result: Count = []
+        notes = set()
+        for site in sites:
+            record = self.calls.get(site.cursor.hash)
+            where = f"{site.source.path}:{site.cursor.location.line}"
+            if record is None:
+                raise Undefined(f"the call of {function} at {where} is not in a countable place")
+            if record.context.undef is not None:
+                raise Undefined(f"the call of {function} at {where}: {record.context.undef}")
+            mapping = {}
+            used = set().union(*[p.value.free_symbols for p in count]) | set().union(
+                *[set().union(*[c.free_symbols for c in p.conditions]) for p in count]
+            )
+            for index, argument in enumerate(record.arguments):
+                formal = self.formals.get((function, index))
+                if formal is None or formal not in used:
+                    continue
+                if isinstance(argument, str):
+                    raise Undefined(f"argument {index + 1} of the call at {where}: {argument}")
+                mapping[formal] = argument
+            substituted = [
+                Piece(p.value.xreplace(mapping), [c.xreplace(mapping) for c in p.conditions])
+                for p in count
+            ]
+            summed = sum_over_levels(
+                list(record.context.levels),
+                list(record.context.guards),
+                substituted,
+            )
+            pieces, note = self.per_run(record.context.function, summed, stack + (function,))
+            result.extend(pieces)
+            if note:
+                notes.add(note)
+        return result, "; ".join(sorted(notes)) or None
+
+
+def public(expression: sympy.Expr, allowed: set[str]) -> sympy.Expr:
+    """The final count over plain symbols, or Undefined when it names anything but ``allowed``."""
+    stray = sorted(str(s) for s in expression.free_symbols if str(s) not in allowed)
+    if stray:
+        raise Undefined(
+            f"the count depends on {', '.join(stray)}, which does not trace back to the parameters"
+        )
+    plain = {s: sympy.Symbol(str(s)) for s in expression.free_symbols}
+    result = expression.xreplace(plain)
+    if not result.has(sympy.Piecewise, sympy.floor, sympy.ceiling):
+        result = sympy.expand(result)
+    return result

@@ -1,0 +1,400 @@
+"""Symbolic loop levels, a small prover and closed-form counting over nests.
+
+Every loop level iterates a counter ``k = 0 .. trip - 1``; its induction variable takes the value
+``value(k)`` (``start + step*k``, ``start * c**k`` or ``floor(start / c**k)``). A kernel's count
+is the nested sum of 1 over its levels, done innermost first with :func:`sympy.summation` (closed
+forms, never enumeration). A sum is only exact when every range is non-empty or exactly empty; the
+conditions for that are proved with :func:`prove_nonnegative` over the enclosing ranges, or, when
+they only involve parameters, kept as the condition of a piece (the count is 0 otherwise).
+
+Parameters are assumed to be integers >= 1 throughout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+
+
+class Undefined(Exception):
+    """The count cannot be derived exactly; the message says why."""
+
+
+@dataclass(frozen=True)
+class Level:
+    """One loop level of a nest.
+
+    Attributes
+    ----------
+    variable : Symbol
+        Stands for the induction variable's value inside the body.
+    counter : Symbol
+        Iteration counter ``k``, from 0 to ``trip - 1``.
+    value : Expr
+        The induction variable at iteration ``k`` (in ``counter``); None when unknown (annotated).
+    trip : Expr
+        Iterations per entry of the loop, over parameters and outer variables.
+    nonempty : tuple of Expr
+        Expressions that must be >= 0 for ``trip`` to be exact; when one is negative the loop
+        runs zero times.
+    strict : bool
+        True when a failed ``nonempty`` condition means an endless loop rather than zero
+        iterations (``!=`` guards), so the condition must be proved.
+    low, high : Expr
+        Relaxed range of the induction variable, for the prover.
+    step : Expr or None
+        Additive step (signed) when the update is additive, else None.
+    start : Expr
+        Value at ``k = 0``.
+    line : int
+        Source line of the loop.
+    """
+
+    variable: sympy.Symbol
+    counter: sympy.Symbol
+    value: sympy.Expr | None
+    trip: sympy.Expr
+    nonempty: tuple[sympy.Expr, ...]
+    strict: bool
+    low: sympy.Expr | None
+    high: sympy.Expr | None
+    step: sympy.Expr | None
+    start: sympy.Expr | None
+    line: int
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A guard ``variable >= value`` (lower) or ``variable <= value`` (upper) on one level."""
+
+    level: int
+    lower: bool
+    value: sympy.Expr
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A guard that involves no loop variable: ``expression >= 0``."""
+
+    expression: sympy.Expr
+
+
+@dataclass(frozen=True)
+class Factor:
+    """A guard taken with a user-given probability (``#pragma perfcast probability``)."""
+
+    probability: sympy.Expr
+
+
+@dataclass(frozen=True)
+class Negation:
+    """The complement of a conjunction of guards (else branches, ``||``, ``!=``)."""
+
+    guards: tuple
+
+
+@dataclass
+class Piece:
+    """``value`` when every ``conditions`` expression is >= 0, else 0."""
+
+    value: sympy.Expr
+    conditions: list[sympy.Expr] = field(default_factory=list)
+
+
+Count = list[Piece]
+
+
+def total(count: Count) -> sympy.Expr:
+    """The count as one sympy expression (a Piecewise per conditional piece)."""
+    result = sympy.Integer(0)
+    for piece in count:
+        if piece.conditions:
+            condition = sympy.And(*[sympy.Ge(c, 0) for c in piece.conditions])
+            result += sympy.Piecewise((piece.value, condition), (0, True))
+        else:
+            result += piece.value
+    return result
+
+
+def readable(expression: sympy.Expr) -> str:
+    """An expression as text with loop variables under their C names."""
+    names = {d: sympy.Symbol(d.name) for d in expression.atoms(sympy.Dummy)}
+    return str(expression.xreplace(names))
+
+
+def prove_nonnegative(expression: sympy.Expr, domain: list[Level]) -> bool:
+    """True only when ``expression >= 0`` for every parameter >= 1 and every point of ``domain``.
+
+    Loop variables are eliminated innermost first by substituting the end of their relaxed range
+    that minimises the (affine) expression.
+    """
+    expression = sympy.expand(expression)
+    for level in reversed(domain):
+        v = level.variable
+        if v not in expression.free_symbols:
+            continue
+        if level.low is None or level.high is None:
+            return False
+        slope = sympy.diff(expression, v)
+        if v in slope.free_symbols:
+            return False
+        outer = domain[: domain.index(level)]
+        if prove_nonnegative(slope, outer):
+            expression = sympy.expand(expression.subs(v, level.low))
+        elif prove_nonnegative(-slope, outer):
+            expression = sympy.expand(expression.subs(v, level.high))
+        else:
+            return False
+    return _parameters_nonnegative(expression)
+
+
+def _parameters_nonnegative(expression: sympy.Expr) -> bool:
+    if expression.is_number:
+        return bool(expression >= 0)
+    if expression.is_nonnegative:
+        return True
+    if isinstance(expression, sympy.floor | sympy.ceiling):
+        return _parameters_nonnegative(expression.args[0])
+    lowered = _lower_bound(expression)
+    if lowered is None:
+        return False
+    symbols = sorted(lowered.free_symbols, key=str)
+    if not all(s.is_positive and s.is_integer for s in symbols):
+        return False
+    shifted = sympy.expand(lowered.subs({s: s + 1 for s in symbols}, simultaneous=True))
+    try:
+        polynomial = sympy.Poly(shifted, *symbols) if symbols else None
+    except sympy.PolynomialError:
+        return bool(shifted.is_nonnegative)
+    if polynomial is None:
+        return bool(shifted >= 0)
+    return all(c >= 0 for c in polynomial.coeffs())
+
+
+def _lower_bound(expression: sympy.Expr) -> sympy.Expr | None:
+    """Replace floor/ceiling terms (with positive coefficients) by polynomial lower bounds."""
+    terms = sympy.Add.make_args(expression)
+    result = sympy.Integer(0)
+    for term in terms:
+        coefficient, rest = term.as_coeff_Mul()
+        if isinstance(rest, sympy.floor):
+            if coefficient < 0:
+                return None
+            numerator, denominator = sympy.fraction(sympy.together(rest.args[0]))
+            if not denominator.is_number:
+                return None
+            result += coefficient * (numerator - denominator + 1) / denominator
+        elif isinstance(rest, sympy.ceiling):
+            if coefficient < 0:
+                return None
+            result += coefficient * rest.args[0]
+        elif term.has(sympy.floor, sympy.ceiling, sympy.log, sympy.Min, sympy.Max):
+            if not term.is_nonnegative:
+                return None
+        else:
+            result += term
+    return sympy.expand(result)
+
+
+def constraint(expression: sympy.Expr, levels: list[Level]) -> list:
+    """The guard ``expression >= 0`` as a :class:`Bound` on the innermost level it involves.
+
+    A :class:`Condition` when it involves no loop variable. Raises Undefined unless the
+    expression is affine (integer slope) in that level's variable and the level is additive.
+    """
+    inner = [i for i, lv in enumerate(levels) if lv.variable in expression.free_symbols]
+    if not inner:
+        return [Condition(expression)]
+    index = max(inner)
+    level = levels[index]
+    variable = level.variable
+    variables = {lv.variable for lv in levels}
+    for atom in expression.atoms(sympy.Function, sympy.Pow):
+        if atom.free_symbols & variables and not (
+            isinstance(atom, sympy.Pow) and atom.exp.is_Integer and atom.exp > 0
+        ):
+            raise Undefined(f"the condition is not affine ({readable(atom)})")
+    slope = sympy.diff(expression, variable)
+    if not slope.is_Integer or slope == 0:
+        raise Undefined("the condition is not affine in the loop variable")
+    if level.step is None:
+        raise Undefined(
+            f"the condition tests the variable of the loop at line {level.line}, "
+            "which is not affine"
+        )
+    rest = sympy.expand(expression - slope * variable)
+    if slope > 0:
+        value = -rest if slope == 1 else sympy.ceiling(-rest / slope)
+        return [Bound(index, True, value)]
+    value = rest if slope == -1 else sympy.floor(rest / -slope)
+    return [Bound(index, False, value)]
+
+
+def sum_over_levels(levels: list[Level], guards: list, count: Count) -> Count:
+    """Sum ``count`` (per innermost iteration) over the nest, honouring the guards.
+
+    Raises
+    ------
+    Undefined
+        When a sum has no closed form or a range cannot be shown to be non-empty.
+    """
+    for index, guard in enumerate(guards):
+        if isinstance(guard, Negation):
+            rest = guards[:index] + guards[index + 1 :]
+            whole = sum_over_levels(levels, rest, count)
+            part = sum_over_levels(levels, rest + list(guard.guards), count)
+            return whole + [Piece(-p.value, p.conditions) for p in part]
+    variables = {level.variable for level in levels}
+    pieces: Count = []
+    moved: Count = []
+    for piece in count:
+        open_conditions = [c for c in piece.conditions if not prove_nonnegative(c, levels)]
+        inner = [c for c in open_conditions if c.free_symbols & variables]
+        if inner:
+            # A condition of a callee's piece that involves our loop variables is a guard here.
+            extra = [g for c in inner for g in constraint(sympy.expand(c), levels)]
+            rest = [c for c in open_conditions if c not in inner]
+            moved += sum_over_levels(levels, guards + extra, [Piece(piece.value, rest)])
+        else:
+            pieces.append(Piece(piece.value, open_conditions))
+    if not pieces:
+        return moved
+    conditions: list[tuple[sympy.Expr, bool]] = []
+    for guard in guards:
+        if isinstance(guard, Factor):
+            pieces = [Piece(p.value * guard.probability, p.conditions) for p in pieces]
+        elif isinstance(guard, Condition):
+            conditions.append((guard.expression, False))
+    for depth in range(len(levels) - 1, -1, -1):
+        level = levels[depth]
+        bounds = [g for g in guards if isinstance(g, Bound) and g.level == depth]
+        pieces = [_sum_piece(levels, depth, bounds, p) for p in pieces]
+        conditions.extend((e, level.strict) for e in level.nonempty)
+        conditions.extend((e, False) for e in _bound_conditions(level, bounds))
+    result: Count = list(moved)
+    outer_conditions = _settle(conditions, levels)
+    for piece in pieces:
+        result.append(Piece(piece.value, piece.conditions + outer_conditions))
+    return result
+
+
+def _settle(conditions: list[tuple[sympy.Expr, bool]], levels: list[Level]) -> list[sympy.Expr]:
+    """Drop proved conditions; keep parameter-only ones; refuse the rest."""
+    kept: list[sympy.Expr] = []
+    variables = {level.variable for level in levels}
+    for expression, strict in conditions:
+        if prove_nonnegative(expression, levels):
+            continue
+        if strict:
+            raise Undefined(
+                f"the loop only ends if {readable(expression)} >= 0, which cannot be shown "
+                "(else it never ends)"
+            )
+        if expression.free_symbols & variables:
+            raise Undefined(
+                f"cannot show that the range {readable(expression)} >= 0 is non-empty for every "
+                "iteration of the enclosing loops"
+            )
+        simplified = sympy.simplify(expression)
+        if simplified.is_number and simplified < 0:
+            kept.append(sympy.Integer(-1))
+        elif not (simplified.is_number and simplified >= 0):
+            kept.append(expression)
+    return kept
+
+
+def _bound_conditions(level: Level, bounds: list[Bound]) -> list[sympy.Expr]:
+    conditions: list[sympy.Expr] = []
+    if not bounds:
+        return conditions
+    if level.low is None or level.high is None:
+        raise Undefined(
+            f"a condition tests the variable of the loop at line {level.line}, "
+            "whose range is not known"
+        )
+    lows = [b.value for b in bounds if b.lower]
+    highs = [b.value for b in bounds if not b.lower]
+    low_all = lows + [level.low]
+    high_all = highs + [level.high]
+    for high in high_all:
+        for low in low_all:
+            if high is level.high and low is level.low:
+                continue
+            conditions.append(high - low + 1)
+    return conditions
+
+
+def _counter_limits(level: Level, bounds: list[Bound], domain: list[Level]):
+    k = level.counter
+    low: list[sympy.Expr] = [sympy.Integer(0)]
+    high: list[sympy.Expr] = [level.trip - 1]
+    if bounds:
+        if level.step is None or level.start is None:
+            raise Undefined(f"condition on the induction variable of the loop at line {level.line}")
+        step = level.step
+        magnitude = step if step_positive(step) else -step
+        for bound in bounds:
+            distance = (
+                (bound.value - level.start) if step_positive(step) else (level.start - bound.value)
+            )
+            if bound.lower == step_positive(step):
+                low.append(sympy.ceiling(distance / magnitude))
+            else:
+                high.append(sympy.floor(distance / magnitude))
+    low = _tightest(low, domain, largest=True)
+    high = _tightest(high, domain, largest=False)
+    return k, low, high
+
+
+def step_positive(step: sympy.Expr) -> bool:
+    """Whether an additive step counts upwards (steps are never zero here)."""
+    return bool(step.is_positive) or (not step.is_number and not (-step).is_positive)
+
+
+def _tightest(candidates: list[sympy.Expr], domain: list[Level], largest: bool) -> sympy.Expr:
+    kept: list[sympy.Expr] = []
+    for candidate in candidates:
+        dominated = False
+        for other in kept:
+            difference = other - candidate if largest else candidate - other
+            if prove_nonnegative(difference, domain):
+                dominated = True
+                break
+        if dominated:
+            continue
+        kept = [
+            o
+            for o in kept
+            if not prove_nonnegative((candidate - o) if largest else (o - candidate), domain)
+        ]
+        kept.append(candidate)
+    if len(kept) == 1:
+        return kept[0]
+    return sympy.Max(*kept) if largest else sympy.Min(*kept)
+
+
+def _sum_piece(levels: list[Level], depth: int, bounds: list[Bound], piece: Piece) -> Piece:
+    level = levels[depth]
+    outer = levels[:depth]
+    for condition in piece.conditions:
+        if level.variable in condition.free_symbols:
+            raise Undefined(f"a condition depends on the loop variable of line {level.line}")
+    value = piece.value
+    if level.variable in value.free_symbols:
+        if level.value is None:
+            raise Undefined(
+                f"the induction variable of the annotated loop at line {level.line} "
+                "is used by an inner loop"
+            )
+        value = value.subs(level.variable, level.value)
+    k, low, high = _counter_limits(level, bounds, outer)
+    if k not in value.free_symbols:
+        summed = value * (high - low + 1)
+    else:
+        summed = sympy.summation(value, (k, low, high))
+        if summed.has(sympy.Sum):
+            raise Undefined(f"no closed form for the sum over the loop at line {level.line}")
+    return Piece(
+        sympy.expand(summed) if not summed.has(sympy.Min, sympy.Max) else summed, piece.conditions
+    )
