@@ -239,7 +239,9 @@ def _source_chain(insn: BinaryInstruction, loops: list[StaticKernelLike]) -> lis
 def _defined(kernel: StaticKernelLike) -> sympy.Expr:
     if kernel.count is None:
         raise _Undefined(f"count of {kernel.kind} {kernel.name} undefined: {kernel.undef_reason}")
-    return sympy.sympify(kernel.count)
+    count = sympy.sympify(kernel.count)
+    # one plain Symbol per name, whatever assumptions the report attached
+    return count.xreplace({s: sympy.Symbol(s.name) for s in count.free_symbols})
 
 
 def _line_count(
