@@ -18,13 +18,21 @@ from perfcast.errors import InputError
 from perfcast.model.function import Model
 from perfcast.static.binary import read_binary
 from perfcast.static.callgrind import measured_mix, read_callgrind
-from perfcast.static.control_flow import basic_blocks, natural_loops
+from perfcast.static.control_flow import basic_blocks, natural_loops, reachable
 from perfcast.static.instruction_mix import COUNT_KEYS, instruction_mix
 from perfcast.static.mix_output import expression_to_model, mix_models, mix_to_json, mix_to_python
 from perfcast.static.x86_categories import category_of, memory_access
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mix_programs import CG, DGEMM, STREAM, build, report_for, run_callgrind  # noqa: E402
+from mix_programs import (  # noqa: E402
+    CG,
+    DGEMM,
+    STREAM,
+    HandKernel,
+    build,
+    report_for,
+    run_callgrind,
+)
 
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
 needs_valgrind = pytest.mark.skipif(
@@ -159,6 +167,16 @@ def test_not_elf_and_no_debug_information_are_input_errors(tmp_path, binaries):
         read_binary(stripped)
 
 
+def test_inlined_calls_carry_their_call_sites(tmp_path):
+    binary = read_binary(build(CG, tmp_path, "-O2"))
+    frames = {
+        (frame.callee, frame.call_line)
+        for insn in binary.functions["cg_solve"].instructions
+        for frame in insn.inlined
+    }
+    assert {("matvec", 44), ("dot", 45), ("axpy", 46), ("axpy", 47), ("xpay", 49)} <= frames
+
+
 # --- symbolic counts ----------------------------------------------------------------------------
 
 
@@ -205,6 +223,60 @@ def test_undefined_counts_make_the_function_undefined(binaries):
     no_function = [k for k in kernels if k.name != "xpay"]
     mix = instruction_mix(binary, _Report(no_function), CG.parameters)
     assert "xpay" in mix.unmodeled and "xpay" not in mix.functions
+
+
+@needs_valgrind
+def test_inlined_loops_count_in_their_caller_and_stand_alone_copies_are_undefined(tmp_path):
+    path = build(CG, tmp_path, "-O2")
+    binary = read_binary(path)
+    mix = instruction_mix(binary, report_for(CG), CG.parameters)
+    for name in ("matvec", "dot", "axpy", "xpay"):
+        assert "inlined at every call site" in mix.functions[name].undef_reason
+    n, iters = sympy.symbols("n iters")
+    # matvec's inner loop, inlined once per iteration: two scalar FP operations per element
+    assert mix.functions["cg_solve"].counts["fp_scalar"].coeff(iters * n**2) == 2
+    arguments = (40, 5)
+    measured = measured_mix(binary, read_callgrind(run_callgrind(path, arguments, tmp_path)))
+    predicted = mix.functions["cg_solve"].evaluate(dict(zip(CG.parameters, arguments, strict=True)))
+    assert measured["matvec"]["total"] == 0
+    assert predicted["total"] == pytest.approx(measured["cg_solve"]["total"], rel=0.01)
+    assert predicted["fp_scalar"] == measured["cg_solve"]["fp_scalar"]
+
+
+VECTORIZED = """
+void add(double *a, const double *b, long n) {
+  for (long i = 0; i < n; i++)
+    a[i] += b[i];
+}
+
+int main(void) { return 0; }
+"""
+
+
+def test_a_vectorized_loop_with_a_remainder_loop_is_noted(tmp_path):
+    source = tmp_path / "add.c"
+    source.write_text(VECTORIZED)
+    import subprocess
+
+    binary_path = tmp_path / "add"
+    subprocess.run(["gcc", "-g", "-O3", "-o", str(binary_path), str(source)], check=True)
+    kernels = [
+        HandKernel("add", "function", str(source), 2, 5, 0, "add", sympy.Integer(1)),
+        HandKernel("add:loop@3", "loop", str(source), 3, 4, 1, "add", sympy.Symbol("n")),
+    ]
+    binary = read_binary(binary_path)
+    mix = instruction_mix(binary, _Report(kernels), ("n",))
+    notes = mix.functions["add"].notes
+    assert len(notes) == 1 and "implemented by 2 machine loops" in notes[0]
+    # alignment padding after a return is unreachable: it neither runs nor forms loops
+    blocks = basic_blocks(binary.functions["add"])
+    after_return = [
+        b.index
+        for b in blocks[1:]
+        if blocks[b.index - 1].instructions[-1].kind == "return"
+        and b.instructions[0].category == "other"
+    ]
+    assert after_return and not set(after_return) & reachable(blocks)
 
 
 @dataclasses.dataclass

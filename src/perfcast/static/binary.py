@@ -23,6 +23,25 @@ from perfcast.static.x86_categories import category_of, memory_access
 
 
 @dataclass(frozen=True)
+class InlineFrame:
+    """A function inlined at a call site (``DW_TAG_inlined_subroutine``).
+
+    Attributes
+    ----------
+    callee : str
+        Name of the inlined function.
+    call_file : str or None
+        Absolute path of the file holding the call.
+    call_line : int
+        Line of the call.
+    """
+
+    callee: str
+    call_file: str | None
+    call_line: int
+
+
+@dataclass(frozen=True)
 class BinaryInstruction:
     """One machine instruction of a function with its source position.
 
@@ -45,6 +64,9 @@ class BinaryInstruction:
         ``""`` for an instruction that falls through.
     target : int or None
         Direct target address of a jump, branch or call.
+    inlined : tuple of InlineFrame
+        The inlined calls the instruction comes from, outermost first (empty when it belongs to
+        the function itself); ``file`` and ``line`` are then in the innermost callee.
     """
 
     address: int
@@ -58,6 +80,7 @@ class BinaryInstruction:
     line: int
     kind: str = ""
     target: int | None = None
+    inlined: tuple[InlineFrame, ...] = ()
 
     @property
     def end(self) -> int:
@@ -136,15 +159,20 @@ def read_binary(path: str | os.PathLike[str]) -> Binary:
             raise InputError(f"only x86-64 is supported, not {elf['e_machine']}", str(path))
         if not elf.has_dwarf_info() or elf.get_section_by_name(".debug_line") is None:
             raise InputError("no DWARF line table: build with -g", str(path))
-        lines = _read_line_table(elf)
+        lines, inlined = _read_debug_info(elf)
         symbols = _function_symbols(elf)
-        functions = _disassemble(elf, symbols, lines)
+        functions = _disassemble(elf, symbols, lines, inlined)
     return Binary(path, functions)
 
 
-def _read_line_table(elf: ELFFile) -> _LineTable:
+_InlineRange = tuple[int, int, tuple[InlineFrame, ...]]
+
+
+def _read_debug_info(elf: ELFFile) -> tuple[_LineTable, list[_InlineRange]]:
+    """The line table and the address ranges of inlined calls (with their frame chains)."""
     dwarf = elf.get_dwarf_info()
     rows: list[tuple[int, str | None, int, bool]] = []
+    inlined: list[_InlineRange] = []
     for unit in dwarf.iter_CUs():
         program = dwarf.line_program_for_CU(unit)
         if program is None:
@@ -162,7 +190,63 @@ def _read_line_table(elf: ELFFile) -> _LineTable:
                 continue
             name = files.get(state.file)
             rows.append((state.address, name, state.line, bool(state.end_sequence)))
-    return _LineTable(rows)
+        base = top.attributes["DW_AT_low_pc"].value if "DW_AT_low_pc" in top.attributes else 0
+        _collect_inlined(top, (), files, dwarf, unit, base, inlined)
+    return _LineTable(rows), inlined
+
+
+def _collect_inlined(die, frames, files, dwarf, unit, base, found) -> None:  # noqa: ANN001
+    for child in die.iter_children():
+        inner = frames
+        if child.tag == "DW_TAG_inlined_subroutine":
+            attributes = child.attributes
+            frame = InlineFrame(
+                _callee_name(child),
+                files.get(attributes["DW_AT_call_file"].value)
+                if "DW_AT_call_file" in attributes
+                else None,
+                attributes["DW_AT_call_line"].value if "DW_AT_call_line" in attributes else 0,
+            )
+            inner = (*frames, frame)
+            found.extend((low, high, inner) for low, high in _ranges(child, dwarf, unit, base))
+        _collect_inlined(child, inner, files, dwarf, unit, base, found)
+
+
+def _callee_name(die) -> str:  # noqa: ANN001 (pyelftools DIE)
+    seen = 0
+    while seen < 8:
+        if "DW_AT_name" in die.attributes:
+            return _text(die.attributes["DW_AT_name"].value)
+        for link in ("DW_AT_abstract_origin", "DW_AT_specification"):
+            if link in die.attributes:
+                die = die.get_DIE_from_attribute(link)
+                break
+        else:
+            break
+        seen += 1
+    return "?"
+
+
+def _ranges(die, dwarf, unit, base: int) -> list[tuple[int, int]]:  # noqa: ANN001
+    attributes = die.attributes
+    if "DW_AT_low_pc" in attributes and "DW_AT_high_pc" in attributes:
+        low = attributes["DW_AT_low_pc"].value
+        high = attributes["DW_AT_high_pc"]
+        return [(low, high.value if high.form == "DW_FORM_addr" else low + high.value)]
+    if "DW_AT_ranges" not in attributes:
+        return []
+    result = []
+    entries = dwarf.range_lists().get_range_list_at_offset(
+        attributes["DW_AT_ranges"].value, cu=unit
+    )
+    for entry in entries:
+        if hasattr(entry, "base_address"):
+            base = entry.base_address
+        elif entry.is_absolute:
+            result.append((entry.begin_offset, entry.end_offset))
+        else:
+            result.append((base + entry.begin_offset, base + entry.end_offset))
+    return result
 
 
 def _file_names(program, comp_dir: str) -> dict[int, str]:  # noqa: ANN001 (pyelftools type)
@@ -200,7 +284,10 @@ def _function_symbols(elf: ELFFile) -> list[tuple[str, int, int]]:
 
 
 def _disassemble(
-    elf: ELFFile, symbols: list[tuple[str, int, int]], lines: _LineTable
+    elf: ELFFile,
+    symbols: list[tuple[str, int, int]],
+    lines: _LineTable,
+    inlined: list[_InlineRange],
 ) -> dict[str, BinaryFunction]:
     text = elf.get_section_by_name(".text")
     if text is None:
@@ -212,8 +299,9 @@ def _disassemble(
     for name, low, high in symbols:
         if not base <= low < base + len(code) or lines.lookup(low)[1] == 0:
             continue
+        inside = [r for r in inlined if r[0] < high and r[1] > low]
         instructions = tuple(
-            _instruction(insn, lines)
+            _instruction(insn, lines, _frames_at(insn.address, inside))
             for insn in disassembler.disasm(code[low - base : high - base], low)
         )
         if instructions and instructions[-1].end != high:
@@ -225,7 +313,20 @@ def _disassemble(
     return functions
 
 
-def _instruction(insn, lines: _LineTable) -> BinaryInstruction:  # noqa: ANN001 (CsInsn)
+def _frames_at(address: int, ranges: list[_InlineRange]) -> tuple[InlineFrame, ...]:
+    """The deepest chain of inlined calls whose range holds the address."""
+    best: tuple[InlineFrame, ...] = ()
+    for low, high, frames in ranges:
+        if low <= address < high and len(frames) > len(best):
+            best = frames
+    return best
+
+
+def _instruction(
+    insn,  # noqa: ANN001 (CsInsn)
+    lines: _LineTable,
+    inlined: tuple[InlineFrame, ...],
+) -> BinaryInstruction:
     file, line = lines.lookup(insn.address)
     reads, writes = memory_access(insn)
     kind, target = "", None
@@ -248,4 +349,5 @@ def _instruction(insn, lines: _LineTable) -> BinaryInstruction:  # noqa: ANN001 
         line=line,
         kind=kind,
         target=target,
+        inlined=inlined,
     )

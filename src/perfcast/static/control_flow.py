@@ -91,17 +91,36 @@ def basic_blocks(function: BinaryFunction) -> list[Block]:
     return blocks
 
 
+def reachable(blocks: list[Block]) -> set[int]:
+    """Blocks reachable from the entry (block 0) along known edges.
+
+    Padding after a return or jump is unreachable. A function with an indirect jump (a switch
+    table) has edges this analysis does not know: then every block counts as reachable.
+    """
+    if any(b.instructions[-1].kind == "jump" and b.instructions[-1].target is None for b in blocks):
+        return set(range(len(blocks)))
+    seen, work = {0}, [0]
+    while work:
+        for successor in blocks[work.pop()].successors:
+            if successor not in seen:
+                seen.add(successor)
+                work.append(successor)
+    return seen
+
+
 def dominators(blocks: list[Block]) -> list[set[int]]:
-    """Dominator sets (block 0 is the entry); unreachable blocks are dominated by everything."""
-    everything = set(range(len(blocks)))
-    dom = [set(everything) for _ in blocks]
+    """Dominator sets (block 0 is the entry); an unreachable block gets the empty set."""
+    live = reachable(blocks)
+    dom = [set(live) if b.index in live else set() for b in blocks]
     dom[0] = {0}
     changed = True
     while changed:
         changed = False
         for block in blocks[1:]:
-            preds = [dom[p] for p in block.predecessors]
-            new = set.intersection(*preds) | {block.index} if preds else set(everything)
+            if block.index not in live:
+                continue
+            preds = [dom[p] for p in block.predecessors if p in live]
+            new = set.intersection(*preds) | {block.index} if preds else {block.index}
             if new != dom[block.index]:
                 dom[block.index] = new
                 changed = True
@@ -119,6 +138,8 @@ def natural_loops(blocks: list[Block]) -> list[Loop]:
     dom = dominators(blocks)
     latches_of: dict[int, set[int]] = {}
     for block in blocks:
+        if not dom[block.index]:
+            continue  # unreachable
         for successor in block.successors:
             if successor in dom[block.index]:
                 latches_of.setdefault(successor, set()).add(block.index)
@@ -128,7 +149,7 @@ def natural_loops(blocks: list[Block]) -> list[Loop]:
         work = [latch for latch in latches if latch != header]
         while work:
             node = work.pop()
-            if node not in body:
+            if node not in body and dom[node]:
                 body.add(node)
                 work.extend(blocks[node].predecessors)
         leaves = any(s not in body for s in blocks[header].successors)

@@ -38,7 +38,7 @@ import sympy
 
 from perfcast.errors import InputError
 from perfcast.static.binary import Binary, BinaryFunction, BinaryInstruction
-from perfcast.static.control_flow import Loop, basic_blocks, natural_loops
+from perfcast.static.control_flow import Loop, basic_blocks, natural_loops, reachable
 from perfcast.static.x86_categories import CATEGORIES
 
 COUNT_KEYS: tuple[str, ...] = (*CATEGORIES, "total", "reads", "writes")
@@ -80,12 +80,16 @@ class FunctionMix:
         Why ``counts`` is None.
     instructions : int
         Number of machine instructions of the function.
+    notes : tuple of str
+        Known approximations in the counts (e.g. a source loop the compiler versioned into
+        several machine loops, each counted as if it ran).
     """
 
     function: str
     counts: dict[str, sympy.Expr] | None
     undef_reason: str | None
     instructions: int
+    notes: tuple[str, ...] = ()
 
     def evaluate(self, values: dict[str, float]) -> dict[str, float]:
         """Counts at the given parameter values.
@@ -156,23 +160,38 @@ def instruction_mix(
     """
     if attribution not in ("cfg", "line"):
         raise InputError(f"unknown attribution {attribution!r}: use 'cfg' or 'line'")
-    kernels = list(report.kernels)
-    source_files = {_normal(k.file) for k in kernels}
-    functions_by_name = {k.name: k for k in kernels if k.kind == "function"}
+    catalog = _Catalog(list(report.kernels))
+    inlined = {
+        frame.callee
+        for f in binary.functions.values()
+        for i in f.instructions
+        for frame in i.inlined
+    }
+    called = _direct_call_targets(binary)
     mixes, unmodeled = {}, {}
     for function in binary.functions.values():
-        if not any(_normal(i.file) in source_files for i in function.instructions if i.file):
+        if not any(_normal(i.file) in catalog.files for i in function.instructions if i.file):
             continue
-        kernel = functions_by_name.get(function.name)
+        kernel = catalog.functions.get(function.name)
         if kernel is None:
-            unmodeled[function.name] = "no function kernel in the static report"
+            base = function.name.split(".")[0]
+            unmodeled[function.name] = (
+                f"compiler-made copy of {base} (not modeled)"
+                if base != function.name and base in catalog.functions
+                else "no function kernel in the static report"
+            )
             continue
-        loops = [
-            k
-            for k in kernels
-            if k.kind == "loop" and k.function == function.name and _normal(k.file) in source_files
-        ]
-        mixes[function.name] = _function_mix(function, kernel, loops, attribution)
+        if function.name in inlined:
+            how = "at some call sites" if function.low in called else "at every call site"
+            reason = (
+                f"{function.name} is inlined {how}: how often this stand-alone copy runs is "
+                "unknown (its inlined copies are counted in their callers)"
+            )
+            mixes[function.name] = FunctionMix(
+                function.name, None, reason, len(function.instructions)
+            )
+            continue
+        mixes[function.name] = _function_mix(function, kernel, catalog, attribution)
     symbols = sorted(
         {
             s.name
@@ -193,23 +212,144 @@ def _normal(path: str | None) -> str:
     return os.path.realpath(path) if path else ""
 
 
+def _direct_call_targets(binary: Binary) -> set[int]:
+    """Addresses called, or tail-jumped to from another function, anywhere in the binary."""
+    targets = set()
+    for function in binary.functions.values():
+        for insn in function.instructions:
+            if insn.target is None:
+                continue
+            leaves = not function.low <= insn.target < function.high
+            if insn.kind == "call" or (insn.kind == "jump" and leaves):
+                targets.add(insn.target)
+    return targets
+
+
 class _Undefined(Exception):
     """An instruction's execution count is undefined (carries the reason)."""
 
 
+def _normalized(expression: sympy.Expr) -> sympy.Expr:
+    """One plain Symbol per name, whatever assumptions the report attached."""
+    expression = sympy.sympify(expression)
+    return expression.xreplace({s: sympy.Symbol(s.name) for s in expression.free_symbols})
+
+
+@dataclass(frozen=True)
+class _Place:
+    """A source loop where it runs: in its own function, or inlined along a chain of calls.
+
+    ``count`` is how often its body runs per program run there, or None with ``reason``.
+    """
+
+    key: tuple
+    count: sympy.Expr | None
+    reason: str | None
+
+    def defined(self) -> sympy.Expr:
+        if self.count is None:
+            raise _Undefined(self.reason)
+        return self.count
+
+
+class _Catalog:
+    """The kernels of a static report, indexed for attribution, with cached source chains."""
+
+    def __init__(self, kernels: list[StaticKernelLike]) -> None:
+        self.files = {_normal(k.file) for k in kernels}
+        self.functions = {k.name: k for k in kernels if k.kind == "function"}
+        self.loops: dict[str, list[StaticKernelLike]] = defaultdict(list)
+        for kernel in kernels:
+            if kernel.kind == "loop":
+                self.loops[kernel.function].append(kernel)
+        self._chains: dict[tuple, tuple[_Place, ...]] = {}
+
+    def function_count(self, name: str) -> sympy.Expr:
+        kernel = self.functions[name]
+        if kernel.count is None:
+            raise _Undefined(f"count of function {name} undefined: {kernel.undef_reason}")
+        return _normalized(kernel.count)
+
+    def loops_at(self, function: str, file: str | None, line: int) -> list[StaticKernelLike]:
+        """Loops of a function whose line range holds the position, outermost first."""
+        if not file or not line:
+            return []
+        path = _normal(file)
+        found = [
+            k
+            for k in self.loops.get(function, ())
+            if _normal(k.file) == path and k.line <= line <= k.end_line
+        ]
+        return sorted(found, key=lambda k: (k.line - k.end_line, k.depth))
+
+    def chain(self, function: str, insn: BinaryInstruction) -> tuple[_Place, ...]:
+        """Source loops around an instruction, outermost first, through its inlined calls."""
+        key = (function, insn.inlined, insn.file, insn.line)
+        if key not in self._chains:
+            self._chains[key] = self._build_chain(function, insn)
+        return self._chains[key]
+
+    def _build_chain(self, function: str, insn: BinaryInstruction) -> tuple[_Place, ...]:
+        names = [function] + [frame.callee for frame in insn.inlined]
+        positions = [(f.call_file, f.call_line) for f in insn.inlined] + [(insn.file, insn.line)]
+        chain: list[_Place] = []
+        path: tuple = ()
+        current = _Place((), None, None)  # count of the innermost place so far
+        try:
+            current = _Place((), self.function_count(function), None)
+        except _Undefined as reason:
+            current = _Place((), None, str(reason))
+        for level, (name, (file, line)) in enumerate(zip(names, positions, strict=True)):
+            callee = self.functions.get(name) if level else None
+            if level and callee is None:
+                path += ((name, file, line),)
+                continue  # inlined function without a kernel (a library header's): no loops
+            entry = current
+            for loop in self.loops_at(name, file, line):
+                current = _place(path, loop, callee, entry)
+                chain.append(current)
+            path += ((name, file, line),)
+        return tuple(chain)
+
+
+def _place(
+    path: tuple, loop: StaticKernelLike, callee: StaticKernelLike | None, entry: _Place
+) -> _Place:
+    """A loop's count where it runs; an inlined copy runs per call as often as the callee's
+    loop runs per call of the callee, times the calls at this site (``entry``)."""
+    key = (path, loop.name, loop.line)
+    if loop.count is None:
+        return _Place(key, None, f"count of loop {loop.name} undefined: {loop.undef_reason}")
+    count = _normalized(loop.count)
+    if callee is None:
+        return _Place(key, count, None)
+    if callee.count is None or entry.count is None:
+        reason = entry.reason or f"count of function {callee.name} undefined"
+        return _Place(key, None, reason)
+    per_call = sympy.cancel(count / _normalized(callee.count))
+    if sympy.fraction(sympy.together(per_call))[1].free_symbols:
+        return _Place(
+            key,
+            None,
+            f"loop {loop.name} of {callee.name}, inlined, runs a number of times per call that "
+            "depends on the caller",
+        )
+    return _Place(key, sympy.expand(per_call * entry.count), None)
+
+
 def _function_mix(
-    function: BinaryFunction,
-    kernel: StaticKernelLike,
-    loops: list[StaticKernelLike],
-    attribution: str,
+    function: BinaryFunction, kernel: StaticKernelLike, catalog: _Catalog, attribution: str
 ) -> FunctionMix:
     try:
-        if kernel.count is None:
-            raise _Undefined(f"function count undefined: {kernel.undef_reason}")
+        function_count = catalog.function_count(function.name)
+        notes: list[str] = []
         if attribution == "line":
-            counted = [(i, _line_count(i, kernel, loops)) for i in function.instructions]
+            counted = []
+            for insn in function.instructions:
+                chain = catalog.chain(function.name, insn)
+                counted.append((insn, chain[-1].defined() if chain else function_count))
         else:
-            counted = _cfg_counts(function, kernel, loops)
+            counted = _cfg_counts(function, function_count, catalog, notes)
     except _Undefined as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
     multiplicity: dict[str, dict[sympy.Expr, int]] = {key: defaultdict(int) for key in COUNT_KEYS}
@@ -224,81 +364,70 @@ def _function_mix(
         key: sympy.expand(sum((n * c for c, n in table.items()), sympy.Integer(0)))
         for key, table in multiplicity.items()
     }
-    return FunctionMix(function.name, counts, None, len(function.instructions))
-
-
-def _source_chain(insn: BinaryInstruction, loops: list[StaticKernelLike]) -> list[StaticKernelLike]:
-    """Source loops whose line range holds the instruction's line, outermost first."""
-    if not insn.file or not insn.line:
-        return []
-    path = _normal(insn.file)
-    chain = [k for k in loops if _normal(k.file) == path and k.line <= insn.line <= k.end_line]
-    return sorted(chain, key=lambda k: (k.line - k.end_line, k.depth))
-
-
-def _defined(kernel: StaticKernelLike) -> sympy.Expr:
-    if kernel.count is None:
-        raise _Undefined(f"count of {kernel.kind} {kernel.name} undefined: {kernel.undef_reason}")
-    count = sympy.sympify(kernel.count)
-    # one plain Symbol per name, whatever assumptions the report attached
-    return count.xreplace({s: sympy.Symbol(s.name) for s in count.free_symbols})
-
-
-def _line_count(
-    insn: BinaryInstruction, function: StaticKernelLike, loops: list[StaticKernelLike]
-) -> sympy.Expr:
-    chain = _source_chain(insn, loops)
-    return _defined(chain[-1] if chain else function)
+    return FunctionMix(function.name, counts, None, len(function.instructions), tuple(notes))
 
 
 def _cfg_counts(
-    function: BinaryFunction, kernel: StaticKernelLike, loops: list[StaticKernelLike]
+    function: BinaryFunction, function_count: sympy.Expr, catalog: _Catalog, notes: list[str]
 ) -> list[tuple[BinaryInstruction, sympy.Expr]]:
     blocks = basic_blocks(function)
+    live = reachable(blocks)
     machine_loops = natural_loops(blocks)
     # machine loops around each block, outermost first (natural_loops sorts outer loops first)
     around: dict[int, list[Loop]] = defaultdict(list)
     for loop in machine_loops:
         for index in loop.blocks:
             around[index].append(loop)
-    source_of = _match_loops(blocks, machine_loops, around, loops)
-    function_count = _defined(kernel)
+    place_of = _match_loops(function.name, blocks, machine_loops, around, catalog)
+    versions: dict[tuple, list[Loop]] = defaultdict(list)
+    for loop in machine_loops:
+        versions[place_of[loop.header].key].append(loop)
+    for key, implementations in versions.items():
+        if len(implementations) > 1:
+            starts = ", ".join(f"{blocks[loop.header].start:#x}" for loop in implementations)
+            notes.append(
+                f"source loop {key[1]} is implemented by {len(implementations)} machine loops "
+                f"({starts}; versioned or split by the compiler): each is counted as if it ran"
+            )
     counted = []
     for block in blocks:
         chain = around[block.index]
-        if not chain:
+        if block.index not in live:
+            count = sympy.Integer(0)  # alignment padding after a return or jump
+        elif not chain:
             count = function_count
         else:
             innermost = chain[-1]
-            count = _defined(source_of[innermost.header])
+            count = place_of[innermost.header].defined()
             if innermost.exits_at_header and block.index == innermost.header:
-                outer = _defined(source_of[chain[-2].header]) if len(chain) > 1 else function_count
+                outer = place_of[chain[-2].header].defined() if len(chain) > 1 else function_count
                 count = count + outer
         counted.extend((insn, count) for insn in block.instructions)
     return counted
 
 
 def _match_loops(
+    function: str,
     blocks: list,
     machine_loops: list[Loop],
     around: dict[int, list[Loop]],
-    loops: list[StaticKernelLike],
-) -> dict[int, StaticKernelLike]:
+    catalog: _Catalog,
+) -> dict[int, _Place]:
     """Machine loop header -> the source loop it implements (vote of its own instructions)."""
     matched = {}
     for loop in machine_loops:
         depth = sum(1 for other in around[loop.header] if other.blocks >= loop.blocks)
-        votes: dict[int, int] = defaultdict(int)
+        votes: dict[tuple, int] = defaultdict(int)
         candidates = {}
         for index in loop.blocks:
             if around[index][-1] is not loop:
                 continue  # belongs to a nested machine loop
             for insn in blocks[index].instructions:
-                chain = _source_chain(insn, loops)
+                chain = catalog.chain(function, insn)
                 if len(chain) >= depth:
-                    key = id(chain[depth - 1])
-                    votes[key] += 1
-                    candidates[key] = chain[depth - 1]
+                    place = chain[depth - 1]
+                    votes[place.key] += 1
+                    candidates[place.key] = place
         if not votes:
             address = blocks[loop.header].start
             raise _Undefined(

@@ -108,6 +108,7 @@ def mix_text(mix: InstructionMix) -> str:
             expression = function.counts[key]
             if expression != 0:
                 lines.append(f"  {key:<14} {sympy.sstr(expression)}")
+        lines.extend(f"  note: {note}" for note in function.notes)
     for name, reason in sorted(mix.unmodeled.items()):
         lines.append(f"{name}  not modeled: {reason}")
     return "\n".join(lines) + "\n"

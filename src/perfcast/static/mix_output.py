@@ -126,6 +126,7 @@ def mix_to_json(mix: InstructionMix) -> dict[str, Any]:
                 "instructions": function.instructions,
                 "counts": counts,
                 "undef_reason": function.undef_reason,
+                "notes": list(function.notes),
             }
         )
     return {
