@@ -107,7 +107,7 @@ def print_tables(summary: list, detail: list) -> None:
     print("|---|---|---|---|---|---|")
     for name, level, mode, worst, total, target, undefined in summary:
         note = f"; undefined: {', '.join(undefined)}" if undefined else ""
-        verdict = "met" if worst <= target and not undefined else "missed"
+        verdict = "missed" if worst > target else "met where defined" if undefined else "met"
         print(
             f"| {name} | {level} | {mode} | {_percent(worst)}{note} | {_percent(total)} | "
             f"{100 * target:.0f} % ({verdict}) |"

@@ -226,6 +226,7 @@ def test_undefined_counts_make_the_function_undefined(binaries):
 
 
 @needs_valgrind
+@pytest.mark.slow
 def test_inlined_loops_count_in_their_caller_and_stand_alone_copies_are_undefined(tmp_path):
     path = build(CG, tmp_path, "-O2")
     binary = read_binary(path)
