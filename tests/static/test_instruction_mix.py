@@ -280,6 +280,30 @@ def test_a_vectorized_loop_with_a_remainder_loop_is_noted(tmp_path):
     assert after_return and not set(after_return) & reachable(blocks)
 
 
+def test_a_binary_from_other_sources_is_an_input_error(binaries):
+    _, built = binaries
+    with pytest.raises(InputError, match="no function of the binary has line information") as error:
+        instruction_mix(read_binary(built["dgemm", "-O1"]), report_for(CG), CG.parameters)
+    assert error.value.source == str(built["dgemm", "-O1"])
+
+
+def test_hand_derived_kernels_agree_with_the_clang_analysis(binaries):
+    """Once ``perfcast.static.analyze`` is on the branch: real counts give the same mix."""
+    analyze = getattr(importlib.import_module("perfcast.static"), "analyze", None)
+    if analyze is None:
+        pytest.skip("perfcast.static.analyze is not on this branch yet")
+    pytest.importorskip("clang.cindex")
+    _, built = binaries
+    for program in (STREAM, DGEMM, CG):
+        real = analyze([program.source], program.parameters)
+        binary = read_binary(built[program.name, "-O1"])
+        ours = instruction_mix(binary, real, program.parameters)
+        hand = instruction_mix(binary, report_for(program), program.parameters)
+        assert {n: f.counts for n, f in ours.functions.items()} == {
+            n: f.counts for n, f in hand.functions.items()
+        }
+
+
 @dataclasses.dataclass
 class _Report:
     kernels: list

@@ -192,6 +192,12 @@ def instruction_mix(
             )
             continue
         mixes[function.name] = _function_mix(function, kernel, catalog, attribution)
+    if not mixes and not unmodeled:
+        raise InputError(
+            "no function of the binary has line information from the analyzed sources "
+            f"({', '.join(sorted(catalog.files)) or 'none'}): build it from them with -g",
+            str(binary.path),
+        )
     symbols = sorted(
         {
             s.name
@@ -257,7 +263,8 @@ class _Catalog:
 
     def __init__(self, kernels: list[StaticKernelLike]) -> None:
         self.files = {_normal(k.file) for k in kernels}
-        self.functions = {k.name: k for k in kernels if k.kind == "function"}
+        self.functions = {k.function: k for k in kernels if k.kind == "function"}
+        self.functions.update({k.name: k for k in kernels if k.kind == "function"})
         self.loops: dict[str, list[StaticKernelLike]] = defaultdict(list)
         for kernel in kernels:
             if kernel.kind == "loop":

@@ -45,6 +45,10 @@ class KernelList:
     kernels: list[ReportKernel]
 
 
+BINARY_OPTIONS = ("binary", "report", "attribution", "mix_json", "mix_python")
+"""Names of the attributes :func:`add_binary_arguments` adds to the parsed arguments."""
+
+
 def add_binary_arguments(parser: argparse.ArgumentParser) -> None:
     """Add ``--binary``, ``--report``, ``--attribution``, ``--mix-json`` and ``--mix-python``."""
     group = parser.add_argument_group("instruction-mix models (Mira)")
@@ -69,7 +73,11 @@ def add_binary_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_binary(args: argparse.Namespace) -> int:
-    """Build the instruction-mix models of ``args.binary`` and print or write them."""
+    """Build the instruction-mix models of ``args.binary`` and print or write them.
+
+    ``args`` carries :data:`BINARY_OPTIONS`, ``sources`` (list of paths), ``param`` (list of
+    names or None) and optionally ``compile_args`` (clang flags).
+    """
     parameters = tuple(args.param or ())
     if args.report is not None:
         report: Any = read_report_json(args.report)

@@ -58,7 +58,7 @@ double cg_solve(long n, long iters, const double *a, const double *b, double *x)
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: cg N ITERS\n");
-    return 2;
+    exit(2);
   }
   long n = atol(argv[1]);
   long iters = atol(argv[2]);

@@ -5,7 +5,7 @@
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: dgemm N\n");
-    return 2;
+    exit(2);
   }
   long n = atol(argv[1]);
   double *a = malloc(n * n * sizeof(double));

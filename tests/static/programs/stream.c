@@ -6,7 +6,7 @@
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: stream N NTIMES\n");
-    return 2;
+    exit(2);
   }
   long n = atol(argv[1]);
   long ntimes = atol(argv[2]);
