@@ -139,6 +139,17 @@ def test_functions_without_line_information_are_left_out(binaries):
     assert "_start" not in functions
 
 
+def test_a_call_of_exit_ends_its_block(binaries):
+    _, built = binaries
+    for level in ("-O0", "-O1"):
+        main = read_binary(built["stream", level]).functions["main"]
+        (stop,) = [i for i in main.instructions if i.kind == "noreturn"]
+        assert stop.mnemonic == "call" and stop.line == 9  # exit(2) after the usage message
+        blocks = basic_blocks(main)
+        (block,) = [b for b in blocks if b.instructions[-1] is stop]
+        assert block.successors == []
+
+
 def test_machine_loops_of_the_dgemm_nest(binaries):
     _, built = binaries
     for level, exits_at_header in (("-O1", False), ("-O0", True)):

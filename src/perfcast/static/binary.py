@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import bisect
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from capstone import CS_ARCH_X86, CS_GRP_CALL, CS_GRP_JUMP, CS_GRP_RET, CS_MODE_64, Cs
-from capstone.x86 import X86_OP_IMM
+from capstone.x86 import X86_OP_IMM, X86_OP_MEM, X86_REG_RIP
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
@@ -60,8 +60,9 @@ class BinaryInstruction:
     line : int
         Source line (0 when the compiler gave none).
     kind : str
-        ``"jump"`` (unconditional), ``"branch"`` (conditional), ``"return"``, ``"call"`` or
-        ``""`` for an instruction that falls through.
+        ``"jump"`` (unconditional), ``"branch"`` (conditional), ``"return"``, ``"call"``,
+        ``"noreturn"`` (a call of a function that does not return, such as ``exit``) or ``""``
+        for an instruction that falls through.
     target : int or None
         Direct target address of a jump, branch or call.
     inlined : tuple of InlineFrame
@@ -159,20 +160,78 @@ def read_binary(path: str | os.PathLike[str]) -> Binary:
             raise InputError(f"only x86-64 is supported, not {elf['e_machine']}", str(path))
         if not elf.has_dwarf_info() or elf.get_section_by_name(".debug_line") is None:
             raise InputError("no DWARF line table: build with -g", str(path))
-        lines, inlined = _read_debug_info(elf)
+        lines, inlined, noreturn = _read_debug_info(elf)
         symbols = _function_symbols(elf)
         functions = _disassemble(elf, symbols, lines, inlined)
+        names = {low: name for name, low, _ in symbols} | _plt_stubs(elf)
+    stops = {address for address, name in names.items() if name in noreturn | NORETURN}
+    functions = {name: _mark_noreturn(f, stops) for name, f in functions.items()}
     return Binary(path, functions)
+
+
+NORETURN = frozenset(
+    {
+        "exit", "_exit", "_Exit", "quick_exit", "abort", "__assert_fail", "__stack_chk_fail",
+        "__fortify_fail", "__chk_fail", "longjmp", "siglongjmp", "__longjmp_chk", "err", "errx",
+        "verr", "verrx", "pthread_exit", "__cxa_throw", "__cxa_rethrow", "_Unwind_Resume",
+    }
+)  # fmt: skip
+"""C library functions that never return (besides those DWARF marks ``DW_AT_noreturn``)."""
+
+
+def _mark_noreturn(function: BinaryFunction, stops: set[int]) -> BinaryFunction:
+    instructions = tuple(
+        replace(insn, kind="noreturn") if insn.kind == "call" and insn.target in stops else insn
+        for insn in function.instructions
+    )
+    return replace(function, instructions=instructions)
+
+
+def _plt_stubs(elf: ELFFile) -> dict[int, str]:
+    """PLT stub address -> name of the imported function it jumps to."""
+    slots = {}
+    for section_name in (".rela.plt", ".rela.dyn"):
+        section = elf.get_section_by_name(section_name)
+        if section is None or not hasattr(section, "iter_relocations"):
+            continue
+        symbols = elf.get_section(section["sh_link"])
+        for relocation in section.iter_relocations():
+            if relocation["r_info_sym"]:
+                slots[relocation["r_offset"]] = symbols.get_symbol(relocation["r_info_sym"]).name
+    disassembler = Cs(CS_ARCH_X86, CS_MODE_64)
+    disassembler.detail = True
+    stubs = {}
+    for section_name in (".plt", ".plt.sec", ".plt.got"):
+        section = elf.get_section_by_name(section_name)
+        if section is None:
+            continue
+        previous = None
+        for insn in disassembler.disasm(section.data(), section["sh_addr"]):
+            operand = insn.operands[0] if insn.group(CS_GRP_JUMP) and insn.operands else None
+            if (
+                operand is not None
+                and operand.type == X86_OP_MEM
+                and operand.mem.base == X86_REG_RIP
+            ):
+                name = slots.get(insn.address + insn.size + operand.mem.disp)
+                if name:
+                    stubs[insn.address] = name
+                    if previous is not None and previous.mnemonic == "endbr64":
+                        stubs[previous.address] = name
+            previous = insn
+    return stubs
 
 
 _InlineRange = tuple[int, int, tuple[InlineFrame, ...]]
 
 
-def _read_debug_info(elf: ELFFile) -> tuple[_LineTable, list[_InlineRange]]:
-    """The line table and the address ranges of inlined calls (with their frame chains)."""
+def _read_debug_info(elf: ELFFile) -> tuple[_LineTable, list[_InlineRange], set[str]]:
+    """The line table, the address ranges of inlined calls (with their frame chains), and the
+    names of functions DWARF marks as not returning."""
     dwarf = elf.get_dwarf_info()
     rows: list[tuple[int, str | None, int, bool]] = []
     inlined: list[_InlineRange] = []
+    noreturn: set[str] = set()
     for unit in dwarf.iter_CUs():
         program = dwarf.line_program_for_CU(unit)
         if program is None:
@@ -192,7 +251,10 @@ def _read_debug_info(elf: ELFFile) -> tuple[_LineTable, list[_InlineRange]]:
             rows.append((state.address, name, state.line, bool(state.end_sequence)))
         base = top.attributes["DW_AT_low_pc"].value if "DW_AT_low_pc" in top.attributes else 0
         _collect_inlined(top, (), files, dwarf, unit, base, inlined)
-    return _LineTable(rows), inlined
+        for die in top.iter_children():
+            if die.tag == "DW_TAG_subprogram" and "DW_AT_noreturn" in die.attributes:
+                noreturn.add(_callee_name(die))
+    return _LineTable(rows), inlined, noreturn
 
 
 def _collect_inlined(die, frames, files, dwarf, unit, base, found) -> None:  # noqa: ANN001

@@ -55,18 +55,18 @@ class Loop:
 def basic_blocks(function: BinaryFunction) -> list[Block]:
     """Split a function into basic blocks and link them by control-flow edges.
 
-    Direct jump and branch targets inside the function start blocks; jumps, branches and returns
-    end them. Calls do not end blocks (control comes back). An indirect jump ends its block with no
-    known successor.
+    Direct jump and branch targets inside the function start blocks; jumps, branches, returns and
+    calls of functions that do not return (``exit``) end them. Other calls do not end blocks
+    (control comes back). An indirect jump ends its block with no known successor.
     """
     instructions = function.instructions
     starts = {instructions[0].address}
     for insn in instructions:
-        if insn.kind in ("jump", "branch", "return"):
+        if insn.kind in ("jump", "branch", "return", "noreturn"):
             starts.add(insn.end)
             target = insn.target
             if (
-                insn.kind != "return"
+                insn.kind in ("jump", "branch")
                 and target is not None
                 and function.low <= target < function.high
             ):
@@ -83,7 +83,7 @@ def basic_blocks(function: BinaryFunction) -> list[Block]:
         targets = []
         if last.kind in ("jump", "branch") and last.target in index_of:
             targets.append(index_of[last.target])
-        if last.kind not in ("jump", "return") and last.end in index_of:
+        if last.kind not in ("jump", "return", "noreturn") and last.end in index_of:
             targets.append(index_of[last.end])
         for target in dict.fromkeys(targets):
             block.successors.append(target)

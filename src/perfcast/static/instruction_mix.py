@@ -226,7 +226,7 @@ def _direct_call_targets(binary: Binary) -> set[int]:
             if insn.target is None:
                 continue
             leaves = not function.low <= insn.target < function.high
-            if insn.kind == "call" or (insn.kind == "jump" and leaves):
+            if insn.kind in ("call", "noreturn") or (insn.kind == "jump" and leaves):
                 targets.add(insn.target)
     return targets
 
