@@ -17,7 +17,7 @@ from capstone import CS_ARCH_X86, CS_MODE_64, Cs
 from perfcast.errors import InputError
 from perfcast.model.function import Model
 from perfcast.static.binary import read_binary
-from perfcast.static.callgrind import measured_mix, read_callgrind
+from perfcast.static.callgrind import CallgrindProfile, measured_mix, read_callgrind
 from perfcast.static.control_flow import basic_blocks, natural_loops, reachable
 from perfcast.static.instruction_mix import COUNT_KEYS, instruction_mix
 from perfcast.static.mix_output import expression_to_model, mix_models, mix_to_json, mix_to_python
@@ -402,6 +402,26 @@ def test_callgrind_errors_name_file_and_line(tmp_path):
     path.write_text("positions: instr\nevents: Ir\n0x10 x\n")
     with pytest.raises(InputError, match="bad cost"):
         read_callgrind(path)
+
+
+@needs_valgrind
+def test_measured_mix_lines_up_a_shifted_load_address(binaries):
+    directory, built = binaries
+    path = built["dgemm", "-O1"]
+    binary = read_binary(path)
+    profile = read_callgrind(run_callgrind(path, (12,), directory))
+    shifted = CallgrindProfile(
+        {
+            (obj, address + 0x555555554000 if obj == str(path) else address): count
+            for (obj, address), count in profile.counts.items()
+        },
+        profile.total,
+        profile.declared_total,
+    )
+    measured = measured_mix(binary, profile)
+    # k loop: mulsd, addsd; initialization: cvtsi2sd, divsd
+    assert measured["main"]["fp_scalar"] == 2 * 12**3 + 2 * 12**2
+    assert measured_mix(binary, shifted) == measured
 
 
 # --- against valgrind ---------------------------------------------------------------------------

@@ -106,13 +106,6 @@ class Binary:
     path: Path
     functions: dict[str, BinaryFunction]
 
-    def function_at(self, address: int) -> BinaryFunction | None:
-        """The function whose address range holds ``address``."""
-        for function in self.functions.values():
-            if function.low <= address < function.high:
-                return function
-        return None
-
 
 class _LineTable:
     """Address -> (file, line) lookup over all line-table rows of an executable."""

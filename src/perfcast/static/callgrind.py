@@ -199,16 +199,34 @@ def measured_mix(binary: Binary, profile: CallgrindProfile) -> dict[str, dict[st
     return result
 
 
+_PAGE = 0x1000
+
+
 def _load_offset(binary: Binary, executed: dict[int, int]) -> int:
+    """Runtime address minus link-time address of the binary's code in the profile.
+
+    Callgrind writes addresses of a position-independent executable relative to its load
+    address, so this is normally 0; otherwise it is the shift that lines up most executed
+    addresses with instruction starts of the functions with line information.
+    """
     starts = {insn.address for f in binary.functions.values() for insn in f.instructions}
-    lowest = sorted(executed)[:64]
-    candidates = {0} | {a - f.low for a in lowest for f in binary.functions.values()}
-    best, hits = 0, -1
-    for offset in sorted(candidates):
-        score = sum(1 for address in executed if address - offset in starts)
-        if score > hits:
-            best, hits = offset, score
-    if hits <= 0:
+    sample = sorted(executed)[:: max(1, len(executed) // 500)]
+
+    def score(offset: int) -> int:
+        return sum(1 for address in sample if address - offset in starts)
+
+    hits = score(0)
+    if hits * 10 >= len(sample) * 9:
+        return 0
+    # the load bias is page-aligned: a function entry and its runtime address share the low bits
+    entries: dict[int, list[int]] = defaultdict(list)
+    for function in binary.functions.values():
+        entries[function.low % _PAGE].append(function.low)
+    candidates = {a - low for a in executed for low in entries.get(a % _PAGE, ())}
+    best = max(sorted(candidates), key=score, default=0)
+    if score(best) <= hits:
+        best = 0
+    if score(best) == 0:
         raise InputError(
             "no executed address of the profile is an instruction of the binary", str(binary.path)
         )
