@@ -13,7 +13,14 @@ How often an instruction runs (``attribution="cfg"``, the default):
   often as its function when no machine loop contains it. So a loop guard or an index
   initialization on the ``for`` line, placed before the machine loop, counts once per entry;
 - the exit test at the top of a ``while``-shaped machine loop (``-O0`` code) runs once per entry
-  more than the body: ``count + entries``, where entries is the count of the enclosing context.
+  more than the body: ``count + entries``, where entries is the count of the enclosing context;
+- code inlined from another function (DWARF ``DW_TAG_inlined_subroutine``) sits, for matching,
+  inside the source loops around its call site, followed by the callee's own loops; a callee loop
+  runs per call as often as its static count divided by the callee's count, times the calls at
+  that site. The stand-alone copy of an inlined function is reported undefined (how often it runs
+  is unknown);
+- blocks no path from the entry reaches (alignment padding after a return or after a call of
+  ``exit``) never run.
 
 ``attribution="line"`` uses only the line table: each instruction counts as often as the innermost
 source kernel whose line range holds its line. It is the naive reading (a loop header's line is
@@ -23,7 +30,8 @@ what the machine-loop correction buys.
 Approximations: a loop is assumed to be entered once per iteration of its enclosing context, and
 code under a condition (an ``if`` inside a loop, an error branch in ``main``) is counted as if it
 always ran. Loops the compiler versioned, vectorized with a remainder loop, or replaced by library
-calls do not match their source counts.
+calls do not match their source counts; when one source loop becomes several machine loops the
+function's ``notes`` say so.
 """
 
 from __future__ import annotations
@@ -191,7 +199,7 @@ def instruction_mix(
                 function.name, None, reason, len(function.instructions)
             )
             continue
-        mixes[function.name] = _function_mix(function, kernel, catalog, attribution)
+        mixes[function.name] = _function_mix(function, catalog, attribution)
     if not mixes and not unmodeled:
         raise InputError(
             "no function of the binary has line information from the analyzed sources "
@@ -344,9 +352,7 @@ def _place(
     return _Place(key, sympy.expand(per_call * entry.count), None)
 
 
-def _function_mix(
-    function: BinaryFunction, kernel: StaticKernelLike, catalog: _Catalog, attribution: str
-) -> FunctionMix:
+def _function_mix(function: BinaryFunction, catalog: _Catalog, attribution: str) -> FunctionMix:
     try:
         function_count = catalog.function_count(function.name)
         notes: list[str] = []
