@@ -11,7 +11,7 @@ from perfcast import __version__
 from perfcast.errors import InputError, WorkError
 
 # Sub-command modules under perfcast.commands, in the order `perfcast --help` lists them.
-COMMANDS = ("model", "predict", "convert")
+COMMANDS = ("model", "predict", "convert", "instruction_mix")
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 

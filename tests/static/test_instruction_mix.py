@@ -469,7 +469,7 @@ def test_models_within_target_of_valgrind_at_three_sizes(binaries, program, tole
 
 
 def _parse(argv):
-    from perfcast.commands import mix
+    from perfcast.commands import instruction_mix as mix
 
     parser = argparse.ArgumentParser()
     mix.add_parser(parser.add_subparsers())
@@ -508,3 +508,15 @@ def test_command_rejects_a_malformed_report(binaries, tmp_path):
     with pytest.raises(InputError, match="kernel 1: malformed") as error:
         args.run(args)
     assert error.value.source == str(report)
+
+
+def test_perfcast_mix_exit_status_and_message(binaries, tmp_path, monkeypatch, capsys):
+    from perfcast import cli
+
+    monkeypatch.setattr(cli, "COMMANDS", ("instruction_mix",))  # the others merge separately
+    _, built = binaries
+    missing = tmp_path / "nothing"
+    assert cli.main(["mix", "--binary", str(missing), "--report", str(missing)]) == 2
+    assert "cannot read static report" in capsys.readouterr().err
+    assert cli.main(["mix", str(DGEMM.source), "--param", "n"]) == 2
+    assert "mix needs --binary" in capsys.readouterr().err
