@@ -17,7 +17,12 @@ from capstone import CS_ARCH_X86, CS_MODE_64, Cs
 from perfcast.errors import InputError
 from perfcast.model.function import Model
 from perfcast.static.binary import read_binary
-from perfcast.static.callgrind import CallgrindProfile, measured_mix, read_callgrind
+from perfcast.static.callgrind import (
+    CallgrindProfile,
+    measured_experiment,
+    measured_mix,
+    read_callgrind,
+)
 from perfcast.static.control_flow import basic_blocks, natural_loops, reachable
 from perfcast.static.instruction_mix import COUNT_KEYS, instruction_mix
 from perfcast.static.mix_output import expression_to_model, mix_models, mix_to_json, mix_to_python
@@ -422,6 +427,26 @@ def test_measured_mix_lines_up_a_shifted_load_address(binaries):
     # k loop: mulsd, addsd; initialization: cvtsi2sd, divsd
     assert measured["main"]["fp_scalar"] == 2 * 12**3 + 2 * 12**2
     assert measured_mix(binary, shifted) == measured
+
+
+@needs_valgrind
+def test_measured_counts_become_an_experiment_the_static_model_matches(binaries):
+    directory, built = binaries
+    path = built["cg", "-O1"]
+    binary = read_binary(path)
+    runs = {
+        size: read_callgrind(run_callgrind(path, size, directory)) for size in [(8, 2), (12, 3)]
+    }
+    experiment = measured_experiment(binary, runs, CG.parameters)
+    frame = experiment.frame
+    matvec = frame[(frame.kernel == "matvec") & (frame.metric == "instructions.fp_scalar")]
+    assert sorted(matvec.value) == [2 * 2 * 8**2, 2 * 3 * 12**2]
+    mix = instruction_mix(binary, report_for(CG), CG.parameters)
+    (model,) = [
+        m for m in mix_models(mix) if m.kernel == "matvec" and m.metric == "instructions.fp_scalar"
+    ]
+    points = matvec[list(CG.parameters)].to_numpy(dtype=float)
+    assert list(model.evaluate(points)) == list(matvec.value)
 
 
 # --- against valgrind ---------------------------------------------------------------------------

@@ -12,12 +12,17 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from perfcast.errors import InputError
+from perfcast.experiment import Experiment, Metric, Parameter
 from perfcast.static.binary import Binary
 from perfcast.static.instruction_mix import COUNT_KEYS
+from perfcast.static.mix_output import metric_name
 
 _NAMED = re.compile(r"^\((\d+)\)(?:\s+(.*))?$")
 
@@ -197,6 +202,47 @@ def measured_mix(binary: Binary, profile: CallgrindProfile) -> dict[str, dict[st
             counts["writes"] += n if insn.writes else 0
         result[function.name] = counts
     return result
+
+
+def measured_experiment(
+    binary: Binary,
+    runs: Mapping[tuple[float, ...], CallgrindProfile],
+    parameters: Sequence[str],
+) -> Experiment:
+    """Measured instruction mixes of several runs as an :class:`~perfcast.experiment.Experiment`.
+
+    Kernels are the functions, metrics those of the models (``instructions.<category>``,
+    ``memory.reads``, ...), so measured and static models compare directly.
+
+    Parameters
+    ----------
+    binary : Binary
+        The executable the profiles were taken of.
+    runs : mapping of parameter values to CallgrindProfile
+        One profile per run, keyed by the parameter values in ``parameters`` order (several
+        repetitions of a point are not distinguished: callgrind counts are deterministic).
+    parameters : sequence of str
+        Parameter names.
+    """
+    rows = []
+    for point, profile in runs.items():
+        if len(point) != len(parameters):
+            raise InputError(f"run {point} does not give one value per parameter {parameters}")
+        values = dict(zip(parameters, point, strict=True))
+        for function, counts in measured_mix(binary, profile).items():
+            for key in COUNT_KEYS:
+                rows.append(
+                    {"kernel": function, "metric": metric_name(key), **values,
+                     "repetition": 0, "value": float(counts[key])}
+                )  # fmt: skip
+    metrics = [Metric(metric_name(key), "instructions") for key in COUNT_KEYS]
+    return Experiment.from_frame(
+        pd.DataFrame(rows),
+        parameters=[Parameter(name) for name in parameters],
+        metrics=metrics,
+        metadata={"binary": str(binary.path), "measured_by": "valgrind --tool=callgrind"},
+        source=str(binary.path),
+    )
 
 
 _PAGE = 0x1000
