@@ -179,9 +179,7 @@ class Experiment:
             if name not in frame.columns:
                 raise InputError(f"the table has no column for parameter '{name}'", where)
 
-        table = frame.loc[
-            :, [KERNEL, METRIC, *names, *([REPETITION] if REPETITION in frame else [])]
-        ]
+        table = frame.loc[:, [KERNEL, METRIC, *names, *([REPETITION] if REPETITION in frame else [])]]
         table = table.assign(**{VALUE: frame[VALUE]}).reset_index(drop=True)
         table[KERNEL] = table[KERNEL].astype(str)
         table[METRIC] = table[METRIC].astype(str)
