@@ -24,7 +24,12 @@ from perfcast.static.callgrind import (
     read_callgrind,
 )
 from perfcast.static.control_flow import basic_blocks, natural_loops, reachable
-from perfcast.static.instruction_mix import COUNT_KEYS, instruction_mix
+from perfcast.static.instruction_mix import (
+    COUNT_KEYS,
+    FunctionMix,
+    InstructionMix,
+    instruction_mix,
+)
 from perfcast.static.mix_output import expression_to_model, mix_models, mix_to_json, mix_to_python
 from perfcast.static.x86_categories import category_of, memory_access
 
@@ -332,6 +337,23 @@ def test_expression_to_model_keeps_polynomial_and_log_forms():
     assert model.evaluate({"n": [4.0], "p": [8.0]})[0] == pytest.approx(3 * 16 * 8 + 5 * 3 * 4 + 7)
     assert expression_to_model(sympy.floor(n / 2), "k", "m", ("n",)) is None
     assert expression_to_model(n * sympy.Symbol("q"), "k", "m", ("n",)) is None
+
+
+def test_piecewise_and_floor_counts_evaluate_in_the_python_module(tmp_path):
+    n, m = sympy.Symbol("n"), sympy.Symbol("m")
+    count = sympy.Piecewise((3 * sympy.floor(n / 2), n >= 2), (0, True)) + m
+    counts = dict.fromkeys(COUNT_KEYS, sympy.Integer(0)) | {"fp_scalar": count, "total": count}
+    mix = InstructionMix("a.out", ("n", "m"), {"f": FunctionMix("f", counts, None, 4)}, {}, "cfg")
+    namespace: dict = {}
+    exec(compile(mix_to_python(mix), "mix.py", "exec"), namespace)
+    assert namespace["MODELS"]["f"](n=7, m=5)["fp_scalar"] == 3 * 3 + 5
+    assert namespace["f"](1, 5)["fp_scalar"] == 5
+    data = mix_to_json(mix)
+    assert data["functions"][0]["counts"]["fp_scalar"]["model"] is None
+    assert (
+        sympy.sympify(data["functions"][0]["counts"]["fp_scalar"]["expression"]).subs({n: 7, m: 5})
+        == 14
+    )
 
 
 def test_python_module_and_json_agree_with_the_expressions(binaries, tmp_path):

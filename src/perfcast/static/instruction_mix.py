@@ -158,7 +158,8 @@ def instruction_mix(
     report : StaticReportLike
         Static report of the sources the binary was built from (kernels with symbolic counts).
     parameters : sequence of str
-        Parameter names, in the order generated code takes them; defaults to the symbols found.
+        Parameter names, in the order generated code takes them. Other symbols of the counts
+        (e.g. one an annotation introduced for an unknown bound) follow, sorted by name.
     attribution : {"cfg", "line"}
         How instructions are mapped to kernels (module documentation).
 
@@ -215,10 +216,8 @@ def instruction_mix(
             for s in e.free_symbols
         }
     )
-    names = tuple(parameters) or tuple(symbols)
-    unknown = sorted(set(symbols) - set(names))
-    if unknown:
-        raise InputError(f"counts use symbols that are not parameters: {', '.join(unknown)}")
+    # symbols the report introduced (an annotation standing for an unknown bound) come last
+    names = tuple(parameters) + tuple(s for s in symbols if s not in parameters)
     return InstructionMix(str(binary.path), names, mixes, unmodeled, attribution)
 
 
