@@ -7,6 +7,7 @@ import json
 import sys
 
 from perfcast.errors import InputError
+from perfcast.static.mix_cli import BINARY_OPTIONS, add_binary_arguments, run_binary
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -21,6 +22,7 @@ def _options(parser: argparse.ArgumentParser) -> None:
         "--clusters", action="store_true", help="also list loops with the same structure"
     )
     parser.add_argument("--format", choices=("text", "json"), default=None, help="output format")
+    add_binary_arguments(parser)
 
 
 def add_parser(subparsers) -> None:
@@ -33,7 +35,7 @@ def add_parser(subparsers) -> None:
             "named parameters. Compile flags for clang follow '--'."
         ),
         usage="perfcast static SRC... [--param NAME ...] [--clusters] [--format text|json] "
-        "[-- compile flags]",
+        "[--binary A.OUT ...] [-- compile flags]",
     )
     _options(parser)
     parser.add_argument("arguments", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
@@ -58,6 +60,7 @@ def split_arguments(args: argparse.Namespace) -> tuple[list[str], list[str], arg
         param=(args.param or []) + (parsed.param or []),
         clusters=args.clusters or parsed.clusters,
         format=parsed.format or args.format or "text",
+        **{name: getattr(parsed, name) or getattr(args, name) for name in BINARY_OPTIONS},
     )
     return parsed.sources, flags, merged
 
@@ -67,8 +70,15 @@ def run(args: argparse.Namespace) -> int:
     from perfcast.static import analyze
 
     sources, flags, options = split_arguments(args)
-    if not sources:
+    if not sources and not (options.binary and options.report):
         raise InputError("perfcast static needs at least one source file")
+    if options.binary:
+        binary_options = {name: getattr(options, name) for name in BINARY_OPTIONS}
+        return run_binary(
+            argparse.Namespace(
+                sources=sources, param=options.param, compile_args=flags, **binary_options
+            )
+        )
     report = analyze(sources, options.param, flags)
     for message in report.diagnostics:
         print(message, file=sys.stderr)

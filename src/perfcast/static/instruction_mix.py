@@ -1,0 +1,450 @@
+"""Instruction-mix models (Mira): static execution counts times categorized machine instructions.
+
+Every instruction of an executable built with ``-g`` is attributed, through the DWARF line table
+and the loop structure of the machine code, to a kernel of a static report (a source loop or a
+function) and counted as often as that kernel's body runs. Summing per function and category gives
+a parametric instruction count per function (exclusive of callees, like a profiler's *self* cost).
+
+How often an instruction runs (``attribution="cfg"``, the default):
+
+- the natural loops of the machine code are matched to source loops: a machine loop at nesting
+  depth ``k`` stands for the depth-``k`` source loop most of its own instructions' lines fall in;
+- an instruction runs as often as the source loop of the innermost machine loop around it, or as
+  often as its function when no machine loop contains it. So a loop guard or an index
+  initialization on the ``for`` line, placed before the machine loop, counts once per entry;
+- the exit test at the top of a ``while``-shaped machine loop (``-O0`` code) runs once per entry
+  more than the body: ``count + entries``, where entries is the count of the enclosing context;
+- code inlined from another function (DWARF ``DW_TAG_inlined_subroutine``) sits, for matching,
+  inside the source loops around its call site, followed by the callee's own loops; a callee loop
+  runs per call as often as its static count divided by the callee's count, times the calls at
+  that site. The stand-alone copy of an inlined function is reported undefined (how often it runs
+  is unknown);
+- blocks no path from the entry reaches (alignment padding after a return or after a call of
+  ``exit``) never run.
+
+``attribution="line"`` uses only the line table: each instruction counts as often as the innermost
+source kernel whose line range holds its line. It is the naive reading (a loop header's line is
+inside the loop's range, so its initialization and guard are over-counted) and serves to measure
+what the machine-loop correction buys.
+
+Approximations: a loop is assumed to be entered once per iteration of its enclosing context, and
+code under a condition (an ``if`` inside a loop, an error branch in ``main``) is counted as if it
+always ran. Loops the compiler versioned, vectorized with a remainder loop, or replaced by library
+calls do not match their source counts; when one source loop becomes several machine loops the
+function's ``notes`` say so.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import sympy
+
+from perfcast.errors import InputError
+from perfcast.static.binary import Binary, BinaryFunction, BinaryInstruction
+from perfcast.static.control_flow import Loop, basic_blocks, natural_loops, reachable
+from perfcast.static.x86_categories import CATEGORIES
+
+COUNT_KEYS: tuple[str, ...] = (*CATEGORIES, "total", "reads", "writes")
+"""Keys of a function's counts: the categories, their total, and memory-operand counts."""
+
+
+class StaticKernelLike(Protocol):
+    """What the instruction mix needs of a kernel of a static report (loop or function)."""
+
+    name: str
+    kind: str
+    file: str
+    line: int
+    end_line: int
+    depth: int
+    function: str
+    count: sympy.Expr | None
+    undef_reason: str | None
+
+
+class StaticReportLike(Protocol):
+    """A static report: its kernels (``perfcast.static.analyze`` returns one)."""
+
+    @property
+    def kernels(self) -> Sequence[StaticKernelLike]: ...
+
+
+@dataclass(frozen=True)
+class FunctionMix:
+    """Symbolic instruction counts of one function per program run.
+
+    Attributes
+    ----------
+    function : str
+        Function name.
+    counts : dict of str to sympy.Expr, or None
+        Key of :data:`COUNT_KEYS` -> count; None when a count the function needs is undefined.
+    undef_reason : str or None
+        Why ``counts`` is None.
+    instructions : int
+        Number of machine instructions of the function.
+    notes : tuple of str
+        Known approximations in the counts (e.g. a source loop the compiler versioned into
+        several machine loops, each counted as if it ran).
+    """
+
+    function: str
+    counts: dict[str, sympy.Expr] | None
+    undef_reason: str | None
+    instructions: int
+    notes: tuple[str, ...] = ()
+
+    def evaluate(self, values: dict[str, float]) -> dict[str, float]:
+        """Counts at the given parameter values.
+
+        Raises
+        ------
+        InputError
+            When the counts are undefined or a parameter value is missing.
+        """
+        if self.counts is None:
+            raise InputError(
+                f"instruction mix of {self.function} is undefined: {self.undef_reason}"
+            )
+        symbols = {s.name: s for expr in self.counts.values() for s in expr.free_symbols}
+        missing = sorted(set(symbols) - set(values))
+        if missing:
+            raise InputError(f"no value for parameter(s) {', '.join(missing)} of {self.function}")
+        substitution = {symbols[name]: values[name] for name in symbols}
+        return {key: float(expr.subs(substitution)) for key, expr in self.counts.items()}
+
+
+@dataclass(frozen=True)
+class InstructionMix:
+    """Instruction-mix models of every function of a binary that has a static kernel.
+
+    Attributes
+    ----------
+    binary : str
+        Path of the executable.
+    parameters : tuple of str
+        Parameter names the counts are expressions of.
+    functions : dict of str to FunctionMix
+    unmodeled : dict of str to str
+        Functions with line information but no static kernel, with the reason.
+    attribution : str
+        ``"cfg"`` or ``"line"`` (see the module documentation).
+    """
+
+    binary: str
+    parameters: tuple[str, ...]
+    functions: dict[str, FunctionMix]
+    unmodeled: dict[str, str]
+    attribution: str
+
+
+def instruction_mix(
+    binary: Binary,
+    report: StaticReportLike,
+    parameters: Sequence[str] = (),
+    attribution: str = "cfg",
+) -> InstructionMix:
+    """Parametric instruction counts per function and category.
+
+    Parameters
+    ----------
+    binary : Binary
+        From :func:`perfcast.static.binary.read_binary`.
+    report : StaticReportLike
+        Static report of the sources the binary was built from (kernels with symbolic counts).
+    parameters : sequence of str
+        Parameter names, in the order generated code takes them. Other symbols of the counts
+        (e.g. one an annotation introduced for an unknown bound) follow, sorted by name.
+    attribution : {"cfg", "line"}
+        How instructions are mapped to kernels (module documentation).
+
+    Returns
+    -------
+    InstructionMix
+    """
+    if attribution not in ("cfg", "line"):
+        raise InputError(f"unknown attribution {attribution!r}: use 'cfg' or 'line'")
+    catalog = _Catalog(list(report.kernels))
+    inlined = {
+        frame.callee
+        for f in binary.functions.values()
+        for i in f.instructions
+        for frame in i.inlined
+    }
+    called = _direct_call_targets(binary)
+    mixes, unmodeled = {}, {}
+    for function in binary.functions.values():
+        if not any(_normal(i.file) in catalog.files for i in function.instructions if i.file):
+            continue
+        kernel = catalog.functions.get(function.name)
+        if kernel is None:
+            base = function.name.split(".")[0]
+            unmodeled[function.name] = (
+                f"compiler-made copy of {base} (not modeled)"
+                if base != function.name and base in catalog.functions
+                else "no function kernel in the static report"
+            )
+            continue
+        if function.name in inlined:
+            how = "at some call sites" if function.low in called else "at every call site"
+            reason = (
+                f"{function.name} is inlined {how}: how often this stand-alone copy runs is "
+                "unknown (its inlined copies are counted in their callers)"
+            )
+            mixes[function.name] = FunctionMix(
+                function.name, None, reason, len(function.instructions)
+            )
+            continue
+        mixes[function.name] = _function_mix(function, catalog, attribution)
+    if not mixes and not unmodeled:
+        raise InputError(
+            "no function of the binary has line information from the analyzed sources "
+            f"({', '.join(sorted(catalog.files)) or 'none'}): build it from them with -g",
+            str(binary.path),
+        )
+    symbols = sorted(
+        {
+            s.name
+            for m in mixes.values()
+            if m.counts
+            for e in m.counts.values()
+            for s in e.free_symbols
+        }
+    )
+    # symbols the report introduced (an annotation standing for an unknown bound) come last
+    names = tuple(parameters) + tuple(s for s in symbols if s not in parameters)
+    return InstructionMix(str(binary.path), names, mixes, unmodeled, attribution)
+
+
+def _normal(path: str | None) -> str:
+    return os.path.realpath(path) if path else ""
+
+
+def _direct_call_targets(binary: Binary) -> set[int]:
+    """Addresses called, or tail-jumped to from another function, anywhere in the binary."""
+    targets = set()
+    for function in binary.functions.values():
+        for insn in function.instructions:
+            if insn.target is None:
+                continue
+            leaves = not function.low <= insn.target < function.high
+            if insn.kind in ("call", "noreturn") or (insn.kind == "jump" and leaves):
+                targets.add(insn.target)
+    return targets
+
+
+class _Undefined(Exception):
+    """An instruction's execution count is undefined (carries the reason)."""
+
+
+def _normalized(expression: sympy.Expr) -> sympy.Expr:
+    """One plain Symbol per name, whatever assumptions the report attached."""
+    expression = sympy.sympify(expression)
+    return expression.xreplace({s: sympy.Symbol(s.name) for s in expression.free_symbols})
+
+
+@dataclass(frozen=True)
+class _Place:
+    """A source loop where it runs: in its own function, or inlined along a chain of calls.
+
+    ``count`` is how often its body runs per program run there, or None with ``reason``.
+    """
+
+    key: tuple
+    count: sympy.Expr | None
+    reason: str | None
+
+    def defined(self) -> sympy.Expr:
+        if self.count is None:
+            raise _Undefined(self.reason)
+        return self.count
+
+
+class _Catalog:
+    """The kernels of a static report, indexed for attribution, with cached source chains."""
+
+    def __init__(self, kernels: list[StaticKernelLike]) -> None:
+        self.files = {_normal(k.file) for k in kernels}
+        self.functions = {k.function: k for k in kernels if k.kind == "function"}
+        self.functions.update({k.name: k for k in kernels if k.kind == "function"})
+        self.loops: dict[str, list[StaticKernelLike]] = defaultdict(list)
+        for kernel in kernels:
+            if kernel.kind == "loop":
+                self.loops[kernel.function].append(kernel)
+        self._chains: dict[tuple, tuple[_Place, ...]] = {}
+
+    def function_count(self, name: str) -> sympy.Expr:
+        kernel = self.functions[name]
+        if kernel.count is None:
+            raise _Undefined(f"count of function {name} undefined: {kernel.undef_reason}")
+        return _normalized(kernel.count)
+
+    def loops_at(self, function: str, file: str | None, line: int) -> list[StaticKernelLike]:
+        """Loops of a function whose line range holds the position, outermost first."""
+        if not file or not line:
+            return []
+        path = _normal(file)
+        found = [
+            k
+            for k in self.loops.get(function, ())
+            if _normal(k.file) == path and k.line <= line <= k.end_line
+        ]
+        return sorted(found, key=lambda k: (k.line - k.end_line, k.depth))
+
+    def chain(self, function: str, insn: BinaryInstruction) -> tuple[_Place, ...]:
+        """Source loops around an instruction, outermost first, through its inlined calls."""
+        key = (function, insn.inlined, insn.file, insn.line)
+        if key not in self._chains:
+            self._chains[key] = self._build_chain(function, insn)
+        return self._chains[key]
+
+    def _build_chain(self, function: str, insn: BinaryInstruction) -> tuple[_Place, ...]:
+        names = [function] + [frame.callee for frame in insn.inlined]
+        positions = [(f.call_file, f.call_line) for f in insn.inlined] + [(insn.file, insn.line)]
+        chain: list[_Place] = []
+        path: tuple = ()
+        current = _Place((), None, None)  # count of the innermost place so far
+        try:
+            current = _Place((), self.function_count(function), None)
+        except _Undefined as reason:
+            current = _Place((), None, str(reason))
+        for level, (name, (file, line)) in enumerate(zip(names, positions, strict=True)):
+            callee = self.functions.get(name) if level else None
+            if level and callee is None:
+                path += ((name, file, line),)
+                continue  # inlined function without a kernel (a library header's): no loops
+            entry = current
+            for loop in self.loops_at(name, file, line):
+                current = _place(path, loop, callee, entry)
+                chain.append(current)
+            path += ((name, file, line),)
+        return tuple(chain)
+
+
+def _place(
+    path: tuple, loop: StaticKernelLike, callee: StaticKernelLike | None, entry: _Place
+) -> _Place:
+    """A loop's count where it runs; an inlined copy runs per call as often as the callee's
+    loop runs per call of the callee, times the calls at this site (``entry``)."""
+    key = (path, loop.name, loop.line)
+    if loop.count is None:
+        return _Place(key, None, f"count of loop {loop.name} undefined: {loop.undef_reason}")
+    count = _normalized(loop.count)
+    if callee is None:
+        return _Place(key, count, None)
+    if callee.count is None or entry.count is None:
+        reason = entry.reason or f"count of function {callee.name} undefined"
+        return _Place(key, None, reason)
+    per_call = sympy.cancel(count / _normalized(callee.count))
+    if sympy.fraction(sympy.together(per_call))[1].free_symbols:
+        return _Place(
+            key,
+            None,
+            f"loop {loop.name} of {callee.name}, inlined, runs a number of times per call that "
+            "depends on the caller",
+        )
+    return _Place(key, sympy.expand(per_call * entry.count), None)
+
+
+def _function_mix(function: BinaryFunction, catalog: _Catalog, attribution: str) -> FunctionMix:
+    try:
+        function_count = catalog.function_count(function.name)
+        notes: list[str] = []
+        if attribution == "line":
+            counted = []
+            for insn in function.instructions:
+                chain = catalog.chain(function.name, insn)
+                counted.append((insn, chain[-1].defined() if chain else function_count))
+        else:
+            counted = _cfg_counts(function, function_count, catalog, notes)
+    except _Undefined as reason:
+        return FunctionMix(function.name, None, str(reason), len(function.instructions))
+    multiplicity: dict[str, dict[sympy.Expr, int]] = {key: defaultdict(int) for key in COUNT_KEYS}
+    for insn, count in counted:
+        multiplicity[insn.category][count] += 1
+        multiplicity["total"][count] += 1
+        if insn.reads:
+            multiplicity["reads"][count] += 1
+        if insn.writes:
+            multiplicity["writes"][count] += 1
+    counts = {
+        key: sympy.expand(sum((n * c for c, n in table.items()), sympy.Integer(0)))
+        for key, table in multiplicity.items()
+    }
+    return FunctionMix(function.name, counts, None, len(function.instructions), tuple(notes))
+
+
+def _cfg_counts(
+    function: BinaryFunction, function_count: sympy.Expr, catalog: _Catalog, notes: list[str]
+) -> list[tuple[BinaryInstruction, sympy.Expr]]:
+    blocks = basic_blocks(function)
+    live = reachable(blocks)
+    machine_loops = natural_loops(blocks)
+    # machine loops around each block, outermost first (natural_loops sorts outer loops first)
+    around: dict[int, list[Loop]] = defaultdict(list)
+    for loop in machine_loops:
+        for index in loop.blocks:
+            around[index].append(loop)
+    place_of = _match_loops(function.name, blocks, machine_loops, around, catalog)
+    versions: dict[tuple, list[Loop]] = defaultdict(list)
+    for loop in machine_loops:
+        versions[place_of[loop.header].key].append(loop)
+    for key, implementations in versions.items():
+        if len(implementations) > 1:
+            starts = ", ".join(f"{blocks[loop.header].start:#x}" for loop in implementations)
+            notes.append(
+                f"source loop {key[1]} is implemented by {len(implementations)} machine loops "
+                f"({starts}; versioned or split by the compiler): each is counted as if it ran"
+            )
+    counted = []
+    for block in blocks:
+        chain = around[block.index]
+        if block.index not in live:
+            count = sympy.Integer(0)  # alignment padding after a return or jump
+        elif not chain:
+            count = function_count
+        else:
+            innermost = chain[-1]
+            count = place_of[innermost.header].defined()
+            if innermost.exits_at_header and block.index == innermost.header:
+                outer = place_of[chain[-2].header].defined() if len(chain) > 1 else function_count
+                count = count + outer
+        counted.extend((insn, count) for insn in block.instructions)
+    return counted
+
+
+def _match_loops(
+    function: str,
+    blocks: list,
+    machine_loops: list[Loop],
+    around: dict[int, list[Loop]],
+    catalog: _Catalog,
+) -> dict[int, _Place]:
+    """Machine loop header -> the source loop it implements (vote of its own instructions)."""
+    matched = {}
+    for loop in machine_loops:
+        depth = sum(1 for other in around[loop.header] if other.blocks >= loop.blocks)
+        votes: dict[tuple, int] = defaultdict(int)
+        candidates = {}
+        for index in loop.blocks:
+            if around[index][-1] is not loop:
+                continue  # belongs to a nested machine loop
+            for insn in blocks[index].instructions:
+                chain = catalog.chain(function, insn)
+                if len(chain) >= depth:
+                    place = chain[depth - 1]
+                    votes[place.key] += 1
+                    candidates[place.key] = place
+        if not votes:
+            address = blocks[loop.header].start
+            raise _Undefined(
+                f"machine loop at {address:#x} has no source loop at depth {depth} "
+                "(the static report misses a loop, or the compiler restructured it)"
+            )
+        matched[loop.header] = candidates[max(votes, key=votes.__getitem__)]
+    return matched

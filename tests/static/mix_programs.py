@@ -1,0 +1,169 @@
+"""The instruction-mix test programs with hand-derived static kernels (until ``analyze`` lands).
+
+Each program lists its kernels as the static analysis reports them: name, kind, line range, depth,
+enclosing function, and the symbolic number of times the body runs per program run, derived by hand
+from the loop bounds. Switching to the real analysis is one line: ``report_for`` below.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sympy
+
+PROGRAMS_DIR = Path(__file__).resolve().parent / "programs"
+
+
+@dataclass(frozen=True)
+class HandKernel:
+    """A kernel with the fields of ``perfcast.static.StaticKernel``."""
+
+    name: str
+    kind: str
+    file: str
+    line: int
+    end_line: int
+    depth: int
+    function: str
+    count: sympy.Expr | None
+    parameters: tuple[str, ...] = ()
+    undef_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class HandReport:
+    """The ``kernels`` of a static report."""
+
+    kernels: list[HandKernel] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A test program: source, parameters, how to pass them on the command line, kernels."""
+
+    name: str
+    parameters: tuple[str, ...]
+    kernels: tuple[tuple, ...]  # (kind, function, line, end_line, depth, count expression)
+    sizes: tuple[tuple[int, ...], ...]  # parameter values of the validation runs
+
+    @property
+    def source(self) -> Path:
+        return PROGRAMS_DIR / f"{self.name}.c"
+
+
+def hand_report(program: Program) -> HandReport:
+    """The kernels derived by hand from the program's loop bounds (to check the analysis)."""
+    symbols = {name: sympy.Symbol(name, positive=True, integer=True) for name in program.parameters}
+    kernels = []
+    for kind, function, line, end_line, depth, count in program.kernels:
+        name = function if kind == "function" else f"{function}:loop@{line}"
+        kernels.append(
+            HandKernel(
+                name,
+                kind,
+                str(program.source),
+                line,
+                end_line,
+                depth,
+                function,
+                sympy.sympify(count, locals=symbols),
+                program.parameters,
+            )
+        )
+    return HandReport(kernels)
+
+
+def report_for(program: Program):  # noqa: ANN201 (a StaticReport or a HandReport)
+    """The static report of a program, from the clang analysis."""
+    from perfcast.static import analyze
+
+    return analyze([program.source], program.parameters)
+
+
+STREAM = Program(
+    "stream",
+    ("n", "ntimes"),
+    (
+        ("function", "main", 6, 40, 0, "1"),
+        ("loop", "main", 17, 21, 1, "n"),
+        ("loop", "main", 22, 31, 1, "ntimes"),
+        ("loop", "main", 23, 24, 2, "ntimes*n"),
+        ("loop", "main", 25, 26, 2, "ntimes*n"),
+        ("loop", "main", 27, 28, 2, "ntimes*n"),
+        ("loop", "main", 29, 30, 2, "ntimes*n"),
+        ("loop", "main", 33, 34, 1, "n"),
+    ),
+    ((10000, 4), (40000, 4), (100000, 4)),
+)
+
+DGEMM = Program(
+    "dgemm",
+    ("n",),
+    (
+        ("function", "main", 5, 31, 0, "1"),
+        ("loop", "main", 14, 18, 1, "n**2"),
+        ("loop", "main", 19, 25, 1, "n"),
+        ("loop", "main", 20, 25, 2, "n**2"),
+        ("loop", "main", 22, 23, 3, "n**3"),
+    ),
+    ((40,), (80,), (120,)),
+)
+
+CG = Program(
+    "cg",
+    ("n", "iters"),
+    (
+        ("function", "matvec", 7, 14, 0, "iters"),
+        ("loop", "matvec", 8, 13, 1, "iters*n"),
+        ("loop", "matvec", 10, 11, 2, "iters*n**2"),
+        ("function", "dot", 16, 21, 0, "2*iters + 1"),
+        ("loop", "dot", 18, 19, 1, "(2*iters + 1)*n"),
+        ("function", "axpy", 23, 26, 0, "2*iters"),
+        ("loop", "axpy", 24, 25, 1, "2*iters*n"),
+        ("function", "xpay", 28, 31, 0, "iters"),
+        ("loop", "xpay", 29, 30, 1, "iters*n"),
+        ("function", "cg_solve", 33, 56, 0, "1"),
+        ("loop", "cg_solve", 37, 41, 1, "n"),
+        ("loop", "cg_solve", 43, 51, 1, "iters"),
+        ("function", "main", 58, 80, 0, "1"),
+        ("loop", "main", 68, 73, 1, "n"),
+        ("loop", "main", 69, 70, 2, "n**2"),
+    ),
+    ((30, 10), (60, 10), (90, 20)),
+)
+
+PROGRAMS = (STREAM, DGEMM, CG)
+
+
+def build(program: Program, directory: Path, optimization: str = "-O1") -> Path:
+    """Compile a program with ``gcc -g`` at the given optimization level."""
+    binary = directory / f"{program.name}{optimization.replace('-', '_')}"
+    subprocess.run(
+        ["gcc", "-g", optimization, "-o", str(binary), str(program.source)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return binary
+
+
+def run_callgrind(binary: Path, arguments: tuple[int, ...], directory: Path) -> Path:
+    """Run the binary under callgrind with per-instruction counts; returns the output file."""
+    out = directory / f"callgrind.{binary.name}.{'_'.join(map(str, arguments))}"
+    subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            "--dump-instr=yes",
+            "--skip-plt=no",
+            f"--callgrind-out-file={out}",
+            str(binary),
+            *map(str, arguments),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return out
