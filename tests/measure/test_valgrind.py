@@ -12,10 +12,13 @@ from perfcast.measure.campaign import run_campaign
 from perfcast.measure.spec import load_campaign
 from perfcast.measure.valgrind import (
     Function,
+    Profile,
     ProfileError,
     instruction_records,
     kernel_names,
     parse_profile,
+    rank_max_records,
+    sum_profiles,
 )
 
 pytestmark = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind missing")
@@ -204,3 +207,18 @@ def test_cache_records_need_the_simulated_events(tmp_path: Path) -> None:
     path.write_text("events: Ir\nfl=a.c\nfn=f\n1 10\n")
     with pytest.raises(ProfileError, match="no Dr, Dw, D1mr, D1mw, DLmr, DLmw events"):
         cache_records(parse_profile(path))
+
+
+def test_rank_max_takes_the_largest_rank_and_sum_leaves_inputs_unchanged():
+    work = Function("work", "app.c", "/bin/app")
+    reduce = Function("reduce", "app.c", "/bin/app")
+    rank0 = Profile(["Ir"], {work: [100], reduce: [900]}, {})
+    rank1 = Profile(["Ir"], {work: [120], reduce: [30]}, {})
+    records = {(r["kernel"], r["metric"]): r["value"] for r in rank_max_records([rank0, rank1])}
+    assert records == {
+        ("reduce", "instructions.rank_max"): 900,
+        ("work", "instructions.rank_max"): 120,
+    }
+    total = sum_profiles([rank0, rank1])
+    assert total.exclusive == {work: [220], reduce: [930]}
+    assert rank0.exclusive == {work: [100], reduce: [900]}

@@ -2,12 +2,16 @@
 
 The runner puts ``valgrind`` between the launcher and the program (``mpirun -np 4 valgrind ...
 ./app``), so every rank writes its own profile (``%p`` in the file name is its process id).
-The profiles are parsed here, without valgrind's annotate scripts, and summed over ranks.
+The profiles are parsed here, without valgrind's annotate scripts, and summed over ranks (one
+metric, ``instructions.rank_max``, takes the maximum instead).
 
 Metrics (kernel = function name; ``file:function`` when one name belongs to several files):
 
 ``instructions``
     Instructions executed in the function itself (callgrind's exclusive ``Ir``).
+``instructions.rank_max``
+    The largest exclusive ``Ir`` of the function on any one rank: the critical path's share,
+    which shrinks like ``1/p`` for work divided among ranks, where the sum stays constant.
 ``instructions.inclusive``
     Instructions executed in the function and everything it calls. Callgrind's recursion
     levels (``f'2``, ``f'3``) are merged into ``f``, and calls of a function to itself are not
@@ -231,16 +235,32 @@ def read_profiles(paths: Iterable[str | Path]) -> Profile:
     ProfileError
         When there is no profile or one cannot be parsed.
     """
-    total: Profile | None = None
-    for path in sorted(paths):
-        profile = parse_profile(path)
-        if total is None:
-            total = profile
-        else:
-            total.add(profile)
-    if total is None:
+    return sum_profiles([parse_profile(path) for path in sorted(paths)])
+
+
+def sum_profiles(profiles: list[Profile]) -> Profile:
+    """The sum of per-rank profiles (the inputs are left unchanged)."""
+    if not profiles:
         raise ProfileError("valgrind wrote no profile")
+    total = Profile(list(profiles[0].events))
+    for profile in profiles:
+        total.add(profile)
     return total
+
+
+def rank_max_records(ranks: list[Profile]) -> list[dict[str, object]]:
+    """``instructions.rank_max`` records: each function's largest exclusive ``Ir`` on one rank."""
+    names = kernel_names([f for rank in ranks for f in rank.exclusive])
+    largest: dict[str, int] = {}
+    for rank in ranks:
+        column = rank.events.index("Ir")
+        for kernel, costs in _by_kernel(rank.exclusive, names).items():
+            largest[kernel] = max(largest.get(kernel, 0), costs[column])
+    return [
+        {"kernel": kernel, "metric": "instructions.rank_max", "value": value}
+        for kernel, value in sorted(largest.items())
+        if value > 0
+    ]
 
 
 def kernel_names(functions: Iterable[Function]) -> dict[Function, str]:
@@ -271,7 +291,10 @@ def _by_kernel(table: Mapping[Function, list[int]], names: Mapping[Function, str
 
 
 def instruction_records(profile: Profile) -> list[dict[str, object]]:
-    """``instructions`` and ``instructions.inclusive`` records per function of a callgrind profile.
+    """``instructions`` and ``instructions.rank_max``
+    The largest exclusive ``Ir`` of the function on any one rank: the critical path's share,
+    which shrinks like ``1/p`` for work divided among ranks, where the sum stays constant.
+``instructions.inclusive`` records per function of a callgrind profile.
 
     Raises
     ------
@@ -340,6 +363,8 @@ def profile_records(mode: str, profile_dir: Path) -> list[dict[str, object]]:
     ProfileError
         When no profile was written or one is malformed.
     """
-    paths = list(profile_dir.glob(f"{PROFILE_PREFIX[mode]}.*"))
-    profile = read_profiles(paths)
-    return instruction_records(profile) if mode == "instructions" else cache_records(profile)
+    ranks = [parse_profile(path) for path in sorted(profile_dir.glob(f"{PROFILE_PREFIX[mode]}.*"))]
+    profile = sum_profiles(ranks)
+    if mode == "cache":
+        return cache_records(profile)
+    return instruction_records(profile) + rank_max_records(ranks)
