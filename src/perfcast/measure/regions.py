@@ -172,7 +172,8 @@ def records(warn_open: bool = False) -> list[dict[str, Any]]:
     -------
     list of dict
         ``{"kernel", "metric", "value"}`` dicts: ``time`` (seconds, max over threads) and
-        ``visits`` (summed over threads) for each call path, in order of first entry.
+        ``visits`` (summed over threads) for each call path, depth first, children in order
+        of first entry.
     """
     now = perf_counter_ns()
     merged: dict[str, list[float]] = {}
