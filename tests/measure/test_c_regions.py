@@ -431,3 +431,12 @@ int main(void) {
     visits = {k: v for (k, m), v in by_key(read_records(out)).items() if m == "visits"}
     expected = {f"r{i}": 2 for i in range(700)} | {f"r{i}->inner": 2 for i in range(700)}
     assert visits == expected
+
+
+def test_unwritable_output_is_reported(tmp_path):
+    binary = build(tmp_path, NESTED)
+    target = tmp_path / "missing" / "out.jsonl"
+    result = run([str(binary)], target)
+    assert result.stderr == (
+        f'perfcast: cannot open PERFCAST_OUTPUT "{target}": No such file or directory\n'
+    )
