@@ -18,6 +18,10 @@ in one write, one JSON object per line, the same contract as the C library (``pe
 ``time`` is inclusive seconds (the maximum over threads that entered the path), ``visits`` the
 number of entries (summed over threads). ``PERFCAST_OUTPUT=-`` writes to stderr; unset, nothing is
 written. A region that ends while another one is innermost is reported on stderr and ignored.
+
+Limits: a region begins and ends in one thread. Decorating a generator function times only the
+creation of the generator, and a generator suspended inside a ``with`` region leaves the region
+open while its consumer runs (the consumer's regions then nest inside it).
 """
 
 from __future__ import annotations
