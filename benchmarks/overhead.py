@@ -175,6 +175,20 @@ def python_pair_costs(iterations: int, repetitions: int) -> dict[str, float]:
     }
 
 
+def python_import_seconds(repetitions: int) -> float:
+    """Start-up cost of ``import perfcast`` in a fresh interpreter (best of, minus bare start)."""
+
+    def best(code: str) -> float:
+        times = []
+        for _ in range(repetitions):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    return best("import perfcast") - best("pass")
+
+
 def build_examples(directory: Path) -> Path:
     directory.mkdir()
     shutil.copy(REPO / "examples" / "common.mk", directory)
@@ -278,6 +292,7 @@ def main() -> int:
         directory = Path(tmp)
         c_costs = c_pair_costs(directory, args.iterations, args.repetitions)
         python_costs = python_pair_costs(args.iterations // 20, args.repetitions)
+        import_seconds = python_import_seconds(args.repetitions)
         literal_ns = next(iter(c_costs.values()))
         examples = build_examples(directory / "examples")
         rows = example_overheads(examples, args.ranks, args.repetitions, literal_ns)
@@ -298,6 +313,10 @@ def main() -> int:
     print("|---|---:|")
     for label, ns in {**c_costs, **python_costs}.items():
         print(f"| {label} | {ns:.1f} |")
+    print(
+        f"\nOnce per Python program: `import perfcast` costs {import_seconds * 1000:.0f} ms of "
+        "start-up (best of the repetitions, minus a bare interpreter start)."
+    )
     print(
         f"\nWhole programs, `mpirun -np {args.ranks}`, default settings, largest campaign size; "
         "built with regions vs with `-DPERFCAST_DISABLE`, runs interleaved. Times are medians; "

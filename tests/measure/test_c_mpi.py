@@ -164,3 +164,32 @@ end program main
     assert table[("loop", "visits")] == 4
     assert table[("loop->step0", "visits")] == 2
     assert table[("loop->step1", "visits")] == 2
+
+
+def test_instrumented_functions_under_mpirun(tmp_path):
+    require("mpirun")
+    binary = build(
+        tmp_path,
+        r"""
+#include <mpi.h>
+#include "perfcast.h"
+static double work(int n) { double s = 0; for (int i = 0; i < n; i++) s += i; return s; }
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    double s = 0;
+    for (int i = 0; i <= rank; i++) s += work(1000);
+    MPI_Finalize();
+    return s > 0 ? 0 : 1;
+}
+""",
+        "-O0",
+        "-finstrument-functions",
+        compiler="mpicc",
+    )
+    out = tmp_path / "out.jsonl"
+    result = run(["mpirun", "--oversubscribe", "-np", "3", str(binary)], out)
+    assert result.stderr == ""  # main is still open at MPI_Finalize: counted silently
+    visits = {k: v for (k, m), v in by_key(read_records(out)).items() if m == "visits"}
+    assert visits == {"main": 1, "main->work": 3}

@@ -403,3 +403,40 @@ int main(void) {
         "perfcast: further region errors are counted, not shown",
         "perfcast: 1000 region errors in total",
     ]
+
+
+def test_many_regions_grow_the_tables(tmp_path):
+    binary = build(
+        tmp_path,
+        r"""
+#include <stdio.h>
+#include "perfcast.h"
+int main(void) {
+    char name[32];
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 700; i++) {
+            snprintf(name, sizeof name, "r%d", i);
+            PERFCAST_REGION_BEGIN_DYNAMIC(name);
+            PERFCAST_REGION_BEGIN("inner");
+            PERFCAST_REGION_END("inner");
+            PERFCAST_REGION_END_DYNAMIC(name);
+        }
+    return 0;
+}
+""",
+    )
+    out = tmp_path / "out.jsonl"
+    result = run([str(binary)], out)
+    assert result.stderr == ""
+    visits = {k: v for (k, m), v in by_key(read_records(out)).items() if m == "visits"}
+    expected = {f"r{i}": 2 for i in range(700)} | {f"r{i}->inner": 2 for i in range(700)}
+    assert visits == expected
+
+
+def test_unwritable_output_is_reported(tmp_path):
+    binary = build(tmp_path, NESTED)
+    target = tmp_path / "missing" / "out.jsonl"
+    result = run([str(binary)], target)
+    assert result.stderr == (
+        f'perfcast: cannot open PERFCAST_OUTPUT "{target}": No such file or directory\n'
+    )

@@ -13,8 +13,9 @@ static void kernel(void) {
 int main(void) {
     cali_init();
     CALI_MARK_BEGIN("main");
+    CALI_WRAP_STATEMENT("init", int count = 4);
     CALI_MARK_LOOP_BEGIN(mainloop, "mainloop");
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < count; i++) {
         CALI_MARK_ITERATION_BEGIN(mainloop, i);
         kernel();
         CALI_MARK_ITERATION_END(mainloop);
@@ -22,6 +23,8 @@ int main(void) {
     CALI_MARK_LOOP_END(mainloop);
     cali_begin_region("tail");
     cali_end_region("tail");
+    CALI_MARK_PHASE_BEGIN("phase");
+    CALI_MARK_PHASE_END("phase");
     CALI_MARK_END("main");
     return 0;
 }
@@ -61,7 +64,14 @@ def test_c_annotations(tmp_path):
     result = run([str(binary)], out)
     assert result.stderr == ""
     visits = {k: v for (k, m), v in by_key(read_records(out)).items() if m == "visits"}
-    assert visits == {"main": 1, "main->mainloop": 1, "main->mainloop->kernel": 4, "main->tail": 1}
+    assert visits == {
+        "main": 1,
+        "main->init": 1,
+        "main->mainloop": 1,
+        "main->mainloop->kernel": 4,
+        "main->tail": 1,
+        "main->phase": 1,
+    }
 
 
 def test_cxx_annotations_and_config_manager(tmp_path):

@@ -190,3 +190,16 @@ def test_dash_writes_to_stderr():
     result = run_script("-")
     lines = [line for line in result.stderr.splitlines() if line.startswith("{")]
     assert '{"kernel": "main->solve", "metric": "visits", "value": 3}' in lines
+
+
+def test_unwritable_output_is_reported(tmp_path):
+    target = tmp_path / "missing" / "out.jsonl"
+    result = subprocess.run(
+        [sys.executable, "-c", "import perfcast\nwith perfcast.region('a'):\n    pass\n"],
+        env={**os.environ, "PERFCAST_OUTPUT": str(target)},
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0
+    assert result.stderr.startswith(f"perfcast: cannot write PERFCAST_OUTPUT '{target}': ")
+    assert "No such file or directory" in result.stderr

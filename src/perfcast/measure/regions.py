@@ -18,6 +18,10 @@ in one write, one JSON object per line, the same contract as the C library (``pe
 ``time`` is inclusive seconds (the maximum over threads that entered the path), ``visits`` the
 number of entries (summed over threads). ``PERFCAST_OUTPUT=-`` writes to stderr; unset, nothing is
 written. A region that ends while another one is innermost is reported on stderr and ignored.
+
+Limits: a region begins and ends in one thread. Decorating a generator function times only the
+creation of the generator, and a generator suspended inside a ``with`` region leaves the region
+open while its consumer runs (the consumer's regions then nest inside it).
 """
 
 from __future__ import annotations
@@ -172,7 +176,8 @@ def records(warn_open: bool = False) -> list[dict[str, Any]]:
     -------
     list of dict
         ``{"kernel", "metric", "value"}`` dicts: ``time`` (seconds, max over threads) and
-        ``visits`` (summed over threads) for each call path, in order of first entry.
+        ``visits`` (summed over threads) for each call path, depth first, children in order
+        of first entry.
     """
     now = perf_counter_ns()
     merged: dict[str, list[float]] = {}

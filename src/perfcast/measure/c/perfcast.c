@@ -114,10 +114,10 @@ PC_LOCAL unsigned pc_hash(int parent, const void *key) {
 
 PC_LOCAL pc_thread *pc_thread_init(void) {
     pc_thread *t = (pc_thread *)pc_alloc(sizeof *t);
-    t->cap_nodes = 256;
+    t->cap_nodes = 64; /* small: programs may start many short-lived threads */
     t->nodes = (pc_node *)pc_alloc(sizeof(pc_node) * (size_t)t->cap_nodes);
     t->n_nodes = 1; /* the root */
-    t->table_mask = 1023;
+    t->table_mask = 127;
     t->table = (int *)malloc(sizeof(int) * (t->table_mask + 1));
     if (!t->table) pc_die_oom();
     memset(t->table, 0xff, sizeof(int) * (t->table_mask + 1));

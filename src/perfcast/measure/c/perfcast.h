@@ -13,7 +13,8 @@
  * PERFCAST_REGION_BEGIN/END key regions by the address of the name, so the name must be a string
  * literal (or otherwise never change its text). For names built at run time use
  * PERFCAST_REGION_BEGIN_DYNAMIC/END_DYNAMIC, which intern the text (a little slower).
- * An END whose name is not the innermost open region is reported on stderr and ignored.
+ * An END whose name is not the innermost open region is reported on stderr and ignored (the
+ * first ten such errors are shown, the rest counted and the total reported at the end).
  *
  * OUTPUT. When the environment variable PERFCAST_OUTPUT names a file, the program appends to it,
  * once at the end, one JSON object per line: {"kernel": "<call path>", "metric": "<m>",
@@ -24,7 +25,8 @@
  *   time.mean  MPI only: mean over all ranks (ranks that never entered count as 0)
  *   visits     number of entries; threads of a process: summed; under MPI: max over ranks
  * and once per run the record {"kernel": "<program>", "metric": "ranks", "value": <p>} where
- * <program> is the executable's base name and p the MPI world size (1 without MPI).
+ * <program> is the executable's base name and p the MPI world size (1 without MPI). A process
+ * that recorded no region at all writes nothing (under MPI, rank 0 still writes "ranks").
  *
  * END OF RUN. Without MPI an atexit handler writes. Under MPI the library wraps MPI_Finalize
  * (through the PMPI interface; also Fortran's mpi_finalize_) and aggregates over MPI_COMM_WORLD

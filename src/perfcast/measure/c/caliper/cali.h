@@ -17,6 +17,13 @@
     const char *perfcast_loop_##loop_id = (name);                                               \
     perfcast_region_begin_dynamic(perfcast_loop_##loop_id)
 #define CALI_MARK_LOOP_END(loop_id) perfcast_region_end_dynamic(perfcast_loop_##loop_id)
+#define CALI_MARK_PHASE_BEGIN(name) perfcast_region_begin_dynamic(name)
+#define CALI_MARK_PHASE_END(name) perfcast_region_end_dynamic(name)
+/* not a block: the statement may declare a variable used after it, as with Caliper */
+#define CALI_WRAP_STATEMENT(name, statement)                                                    \
+    perfcast_region_begin_dynamic(name);                                                        \
+    statement;                                                                                  \
+    perfcast_region_end_dynamic(name)
 #define CALI_MARK_ITERATION_BEGIN(loop_id, iter) ((void)0)
 #define CALI_MARK_ITERATION_END(loop_id) ((void)0)
 
