@@ -1,0 +1,183 @@
+"""Accuracy of perfcast and Extra-P on synthetic functions with known terms, from one run.
+
+Groups: 1, 2 and 3 parameters (Extra-P's 42 building blocks, 5 values per parameter, 5
+repetitions) at noise 0, 1, 5, 10 and 20 %, plus strong-scaling functions
+``c0 + c1*p^(-a) + c2*g(p)``. For every group and tool: share with the right lead order for every
+parameter, share with the exact term structure, and the median and 90th-percentile relative error
+at 4x the largest measured value of every parameter. Extra-P runs with its defaults; on the
+strong-scaling group also with negative exponents allowed (the fair setting there).
+
+Run from the repository root: ``python -m benchmarks.accuracy [--quick] [--tools perfcast,extrap]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks import report, synthetic
+from benchmarks.evaluation import Score, score
+from benchmarks.extrap_env import DEFAULT_VENV
+from benchmarks.tools import Runner, ToolUnavailable, extrap_runner, perfcast_runner, run_oracle
+
+FULL_SIZES = {1: 10, 2: 400, 3: 150, "strong": 10}
+QUICK_SIZES = {1: 1, 2: 40, 3: 15, "strong": 1}
+TOOLS = ("perfcast", "extrap", "oracle")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sets (about 1-2 minutes)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of functions and noise")
+    parser.add_argument(
+        "--tools",
+        default="perfcast,extrap",
+        help=f"comma-separated tools out of {', '.join(TOOLS)} (default: perfcast,extrap)",
+    )
+    parser.add_argument(
+        "--parameters",
+        default="1,2,3,strong",
+        help="groups to run: 1, 2, 3 (parameters) and strong (default: all)",
+    )
+    parser.add_argument(
+        "--noise",
+        default=",".join(str(e) for e in synthetic.NOISE_LEVELS),
+        help="comma-separated noise half-widths (default: 0,0.01,0.05,0.1,0.2)",
+    )
+    parser.add_argument("--modeler", default="pmnf", help="perfcast modeler (default: pmnf)")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra keyword for perfcast.model.fit (repeatable; value parsed as Python literal)",
+    )
+    parser.add_argument("--extrap-venv", type=Path, default=DEFAULT_VENV)
+    args = parser.parse_args(argv)
+    args.tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+    unknown = sorted(set(args.tools) - set(TOOLS))
+    if unknown:
+        parser.error(f"unknown tool(s): {', '.join(unknown)}")
+    args.groups = [g if g == "strong" else int(g) for g in args.parameters.split(",")]
+    args.noise = [float(e) for e in args.noise.split(",")]
+    return args
+
+
+def parse_options(pairs: Sequence[str]) -> dict[str, object]:
+    """``["cv=True", "penalty=2"]`` as keyword arguments (values read as Python literals)."""
+    import ast
+
+    options: dict[str, object] = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        try:
+            options[key] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            options[key] = value
+    return options
+
+
+def runners(args: argparse.Namespace, strong: bool) -> dict[str, Runner]:
+    """The runners of the selected tools; Extra-P twice on the strong-scaling group."""
+    selected: dict[str, Runner] = {}
+    for tool in args.tools:
+        if tool == "perfcast":
+            selected["perfcast"] = perfcast_runner(args.modeler, parse_options(args.option))
+        elif tool == "extrap":
+            selected["extrap"] = extrap_runner(args.extrap_venv)
+            if strong:
+                selected["extrap-neg"] = extrap_runner(args.extrap_venv, negative_exponents=True)
+        else:
+            selected["oracle"] = run_oracle
+    return selected
+
+
+def kernel_sets(group: int | str, args: argparse.Namespace) -> list[synthetic.KernelSet]:
+    """The group's functions, measured at every noise level."""
+    sizes = QUICK_SIZES if args.quick else FULL_SIZES
+    stream = 4 if group == "strong" else int(group)
+    rng = synthetic.function_rng(args.seed, stream)
+    if group == "strong":
+        functions = synthetic.draw_strong_scaling(rng, sizes["strong"])
+        name = "strong scaling"
+    else:
+        count = sizes[group] * len(synthetic.BUILDING_BLOCKS) if group == 1 else sizes[group]
+        functions = synthetic.draw_functions(rng, group, count)
+        name = f"{group} parameter" + ("s" if group != 1 else "")
+    return synthetic.kernel_sets(functions, name, args.noise, args.seed, stream)
+
+
+def score_table(
+    results: list[tuple[synthetic.KernelSet, dict[str, Score]]], tools: list[str]
+) -> str:
+    """One row per kernel set, the tools side by side for each figure."""
+    labels = [report.TOOL_LABELS[t] for t in tools]
+    header = ["group", "noise", "kernels"]
+    for figure in ("lead order", "structure", "median error", "p90 error"):
+        header += [f"{figure}: {label}" for label in labels]
+    rows = []
+    for kernel_set, scores in results:
+        row = [kernel_set.name, f"±{100 * kernel_set.noise:g} %", str(len(kernel_set.truths))]
+        row += [report.percent(scores[t].lead_order) for t in tools]
+        row += [report.percent(scores[t].structure) for t in tools]
+        row += [report.error(scores[t].median_error) for t in tools]
+        row += [report.error(scores[t].p90_error) for t in tools]
+        rows.append(row)
+    return report.table(header, rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    tables = []
+    seconds: dict[str, float] = {}
+    kernels: dict[str, int] = {}
+    started = time.perf_counter()
+    for group in args.groups:
+        tool_runners = runners(args, strong=group == "strong")
+        results = []
+        for kernel_set in kernel_sets(group, args):
+            scores = {}
+            for tool, run in tool_runners.items():
+                try:
+                    outcome = run(kernel_set)
+                except ToolUnavailable as error:
+                    print(f"error: {error}", file=sys.stderr)
+                    return 2
+                seconds[tool] = seconds.get(tool, 0.0) + outcome.seconds
+                kernels[tool] = kernels.get(tool, 0) + len(kernel_set.truths)
+                point = synthetic.extrapolation_point(kernel_set.parameters)
+                scores[tool] = score(kernel_set.truths, outcome.fits, point)
+                missing = scores[tool].missing
+                if missing:
+                    print(f"warning: {tool} gave no model for {missing} kernels", file=sys.stderr)
+            results.append((kernel_set, scores))
+            print(f"done: {kernel_set.name} at ±{100 * kernel_set.noise:g} %", file=sys.stderr)
+        tables.append(score_table(results, list(tool_runners)))
+
+    print("## Accuracy\n")
+    print(report.preamble("benchmarks.accuracy", args.seed) + "\n")
+    print(
+        "Lead order: share of kernels whose lead-order term is right for every parameter. "
+        "Structure: share with exactly the true terms. Errors: relative error of the prediction "
+        "at 4x the largest measured value of every parameter.\n"
+    )
+    print("\n\n".join(tables) + "\n")
+    timing = [
+        [
+            report.TOOL_LABELS[t],
+            str(kernels[t]),
+            f"{seconds[t]:.2f}",
+            f"{1e3 * seconds[t] / kernels[t]:.2f}",
+        ]
+        for t in seconds
+    ]
+    print(report.table(["tool", "kernels", "modeling seconds", "ms per kernel"], timing))
+    print(f"\nTotal wall time {time.perf_counter() - started:.0f} s.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
