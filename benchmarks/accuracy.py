@@ -133,6 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     tables = []
     seconds: dict[str, float] = {}
+    cpu_seconds: dict[str, float] = {}
     kernels: dict[str, int] = {}
     started = time.perf_counter()
     for group in args.groups:
@@ -147,6 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"error: {error}", file=sys.stderr)
                     return 2
                 seconds[tool] = seconds.get(tool, 0.0) + outcome.seconds
+                cpu_seconds[tool] = cpu_seconds.get(tool, 0.0) + outcome.cpu_seconds
                 kernels[tool] = kernels.get(tool, 0) + len(kernel_set.truths)
                 point = synthetic.extrapolation_point(kernel_set.parameters)
                 scores[tool] = score(kernel_set.truths, outcome.fits, point)
@@ -171,10 +173,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             str(kernels[t]),
             f"{seconds[t]:.2f}",
             f"{1e3 * seconds[t] / kernels[t]:.2f}",
+            f"{1e3 * cpu_seconds[t] / kernels[t]:.2f}",
         ]
         for t in seconds
     ]
-    print(report.table(["tool", "kernels", "modeling seconds", "ms per kernel"], timing))
+    header = ["tool", "kernels", "modeling wall s", "wall ms per kernel", "CPU ms per kernel"]
+    print(report.table(header, timing))
     print(f"\nTotal wall time {time.perf_counter() - started:.0f} s.")
     return 0
 

@@ -70,21 +70,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         row = [f"{n_parameters} parameter" + ("s" if n_parameters > 1 else ""), str(count)]
         for tool in TOOLS:
             if tool in runs:
-                seconds = runs[tool].seconds
-                row += [f"{seconds:.2f}", f"{1e3 * seconds / count:.3f}"]
+                run = runs[tool]
+                row += [f"{run.seconds:.2f}", f"{1e3 * run.seconds / count:.3f}"]
+                row.append(f"{1e3 * run.cpu_seconds / count:.3f}")
             else:
-                row += ["–", "–"]
+                row += ["–", "–", "–"]
         if len(runs) == 2:
             row.append(f"{runs['extrap'].seconds / runs['perfcast'].seconds:.1f}x")
+            row.append(f"{runs['extrap'].cpu_seconds / runs['perfcast'].cpu_seconds:.1f}x")
         else:
-            row.append("–")
+            row += ["–", "–"]
         rows.append(row)
 
     print("## Speed\n")
     print(report.preamble("benchmarks.speed", args.seed) + "\n")
-    print(f"Wall time of the modeling alone, ±{100 * NOISE:g} % noise, 5 repetitions.\n")
-    header = ["kernels", "count", "perfcast s", "perfcast ms/kernel", "Extra-P s"]
-    header += ["Extra-P ms/kernel", "speed-up (Extra-P / perfcast)"]
+    print(
+        f"Time of the modeling alone, ±{100 * NOISE:g} % noise, 5 repetitions. CPU time counts "
+        "every thread of the modeling process; speed-up = Extra-P time / perfcast time.\n"
+    )
+    header = ["kernels", "count"]
+    for label in ("perfcast", "Extra-P"):
+        header += [f"{label} wall s", f"{label} wall ms/kernel", f"{label} CPU ms/kernel"]
+    header += ["speed-up (wall)", "speed-up (CPU)"]
     print(report.table(header, rows))
     return 0
 

@@ -44,10 +44,14 @@ class Run:
         The fitted models by kernel name.
     seconds : float
         Wall time of the modeling alone (no data loading, no start-up).
+    cpu_seconds : float
+        CPU time of the modeling process over the same span (all its threads); on a shared
+        machine less disturbed by other load than the wall time.
     """
 
     fits: dict[str, Fit]
     seconds: float
+    cpu_seconds: float
 
 
 Runner = Callable[[KernelSet], Run]
@@ -56,7 +60,7 @@ Runner = Callable[[KernelSet], Run]
 def run_oracle(kernel_set: KernelSet) -> Run:
     """The true functions as fits (a perfect tool)."""
     point = extrapolation_point(kernel_set.parameters)
-    return Run({t.kernel: Fit.from_model(t, point) for t in kernel_set.truths}, 0.0)
+    return Run({t.kernel: Fit.from_model(t, point) for t in kernel_set.truths}, 0.0, 0.0)
 
 
 def perfcast_runner(modeler: str = "pmnf", options: Mapping[str, Any] | None = None) -> Runner:
@@ -72,11 +76,12 @@ def perfcast_runner(modeler: str = "pmnf", options: Mapping[str, Any] | None = N
                 f"run with --tools extrap ({error})"
             ) from error
         experiment = Experiment.from_frame(kernel_set.to_frame())
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         models = fit(experiment, modeler=modeler, **dict(options or {}))
         seconds = time.perf_counter() - start
+        cpu_seconds = time.process_time() - start_cpu
         point = extrapolation_point(kernel_set.parameters)
-        return Run({m.kernel: Fit.from_model(m, point) for m in models}, seconds)
+        return Run({m.kernel: Fit.from_model(m, point) for m in models}, seconds, cpu_seconds)
 
     return run
 
@@ -104,7 +109,8 @@ def extrap_runner(venv: Path = DEFAULT_VENV, negative_exponents: bool = False) -
             if result.returncode != 0:
                 raise RuntimeError(f"Extra-P driver failed:\n{result.stderr[-4000:]}")
             document = json.loads(output.read_text(encoding="utf-8"))
-        return Run(fits_from_extrap(document, kernel_set.parameters), float(document["seconds"]))
+        fits = fits_from_extrap(document, kernel_set.parameters)
+        return Run(fits, float(document["seconds"]), float(document["cpu_seconds"]))
 
     return run
 
