@@ -62,8 +62,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     unknown = sorted(set(args.tools) - set(TOOLS))
     if unknown:
         parser.error(f"unknown tool(s): {', '.join(unknown)}")
-    args.groups = [g if g == "strong" else int(g) for g in args.parameters.split(",")]
-    args.noise = [float(e) for e in args.noise.split(",")]
+    groups = [g.strip() for g in args.parameters.split(",") if g.strip()]
+    if not groups or set(groups) - {"1", "2", "3", "strong"}:
+        parser.error(f"--parameters takes 1, 2, 3 and strong, not {args.parameters!r}")
+    args.groups = [g if g == "strong" else int(g) for g in groups]
+    try:
+        args.noise = [float(e) for e in args.noise.split(",")]
+    except ValueError:
+        parser.error(f"--noise takes comma-separated numbers, not {args.noise!r}")
+    if not args.noise or not all(0 <= e < 1 for e in args.noise):
+        parser.error("--noise levels must lie in [0, 1)")
     return args
 
 
@@ -198,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print("## Accuracy\n")
-    print(report.preamble("benchmarks.accuracy", args.seed) + "\n")
+    print(report.preamble("benchmarks.accuracy", args.seed, argv) + "\n")
     print(
         "Lead order: share of kernels whose lead-order term is right for every parameter. "
         "Structure: share with exactly the true terms. Errors: relative error of the prediction "

@@ -34,16 +34,17 @@ def error(value: float) -> str:
     return "inf" if value == float("inf") else f"{100 * value:.3g} %"
 
 
-def command_line(module: str) -> str:
-    """The command that reproduces this run, as typed from the repository root."""
-    return shlex.join(["python", "-m", module, *sys.argv[1:]])
+def command_line(module: str, argv: Sequence[str] | None = None) -> str:
+    """The command that reproduces this run (``argv`` defaults to the process's arguments)."""
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    return shlex.join(["python", "-m", module, *arguments])
 
 
-def preamble(module: str, seed: int) -> str:
+def preamble(module: str, seed: int, argv: Sequence[str] | None = None) -> str:
     """Where, when and how a run was made."""
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (
-        f"Command: `{command_line(module)}` (seed {seed})\n\n"
+        f"Command: `{command_line(module, argv)}` (seed {seed})\n\n"
         f"Run {stamp} on {platform.node() or 'unknown host'}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}."
     )

@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows.append(row)
 
     print("## Speed\n")
-    print(report.preamble("benchmarks.speed", args.seed) + "\n")
+    print(report.preamble("benchmarks.speed", args.seed, argv) + "\n")
     print(
         f"Time of the modeling alone, ±{100 * NOISE:g} % noise, 5 repetitions. CPU time counts "
         "every thread of the modeling process; speed-up = Extra-P time / perfcast time.\n"
