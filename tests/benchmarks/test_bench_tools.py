@@ -20,14 +20,19 @@ def test_perfcast_runner_passes_every_kernel_and_scores_returned_models(monkeypa
     calls = []
 
     def oracle_fit(experiment, modeler, **options):
-        calls.append((modeler, options))
         (series,) = experiment.series("time")
-        np.testing.assert_array_equal(series.values, data.values)
+        calls.append((modeler, options, series.kernels))
+        count = len(series.kernels)
+        np.testing.assert_array_equal(series.values, data.values[:count])
         return [truths[kernel] for kernel in series.kernels]
 
     monkeypatch.setattr(perfcast.model, "fit", oracle_fit, raising=False)
     run = perfcast_runner("sparse", {"alpha": 0.5})(data)
-    assert calls == [("sparse", {"alpha": 0.5})]
+    # an untimed warm-up on the first two kernels, then all of them
+    assert calls == [
+        ("sparse", {"alpha": 0.5}, data.kernels[:2]),
+        ("sparse", {"alpha": 0.5}, data.kernels),
+    ]
     result = score(data.truths, run.fits, synthetic.extrapolation_point(data.parameters))
     assert (result.lead_order, result.structure, result.median_error) == (1.0, 1.0, 0.0)
     assert run.seconds >= 0
