@@ -48,6 +48,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default=",".join(str(e) for e in synthetic.NOISE_LEVELS),
         help="comma-separated noise half-widths (default: 0,0.01,0.05,0.1,0.2)",
     )
+    parser.add_argument(
+        "--anchor",
+        choices=sorted(synthetic.ANCHORS),
+        default="largest",
+        help="measured point where every component has at least 5 %% (default: largest)",
+    )
     parser.add_argument("--modeler", default="pmnf", help="perfcast modeler (default: pmnf)")
     parser.add_argument(
         "--option",
@@ -110,11 +116,11 @@ def kernel_sets(group: int | str, args: argparse.Namespace) -> list[synthetic.Ke
     stream = 4 if group == "strong" else int(group)
     rng = synthetic.function_rng(args.seed, stream)
     if group == "strong":
-        functions = synthetic.draw_strong_scaling(rng, sizes["strong"])
+        functions = synthetic.draw_strong_scaling(rng, sizes["strong"], args.anchor)
         name = "strong scaling"
     else:
         count = sizes[group] * len(synthetic.BUILDING_BLOCKS) if group == 1 else sizes[group]
-        functions = synthetic.draw_functions(rng, group, count)
+        functions = synthetic.draw_functions(rng, group, count, args.anchor)
         name = f"{group} parameter" + ("s" if group != 1 else "")
     return synthetic.kernel_sets(functions, name, args.noise, args.seed, stream)
 

@@ -4,7 +4,8 @@ Each kernel is a known :class:`~perfcast.model.function.Model` (the truth), meas
 grid of 5 values per parameter with 5 repetitions and uniform multiplicative noise
 ``value * (1 + u)``, ``u ~ U(-e, e)``. Every component (the constant and each term) contributes at
 least 5 % of the function's value at the largest measured point, so every term is visible in the
-data. Draws are reproducible from one seed.
+data (``anchor="smallest"`` fixes the shares at the smallest point instead, where growing terms
+are smallest: an easier data set). Draws are reproducible from one seed.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ NOISE_LEVELS: tuple[float, ...] = (0.0, 0.01, 0.05, 0.10, 0.20)
 REPETITIONS = 5
 MIN_SHARE = 0.05
 EXTRAPOLATION_FACTOR = 4.0
+#: Where the shares of the components are fixed: the largest or the smallest measured point.
+ANCHORS = {"largest": max, "smallest": min}
 
 # Strong scaling: a decreasing term p^(-a) plus a slowly growing building block.
 STRONG_SCALING_DECAYS: tuple[F, ...] = (F(1), F(1, 2), F(1, 3), F(2, 3))
@@ -128,8 +131,9 @@ def build_function(
     kernel: str,
     parameters: Sequence[str],
     term_shapes: Sequence[Sequence[Factor]],
+    anchor: str = "largest",
 ) -> Model:
-    """Give the term shapes coefficients so every component has its share at the largest point.
+    """Give the term shapes coefficients so every component has its share at the anchor point.
 
     Parameters
     ----------
@@ -141,6 +145,8 @@ def build_function(
         All parameters of the function, in order.
     term_shapes : sequence of sequence of Factor
         The factors of each non-constant term.
+    anchor : {"largest", "smallest"}
+        The measured point (largest or smallest value of every parameter) where the shares hold.
 
     Returns
     -------
@@ -149,11 +155,12 @@ def build_function(
     """
     shares = component_shares(rng, len(term_shapes) + 1)
     scale = 10.0 ** rng.uniform(-3.0, 3.0)
-    largest = {name: np.array([max(PARAMETER_VALUES[name])]) for name in parameters}
+    pick = ANCHORS[anchor]
+    at = {name: np.array([pick(PARAMETER_VALUES[name])]) for name in parameters}
     terms = []
     for share, factors in zip(shares[1:], term_shapes, strict=True):
         shape = Term(1.0, tuple(factors))
-        terms.append(Term(share * scale / float(shape.basis(largest)[0]), shape.factors))
+        terms.append(Term(share * scale / float(shape.basis(at)[0]), shape.factors))
     return Model(kernel, "time", tuple(parameters), shares[0] * scale, tuple(terms))
 
 
@@ -170,7 +177,9 @@ def _random_block(rng: np.random.Generator) -> tuple[F, int]:
     return BUILDING_BLOCKS[rng.integers(len(BUILDING_BLOCKS))]
 
 
-def draw_functions(rng: np.random.Generator, n_parameters: int, count: int) -> list[Model]:
+def draw_functions(
+    rng: np.random.Generator, n_parameters: int, count: int, anchor: str = "largest"
+) -> list[Model]:
     """Random functions of ``n_parameters`` parameters.
 
     One parameter: ``count`` functions ``c0 + c1*f(p)`` cycling through every building block (so
@@ -191,18 +200,21 @@ def draw_functions(rng: np.random.Generator, n_parameters: int, count: int) -> l
             [Factor(parameters[i], *blocks[i]) for i in term_parameters]
             for term_parameters in combination
         ]
-        functions.append(build_function(rng, f"f{n_parameters}d_{index:05d}", parameters, shapes))
+        name = f"f{n_parameters}d_{index:05d}"
+        functions.append(build_function(rng, name, parameters, shapes, anchor))
     return functions
 
 
-def draw_strong_scaling(rng: np.random.Generator, draws: int) -> list[Model]:
+def draw_strong_scaling(
+    rng: np.random.Generator, draws: int, anchor: str = "largest"
+) -> list[Model]:
     """Functions ``c0 + c1*p^(-a) + c2*g(p)``: every decay ``a`` with every growth ``g``, ``draws``
     times each."""
     functions = []
     cases = itertools.product(range(draws), STRONG_SCALING_DECAYS, STRONG_SCALING_GROWTHS)
     for index, (_, decay, growth) in enumerate(cases):
         shapes = [[Factor("p", -decay, 0)], [Factor("p", *growth)]]
-        functions.append(build_function(rng, f"strong_{index:05d}", ("p",), shapes))
+        functions.append(build_function(rng, f"strong_{index:05d}", ("p",), shapes, anchor))
     return functions
 
 
