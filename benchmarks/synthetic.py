@@ -1,0 +1,244 @@
+"""Synthetic kernels built from Extra-P's 42 single-parameter building blocks.
+
+Each kernel is a known :class:`~perfcast.model.function.Model` (the truth), measured on a full
+grid of 5 values per parameter with 5 repetitions and uniform multiplicative noise
+``value * (1 + u)``, ``u ~ U(-e, e)``. Every component (the constant and each term) contributes at
+least 5 % of the function's value at the largest measured point, so every term is visible in the
+data (``anchor="smallest"`` fixes the shares at the smallest point instead, where growing terms
+are smallest: an easier data set). Draws are reproducible from one seed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction as F
+
+import numpy as np
+import pandas as pd
+
+from perfcast.model.function import Factor, Model, Term
+
+# (exponent, log exponent) of Extra-P's single-parameter search space, in its order.
+BUILDING_BLOCKS: tuple[tuple[F, int], ...] = tuple(
+    (F(e), j)
+    for e, j in [
+        (0, 1), (0, 2), (F(1, 4), 0), (F(1, 3), 0), (F(1, 4), 1), (F(1, 3), 1), (F(1, 4), 2),
+        (F(1, 3), 2), (F(1, 2), 0), (F(1, 2), 1), (F(1, 2), 2), (F(2, 3), 0), (F(3, 4), 0),
+        (F(2, 3), 1), (F(3, 4), 1), (F(4, 5), 0), (F(2, 3), 2), (F(3, 4), 2), (1, 0), (1, 1),
+        (1, 2), (F(5, 4), 0), (F(5, 4), 1), (F(4, 3), 0), (F(4, 3), 1), (F(3, 2), 0),
+        (F(3, 2), 1), (F(3, 2), 2), (F(5, 3), 0), (F(7, 4), 0), (2, 0), (2, 1), (2, 2),
+        (F(9, 4), 0), (F(7, 3), 0), (F(5, 2), 0), (F(5, 2), 1), (F(5, 2), 2), (F(8, 3), 0),
+        (F(11, 4), 0), (3, 0), (3, 1),
+    ]
+)  # fmt: skip
+
+PARAMETER_VALUES: dict[str, tuple[float, ...]] = {
+    "p": (4.0, 8.0, 16.0, 32.0, 64.0),
+    "n": (10.0, 20.0, 30.0, 40.0, 50.0),
+    "q": (2.0, 4.0, 6.0, 8.0, 10.0),
+}
+PARAMETER_ORDER = ("p", "n", "q")
+NOISE_LEVELS: tuple[float, ...] = (0.0, 0.01, 0.05, 0.10, 0.20)
+REPETITIONS = 5
+MIN_SHARE = 0.05
+EXTRAPOLATION_FACTOR = 4.0
+#: Where the shares of the components are fixed: the largest or the smallest measured point.
+ANCHORS = {"largest": max, "smallest": min}
+
+# Strong scaling: a decreasing term p^(-a) plus a slowly growing building block.
+STRONG_SCALING_DECAYS: tuple[F, ...] = (F(1), F(1, 2), F(1, 3), F(2, 3))
+STRONG_SCALING_GROWTHS: tuple[tuple[F, int], ...] = (
+    (F(0), 1),
+    (F(0), 2),
+    (F(1, 4), 0),
+    (F(1, 3), 0),
+    (F(1, 2), 0),
+)
+
+# How the terms of a multi-parameter function combine: each inner tuple is one term, naming the
+# parameters (by position) whose factors it multiplies.
+COMBINATIONS: dict[int, tuple[tuple[tuple[int, ...], ...], ...]] = {
+    1: (((0,),),),
+    2: (((0, 1),), ((0,), (1,))),
+    3: (((0, 1, 2),), ((0,), (1,), (2,)), ((0, 1), (2,))),
+}
+
+
+@dataclass(frozen=True)
+class KernelSet:
+    """A group of synthetic kernels measured at the same points with the same noise level.
+
+    Attributes
+    ----------
+    name : str
+        Group label, e.g. ``"1 parameter"`` or ``"strong scaling"``.
+    parameters : tuple of str
+        Parameter names, the columns of ``points``.
+    noise : float
+        Half-width ``e`` of the uniform relative noise.
+    truths : list of Model
+        The true functions; ``truths[k].kernel`` names kernel ``k``.
+    points : ndarray, shape (n_points, n_parameters)
+        The measured grid.
+    values : ndarray, shape (n_kernels, n_points, n_repetitions)
+        Noisy measurements.
+    """
+
+    name: str
+    parameters: tuple[str, ...]
+    noise: float
+    truths: list[Model]
+    points: np.ndarray
+    values: np.ndarray
+
+    @property
+    def kernels(self) -> list[str]:
+        """Kernel names, in the order of ``values``."""
+        return [truth.kernel for truth in self.truths]
+
+    def to_frame(self) -> pd.DataFrame:
+        """The long table ``kernel, metric, <parameters...>, repetition, value``."""
+        n_kernels, n_points, n_reps = self.values.shape
+        index = np.indices((n_kernels, n_points, n_reps)).reshape(3, -1)
+        frame = pd.DataFrame({"kernel": np.asarray(self.kernels, dtype=object)[index[0]]})
+        frame["metric"] = "time"
+        for column, name in enumerate(self.parameters):
+            frame[name] = self.points[index[1], column]
+        frame["repetition"] = index[2]
+        frame["value"] = self.values.reshape(-1)
+        return frame
+
+
+def grid(parameters: Sequence[str]) -> np.ndarray:
+    """Full grid of the benchmark's values of ``parameters``, shape (5**d, d)."""
+    return np.array(list(itertools.product(*(PARAMETER_VALUES[name] for name in parameters))))
+
+
+def extrapolation_point(parameters: Sequence[str]) -> np.ndarray:
+    """The point at 4x the largest measured value of every parameter, shape (1, d)."""
+    return np.array([[EXTRAPOLATION_FACTOR * max(PARAMETER_VALUES[name]) for name in parameters]])
+
+
+def component_shares(rng: np.random.Generator, components: int) -> np.ndarray:
+    """Shares of ``components`` parts of a total, each at least :data:`MIN_SHARE`, summing to 1."""
+    return MIN_SHARE + (1.0 - MIN_SHARE * components) * rng.dirichlet(np.ones(components))
+
+
+def build_function(
+    rng: np.random.Generator,
+    kernel: str,
+    parameters: Sequence[str],
+    term_shapes: Sequence[Sequence[Factor]],
+    anchor: str = "largest",
+) -> Model:
+    """Give the term shapes coefficients so every component has its share at the anchor point.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of the shares and of the total scale (log-uniform in 1e-3..1e3).
+    kernel : str
+        Name of the resulting model.
+    parameters : sequence of str
+        All parameters of the function, in order.
+    term_shapes : sequence of sequence of Factor
+        The factors of each non-constant term.
+    anchor : {"largest", "smallest"}
+        The measured point (largest or smallest value of every parameter) where the shares hold.
+
+    Returns
+    -------
+    Model
+        ``c0 + sum(c_i * term_i)`` with positive coefficients.
+    """
+    shares = component_shares(rng, len(term_shapes) + 1)
+    scale = 10.0 ** rng.uniform(-3.0, 3.0)
+    pick = ANCHORS[anchor]
+    at = {name: np.array([pick(PARAMETER_VALUES[name])]) for name in parameters}
+    terms = []
+    for share, factors in zip(shares[1:], term_shapes, strict=True):
+        shape = Term(1.0, tuple(factors))
+        terms.append(Term(share * scale / float(shape.basis(at)[0]), shape.factors))
+    return Model(kernel, "time", tuple(parameters), shares[0] * scale, tuple(terms))
+
+
+def measure(
+    rng: np.random.Generator, truths: Sequence[Model], points: np.ndarray, noise: float
+) -> np.ndarray:
+    """Noisy repetitions of every function at every point, shape (K, P, REPETITIONS)."""
+    exact = np.stack([truth.evaluate(points) for truth in truths])
+    factors = 1.0 + rng.uniform(-noise, noise, size=(*exact.shape, REPETITIONS))
+    return exact[:, :, None] * factors
+
+
+def _random_block(rng: np.random.Generator) -> tuple[F, int]:
+    return BUILDING_BLOCKS[rng.integers(len(BUILDING_BLOCKS))]
+
+
+def draw_functions(
+    rng: np.random.Generator, n_parameters: int, count: int, anchor: str = "largest"
+) -> list[Model]:
+    """Random functions of ``n_parameters`` parameters.
+
+    One parameter: ``count`` functions ``c0 + c1*f(p)`` cycling through every building block (so
+    ``count = 42*k`` uses each block ``k`` times). Two and three parameters: a building block per
+    parameter, combined with equal probability as one product term, a sum of one term per
+    parameter, or (three parameters) ``f*g + h``.
+    """
+    parameters = PARAMETER_ORDER[:n_parameters]
+    functions = []
+    for index in range(count):
+        if n_parameters == 1:
+            blocks = [BUILDING_BLOCKS[index % len(BUILDING_BLOCKS)]]
+        else:
+            blocks = [_random_block(rng) for _ in parameters]
+        combinations = COMBINATIONS[n_parameters]
+        combination = combinations[rng.integers(len(combinations))]
+        shapes = [
+            [Factor(parameters[i], *blocks[i]) for i in term_parameters]
+            for term_parameters in combination
+        ]
+        name = f"f{n_parameters}d_{index:05d}"
+        functions.append(build_function(rng, name, parameters, shapes, anchor))
+    return functions
+
+
+def draw_strong_scaling(
+    rng: np.random.Generator, draws: int, anchor: str = "largest"
+) -> list[Model]:
+    """Functions ``c0 + c1*p^(-a) + c2*g(p)``: every decay ``a`` with every growth ``g``, ``draws``
+    times each."""
+    functions = []
+    cases = itertools.product(range(draws), STRONG_SCALING_DECAYS, STRONG_SCALING_GROWTHS)
+    for index, (_, decay, growth) in enumerate(cases):
+        shapes = [[Factor("p", -decay, 0)], [Factor("p", *growth)]]
+        functions.append(build_function(rng, f"strong_{index:05d}", ("p",), shapes, anchor))
+    return functions
+
+
+def kernel_sets(
+    functions: Sequence[Model],
+    name: str,
+    noise_levels: Sequence[float],
+    seed: int,
+    stream: int,
+) -> list[KernelSet]:
+    """Measure the same functions once per noise level (independent noise per level).
+
+    ``seed`` and ``stream`` (one per benchmark group) select the noise draws.
+    """
+    parameters = functions[0].parameters
+    points = grid(parameters)
+    sets = []
+    for level_index, noise in enumerate(noise_levels):
+        rng = np.random.default_rng([seed, stream, level_index, 1])
+        values = measure(rng, functions, points, noise)
+        sets.append(KernelSet(name, parameters, noise, list(functions), points, values))
+    return sets
+
+
+def function_rng(seed: int, stream: int) -> np.random.Generator:
+    """The random generator that draws the functions of one benchmark group."""
+    return np.random.default_rng([seed, stream, 0])

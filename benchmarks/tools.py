@@ -1,0 +1,138 @@
+"""The modeling tools the benchmarks compare, behind one interface.
+
+Each runner takes a :class:`~benchmarks.synthetic.KernelSet` and returns a :class:`Run`: one
+:class:`~benchmarks.evaluation.Fit` per kernel and the wall time of the modeling alone.
+
+- ``perfcast``: :func:`perfcast.model.fit` in this process (imported lazily, so the harness works
+  before the modelers exist);
+- ``extrap``: Extra-P's default modeler in its own virtual environment, through
+  ``extrap_driver.py`` (optionally with negative exponents);
+- ``oracle``: the true functions, to check the harness itself (scores 100 % with zero error).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.evaluation import Fit, term_shapes
+from benchmarks.extrap_env import DEFAULT_VENV, ensure_extrap
+from benchmarks.synthetic import KernelSet, extrapolation_point
+
+DRIVER = Path(__file__).resolve().parent / "extrap_driver.py"
+#: Kernels each tool models once, untimed, before the timed fit (lazy imports, caches).
+WARM_UP_KERNELS = 2
+
+
+class ToolUnavailable(RuntimeError):
+    """A tool cannot run here (not installed, not written yet)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One tool's result on one kernel set.
+
+    Attributes
+    ----------
+    fits : dict of str to Fit
+        The fitted models by kernel name.
+    seconds : float
+        Wall time of the modeling alone (no data loading, no start-up).
+    cpu_seconds : float
+        CPU time of the modeling process over the same span (all its threads); on a shared
+        machine less disturbed by other load than the wall time.
+    """
+
+    fits: dict[str, Fit]
+    seconds: float
+    cpu_seconds: float
+
+
+Runner = Callable[[KernelSet], Run]
+
+
+def run_oracle(kernel_set: KernelSet) -> Run:
+    """The true functions as fits (a perfect tool)."""
+    point = extrapolation_point(kernel_set.parameters)
+    return Run({t.kernel: Fit.from_model(t, point) for t in kernel_set.truths}, 0.0, 0.0)
+
+
+def perfcast_runner(modeler: str = "pmnf", options: Mapping[str, Any] | None = None) -> Runner:
+    """A runner fitting with ``perfcast.model.fit(experiment, modeler=modeler, **options)``.
+
+    The first :data:`WARM_UP_KERNELS` kernels are fitted once before the timed fit of all of them.
+    """
+
+    def run(kernel_set: KernelSet) -> Run:
+        try:
+            from perfcast.experiment import Experiment
+            from perfcast.model import fit
+        except ImportError as error:
+            raise ToolUnavailable(
+                "perfcast.model.fit is not available yet (the modelers land with issue 2); "
+                f"run with --tools extrap ({error})"
+            ) from error
+        frame = kernel_set.to_frame()
+        first = frame[frame["kernel"].isin(kernel_set.kernels[:WARM_UP_KERNELS])]
+        fit(Experiment.from_frame(first), modeler=modeler, **dict(options or {}))
+        experiment = Experiment.from_frame(frame)
+        start, start_cpu = time.perf_counter(), time.process_time()
+        models = fit(experiment, modeler=modeler, **dict(options or {}))
+        seconds = time.perf_counter() - start
+        cpu_seconds = time.process_time() - start_cpu
+        point = extrapolation_point(kernel_set.parameters)
+        return Run({m.kernel: Fit.from_model(m, point) for m in models}, seconds, cpu_seconds)
+
+    return run
+
+
+def extrap_runner(venv: Path = DEFAULT_VENV, negative_exponents: bool = False) -> Runner:
+    """A runner fitting with Extra-P's default modeler in the environment ``venv``."""
+
+    def run(kernel_set: KernelSet) -> Run:
+        python = ensure_extrap(venv)
+        with tempfile.TemporaryDirectory(prefix="perfcast-bench-") as directory:
+            data = Path(directory) / "data.npz"
+            output = Path(directory) / "models.json"
+            np.savez(
+                data,
+                parameters=np.array(kernel_set.parameters),
+                kernels=np.array(kernel_set.kernels),
+                points=kernel_set.points,
+                values=kernel_set.values,
+                eval_points=extrapolation_point(kernel_set.parameters),
+            )
+            command = [str(python), str(DRIVER), str(data), str(output)]
+            if negative_exponents:
+                command.append("--negative-exponents")
+            result = subprocess.run(command, capture_output=True, text=True, check=False)
+            if result.returncode != 0:
+                raise RuntimeError(f"Extra-P driver failed:\n{result.stderr[-4000:]}")
+            document = json.loads(output.read_text(encoding="utf-8"))
+        fits = fits_from_extrap(document, kernel_set.parameters)
+        return Run(fits, float(document["seconds"]), float(document["cpu_seconds"]))
+
+    return run
+
+
+def fits_from_extrap(document: Mapping[str, Any], parameters: tuple[str, ...]) -> dict[str, Fit]:
+    """Turn the driver's JSON (factors name parameters by index) into fits."""
+    fits = {}
+    for kernel, model in document["models"].items():
+        terms = term_shapes(
+            [
+                (parameters[f["parameter"]], f["exponent"], f["log_exponent"])
+                for f in term["factors"]
+            ]
+            for term in model["terms"]
+        )
+        fits[kernel] = Fit(kernel, terms, float(model["predictions"][0]), model["model"])
+    return fits

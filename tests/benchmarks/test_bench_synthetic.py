@@ -1,0 +1,141 @@
+"""The synthetic kernels: building blocks, shares, noise, reproducibility."""
+
+from collections import Counter
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+from benchmarks import synthetic
+from perfcast.experiment import Experiment
+
+
+def test_building_blocks_are_extrap_42_distinct_growing_blocks():
+    blocks = synthetic.BUILDING_BLOCKS
+    assert len(blocks) == 42
+    assert len(set(blocks)) == 42
+    assert blocks[0] == (F(0), 1)
+    assert blocks[-1] == (F(3), 1)
+    assert (F(4, 5), 0) in blocks and (F(11, 4), 0) in blocks
+    assert all(e >= 0 and j in (0, 1, 2) and (e, j) != (0, 0) for e, j in blocks)
+
+
+@pytest.mark.parametrize("components", [2, 3, 4])
+def test_component_shares_are_at_least_five_percent_and_sum_to_one(components):
+    rng = np.random.default_rng(0)
+    shares = np.array([synthetic.component_shares(rng, components) for _ in range(2000)])
+    assert shares.min() >= 0.05
+    np.testing.assert_allclose(shares.sum(axis=1), 1.0)
+    # the Dirichlet part spreads the shares: some component takes most of the total
+    assert shares.max() > 0.8
+
+
+def _component_values(model, point):
+    columns = {name: point[:, i] for i, name in enumerate(model.parameters)}
+    terms = [t.coefficient * t.basis(columns)[0] for t in model.terms]
+    return np.array([model.constant, *terms])
+
+
+@pytest.mark.parametrize("anchor", ["largest", "smallest"])
+@pytest.mark.parametrize("n_parameters", [1, 2, 3, "strong"])
+def test_every_component_contributes_at_least_five_percent_at_anchor(n_parameters, anchor):
+    rng = synthetic.function_rng(3, 4 if n_parameters == "strong" else n_parameters)
+    if n_parameters == "strong":
+        models = synthetic.draw_strong_scaling(rng, 10, anchor)
+    else:
+        models = synthetic.draw_functions(rng, n_parameters, 200, anchor)
+    shares_at_other_end = []
+    for model in models:
+        grid = synthetic.grid(model.parameters)
+        point, other = (grid[-1:], grid[:1]) if anchor == "largest" else (grid[:1], grid[-1:])
+        parts = _component_values(model, point)
+        total = model.evaluate(point)[0]
+        np.testing.assert_allclose(parts.sum(), total)
+        assert (parts / total).min() >= 0.05 - 1e-12
+        assert 1e-3 * 0.05 <= total <= 1e3
+        shares_at_other_end.append((_component_values(model, other) / model.evaluate(other)).min())
+    # the guarantee holds only at the anchor: at the other end some component falls below 5 %
+    assert min(shares_at_other_end) < 0.05
+
+
+def test_one_parameter_functions_cycle_through_every_block():
+    rng = synthetic.function_rng(1, 1)
+    models = synthetic.draw_functions(rng, 1, 84)
+    shapes = Counter(
+        (m.terms[0].factors[0].exponent, m.terms[0].factors[0].log_exponent) for m in models
+    )
+    assert shapes == Counter({block: 2 for block in synthetic.BUILDING_BLOCKS})
+    assert all(len(m.terms) == 1 and m.parameters == ("p",) for m in models)
+    assert len({m.kernel for m in models}) == 84
+
+
+def test_multi_parameter_functions_use_every_combination():
+    rng = synthetic.function_rng(1, 3)
+    models = synthetic.draw_functions(rng, 3, 300)
+    layouts = Counter(tuple(sorted(t.parameters for t in m.terms)) for m in models)
+    assert set(layouts) == {
+        (("n", "p", "q"),),
+        (("n",), ("p",), ("q",)),
+        (("n", "p"), ("q",)),
+    }
+    assert min(layouts.values()) > 60
+    two = synthetic.draw_functions(synthetic.function_rng(1, 2), 2, 200)
+    assert {len(m.terms) for m in two} == {1, 2}
+
+
+def test_strong_scaling_functions_decay_then_grow():
+    models = synthetic.draw_strong_scaling(synthetic.function_rng(1, 4), 2)
+    assert len(models) == 2 * 4 * 5
+    decays = {-m.terms[0].factors[0].exponent for m in models}
+    assert decays == set(synthetic.STRONG_SCALING_DECAYS)
+    for model in models:
+        assert model.terms[0].factors[0].exponent < 0
+        growth = model.terms[1].factors[0]
+        assert (growth.exponent, growth.log_exponent) in synthetic.STRONG_SCALING_GROWTHS
+        assert model.lead_order("p") == (growth.exponent, growth.log_exponent)
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.05, 0.2])
+def test_noise_is_uniform_multiplicative_within_bounds(noise):
+    models = synthetic.draw_functions(synthetic.function_rng(2, 2), 2, 50)
+    (kernel_set,) = synthetic.kernel_sets(models, "2 parameters", [noise], seed=2, stream=2)
+    exact = np.stack([m.evaluate(kernel_set.points) for m in models])
+    ratio = kernel_set.values / exact[:, :, None]
+    assert kernel_set.values.shape == (50, 25, 5)
+    assert np.all(np.abs(ratio - 1) <= noise + 1e-12)
+    if noise:
+        assert np.abs(ratio - 1).max() > 0.9 * noise
+        assert abs(np.mean(ratio - 1)) < 0.05 * noise + 1e-3
+    else:
+        np.testing.assert_array_equal(ratio, 1.0)
+
+
+def test_grid_and_extrapolation_point():
+    points = synthetic.grid(("p", "n", "q"))
+    assert points.shape == (125, 3)
+    assert sorted(set(points[:, 0])) == [4, 8, 16, 32, 64]
+    np.testing.assert_array_equal(synthetic.extrapolation_point(("p", "n", "q")), [[256, 200, 40]])
+
+
+def test_same_seed_same_data_other_seed_other_data():
+    def draw(seed):
+        models = synthetic.draw_functions(synthetic.function_rng(seed, 2), 2, 10)
+        return synthetic.kernel_sets(models, "x", [0.05], seed, 2)[0]
+
+    a, b, c = draw(7), draw(7), draw(8)
+    np.testing.assert_array_equal(a.values, b.values)
+    assert [m.expression() for m in a.truths] == [m.expression() for m in b.truths]
+    assert not np.allclose(a.values, c.values)
+
+
+def test_long_table_round_trips_through_experiment():
+    models = synthetic.draw_functions(synthetic.function_rng(5, 2), 2, 4)
+    (kernel_set,) = synthetic.kernel_sets(models, "x", [0.1], 5, 2)
+    frame = kernel_set.to_frame()
+    assert len(frame) == 4 * 25 * 5
+    (series,) = Experiment.from_frame(frame).series("time")
+    assert series.parameters == ("p", "n")
+    assert series.kernels == kernel_set.kernels
+    # both grids are sorted lexicographically (p, then n)
+    np.testing.assert_array_equal(series.points, kernel_set.points)
+    np.testing.assert_array_equal(series.values, kernel_set.values)
