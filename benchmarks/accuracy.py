@@ -54,6 +54,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default="largest",
         help="measured point where every component has at least 5 %% (default: largest)",
     )
+    parser.add_argument(
+        "--coefficients",
+        choices=synthetic.COEFFICIENT_DRAWS,
+        default="independent",
+        help="how term coefficients are drawn (default: independent; see benchmarks/README.md)",
+    )
     parser.add_argument("--modeler", default="pmnf", help="perfcast modeler (default: pmnf)")
     parser.add_argument(
         "--option",
@@ -116,11 +122,13 @@ def kernel_sets(group: int | str, args: argparse.Namespace) -> list[synthetic.Ke
     stream = 4 if group == "strong" else int(group)
     rng = synthetic.function_rng(args.seed, stream)
     if group == "strong":
-        functions = synthetic.draw_strong_scaling(rng, sizes["strong"], args.anchor)
+        functions = synthetic.draw_strong_scaling(
+            rng, sizes["strong"], args.anchor, args.coefficients
+        )
         name = "strong scaling"
     else:
         count = sizes[group] * len(synthetic.BUILDING_BLOCKS) if group == 1 else sizes[group]
-        functions = synthetic.draw_functions(rng, group, count, args.anchor)
+        functions = synthetic.draw_functions(rng, group, count, args.anchor, args.coefficients)
         name = f"{group} parameter" + ("s" if group != 1 else "")
     return synthetic.kernel_sets(functions, name, args.noise, args.seed, stream)
 

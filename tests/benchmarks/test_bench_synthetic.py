@@ -36,16 +36,18 @@ def _component_values(model, point):
     return np.array([model.constant, *terms])
 
 
-@pytest.mark.parametrize("anchor", ["largest", "smallest"])
-@pytest.mark.parametrize("n_parameters", [1, 2, 3, "strong"])
-def test_every_component_contributes_at_least_five_percent_at_anchor(n_parameters, anchor):
+def _draw(n_parameters, anchor, coefficients):
     rng = synthetic.function_rng(3, 4 if n_parameters == "strong" else n_parameters)
     if n_parameters == "strong":
-        models = synthetic.draw_strong_scaling(rng, 10, anchor)
-    else:
-        models = synthetic.draw_functions(rng, n_parameters, 200, anchor)
+        return synthetic.draw_strong_scaling(rng, 10, anchor, coefficients)
+    return synthetic.draw_functions(rng, n_parameters, 200, anchor, coefficients)
+
+
+@pytest.mark.parametrize("anchor", ["largest", "smallest"])
+@pytest.mark.parametrize("n_parameters", [1, 2, 3, "strong"])
+def test_shares_draw_gives_every_component_five_percent_at_anchor(n_parameters, anchor):
     shares_at_other_end = []
-    for model in models:
+    for model in _draw(n_parameters, anchor, "shares"):
         grid = synthetic.grid(model.parameters)
         point, other = (grid[-1:], grid[:1]) if anchor == "largest" else (grid[:1], grid[-1:])
         parts = _component_values(model, point)
@@ -56,6 +58,22 @@ def test_every_component_contributes_at_least_five_percent_at_anchor(n_parameter
         shares_at_other_end.append((_component_values(model, other) / model.evaluate(other)).min())
     # the guarantee holds only at the anchor: at the other end some component falls below 5 %
     assert min(shares_at_other_end) < 0.05
+
+
+@pytest.mark.parametrize("anchor", ["largest", "smallest"])
+@pytest.mark.parametrize("n_parameters", [1, 2, 3, "strong"])
+def test_independent_draw_gives_every_term_five_percent_at_anchor(n_parameters, anchor):
+    in_range = 0
+    models = _draw(n_parameters, anchor, "independent")
+    for model in models:
+        grid = synthetic.grid(model.parameters)
+        point = grid[-1:] if anchor == "largest" else grid[:1]
+        parts = _component_values(model, point)
+        assert (parts[1:] / model.evaluate(point)[0]).min() >= 0.05 - 1e-12
+        coefficients = np.array([model.constant, *(t.coefficient for t in model.terms)])
+        in_range += bool(np.all((coefficients >= 1e-2) & (coefficients <= 1e2)))
+    # all but the rare infeasible combinations (which fall back to the shares draw)
+    assert in_range >= 0.8 * len(models)
 
 
 def test_one_parameter_functions_cycle_through_every_block():
