@@ -296,7 +296,7 @@ class Experiment:
         list of Series
             One per distinct set of measured points, kernels in order of first appearance.
         """
-        metric = self._default_metric() if metric is None else metric
+        metric = self.default_metric() if metric is None else metric
         names = list(self.parameter_names)
         table = self.frame[self.frame[METRIC] == metric]
         if table.empty:
@@ -335,7 +335,14 @@ class Experiment:
             )
         return result
 
-    def _default_metric(self) -> str:
+    def default_metric(self) -> str:
+        """The metric to use when none is named: the only one, else ``time``.
+
+        Raises
+        ------
+        InputError
+            When there are several metrics and none is ``time``.
+        """
         metrics = self.metric_names
         if len(metrics) == 1:
             return metrics[0]

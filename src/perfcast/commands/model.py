@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import shlex
+import sys
 
 from perfcast.commands.common import add_input_arguments, load_experiment, write_output
+from perfcast.errors import InputError
 from perfcast.model import MODELERS, fit
 from perfcast.report.tables import FORMATS, format_models
 
@@ -25,6 +28,22 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", help="metric to model (default: the only one, or time)")
     parser.add_argument("--kernel", metavar="GLOB", help="only kernels matching this pattern")
     parser.add_argument(
+        "--static",
+        action="append",
+        metavar="SRC.c",
+        help="hybrid modeling: take candidate terms from a static analysis of these C sources",
+    )
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME[=SOURCE]",
+        help="with --static: an experiment parameter and the source variable it stands for",
+    )
+    parser.add_argument(
+        "--static-flags", default="", metavar="FLAGS", help="with --static: flags for clang"
+    )
+    parser.add_argument(
         "--negative-exponents",
         choices=("auto", "yes", "no"),
         default="auto",
@@ -38,7 +57,46 @@ def fit_from_args(args: argparse.Namespace):
     if args.kernel:
         experiment = experiment.select(kernels=args.kernel)
     negative = {"auto": None, "yes": True, "no": False}[args.negative_exponents]
+    if args.static:
+        return fit_hybrid(experiment, args, negative)
     return fit(experiment, modeler=args.modeler, metric=args.metric, negative_exponents=negative)
+
+
+def fit_hybrid(experiment, args: argparse.Namespace, negative: bool | None):
+    """Hybrid models from ``--static`` sources; a summary of the search goes to stderr."""
+    from perfcast.model.hybrid import HybridModeler
+    from perfcast.static import analyze
+
+    mapping = dict(_parameter_pair(text) for text in args.param)
+    missing = [p for p in mapping if p not in experiment.parameter_names]
+    if missing:
+        raise InputError(f"--param {missing[0]}: the experiment has no such parameter")
+    report = analyze(args.static, list(mapping.values()), shlex.split(args.static_flags))
+    for message in report.diagnostics:
+        print(message, file=sys.stderr)
+    modeler = HybridModeler(report, mapping, negative_exponents=negative)
+    modeler.fit(experiment, args.metric)
+    print(hybrid_summary(modeler), file=sys.stderr)
+    return modeler.models_
+
+
+def _parameter_pair(text: str) -> tuple[str, str]:
+    name, _, source = text.partition("=")
+    if not name:
+        raise InputError(f"--param '{text}' is not NAME or NAME=SOURCE")
+    return name, source or name
+
+
+def hybrid_summary(modeler) -> str:
+    """One line: where the models came from and how much smaller the search was."""
+    kinds = [p.split(":")[0] for p in modeler.provenance_.values()]
+    hybrid = sum(h for h, _ in modeler.predictors_.values())
+    empirical = sum(e for _, e in modeler.predictors_.values())
+    counts = ", ".join(f"{kinds.count(k)} {k}" for k in ("static count", "reach", "empirical"))
+    saved = 100.0 * (1 - hybrid / empirical) if empirical else 0.0
+    return (
+        f"hybrid: {counts}; {hybrid} candidate terms instead of {empirical} ({saved:.0f} % fewer)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -292,14 +292,14 @@ def _by_kernel(table: Mapping[Function, list[int]], names: Mapping[Function, str
 
 def instruction_records(profile: Profile) -> list[dict[str, object]]:
     """``instructions`` and ``instructions.rank_max``
-    The largest exclusive ``Ir`` of the function on any one rank: the critical path's share,
-    which shrinks like ``1/p`` for work divided among ranks, where the sum stays constant.
-``instructions.inclusive`` records per function of a callgrind profile.
+        The largest exclusive ``Ir`` of the function on any one rank: the critical path's share,
+        which shrinks like ``1/p`` for work divided among ranks, where the sum stays constant.
+    ``instructions.inclusive`` records per function of a callgrind profile.
 
-    Raises
-    ------
-    ProfileError
-        When the profile has no ``Ir`` event.
+        Raises
+        ------
+        ProfileError
+            When the profile has no ``Ir`` event.
     """
     if "Ir" not in profile.events:
         raise ProfileError(f"the profile counts {profile.events}, not Ir")

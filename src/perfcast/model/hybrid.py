@@ -1,0 +1,235 @@
+"""Hybrid modeling: static execution counts narrow the empirical search.
+
+Seed paper ``hybrid-static-dynamic-modeling.md``, section III. Each measured kernel is matched to
+a kernel of the static report (by the last element of its call path: a function or loop name, or
+``file:line``). Then, per kernel:
+
+- the counts of the kernel and of every loop nested in it are sums of power/log terms in the
+  experiment's parameters (exact, or once ``floor``/``ceiling`` are dropped): those terms are the
+  only candidates, and only their coefficients are fitted (every subset of them is tried, with
+  the same forward F-tests as the PMNF search);
+- one of those counts is undefined: the PMNF search runs over the parameters that reach the
+  kernel or a loop in it, the others' variation counting as repetitions;
+- no static kernel matches: the plain PMNF search over all parameters.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import sympy
+
+from perfcast.experiment import KERNEL, METRIC, REPETITION, Experiment, call_path
+from perfcast.model.data import FitData
+from perfcast.model.function import Factor, Model
+from perfcast.model.hypotheses import EXTRAP_BUILDING_BLOCKS
+from perfcast.model.pmnf import PMNFModeler, build_models
+from perfcast.model.search import SearchSettings, search
+from perfcast.static.report import StaticKernel, StaticReport
+
+MAX_STATIC_TERMS = 8
+_LOCATION = re.compile(r"^(?P<file>.+):(?P<line>\d+)$")
+
+
+class HybridModeler:
+    """Fit models whose hypothesis space comes from a static analysis of the source.
+
+    Parameters
+    ----------
+    report : StaticReport
+        From :func:`perfcast.static.analyze` over the program's sources.
+    parameter_map : mapping of str to str, optional
+        Experiment parameter name to the source name it stands for (``{"p": "size"}``); names
+        not given are the same in both.
+    alpha, positive_terms, negative_exponents
+        As in :class:`~perfcast.model.pmnf.PMNFModeler`.
+
+    Attributes
+    ----------
+    models_ : list of Model
+        One per kernel, in the experiment's kernel order.
+    provenance_ : dict of str to str
+        Per kernel: ``"static count"``, ``"reach: p, n"`` or ``"empirical"``.
+    predictors_ : dict of str to tuple of int
+        Per kernel: candidate terms of the hybrid search and of the purely empirical one
+        (EPMNF: 42 building blocks per parameter).
+    """
+
+    def __init__(
+        self,
+        report: StaticReport,
+        parameter_map: Mapping[str, str] | None = None,
+        alpha: float = 0.05,
+        positive_terms: bool = True,
+        negative_exponents: bool | None = None,
+    ):
+        self.report = report
+        self.parameter_map = parameter_map
+        self.alpha = alpha
+        self.positive_terms = positive_terms
+        self.negative_exponents = negative_exponents
+
+    def fit(self, experiment: Experiment, metric: str | None = None) -> HybridModeler:
+        """Model every kernel of ``experiment``; returns self."""
+        metric = metric or experiment.default_metric()
+        experiment = experiment.select(metric=metric)
+        names = experiment.parameter_names
+        to_source = {p: (self.parameter_map or {}).get(p, p) for p in names}
+        to_experiment = {source: p for p, source in to_source.items()}
+        empirical = len(EXTRAP_BUILDING_BLOCKS) * len(names)
+        exact: dict[tuple, list[str]] = {}
+        reach: dict[tuple[str, ...], list[str]] = {}
+        self.provenance_: dict[str, str] = {}
+        self.predictors_: dict[str, tuple[int, int]] = {}
+        for kernel in experiment.kernels:
+            static = match_kernel(kernel, self.report)
+            shapes = None if static is None else self._terms(static, to_experiment, names)
+            if shapes is not None and len(shapes) <= MAX_STATIC_TERMS:
+                exact.setdefault(shapes, []).append(kernel)
+                self.provenance_[kernel] = "static count"
+                self.predictors_[kernel] = (len(shapes), empirical)
+                continue
+            reached = names if static is None else self._reach(static, to_experiment, names)
+            reach.setdefault(reached, []).append(kernel)
+            self.provenance_[kernel] = (
+                "empirical" if static is None else f"reach: {', '.join(reached) or 'none'}"
+            )
+            self.predictors_[kernel] = (len(EXTRAP_BUILDING_BLOCKS) * len(reached), empirical)
+
+        fitted: dict[str, Model] = {}
+        for shapes, kernels in exact.items():
+            for model in self._fit_static(subset(experiment, kernels), shapes):
+                fitted[model.kernel] = model
+        for reached, kernels in reach.items():
+            for model in self._fit_reach(subset(experiment, kernels), reached):
+                fitted[model.kernel] = model
+        self.models_ = [fitted[k] for k in experiment.kernels]
+        return self
+
+    def predict(self, points: np.ndarray) -> np.ndarray:
+        """Predictions of every model at ``points``, shape (n_models, n_points)."""
+        return np.stack([m.evaluate(points) for m in self.models_])
+
+    def _nest(self, static: StaticKernel) -> list[StaticKernel]:
+        """The kernel and every loop nested in it."""
+        inside = [
+            k
+            for k in self.report.kernels
+            if k is not static
+            and k.function == static.function
+            and k.line >= static.line
+            and k.end_line <= static.end_line
+        ]
+        return [static, *inside]
+
+    def _terms(
+        self, static: StaticKernel, to_experiment: Mapping[str, str], names: Sequence[str]
+    ) -> tuple[tuple[Factor, ...], ...] | None:
+        """Distinct term shapes of the counts of the nest, or None if one is undefined."""
+        shapes: dict[tuple[Factor, ...], None] = {}
+        for kernel in self._nest(static):
+            model = count_model(kernel, to_experiment, names)
+            if model is None:
+                return None
+            shapes.update(dict.fromkeys(t.factors for t in model.terms))
+        return tuple(shapes)
+
+    def _reach(
+        self, static: StaticKernel, to_experiment: Mapping[str, str], names: Sequence[str]
+    ) -> tuple[str, ...]:
+        """Parameters reaching the kernel or any loop inside it, in experiment order."""
+        source = {p for k in self._nest(static) for p in k.parameters}
+        return tuple(p for p in names if any(to_experiment.get(s) == p for s in source))
+
+    def _settings(self) -> SearchSettings:
+        return SearchSettings(alpha=self.alpha, positive_terms=self.positive_terms)
+
+    def _fit_static(self, experiment: Experiment, shapes: tuple) -> list[Model]:
+        models = []
+        for series in experiment.series():
+            data = FitData.from_series(series, experiment.source)
+            columns = {p: series.points[:, j] for j, p in enumerate(series.parameters)}
+            pool = np.array([_basis(factors, columns) for factors in shapes]).reshape(
+                len(shapes), len(series.points)
+            )
+            subsets = [
+                np.array(list(itertools.combinations(range(len(shapes)), size)), dtype=np.intp)
+                for size in range(1, len(shapes) + 1)
+            ]
+            choice = search(data, pool, subsets, None, self._settings())
+            kernel_pool = np.broadcast_to(pool, (len(series.kernels), *pool.shape))
+            models += build_models(data, choice, kernel_pool, [list(shapes)] * len(series.kernels))
+        return models
+
+    def _fit_reach(self, experiment: Experiment, reached: tuple[str, ...]) -> list[Model]:
+        if not reached:
+            return self._fit_static(experiment, ())
+        reduced = drop_parameters(experiment, reached)
+        modeler = PMNFModeler(
+            negative_exponents=self.negative_exponents,
+            alpha=self.alpha,
+            positive_terms=self.positive_terms,
+        )
+        full = experiment.parameter_names
+        return [dataclasses.replace(m, parameters=full) for m in modeler.fit(reduced).models_]
+
+
+def match_kernel(kernel: str, report: StaticReport) -> StaticKernel | None:
+    """The static kernel a measured kernel stands for, by name or ``file:line``; None if none."""
+    leaf = call_path(kernel)[-1]
+    location = _LOCATION.match(leaf)
+    if location:
+        return report.kernel_at(location["file"], int(location["line"]))
+    try:
+        return report.kernel(leaf)
+    except KeyError:
+        return None
+
+
+def count_model(
+    static: StaticKernel, to_experiment: Mapping[str, str], names: Sequence[str]
+) -> Model | None:
+    """The static count as a model over the experiment's parameters, or None when undefined.
+
+    ``floor`` and ``ceiling`` are dropped (their arguments kept), which leaves the candidate
+    terms of integer division unchanged.
+    """
+    if static.count is None:
+        return None
+    renamed = static.count.subs(
+        {sympy.Symbol(s): sympy.Symbol(p) for s, p in to_experiment.items() if s != p}
+    )
+    symbols = {str(s) for s in renamed.free_symbols}
+    if not symbols <= set(names):
+        return None
+    kernel = dataclasses.replace(static, count=renamed, all_parameters=tuple(names))
+    return kernel.to_model() or kernel.approximate_model()
+
+
+def _basis(factors: Sequence[Factor], columns: Mapping[str, np.ndarray]) -> np.ndarray:
+    result = np.ones_like(next(iter(columns.values())))
+    for factor in factors:
+        result = result * factor.evaluate(columns[factor.parameter])
+    return result
+
+
+def subset(experiment: Experiment, kernels: Sequence[str]) -> Experiment:
+    """The experiment restricted to some kernels."""
+    frame = experiment.frame[experiment.frame[KERNEL].isin(list(kernels))].reset_index(drop=True)
+    return dataclasses.replace(experiment, frame=frame)
+
+
+def drop_parameters(experiment: Experiment, keep: Sequence[str]) -> Experiment:
+    """The experiment over fewer parameters: the dropped ones' variation becomes repetitions."""
+    frame = experiment.frame.drop(columns=[p for p in experiment.parameter_names if p not in keep])
+    frame = frame.sort_values([KERNEL, METRIC, *keep, REPETITION], kind="stable")
+    frame[REPETITION] = frame.groupby([KERNEL, METRIC, *keep], sort=False).cumcount()
+    parameters = [p for p in experiment.parameters if p.name in keep]
+    return Experiment.from_frame(
+        pd.DataFrame(frame), parameters, experiment.metrics, experiment.metadata, experiment.source
+    )

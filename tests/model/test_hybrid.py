@@ -1,0 +1,80 @@
+"""Hybrid modeling on a real clang analysis of a small C program."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perfcast.cli import main
+from perfcast.io import write_experiment
+from perfcast.model import fit
+from perfcast.model.hybrid import HybridModeler
+from tests.conftest import synthetic_experiment
+
+pytest.importorskip("clang.cindex")
+
+PROGRAM = Path(__file__).parent / "programs" / "hybrid.c"
+GRID = {"n": [16, 32, 64, 128, 256], "m": [10, 20, 40, 80, 160]}
+TRUTH = {
+    "main->stencil": lambda n, m: 2e-6 * n**2 + 3e-5 * n + 0 * m,
+    "main->sweep": lambda n, m: 0.01 + 2e-4 * m + 0 * n,
+    "main->lookup": lambda n, m: 1e-3 * np.sqrt(n) + 0 * m,
+    "MPI_Init": lambda n, m: 0.05 + 1e-4 * np.log2(n) * m,
+}
+
+
+@pytest.fixture(scope="module")
+def report():
+    from perfcast.static import analyze
+
+    return analyze([PROGRAM], ["n", "m"])
+
+
+@pytest.fixture
+def experiment():
+    return synthetic_experiment(TRUTH, GRID, noise=0.03, seed=11)
+
+
+def test_sources_and_hypothesis_space(report, experiment):
+    modeler = HybridModeler(report).fit(experiment)
+    assert modeler.provenance_ == {
+        "main->stencil": "static count",
+        "main->sweep": "static count",
+        "main->lookup": "reach: n",
+        "MPI_Init": "empirical",
+    }
+    assert modeler.predictors_["main->stencil"] == (2, 84)  # n and n^2 instead of 2 x 42 blocks
+    assert modeler.predictors_["main->sweep"] == (1, 84)
+    assert modeler.predictors_["main->lookup"] == (42, 84)
+    assert modeler.predictors_["MPI_Init"] == (84, 84)
+
+
+def test_models_follow_the_static_terms(report, experiment):
+    models = {m.kernel: m for m in HybridModeler(report).fit(experiment).models_}
+    assert models["main->stencil"].lead_order("n") == (2, 0)
+    assert models["main->stencil"].lead_order("m") == (0, 0)
+    assert models["main->sweep"].lead_order("m") == (1, 0)
+    assert models["main->sweep"].lead_order("n") == (0, 0)
+    assert models["main->lookup"].lead_order("m") == (0, 0)
+    assert models["main->lookup"].parameters == ("n", "m")
+    big = {"n": [2048.0], "m": [1280.0]}
+    truth = TRUTH["main->stencil"](2048.0, 1280.0)
+    assert models["main->stencil"].evaluate(big)[0] == pytest.approx(truth, rel=0.05)
+
+
+def test_cross_validated_error_no_worse_than_empirical(report, experiment):
+    hybrid = {m.kernel: m for m in HybridModeler(report).fit(experiment).models_}
+    empirical = {m.kernel: m for m in fit(experiment)}
+    for kernel in ("main->stencil", "main->sweep"):
+        assert hybrid[kernel].quality.cv_smape <= empirical[kernel].quality.cv_smape * 1.05
+
+
+def test_command_line(experiment, tmp_path, capsys):
+    path = tmp_path / "exp.csv"
+    write_experiment(experiment, path)
+    assert main(["model", str(path), "--static", str(PROGRAM), "--param", "n", "--param", "m"]) == 0
+    captured = capsys.readouterr()
+    assert "main->stencil" in captured.out
+    assert "2 static count, 1 reach, 1 empirical" in captured.err
