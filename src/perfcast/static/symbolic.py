@@ -374,6 +374,36 @@ def _tightest(candidates: list[sympy.Expr], domain: list[Level], largest: bool) 
     return sympy.Max(*kept) if largest else sympy.Min(*kept)
 
 
+def _sum_by_residues(value, k, low, high, line: int) -> sympy.Expr:
+    """Sum a value holding ``floor``/``ceiling`` of ``(p/c)*k + b`` by residues of k mod c.
+
+    With ``k = low + c*q + r`` each such term becomes ``p*q + floor(...)`` free of ``q``, so the
+    sum over ``q`` (for each residue ``r``) has a closed form.
+    """
+    problem = Undefined(f"no closed form for the sum over the loop at line {line}")
+    rounding = [a for a in value.atoms(sympy.floor, sympy.ceiling) if k in a.free_symbols]
+    if not rounding:
+        raise problem
+    period = 1
+    for atom in rounding:
+        slope = sympy.diff(atom.args[0], k)
+        if not slope.is_Rational or k in sympy.expand(atom.args[0] - slope * k).free_symbols:
+            raise problem
+        period = sympy.ilcm(period, slope.q)
+    if period == 1 or period > 16:
+        raise problem
+    q = sympy.Dummy("q", integer=True, nonnegative=True)
+    total_sum = sympy.Integer(0)
+    for residue in range(period):
+        shifted = value.subs(k, low + period * q + residue)
+        last = sympy.floor((high - low - residue) / period)
+        part = sympy.summation(shifted, (q, 0, last))
+        if part.has(sympy.Sum) or q in part.free_symbols:
+            raise problem
+        total_sum += part
+    return total_sum
+
+
 def _sum_piece(levels: list[Level], depth: int, bounds: list[Bound], piece: Piece) -> Piece:
     level = levels[depth]
     outer = levels[:depth]
@@ -394,7 +424,7 @@ def _sum_piece(levels: list[Level], depth: int, bounds: list[Bound], piece: Piec
     else:
         summed = sympy.summation(value, (k, low, high))
         if summed.has(sympy.Sum):
-            raise Undefined(f"no closed form for the sum over the loop at line {level.line}")
+            summed = _sum_by_residues(value, k, low, high, level.line)
     return Piece(
         sympy.expand(summed) if not summed.has(sympy.Min, sympy.Max) else summed, piece.conditions
     )
