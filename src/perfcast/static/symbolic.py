@@ -374,6 +374,40 @@ def _tightest(candidates: list[sympy.Expr], domain: list[Level], largest: bool) 
     return sympy.Max(*kept) if largest else sympy.Min(*kept)
 
 
+_POWER_SUMS: dict[int, sympy.Expr] = {}
+_X = sympy.Dummy("x", integer=True)
+
+
+def _power_sum(power: int) -> sympy.Expr:
+    """Faulhaber's ``sum(t**power, t = 0..x)`` as a polynomial in ``_X``."""
+    if power not in _POWER_SUMS:
+        t = sympy.Dummy("t", integer=True)
+        _POWER_SUMS[power] = sympy.expand(sympy.summation(t**power, (t, 0, _X)))
+    return _POWER_SUMS[power]
+
+
+def closed_sum(value: sympy.Expr, k: sympy.Symbol, low: sympy.Expr, high: sympy.Expr):
+    """``sum(value, k = low..high)`` in closed form (sympy's convention for empty ranges).
+
+    Polynomials in ``k`` use Faulhaber's formulas directly (fast, any coefficients); other
+    summands go to :func:`sympy.summation`. Raises Undefined when there is no closed form.
+    """
+    try:
+        polynomial = sympy.Poly(sympy.expand(value), k)
+    except sympy.PolynomialError:
+        polynomial = None
+    if polynomial is not None:
+        result = sympy.Integer(0)
+        for (power,), coefficient in polynomial.terms():
+            formula = _power_sum(power)
+            result += coefficient * (formula.subs(_X, high) - formula.subs(_X, low - 1))
+        return result
+    result = sympy.summation(value, (k, low, high))
+    if result.has(sympy.Sum):
+        raise Undefined("no closed form")
+    return result
+
+
 def _sum_by_residues(value, k, low, high, line: int) -> sympy.Expr:
     """Sum a value holding ``floor``/``ceiling`` of ``(p/c)*k + b`` by residues of k mod c.
 
@@ -390,15 +424,19 @@ def _sum_by_residues(value, k, low, high, line: int) -> sympy.Expr:
         if not slope.is_Rational or k in sympy.expand(atom.args[0] - slope * k).free_symbols:
             raise problem
         period = sympy.ilcm(period, slope.q)
-    if period == 1 or period > 16:
+    # Each residue multiplies the size of the formula: keep it readable (and fast).
+    if period == 1 or period > 4 or sympy.count_ops(value) * period > 200:
         raise problem
     q = sympy.Dummy("q", integer=True, nonnegative=True)
     total_sum = sympy.Integer(0)
     for residue in range(period):
         shifted = value.subs(k, low + period * q + residue)
         last = sympy.floor((high - low - residue) / period)
-        part = sympy.summation(shifted, (q, 0, last))
-        if part.has(sympy.Sum) or q in part.free_symbols:
+        try:
+            part = closed_sum(shifted, q, sympy.Integer(0), last)
+        except Undefined:
+            raise problem from None
+        if q in part.free_symbols:
             raise problem
         total_sum += part
     return total_sum
@@ -422,9 +460,16 @@ def _sum_piece(levels: list[Level], depth: int, bounds: list[Bound], piece: Piec
     if k not in value.free_symbols:
         summed = value * (high - low + 1)
     else:
-        summed = sympy.summation(value, (k, low, high))
-        if summed.has(sympy.Sum):
+        rounded = any(k in a.free_symbols for a in value.atoms(sympy.floor, sympy.ceiling))
+        if rounded:
             summed = _sum_by_residues(value, k, low, high, level.line)
+        else:
+            try:
+                summed = closed_sum(value, k, low, high)
+            except Undefined:
+                raise Undefined(
+                    f"no closed form for the sum over the loop at line {level.line}"
+                ) from None
     return Piece(
         sympy.expand(summed) if not summed.has(sympy.Min, sympy.Max) else summed, piece.conditions
     )
