@@ -593,3 +593,26 @@ def test_parameters_set_up_in_helpers_but_not_modified(tmp_path):
     size, reps = sympy.symbols("size reps")
     assert report.kernel("main:loop@11").count == size * reps
     assert "size is changed at line 15" in report.kernel("main:loop@16").undef_reason
+
+
+def test_approximate_model_smooths_floors_and_pieces(tmp_path):
+    source = write(
+        tmp_path,
+        "ap.c",
+        """\
+        int n;
+        int main(void) {
+          for (int i = 0; i < n - 5; i += 2) {
+            for (int j = 0; j < n; j++) {
+              ;
+            }
+          }
+          return 0;
+        }
+        """,
+    )
+    kernel = analyze([source], ["n"]).kernel("main:loop@4")
+    assert kernel.count.has(sympy.Piecewise) and kernel.to_model() is None
+    model = kernel.approximate_model()
+    assert model.lead_order("n") == (Fraction(2), 0)
+    assert model.evaluate(np.array([[105.0]]))[0] == pytest.approx(105 * 50)
