@@ -49,6 +49,8 @@ class Level:
         Value at ``k = 0``.
     line : int
         Source line of the loop.
+    factor : Expr or None
+        The factor of a multiplying update (``value = start * factor**k``), else None.
     """
 
     variable: sympy.Symbol
@@ -62,6 +64,7 @@ class Level:
     step: sympy.Expr | None
     start: sympy.Expr | None
     line: int
+    factor: sympy.Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -218,7 +221,7 @@ def constraint(expression: sympy.Expr, levels: list[Level]) -> list:
     slope = sympy.diff(expression, variable)
     if not slope.is_Integer or slope == 0:
         raise Undefined("the condition is not affine in the loop variable")
-    if level.step is None:
+    if level.step is None and level.factor is None:
         raise Undefined(
             f"the condition tests the variable of the loop at line {level.line}, "
             "which is not affine"
@@ -329,7 +332,9 @@ def _counter_limits(level: Level, bounds: list[Bound], domain: list[Level]):
     k = level.counter
     low: list[sympy.Expr] = [sympy.Integer(0)]
     high: list[sympy.Expr] = [level.trip - 1]
-    if bounds:
+    if bounds and level.factor is not None and level.start is not None:
+        _geometric_limits(level, bounds, domain, low, high)
+    elif bounds:
         if level.step is None or level.start is None:
             raise Undefined(f"condition on the induction variable of the loop at line {level.line}")
         step = level.step
@@ -345,6 +350,23 @@ def _counter_limits(level: Level, bounds: list[Bound], domain: list[Level]):
     low = _tightest(low, domain, largest=True)
     high = _tightest(high, domain, largest=False)
     return k, low, high
+
+
+def _geometric_limits(level: Level, bounds, domain, low: list, high: list) -> None:
+    """Counter limits of guards on ``v = start * factor**k`` (start >= 1): logarithms."""
+    for bound in bounds:
+        if bound.lower and prove_nonnegative(level.start - bound.value, domain):
+            continue  # v >= start >= bound always holds
+        if not prove_nonnegative(bound.value - 1, domain):
+            raise Undefined(
+                f"a condition compares the geometric variable of the loop at line {level.line} "
+                f"with {readable(bound.value)}, which may be < 1"
+            )
+        exponent = sympy.log(bound.value / level.start, level.factor)
+        if bound.lower:
+            low.append(sympy.ceiling(exponent))
+        else:
+            high.append(sympy.floor(exponent))
 
 
 def step_positive(step: sympy.Expr) -> bool:
