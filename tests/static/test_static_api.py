@@ -593,3 +593,55 @@ def test_parameters_set_up_in_helpers_but_not_modified(tmp_path):
     size, reps = sympy.symbols("size reps")
     assert report.kernel("main:loop@11").count == size * reps
     assert "size is changed at line 15" in report.kernel("main:loop@16").undef_reason
+
+
+def test_approximate_model_smooths_floors_and_pieces(tmp_path):
+    source = write(
+        tmp_path,
+        "ap.c",
+        """\
+        int n;
+        int main(void) {
+          for (int i = 0; i < n - 5; i += 2) {
+            for (int j = 0; j < n; j++) {
+              ;
+            }
+          }
+          return 0;
+        }
+        """,
+    )
+    kernel = analyze([source], ["n"]).kernel("main:loop@4")
+    assert kernel.count.has(sympy.Piecewise) and kernel.to_model() is None
+    model = kernel.approximate_model()
+    assert model.lead_order("n") == (Fraction(2), 0)
+    assert model.evaluate(np.array([[105.0]]))[0] == pytest.approx(105 * 50)
+
+
+def test_same_name_in_two_files_and_cplusplus_methods_are_reported(tmp_path):
+    first = write(
+        tmp_path,
+        "a1.c",
+        "static void h(void) {\n  for (int i = 0; i < 3; i++) {\n  }\n}\n"
+        "void a(void) {\n  h();\n}\n",
+    )
+    second = write(
+        tmp_path,
+        "a2.c",
+        "static void h(void) {\n  for (int i = 0; i < 5; i++) {\n  }\n}\n"
+        "void a(void);\nint main(void) {\n  a();\n  h();\n  return 0;\n}\n",
+    )
+    report = analyze([first, second], [])
+    assert "two functions are called h" in report.kernel("h").undef_reason
+    assert "two functions are called h" in report.kernel("h:loop@2").undef_reason
+    assert report.kernel("a").count == 1
+    assert any("a2.c:1: function h is defined twice" in d for d in report.diagnostics)
+    methods = write(
+        tmp_path,
+        "m.cpp",
+        "int n;\nvoid f() {}\nstruct S {\n  void run() { f(); }\n};\n"
+        "int main() {\n  S s;\n  s.run();\n  return 0;\n}\n",
+    )
+    report = analyze([methods], ["n"])
+    assert any("m.cpp:4: run is not analysed" in d for d in report.diagnostics)
+    assert "does not walk" in report.kernel("f").undef_reason

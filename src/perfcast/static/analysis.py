@@ -143,10 +143,12 @@ class _Analysis:
     def _walk_function(self, name: str, function: Cursor) -> None:
         source = self.program.function_source[name]
         context = Context(name)
+        if name in self.program.ambiguous:
+            context = replace(context, undef=f"two functions are called {name}")
         self._record(name, "function", function, source, 0, context)
         context = replace(context, region=name)
         jump = self.jumps.get(name)
-        if jump is not None:
+        if jump is not None and context.undef is None:
             # A goto can skip or repeat any statement of the function.
             context = replace(context, undef=f"the function uses goto at line {jump.location.line}")
         body = _body(function)

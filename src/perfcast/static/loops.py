@@ -395,6 +395,7 @@ def make_level(
         level.step,
         level.start,
         line,
+        level.factor,
     )
 
 
@@ -480,6 +481,7 @@ def _multiplying(start, bound, factor, op, variable, counter, line, prove) -> Le
         None,
         start,
         line,
+        factor,
     )
 
 

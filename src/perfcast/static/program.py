@@ -62,6 +62,7 @@ class Program:
     instantiation_offsets: set[int] = field(default_factory=set)
     writes_globals: dict[str, set[str]] = field(default_factory=dict)
     diagnostics: list[str] = field(default_factory=list)
+    ambiguous: set[str] = field(default_factory=set)
     loops: list[Cursor] = field(default_factory=list)
 
     def in_same_loop(self, first: Cursor, second: Cursor) -> bool:
@@ -138,13 +139,17 @@ def collect(sources: list[ParsedSource]) -> Program:
                     first = program.functions[name].location
                     here = cursor.location
                     if (str(first.file), first.line) != (str(here.file), here.line):
+                        program.ambiguous.add(name)
                         program.diagnostics.append(
-                            f"{here.file}:{here.line}: function {name} is defined twice; "
-                            "both are counted as the first definition"
+                            f"{here.file}:{here.line}: function {name} is defined twice; its "
+                            "calls cannot be told apart, so its kernels are undef (this "
+                            "definition is not listed)"
                         )
                     continue
                 program.functions[name] = cursor
                 program.function_source[name] = source
+            elif cursor.kind in _SCOPES:
+                _report_unanalysed(program, cursor)
             if cursor.kind != CursorKind.INCLUSION_DIRECTIVE:
                 _scan(program, cursor, source, callee_refs, function_refs)
     for ref in function_refs:
@@ -154,6 +159,33 @@ def collect(sources: list[ParsedSource]) -> Program:
     for function in program.functions.values():
         program.loops.extend(c for c in walk(function) if c.kind in LOOPS)
     return program
+
+
+_SCOPES = {
+    CursorKind.NAMESPACE,
+    CursorKind.CLASS_DECL,
+    CursorKind.STRUCT_DECL,
+    CursorKind.CLASS_TEMPLATE,
+    CursorKind.LINKAGE_SPEC,
+}
+_FUNCTION_LIKE = {
+    CursorKind.FUNCTION_DECL,
+    CursorKind.CXX_METHOD,
+    CursorKind.CONSTRUCTOR,
+    CursorKind.DESTRUCTOR,
+    CursorKind.FUNCTION_TEMPLATE,
+    CursorKind.CONVERSION_FUNCTION,
+}
+
+
+def _report_unanalysed(program: Program, scope: Cursor) -> None:
+    """Say which C++ definitions (methods, namespaced functions, templates) are not analysed."""
+    for cursor in walk(scope):
+        if cursor.kind in _FUNCTION_LIKE and cursor.is_definition():
+            program.diagnostics.append(
+                f"{cursor.location.file}:{cursor.location.line}: {cursor.spelling} is not "
+                "analysed (only file-scope C functions are); calls it makes are undef"
+            )
 
 
 def _macro(cursor: Cursor) -> Macro:

@@ -99,15 +99,17 @@ class StaticKernel:
         return _model(self.count, self.name, self.all_parameters or self.parameters)
 
     def approximate_model(self) -> Model | None:
-        """The model of the count with ``floor``/``ceiling`` dropped (their arguments kept).
+        """The model of the count with ``floor``/``ceiling`` dropped (their arguments kept) and
+        each ``Piecewise`` replaced by its first branch (the one for large parameters).
 
         An approximation for choosing model terms; use :meth:`to_model` for exact counts.
+        None when the count is undefined or still not of model form (e.g. ``Min``).
         """
         if self.count is None:
             return None
         smooth = self.count.replace(
             lambda e: isinstance(e, sympy.floor | sympy.ceiling), lambda e: e.args[0]
-        )
+        ).replace(lambda e: isinstance(e, sympy.Piecewise), lambda e: e.args[0][0])
         return _model(sympy.expand(smooth), self.name, self.all_parameters or self.parameters)
 
     def expression(self) -> str | None:

@@ -49,6 +49,8 @@ class Level:
         Value at ``k = 0``.
     line : int
         Source line of the loop.
+    factor : Expr or None
+        The factor of a multiplying update (``value = start * factor**k``), else None.
     """
 
     variable: sympy.Symbol
@@ -62,6 +64,7 @@ class Level:
     step: sympy.Expr | None
     start: sympy.Expr | None
     line: int
+    factor: sympy.Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -218,7 +221,7 @@ def constraint(expression: sympy.Expr, levels: list[Level]) -> list:
     slope = sympy.diff(expression, variable)
     if not slope.is_Integer or slope == 0:
         raise Undefined("the condition is not affine in the loop variable")
-    if level.step is None:
+    if level.step is None and level.factor is None:
         raise Undefined(
             f"the condition tests the variable of the loop at line {level.line}, "
             "which is not affine"
@@ -329,7 +332,9 @@ def _counter_limits(level: Level, bounds: list[Bound], domain: list[Level]):
     k = level.counter
     low: list[sympy.Expr] = [sympy.Integer(0)]
     high: list[sympy.Expr] = [level.trip - 1]
-    if bounds:
+    if bounds and level.factor is not None and level.start is not None:
+        _geometric_limits(level, bounds, domain, low, high)
+    elif bounds:
         if level.step is None or level.start is None:
             raise Undefined(f"condition on the induction variable of the loop at line {level.line}")
         step = level.step
@@ -345,6 +350,23 @@ def _counter_limits(level: Level, bounds: list[Bound], domain: list[Level]):
     low = _tightest(low, domain, largest=True)
     high = _tightest(high, domain, largest=False)
     return k, low, high
+
+
+def _geometric_limits(level: Level, bounds, domain, low: list, high: list) -> None:
+    """Counter limits of guards on ``v = start * factor**k`` (start >= 1): logarithms."""
+    for bound in bounds:
+        if bound.lower and prove_nonnegative(level.start - bound.value, domain):
+            continue  # v >= start >= bound always holds
+        if not prove_nonnegative(bound.value - 1, domain):
+            raise Undefined(
+                f"a condition compares the geometric variable of the loop at line {level.line} "
+                f"with {readable(bound.value)}, which may be < 1"
+            )
+        exponent = sympy.log(bound.value / level.start, level.factor)
+        if bound.lower:
+            low.append(sympy.ceiling(exponent))
+        else:
+            high.append(sympy.floor(exponent))
 
 
 def step_positive(step: sympy.Expr) -> bool:
@@ -374,6 +396,74 @@ def _tightest(candidates: list[sympy.Expr], domain: list[Level], largest: bool) 
     return sympy.Max(*kept) if largest else sympy.Min(*kept)
 
 
+_POWER_SUMS: dict[int, sympy.Expr] = {}
+_X = sympy.Dummy("x", integer=True)
+
+
+def _power_sum(power: int) -> sympy.Expr:
+    """Faulhaber's ``sum(t**power, t = 0..x)`` as a polynomial in ``_X``."""
+    if power not in _POWER_SUMS:
+        t = sympy.Dummy("t", integer=True)
+        _POWER_SUMS[power] = sympy.expand(sympy.summation(t**power, (t, 0, _X)))
+    return _POWER_SUMS[power]
+
+
+def closed_sum(value: sympy.Expr, k: sympy.Symbol, low: sympy.Expr, high: sympy.Expr):
+    """``sum(value, k = low..high)`` in closed form (sympy's convention for empty ranges).
+
+    Polynomials in ``k`` use Faulhaber's formulas directly (fast, any coefficients); other
+    summands go to :func:`sympy.summation`. Raises Undefined when there is no closed form.
+    """
+    try:
+        polynomial = sympy.Poly(sympy.expand(value), k)
+    except sympy.PolynomialError:
+        polynomial = None
+    if polynomial is not None:
+        result = sympy.Integer(0)
+        for (power,), coefficient in polynomial.terms():
+            formula = _power_sum(power)
+            result += coefficient * (formula.subs(_X, high) - formula.subs(_X, low - 1))
+        return result
+    result = sympy.summation(value, (k, low, high))
+    if result.has(sympy.Sum):
+        raise Undefined("no closed form")
+    return result
+
+
+def _sum_by_residues(value, k, low, high, line: int) -> sympy.Expr:
+    """Sum a value holding ``floor``/``ceiling`` of ``(p/c)*k + b`` by residues of k mod c.
+
+    With ``k = low + c*q + r`` each such term becomes ``p*q + floor(...)`` free of ``q``, so the
+    sum over ``q`` (for each residue ``r``) has a closed form.
+    """
+    problem = Undefined(f"no closed form for the sum over the loop at line {line}")
+    rounding = [a for a in value.atoms(sympy.floor, sympy.ceiling) if k in a.free_symbols]
+    if not rounding:
+        raise problem
+    period = 1
+    for atom in rounding:
+        slope = sympy.diff(atom.args[0], k)
+        if not slope.is_Rational or k in sympy.expand(atom.args[0] - slope * k).free_symbols:
+            raise problem
+        period = sympy.ilcm(period, slope.q)
+    # Each residue multiplies the size of the formula: keep it readable (and fast).
+    if period == 1 or period > 4 or sympy.count_ops(value) * period > 200:
+        raise problem
+    q = sympy.Dummy("q", integer=True, nonnegative=True)
+    total_sum = sympy.Integer(0)
+    for residue in range(period):
+        shifted = value.subs(k, low + period * q + residue)
+        last = sympy.floor((high - low - residue) / period)
+        try:
+            part = closed_sum(shifted, q, sympy.Integer(0), last)
+        except Undefined:
+            raise problem from None
+        if q in part.free_symbols:
+            raise problem
+        total_sum += part
+    return total_sum
+
+
 def _sum_piece(levels: list[Level], depth: int, bounds: list[Bound], piece: Piece) -> Piece:
     level = levels[depth]
     outer = levels[:depth]
@@ -392,9 +482,16 @@ def _sum_piece(levels: list[Level], depth: int, bounds: list[Bound], piece: Piec
     if k not in value.free_symbols:
         summed = value * (high - low + 1)
     else:
-        summed = sympy.summation(value, (k, low, high))
-        if summed.has(sympy.Sum):
-            raise Undefined(f"no closed form for the sum over the loop at line {level.line}")
+        rounded = any(k in a.free_symbols for a in value.atoms(sympy.floor, sympy.ceiling))
+        if rounded:
+            summed = _sum_by_residues(value, k, low, high, level.line)
+        else:
+            try:
+                summed = closed_sum(value, k, low, high)
+            except Undefined:
+                raise Undefined(
+                    f"no closed form for the sum over the loop at line {level.line}"
+                ) from None
     return Piece(
         sympy.expand(summed) if not summed.has(sympy.Min, sympy.Max) else summed, piece.conditions
     )

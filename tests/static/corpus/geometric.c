@@ -29,5 +29,17 @@ int main(int argc, char **argv) {
       sum += s;
     }
   }
+  for (int s = 1; s < n; s *= 2) {
+    if (s >= 5) {
+      for (int k = 0; k < 3; k++) {
+        sum += k;
+      }
+    }
+    if (s <= n / 3 + 1) {
+      for (int k = 0; k < s; k++) {
+        sum += k;
+      }
+    }
+  }
   return (int)(sum & 1);
 }

@@ -32,5 +32,15 @@ int main(int argc, char **argv) {
       sum += j;
     }
   }
+  for (int i = 0; i < n; i++) {
+    for (int j = i; j < n; j += 2) {
+      sum += j;
+    }
+  }
+  for (int i = 0; i < n; i += 3) {
+    for (int j = 0; j <= i; j += 4) {
+      sum += j;
+    }
+  }
   return (int)(sum & 1);
 }
