@@ -25,6 +25,7 @@ import pandas as pd
 import sympy
 
 from perfcast.experiment import KERNEL, METRIC, REPETITION, Experiment, call_path
+from perfcast.model.base import SeriesModeler
 from perfcast.model.data import FitData
 from perfcast.model.function import Factor, Model
 from perfcast.model.hypotheses import EXTRAP_BUILDING_BLOCKS
@@ -36,7 +37,7 @@ MAX_STATIC_TERMS = 8
 _LOCATION = re.compile(r"^(?P<file>.+):(?P<line>\d+)$")
 
 
-class HybridModeler:
+class HybridModeler(SeriesModeler):
     """Fit models whose hypothesis space comes from a static analysis of the source.
 
     Parameters
@@ -110,10 +111,6 @@ class HybridModeler:
                 fitted[model.kernel] = model
         self.models_ = [fitted[k] for k in experiment.kernels]
         return self
-
-    def predict(self, points: np.ndarray) -> np.ndarray:
-        """Predictions of every model at ``points``, shape (n_models, n_points)."""
-        return np.stack([m.evaluate(points) for m in self.models_])
 
     def _nest(self, static: StaticKernel) -> list[StaticKernel]:
         """The kernel and every loop nested in it."""

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from perfcast.errors import InputError
-from perfcast.experiment import Experiment, Series
+from perfcast.experiment import Series
+from perfcast.model.base import SeriesModeler
 from perfcast.model.batched import PoolMoments
 from perfcast.model.data import FitData
 from perfcast.model.function import Factor, Model, Term
@@ -29,7 +30,7 @@ MIN_VALUES_PER_PARAMETER = 3
 CANDIDATES_BY_DIMENSION = {2: 5, 3: 2}
 
 
-class PMNFModeler:
+class PMNFModeler(SeriesModeler):
     """Fit PMNF models to every kernel of an experiment.
 
     Parameters
@@ -66,17 +67,6 @@ class PMNFModeler:
         self.candidates = candidates
         self.alpha = alpha
         self.positive_terms = positive_terms
-
-    def fit(self, experiment: Experiment, metric: str | None = None) -> PMNFModeler:
-        """Model every kernel of ``experiment`` for ``metric``; returns self."""
-        self.models_: list[Model] = []
-        for series in experiment.series(metric):
-            self.models_.extend(self._fit_series(series, experiment.source))
-        return self
-
-    def predict(self, points: np.ndarray) -> np.ndarray:
-        """Predictions of every model at ``points``, shape (n_models, n_points)."""
-        return np.stack([m.evaluate(points) for m in self.models_])
 
     def _settings(self) -> SearchSettings:
         return SearchSettings(alpha=self.alpha, positive_terms=self.positive_terms)

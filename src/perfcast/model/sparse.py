@@ -17,7 +17,8 @@ import itertools
 import numpy as np
 from sklearn.linear_model import lars_path
 
-from perfcast.experiment import Experiment, Series
+from perfcast.experiment import Series
+from perfcast.model.base import SeriesModeler
 from perfcast.model.data import FitData
 from perfcast.model.function import Factor, Model
 from perfcast.model.hypotheses import evaluate_blocks
@@ -36,7 +37,7 @@ from perfcast.progress import ProgressBar
 MAX_INTERACTION = 4
 
 
-class SparseModeler:
+class SparseModeler(SeriesModeler):
     """LASSO over EPMNF predictors and their interactions, refitted by least squares.
 
     Parameters
@@ -81,17 +82,6 @@ class SparseModeler:
         self.alpha = alpha
         self.negative_exponents = negative_exponents
         self.positive_terms = positive_terms
-
-    def fit(self, experiment: Experiment, metric: str | None = None) -> SparseModeler:
-        """Model every kernel of ``experiment`` for ``metric``; returns self."""
-        self.models_: list[Model] = []
-        for series in experiment.series(metric):
-            self.models_.extend(self._fit_series(series, experiment.source))
-        return self
-
-    def predict(self, points: np.ndarray) -> np.ndarray:
-        """Predictions of every model at ``points``, shape (n_models, n_points)."""
-        return np.stack([m.evaluate(points) for m in self.models_])
 
     def _fit_series(self, series: Series, source: str | None) -> list[Model]:
         check_points(series, source)

@@ -1,0 +1,34 @@
+"""What every modeler shares: the scikit-learn style ``fit``/``predict`` over an experiment."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from perfcast.experiment import Experiment, Series
+from perfcast.model.function import Model
+
+
+class SeriesModeler:
+    """Base of modelers that fit each :class:`~perfcast.experiment.Series` on its own.
+
+    Subclasses implement ``_fit_series(series, source) -> list[Model]``.
+
+    Attributes
+    ----------
+    models_ : list of Model
+        One model per kernel, after :meth:`fit`.
+    """
+
+    def fit(self, experiment: Experiment, metric: str | None = None) -> SeriesModeler:
+        """Model every kernel of ``experiment`` for ``metric``; returns self."""
+        self.models_: list[Model] = []
+        for series in experiment.series(metric):
+            self.models_.extend(self._fit_series(series, experiment.source))
+        return self
+
+    def predict(self, points: np.ndarray) -> np.ndarray:
+        """Predictions of every model at ``points``, shape (n_models, n_points)."""
+        return np.stack([m.evaluate(points) for m in self.models_])
+
+    def _fit_series(self, series: Series, source: str | None) -> list[Model]:
+        raise NotImplementedError
