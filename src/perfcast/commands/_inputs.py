@@ -32,20 +32,13 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def choose_metric(experiment: Experiment, metric: str | None) -> str:
-    """``metric`` if given, else ``time`` when present, else the only metric."""
-    names = experiment.metric_names
-    if metric is not None:
-        if metric not in names:
-            raise InputError(f"no metric '{metric}' (have {', '.join(names)})", experiment.source)
-        return metric
-    if len(names) == 1:
-        return names[0]
-    if "time" in names:
-        return "time"
-    raise InputError(
-        f"the experiment has several metrics ({', '.join(names)}); name one with --metric",
-        experiment.source,
-    )
+    """``metric`` if given (and measured), else the experiment's default metric."""
+    if metric is None:
+        return experiment.default_metric()
+    if metric not in experiment.metric_names:
+        names = ", ".join(experiment.metric_names)
+        raise InputError(f"no metric '{metric}' (have {names})", experiment.source)
+    return metric
 
 
 def load_experiment(path: str, args: argparse.Namespace) -> tuple[Experiment, str]:
