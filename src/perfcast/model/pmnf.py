@@ -27,7 +27,10 @@ from perfcast.model.search import Choice, SearchSettings, search
 
 MIN_VALUES_PER_PARAMETER = 3
 # How many candidate factors of each parameter the multi-parameter search combines.
-CANDIDATES_BY_DIMENSION = {2: 5, 3: 2}
+CANDIDATES_BY_DIMENSION = {2: 8, 3: 2}
+# Hypotheses of more than two terms combine only this many best candidates per parameter (their
+# number grows with the cube of the pool).
+DEEP_CANDIDATES = 3
 
 
 class PMNFModeler(SeriesModeler):
@@ -117,8 +120,12 @@ class PMNFModeler(SeriesModeler):
         ]
         pool, shapes = combine_factors(candidates, slots, n_kernels, len(series.points))
         max_terms = self.max_terms or max(3, n_params)
+        shallow = [t for t, slot in enumerate(slots) if all(r < DEEP_CANDIDATES for _, r in slot)]
         subsets = [
-            np.array(list(itertools.combinations(range(len(slots)), size)), dtype=np.intp)
+            np.array(
+                list(itertools.combinations(range(len(slots)) if size <= 2 else shallow, size)),
+                dtype=np.intp,
+            )
             for size in range(1, max_terms + 1)
         ]
         return pool, shapes, subsets
