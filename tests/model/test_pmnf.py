@@ -167,3 +167,15 @@ def test_parameters_varying_together_are_rejected(testdata):
     experiment = read_experiment(testdata / "extrap/text/two_parameter_4.txt")
     with pytest.raises(InputError, match="cannot be told apart"):
         fit(experiment)
+
+
+def test_five_parameters_stay_tractable_and_exact():
+    grid = {name: [2, 4, 8, 16, 32] for name in "abcde"}
+    experiment = synthetic_experiment(
+        {"k": lambda a, b, c, d, e: 1.0 + 0.1 * a * b + 0.01 * c**2 + 0 * d + 0 * e},
+        grid,
+        noise=0.01,
+        repetitions=2,
+    )
+    (model,) = fit(experiment)
+    assert [model.lead_order(x) for x in "abcde"] == [(1, 0), (1, 0), (2, 0), (0, 0), (0, 0)]

@@ -31,6 +31,10 @@ CANDIDATES_BY_DIMENSION = {2: 8, 3: 2}
 # Hypotheses of more than two terms combine only this many best candidates per parameter (their
 # number grows with the cube of the pool).
 DEEP_CANDIDATES = 3
+# Most terms of a multi-parameter hypothesis, and most parameters in one term: beyond these the
+# number of hypotheses explodes (six parameters would give C(63, 6) of them).
+MAX_TERMS = 4
+MAX_TERM_PARAMETERS = 3
 
 
 class PMNFModeler(SeriesModeler):
@@ -110,16 +114,19 @@ class PMNFModeler(SeriesModeler):
             candidate_factors(data, j, per_parameter, self.negative_exponents)
             for j in range(n_params)
         ]
+        widths = (
+            range(1, n_params + 1) if n_params <= MAX_TERMS else range(1, MAX_TERM_PARAMETERS + 1)
+        )
         slots = [
             combo
-            for size in range(1, n_params + 1)
+            for size in widths
             for params in itertools.combinations(range(n_params), size)
             for combo in itertools.product(
                 *[[(j, r) for r in range(per_parameter)] for j in params]
             )
         ]
         pool, shapes = combine_factors(candidates, slots, n_kernels, len(series.points))
-        max_terms = self.max_terms or max(3, n_params)
+        max_terms = self.max_terms or min(max(3, n_params), MAX_TERMS)
         shallow = [t for t, slot in enumerate(slots) if all(r < DEEP_CANDIDATES for _, r in slot)]
         subsets = [
             np.array(
