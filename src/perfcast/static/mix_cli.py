@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,29 +20,7 @@ from perfcast.errors import InputError, WorkError
 from perfcast.static.binary import read_binary
 from perfcast.static.instruction_mix import COUNT_KEYS, InstructionMix, instruction_mix
 from perfcast.static.mix_output import mix_to_json, mix_to_python
-
-
-@dataclass(frozen=True)
-class ReportKernel:
-    """A kernel read back from a static report JSON."""
-
-    name: str
-    kind: str
-    file: str
-    line: int
-    end_line: int
-    depth: int
-    function: str
-    count: sympy.Expr | None
-    undef_reason: str | None
-
-
-@dataclass(frozen=True)
-class KernelList:
-    """A static report read from JSON: only its kernels."""
-
-    kernels: list[ReportKernel]
-
+from perfcast.static.report import StaticKernel, StaticReport, parse_expression
 
 BINARY_OPTIONS = ("binary", "report", "attribution", "mix_json", "mix_python")
 """Names of the attributes :func:`add_binary_arguments` adds to the parsed arguments."""
@@ -122,7 +99,7 @@ def mix_text(mix: InstructionMix) -> str:
     return "\n".join(lines) + "\n"
 
 
-def read_report_json(path: Path) -> KernelList:
+def read_report_json(path: Path) -> StaticReport:
     """Read the kernels of a static report JSON (``perfcast static --format json``).
 
     Each kernel needs ``name``, ``kind``, ``file``, ``line``, ``end_line``, ``function`` and
@@ -145,8 +122,9 @@ def read_report_json(path: Path) -> KernelList:
     for number, entry in enumerate(data["kernels"], start=1):
         try:
             expression = entry.get("expression")
+            parameters = tuple(str(p) for p in entry.get("parameters", ()))
             kernels.append(
-                ReportKernel(
+                StaticKernel(
                     name=str(entry["name"]),
                     kind=str(entry["kind"]),
                     file=str(entry["file"]),
@@ -154,10 +132,11 @@ def read_report_json(path: Path) -> KernelList:
                     end_line=int(entry["end_line"]),
                     depth=int(entry.get("depth", 0)),
                     function=str(entry.get("function") or entry["name"]),
-                    count=None if expression is None else sympy.sympify(expression),
+                    parameters=parameters,
+                    count=None if expression is None else parse_expression(expression, parameters),
                     undef_reason=entry.get("undef_reason"),
                 )
             )
         except (KeyError, TypeError, ValueError, AttributeError, sympy.SympifyError) as error:
             raise InputError(f"kernel {number}: malformed ({error!r})", str(path)) from error
-    return KernelList(kernels)
+    return StaticReport(kernels, diagnostics=[])
