@@ -6,8 +6,10 @@ Two data sets, both modeled twice in one run (``perfcast.model.fit`` and
 - synthetic: the kernels of ``tests/model/programs/hybrid.c`` (``stencil`` ~ n^2 + n, ``sweep`` ~
   m, ``lookup`` with a data-dependent loop reached by n only) measured on a 5 x 5 grid with 5
   repetitions and uniform multiplicative noise, 20 seeds per noise level;
-- the Jacobi example: instructions per function under valgrind (p = 1, five grid sizes), with the
-  static analysis of ``examples/jacobi/jacobi.c``.
+- the Jacobi example: each function's largest per-rank instruction count under valgrind
+  (``instructions.rank_max``) at p = 1..4 ranks and five grid sizes, with the static analysis of
+  ``examples/jacobi/jacobi.c`` (annotated with ``#pragma perfcast`` where the row count depends
+  on the rank), ``p`` standing for the source's ``size`` and ``iterations`` fixed at 4.
 
 Run from the repository root: ``.venv/bin/python -m benchmarks.hybrid [--quick]``.
 """
@@ -101,7 +103,7 @@ def synthetic_table(seeds: int) -> str:
 
 
 def jacobi_table() -> str:
-    """Instructions of the Jacobi functions at p = 1 under valgrind, hybrid against empirical."""
+    """Critical-path instructions of the Jacobi functions, hybrid against empirical."""
     from perfcast.measure.campaign import run_campaign
     from perfcast.measure.spec import load_campaign
 
@@ -111,19 +113,22 @@ def jacobi_table() -> str:
         subprocess.run(["mpicc", "--showme:compile"], capture_output=True, text=True).stdout
     )
     report = analyze(
-        [example / "jacobi.c"], ["n"], [*flags, f"-I{ROOT / 'src/perfcast/measure/c'}"]
+        [example / "jacobi.c"],
+        ["n", "size", "iterations"],
+        [*flags, f"-I{ROOT / 'src/perfcast/measure/c'}"],
     )
     with tempfile.TemporaryDirectory() as scratch:
         campaign = Path(scratch) / "jacobi.toml"
         campaign.write_text(
-            f'command = "{example}/build/jacobi {{n}} 4"\nlauncher = "mpirun -np 1"\n'
-            'metrics = ["instructions"]\ntimeout = 300\n[parameters]\n'
-            "n = [32, 64, 96, 128, 160]\n[environment]\nOMPI_ALLOW_RUN_AS_ROOT = '1'\n"
+            f'command = "{example}/build/jacobi {{n}} 4"\n'
+            'launcher = "mpirun --oversubscribe -np {p}"\nmetrics = ["instructions"]\n'
+            "timeout = 300\n[parameters]\np = [1, 2, 3, 4]\nn = [48, 96, 144, 192, 240]\n"
+            "[environment]\nOMPI_ALLOW_RUN_AS_ROOT = '1'\n"
             "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM = '1'\n"
         )
         experiment = run_campaign(load_campaign(campaign)).experiment
-    experiment = experiment.select(kernels="jacobi_*", metric="instructions")
-    modeler = HybridModeler(report)
+    experiment = experiment.select(kernels="jacobi_*", metric="instructions.rank_max")
+    modeler = HybridModeler(report, {"p": "size"}, {"iterations": 4})
     rows = compare(experiment, modeler)
     lines = [
         "| kernel | source | terms hybrid / empirical | CV SMAPE % hybrid / empirical |",
@@ -147,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"Command: `{command}`\n")
     print("Synthetic kernels of tests/model/programs/hybrid.c (median over seeds):\n")
     print(synthetic_table(5 if args.quick else 20))
-    print("\nJacobi example, instructions per function (valgrind, p = 1):\n")
+    print("\nJacobi example, largest per-rank instructions per function (valgrind, p = 1..4):\n")
     print(jacobi_table())
     return 0
 

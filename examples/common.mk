@@ -2,7 +2,8 @@
 # build/$(APP)-noregions with the regions compiled out (-DPERFCAST_DISABLE, for the overhead
 # benchmark). Outside this repository point PERFCAST_DIR at `perfcast instrument --dir`.
 MPICC ?= mpicc
-CFLAGS ?= -O2 -g -Wall -Wextra
+# -Wno-unknown-pragmas: `#pragma perfcast` annotations are for the static analysis only.
+CFLAGS ?= -O2 -g -Wall -Wextra -Wno-unknown-pragmas
 PERFCAST_DIR ?= ../../src/perfcast/measure/c
 LDLIBS ?= -lm
 

@@ -41,6 +41,13 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --static: an experiment parameter and the source variable it stands for",
     )
     parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SOURCE=VALUE",
+        help="with --static: a source variable with the same value in every run (repeatable)",
+    )
+    parser.add_argument(
         "--static-flags", default="", metavar="FLAGS", help="with --static: flags for clang"
     )
     parser.add_argument(
@@ -71,10 +78,12 @@ def fit_hybrid(experiment, args: argparse.Namespace, negative: bool | None):
     missing = [p for p in mapping if p not in experiment.parameter_names]
     if missing:
         raise InputError(f"--param {missing[0]}: the experiment has no such parameter")
-    report = analyze(args.static, list(mapping.values()), shlex.split(args.static_flags))
+    constants = dict(_constant(text) for text in args.set)
+    sources = [*mapping.values(), *constants]
+    report = analyze(args.static, sources, shlex.split(args.static_flags))
     for message in report.diagnostics:
         print(message, file=sys.stderr)
-    modeler = HybridModeler(report, mapping, negative_exponents=negative)
+    modeler = HybridModeler(report, mapping, constants, negative_exponents=negative)
     modeler.fit(experiment, args.metric)
     print(hybrid_summary(modeler), file=sys.stderr)
     return modeler.models_
@@ -85,6 +94,14 @@ def _parameter_pair(text: str) -> tuple[str, str]:
     if not name:
         raise InputError(f"--param '{text}' is not NAME or NAME=SOURCE")
     return name, source or name
+
+
+def _constant(text: str) -> tuple[str, float]:
+    name, _, value = text.partition("=")
+    try:
+        return name, float(value)
+    except ValueError:
+        raise InputError(f"--set '{text}' is not SOURCE=NUMBER") from None
 
 
 def hybrid_summary(modeler) -> str:

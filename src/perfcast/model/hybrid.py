@@ -47,6 +47,9 @@ class HybridModeler(SeriesModeler):
     parameter_map : mapping of str to str, optional
         Experiment parameter name to the source name it stands for (``{"p": "size"}``); names
         not given are the same in both.
+    constants : mapping of str to float, optional
+        Source names with the value they had in every run (``{"iterations": 100}``), put into
+        the counts before they are matched to the experiment's parameters.
     alpha, positive_terms, negative_exponents
         As in :class:`~perfcast.model.pmnf.PMNFModeler`.
 
@@ -65,12 +68,14 @@ class HybridModeler(SeriesModeler):
         self,
         report: StaticReport,
         parameter_map: Mapping[str, str] | None = None,
+        constants: Mapping[str, float] | None = None,
         alpha: float = 0.05,
         positive_terms: bool = True,
         negative_exponents: bool | None = None,
     ):
         self.report = report
         self.parameter_map = parameter_map
+        self.constants = constants
         self.alpha = alpha
         self.positive_terms = positive_terms
         self.negative_exponents = negative_exponents
@@ -130,7 +135,7 @@ class HybridModeler(SeriesModeler):
         """Distinct term shapes of the counts of the nest, or None if one is undefined."""
         shapes: dict[tuple[Factor, ...], None] = {}
         for kernel in self._nest(static):
-            model = count_model(kernel, to_experiment, names)
+            model = count_model(kernel, to_experiment, names, self.constants)
             if model is None:
                 return None
             shapes.update(dict.fromkeys(t.factors for t in model.terms))
@@ -189,16 +194,21 @@ def match_kernel(kernel: str, report: StaticReport) -> StaticKernel | None:
 
 
 def count_model(
-    static: StaticKernel, to_experiment: Mapping[str, str], names: Sequence[str]
+    static: StaticKernel,
+    to_experiment: Mapping[str, str],
+    names: Sequence[str],
+    constants: Mapping[str, float] | None = None,
 ) -> Model | None:
     """The static count as a model over the experiment's parameters, or None when undefined.
 
-    ``floor`` and ``ceiling`` are dropped (their arguments kept), which leaves the candidate
-    terms of integer division unchanged.
+    ``constants`` (source name to value) are substituted first. ``floor`` and ``ceiling`` are
+    dropped (their arguments kept), which leaves the candidate terms of integer division
+    unchanged.
     """
     if static.count is None:
         return None
-    renamed = static.count.subs(
+    fixed = {sympy.Symbol(name): value for name, value in (constants or {}).items()}
+    renamed = static.count.subs(fixed).subs(
         {sympy.Symbol(s): sympy.Symbol(p) for s, p in to_experiment.items() if s != p}
     )
     symbols = {str(s) for s in renamed.free_symbols}
