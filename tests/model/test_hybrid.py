@@ -78,3 +78,22 @@ def test_command_line(experiment, tmp_path, capsys):
     captured = capsys.readouterr()
     assert "main->stencil" in captured.out
     assert "2 static count, 1 reach, 1 empirical" in captured.err
+
+
+def test_count_model_maps_parameters_and_substitutes_fixed_values():
+    import sympy
+
+    from perfcast.model.hybrid import count_model
+    from perfcast.static.report import StaticKernel
+
+    n, size, iterations = sympy.symbols("n size iterations")
+    kernel = StaticKernel(
+        name="jacobi_compute:loop@40", kind="loop", file="jacobi.c", line=40, end_line=42,
+        depth=2, function="jacobi_compute", parameters=("n", "size", "iterations"),
+        count=iterations * n**2 / size, undef_reason=None,
+    )  # fmt: skip
+    model = count_model(kernel, {"n": "n", "size": "p"}, ("p", "n"), {"iterations": 4})
+    (term,) = model.terms
+    assert term.coefficient == pytest.approx(4.0)
+    assert {f.parameter: f.order for f in term.factors} == {"n": (2, 0), "p": (-1, 0)}
+    assert count_model(kernel, {"n": "n", "size": "p"}, ("p", "n")) is None  # iterations unknown
