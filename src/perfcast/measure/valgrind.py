@@ -227,17 +227,6 @@ def _costs(line: str, n_positions: int, n_events: int, where: str) -> list[int]:
     return values + [0] * (n_events - len(values))
 
 
-def read_profiles(paths: Iterable[str | Path]) -> Profile:
-    """Parse several profiles (one per rank) and sum them.
-
-    Raises
-    ------
-    ProfileError
-        When there is no profile or one cannot be parsed.
-    """
-    return sum_profiles([parse_profile(path) for path in sorted(paths)])
-
-
 def sum_profiles(profiles: list[Profile]) -> Profile:
     """The sum of per-rank profiles (the inputs are left unchanged)."""
     if not profiles:

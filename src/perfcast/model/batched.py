@@ -216,19 +216,3 @@ def solve_spd(gram: np.ndarray, rhs: np.ndarray) -> np.ndarray:
             dot = np.sum(lower[..., i + 1 :, i] * solution[..., i + 1 :], axis=-1)
             solution[..., i] = (forward[..., i] - dot) / lower[..., i, i]
     return solution
-
-
-def weighted_residuals(
-    designs: np.ndarray, coefficients: np.ndarray, values: np.ndarray, weights: np.ndarray
-) -> np.ndarray:
-    """Weighted residual sum of squares computed directly (no cancellation), shape (K,).
-
-    Parameters
-    ----------
-    designs : ndarray, shape (K, P, k)
-        One chosen design matrix per kernel.
-    coefficients : ndarray, shape (K, k)
-    values, weights : ndarray, shape (K, P)
-    """
-    fitted = np.einsum("kpi,ki->kp", designs, coefficients)
-    return np.sum(weights * (values - fitted) ** 2, axis=1)

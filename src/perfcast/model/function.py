@@ -8,7 +8,7 @@ text, Python, LaTeX and Extra-P notation, convert to sympy and serialize to the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -282,10 +282,6 @@ class Model:
             text += f"{sign}{_number(abs(term.coefficient), digits)}*{body}"
         return text
 
-    def to_text(self) -> str:
-        """Same as :meth:`expression`."""
-        return self.expression()
-
     def to_extrap(self) -> str:
         """Extra-P notation, e.g. ``0.3 + 2.1e-06 * n^(2) * log2(p)^(1)``."""
         text = repr(float(self.constant))
@@ -402,10 +398,6 @@ class Model:
             )
         except (KeyError, TypeError, ValueError) as error:
             raise InputError(f"malformed model: {error}", source) from error
-
-    def with_quality(self, quality: Quality) -> Model:
-        """A copy with other fit statistics."""
-        return replace(self, quality=quality)
 
 
 def _number(value: float, digits: int | None) -> str:

@@ -47,9 +47,9 @@ import sympy
 from perfcast.errors import InputError
 from perfcast.static.binary import Binary, BinaryFunction, BinaryInstruction
 from perfcast.static.control_flow import Loop, basic_blocks, natural_loops, reachable
-from perfcast.static.x86_categories import CATEGORIES
+from perfcast.static.x86_categories import CATEGORIES, MEMORY_COUNTS
 
-COUNT_KEYS: tuple[str, ...] = (*CATEGORIES, "total", "reads", "writes")
+COUNT_KEYS: tuple[str, ...] = (*CATEGORIES, "total", *MEMORY_COUNTS)
 """Keys of a function's counts: the categories, their total, and memory-operand counts."""
 
 
