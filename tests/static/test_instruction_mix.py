@@ -31,6 +31,7 @@ from perfcast.static.instruction_mix import (
     instruction_mix,
 )
 from perfcast.static.mix_output import expression_to_model, mix_models, mix_to_json, mix_to_python
+from perfcast.static.report import StaticKernel, StaticReport
 from perfcast.static.x86_categories import category_of, memory_access
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -38,7 +39,6 @@ from mix_programs import (  # noqa: E402
     CG,
     DGEMM,
     STREAM,
-    HandKernel,
     build,
     hand_report,
     report_for,
@@ -233,17 +233,17 @@ def test_undefined_counts_make_the_function_undefined(binaries):
         else k
         for k in kernels
     ]
-    mix = instruction_mix(binary, _Report(unknown), CG.parameters)
+    mix = instruction_mix(binary, StaticReport(unknown, diagnostics=[]), CG.parameters)
     assert mix.functions["dot"].counts is None
     assert "data-dependent bound" in mix.functions["dot"].undef_reason
     assert mix.functions["matvec"].counts is not None
 
     without_inner = [k for k in kernels if not (k.function == "matvec" and k.line == 10)]
-    mix = instruction_mix(binary, _Report(without_inner), CG.parameters)
+    mix = instruction_mix(binary, StaticReport(without_inner, diagnostics=[]), CG.parameters)
     assert "machine loop" in mix.functions["matvec"].undef_reason
 
     no_function = [k for k in kernels if k.name != "xpay"]
-    mix = instruction_mix(binary, _Report(no_function), CG.parameters)
+    mix = instruction_mix(binary, StaticReport(no_function, diagnostics=[]), CG.parameters)
     assert "xpay" in mix.unmodeled and "xpay" not in mix.functions
 
 
@@ -284,11 +284,11 @@ def test_a_vectorized_loop_with_a_remainder_loop_is_noted(tmp_path):
     binary_path = tmp_path / "add"
     subprocess.run(["gcc", "-g", "-O3", "-o", str(binary_path), str(source)], check=True)
     kernels = [
-        HandKernel("add", "function", str(source), 2, 5, 0, "add", sympy.Integer(1)),
-        HandKernel("add:loop@3", "loop", str(source), 3, 4, 1, "add", sympy.Symbol("n")),
+        _kernel("add", "function", str(source), 2, 5, 0, "add", sympy.Integer(1)),
+        _kernel("add:loop@3", "loop", str(source), 3, 4, 1, "add", sympy.Symbol("n")),
     ]
     binary = read_binary(binary_path)
-    mix = instruction_mix(binary, _Report(kernels), ("n",))
+    mix = instruction_mix(binary, StaticReport(kernels, diagnostics=[]), ("n",))
     notes = mix.functions["add"].notes
     assert len(notes) == 1 and "implemented by 2 machine loops" in notes[0]
     # alignment padding after a return is unreachable: it neither runs nor forms loops
@@ -324,9 +324,11 @@ def test_hand_derived_kernels_agree_with_the_clang_analysis(binaries):
         }
 
 
-@dataclasses.dataclass
-class _Report:
-    kernels: list
+def _kernel(name, kind, file, line, end_line, depth, function, count):
+    return StaticKernel(
+        name=name, kind=kind, file=file, line=line, end_line=end_line, depth=depth,
+        function=function, parameters=("n",), count=count, undef_reason=None,
+    )  # fmt: skip
 
 
 def test_expression_to_model_keeps_polynomial_and_log_forms():
