@@ -27,6 +27,6 @@ def test_predictions_ranked_by_cost_and_checked():
     assert ranked[0].value == pytest.approx(2048.0)
     assert ranked[1].value == pytest.approx(11.0)
     with pytest.raises(InputError, match="missing p"):
-        predict([cheap], {"n": 3.0, "q": 1.0} | {})
+        predict([cheap], {"n": 3.0, "q": 1.0})
     with pytest.raises(InputError, match="positive"):
         predict([cheap], {"p": 0.0})

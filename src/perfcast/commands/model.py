@@ -5,11 +5,17 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
 from perfcast.commands.common import add_input_arguments, load_experiment, write_output
 from perfcast.errors import InputError
+from perfcast.experiment import Experiment
 from perfcast.model import MODELERS, fit
+from perfcast.model.function import Model
 from perfcast.report.tables import FORMATS, format_models
+
+if TYPE_CHECKING:
+    from perfcast.model.hybrid import HybridModeler
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -58,7 +64,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def fit_from_args(args: argparse.Namespace):
+def fit_from_args(args: argparse.Namespace) -> list[Model]:
     """Load the experiment named by ``args`` and fit its models."""
     experiment = load_experiment(args)
     if args.kernel:
@@ -69,7 +75,9 @@ def fit_from_args(args: argparse.Namespace):
     return fit(experiment, modeler=args.modeler, metric=args.metric, negative_exponents=negative)
 
 
-def fit_hybrid(experiment, args: argparse.Namespace, negative: bool | None):
+def fit_hybrid(
+    experiment: Experiment, args: argparse.Namespace, negative: bool | None
+) -> list[Model]:
     """Hybrid models from ``--static`` sources; a summary of the search goes to stderr."""
     from perfcast.model.hybrid import HybridModeler
     from perfcast.static import analyze
@@ -104,7 +112,7 @@ def _constant(text: str) -> tuple[str, float]:
         raise InputError(f"--set '{text}' is not SOURCE=NUMBER") from None
 
 
-def hybrid_summary(modeler) -> str:
+def hybrid_summary(modeler: HybridModeler) -> str:
     """One line: where the models came from and how much smaller the search was."""
     kinds = [p.split(":")[0] for p in modeler.provenance_.values()]
     hybrid = sum(h for h, _ in modeler.predictors_.values())
