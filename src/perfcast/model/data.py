@@ -49,7 +49,7 @@ class FitData:
     def from_series(cls, series: Series, source: str | None = None) -> FitData:
         """Compute the statistics; rejects non-finite values and kernels with no data."""
         values = series.values
-        counts = np.sum(~np.isnan(values), axis=2)
+        counts = series.repetitions
         empty = np.argwhere(counts == 0)
         if len(empty):
             kernel, point = empty[0]
@@ -58,7 +58,7 @@ class FitData:
                 f"{_point_text(series, point)}",
                 source,
             )
-        means = np.nanmean(values, axis=2)
+        means = series.means
         magnitude = np.abs(means)
         floor = 1e-9 * np.maximum(magnitude.max(axis=1, keepdims=True), 1e-300)
         scale = np.maximum(magnitude, floor)
