@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from perfcast.commands.common import readable_formats
-from perfcast.commands.model import add_model_arguments
+from perfcast.commands.model import add_model_arguments, modeler_options
 from perfcast.errors import InputError
 from perfcast.experiment import Experiment
 from perfcast.io import read_experiment
@@ -87,5 +87,4 @@ def obtain_models(
     """Models from ``path`` when given, else fitted."""
     if path:
         return read_models(path, experiment, metric)
-    negative = {"auto": None, "yes": True, "no": False}[args.negative_exponents]
-    return fit(experiment, modeler=args.modeler, metric=metric, negative_exponents=negative)
+    return fit(experiment, modeler=args.modeler, metric=metric, **modeler_options(args))

@@ -12,6 +12,7 @@ from perfcast.errors import InputError
 from perfcast.experiment import Experiment
 from perfcast.model import MODELERS, fit
 from perfcast.model.function import Model
+from perfcast.model.location import LOCATIONS
 from perfcast.report.tables import FORMATS, format_models
 
 if TYPE_CHECKING:
@@ -62,6 +63,19 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="decreasing terms such as 1/p (auto: where the data decreases)",
     )
+    parser.add_argument(
+        "--location",
+        choices=LOCATIONS,
+        default="adaptive",
+        help="how repetitions give a point's value (adaptive: mean, midrange, trimmed mean or "
+        "median, whichever the noise shape of all kernels favours)",
+    )
+
+
+def modeler_options(args: argparse.Namespace) -> dict[str, object]:
+    """Hyper-parameters every modeler takes from the command line."""
+    negative = {"auto": None, "yes": True, "no": False}[args.negative_exponents]
+    return {"negative_exponents": negative, "location": args.location}
 
 
 def fit_from_args(args: argparse.Namespace) -> list[Model]:
@@ -69,15 +83,12 @@ def fit_from_args(args: argparse.Namespace) -> list[Model]:
     experiment = load_experiment(args)
     if args.kernel:
         experiment = experiment.select(kernels=args.kernel)
-    negative = {"auto": None, "yes": True, "no": False}[args.negative_exponents]
     if args.static:
-        return fit_hybrid(experiment, args, negative)
-    return fit(experiment, modeler=args.modeler, metric=args.metric, negative_exponents=negative)
+        return fit_hybrid(experiment, args)
+    return fit(experiment, modeler=args.modeler, metric=args.metric, **modeler_options(args))
 
 
-def fit_hybrid(
-    experiment: Experiment, args: argparse.Namespace, negative: bool | None
-) -> list[Model]:
+def fit_hybrid(experiment: Experiment, args: argparse.Namespace) -> list[Model]:
     """Hybrid models from ``--static`` sources; a summary of the search goes to stderr."""
     from perfcast.model.hybrid import HybridModeler
     from perfcast.static import analyze
@@ -91,7 +102,7 @@ def fit_hybrid(
     report = analyze(args.static, sources, shlex.split(args.static_flags))
     for message in report.diagnostics:
         print(message, file=sys.stderr)
-    modeler = HybridModeler(report, mapping, constants, negative_exponents=negative)
+    modeler = HybridModeler(report, mapping, constants, **modeler_options(args))
     modeler.fit(experiment, args.metric)
     print(hybrid_summary(modeler), file=sys.stderr)
     return modeler.models_

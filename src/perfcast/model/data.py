@@ -8,6 +8,7 @@ import numpy as np
 
 from perfcast.errors import InputError
 from perfcast.experiment import Series
+from perfcast.model.location import Location, locate
 
 # Smallest relative noise variance assumed, so exact data does not make every tiny improvement
 # "significant" (1e-6 relative noise).
@@ -19,23 +20,28 @@ class FitData:
     """Per-kernel statistics of one series, all arrays over kernels ``K`` and points ``P``.
 
     The noise model is multiplicative: each repetition is ``f(x) * (1 + e)`` with ``e`` of
-    constant variance, so points are weighted by ``repetitions / mean**2``, and a weighted
-    residual sum of squares is in units of relative variance.
+    constant variance. A point's value is its repetitions' location estimate (the mean, or the
+    midrange, trimmed mean or median when the pooled noise shape favours it; see
+    :mod:`perfcast.model.location`), weighted by ``1 / (variance_factor * value**2)`` (for the
+    mean ``repetitions / mean**2``), so a weighted residual sum of squares is in units of the
+    relative noise variance of one repetition.
 
     Attributes
     ----------
     series : Series
         The data.
     means : ndarray, shape (K, P)
-        Mean over repetitions.
+        Location estimate of every point (the mean unless ``location`` says otherwise).
     weights : ndarray, shape (K, P)
-        ``repetitions / max(|mean|, floor)**2``.
+        ``1 / (variance_factor * max(|means|, floor)**2)``.
     pure_ss : ndarray, shape (K,)
         Weighted within-point (pure error) sum of squares over all repetitions.
     pure_dof : ndarray, shape (K,)
         Its degrees of freedom, ``sum(repetitions - 1)``.
     observations : ndarray, shape (K,)
         Number of repetitions over all points.
+    location : Location or None
+        How ``means`` were estimated (None for derived data such as marginal means).
     """
 
     series: Series
@@ -44,10 +50,22 @@ class FitData:
     pure_ss: np.ndarray
     pure_dof: np.ndarray
     observations: np.ndarray
+    location: Location | None = None
 
     @classmethod
-    def from_series(cls, series: Series, source: str | None = None) -> FitData:
-        """Compute the statistics; rejects non-finite values and kernels with no data."""
+    def from_series(
+        cls, series: Series, source: str | None = None, location: str = "adaptive"
+    ) -> FitData:
+        """Compute the statistics; rejects non-finite values and kernels with no data.
+
+        Parameters
+        ----------
+        series : Series
+        source : str, optional
+            File the series came from, for error messages.
+        location : str
+            Location estimator of the points (:data:`perfcast.model.location.LOCATIONS`).
+        """
         values = series.values
         counts = series.repetitions
         empty = np.argwhere(counts == 0)
@@ -58,15 +76,16 @@ class FitData:
                 f"{_point_text(series, point)}",
                 source,
             )
-        means = series.means
-        magnitude = np.abs(means)
+        estimate = locate(values, location)
+        magnitude = np.abs(estimate.values)
         floor = 1e-9 * np.maximum(magnitude.max(axis=1, keepdims=True), 1e-300)
         scale = np.maximum(magnitude, floor)
-        weights = counts / scale**2
-        deviations = (values - means[:, :, None]) / scale[:, :, None]
+        weights = 1.0 / (estimate.variance_factors * scale**2)
+        deviations = (values - series.means[:, :, None]) / scale[:, :, None]
         pure_ss = np.nansum(deviations**2, axis=(1, 2))
         pure_dof = np.sum(counts - 1, axis=1)
-        return cls(series, means, weights, pure_ss, pure_dof, counts.sum(axis=1))
+        observations = counts.sum(axis=1)
+        return cls(series, estimate.values, weights, pure_ss, pure_dof, observations, estimate)
 
     @property
     def noise_variance(self) -> np.ndarray:

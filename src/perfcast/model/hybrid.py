@@ -29,6 +29,7 @@ from perfcast.model.base import SeriesModeler
 from perfcast.model.data import FitData
 from perfcast.model.function import Factor, Model
 from perfcast.model.hypotheses import EXTRAP_BUILDING_BLOCKS
+from perfcast.model.location import locate
 from perfcast.model.pmnf import PMNFModeler, build_models
 from perfcast.model.search import SearchSettings, search
 from perfcast.static.report import StaticKernel, StaticReport
@@ -50,8 +51,9 @@ class HybridModeler(SeriesModeler):
     constants : mapping of str to float, optional
         Source names with the value they had in every run (``{"iterations": 100}``), put into
         the counts before they are matched to the experiment's parameters.
-    alpha, positive_terms, negative_exponents
-        As in :class:`~perfcast.model.pmnf.PMNFModeler`.
+    alpha, positive_terms, negative_exponents, location
+        As in :class:`~perfcast.model.pmnf.PMNFModeler`; an adaptive location estimator is
+        chosen once from the whole experiment, then used for every group of kernels.
 
     Attributes
     ----------
@@ -62,6 +64,8 @@ class HybridModeler(SeriesModeler):
     predictors_ : dict of str to tuple of int
         Per kernel: candidate terms of the hybrid search and of the purely empirical one
         (EPMNF: 42 building blocks per parameter).
+    location_ : str
+        The location estimator used.
     """
 
     def __init__(
@@ -72,6 +76,7 @@ class HybridModeler(SeriesModeler):
         alpha: float = 0.05,
         positive_terms: bool = True,
         negative_exponents: bool | None = None,
+        location: str = "adaptive",
     ):
         self.report = report
         self.parameter_map = parameter_map
@@ -79,11 +84,16 @@ class HybridModeler(SeriesModeler):
         self.alpha = alpha
         self.positive_terms = positive_terms
         self.negative_exponents = negative_exponents
+        self.location = location
 
     def fit(self, experiment: Experiment, metric: str | None = None) -> HybridModeler:
         """Model every kernel of ``experiment``; returns self."""
         metric = metric or experiment.default_metric()
         experiment = experiment.select(metric=metric)
+        self.location_ = self.location
+        if self.location == "adaptive":
+            largest = max(experiment.series(metric), key=lambda s: len(s.kernels))
+            self.location_ = locate(largest.values).estimator
         names = experiment.parameter_names
         to_source = {p: (self.parameter_map or {}).get(p, p) for p in names}
         to_experiment = {source: p for p, source in to_source.items()}
@@ -154,7 +164,7 @@ class HybridModeler(SeriesModeler):
     def _fit_static(self, experiment: Experiment, shapes: tuple) -> list[Model]:
         models = []
         for series in experiment.series():
-            data = FitData.from_series(series, experiment.source)
+            data = FitData.from_series(series, experiment.source, self.location_)
             columns = {p: series.points[:, j] for j, p in enumerate(series.parameters)}
             pool = np.array([_basis(factors, columns) for factors in shapes]).reshape(
                 len(shapes), len(series.points)
@@ -176,6 +186,7 @@ class HybridModeler(SeriesModeler):
             negative_exponents=self.negative_exponents,
             alpha=self.alpha,
             positive_terms=self.positive_terms,
+            location=self.location_,
         )
         full = experiment.parameter_names
         return [dataclasses.replace(m, parameters=full) for m in modeler.fit(reduced).models_]

@@ -54,6 +54,10 @@ class PMNFModeler(SeriesModeler):
         Significance level for adding a term (smaller: fewer terms under noise).
     positive_terms : bool
         Require positive term coefficients.
+    location : str
+        How a point's repetitions give its value: ``adaptive`` (default) picks the mean,
+        midrange, trimmed mean or median from the noise shape the whole series shows (see
+        :mod:`perfcast.model.location`); or name one of them.
 
     Attributes
     ----------
@@ -68,19 +72,21 @@ class PMNFModeler(SeriesModeler):
         candidates: int | None = None,
         alpha: float = 0.05,
         positive_terms: bool = True,
+        location: str = "adaptive",
     ):
         self.negative_exponents = negative_exponents
         self.max_terms = max_terms
         self.candidates = candidates
         self.alpha = alpha
         self.positive_terms = positive_terms
+        self.location = location
 
     def _settings(self) -> SearchSettings:
         return SearchSettings(alpha=self.alpha, positive_terms=self.positive_terms)
 
     def _fit_series(self, series: Series, source: str | None) -> list[Model]:
         check_points(series, source)
-        data = FitData.from_series(series, source)
+        data = FitData.from_series(series, source, self.location)
         if len(series.parameters) == 1:
             pool, shapes, subsets, allowed = self._single_parameter_space(data)
             choice = search(data, pool, subsets, allowed, self._settings())

@@ -56,6 +56,8 @@ class SparseModeler(SeriesModeler):
         As in :class:`~perfcast.model.pmnf.PMNFModeler`.
     positive_terms : bool
         Restrict the LASSO to positive coefficients.
+    location : str
+        As in :class:`~perfcast.model.pmnf.PMNFModeler`.
 
     Attributes
     ----------
@@ -74,6 +76,7 @@ class SparseModeler(SeriesModeler):
         alpha: float = 0.05,
         negative_exponents: bool | None = None,
         positive_terms: bool = True,
+        location: str = "adaptive",
     ):
         self.interaction_candidates = interaction_candidates
         self.max_interaction = max_interaction
@@ -82,10 +85,11 @@ class SparseModeler(SeriesModeler):
         self.alpha = alpha
         self.negative_exponents = negative_exponents
         self.positive_terms = positive_terms
+        self.location = location
 
     def _fit_series(self, series: Series, source: str | None) -> list[Model]:
         check_points(series, source)
-        data = FitData.from_series(series, source)
+        data = FitData.from_series(series, source, self.location)
         pool, shapes, allowed = self._predictors(data)
         self.predictors_ = pool.shape[1]
         progress = ProgressBar(len(pool), unit="kernels screened")
