@@ -5,7 +5,8 @@ repetitions) at noise 0, 1, 5, 10 and 20 %, plus strong-scaling functions
 ``c0 + c1*p^(-a) + c2*g(p)``. For every group and tool: share with the right lead order for every
 parameter, share with the exact term structure, and the median and 90th-percentile relative error
 at 4x the largest measured value of every parameter. Extra-P runs with its defaults; on the
-strong-scaling group also with negative exponents allowed (the fair setting there).
+strong-scaling group also with negative exponents allowed (the fair setting there), and under
+non-uniform noise (``--noise-shape``) also on the medians of the repetitions.
 
 Run from the repository root: ``python -m benchmarks.accuracy [--quick] [--tools perfcast,extrap]``.
 """
@@ -47,6 +48,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--noise",
         default=",".join(str(e) for e in synthetic.NOISE_LEVELS),
         help="comma-separated noise half-widths (default: 0,0.01,0.05,0.1,0.2)",
+    )
+    parser.add_argument(
+        "--noise-shape",
+        choices=synthetic.NOISE_SHAPES,
+        default="uniform",
+        help="distribution of the relative noise (default: uniform; see benchmarks/synthetic.py)",
     )
     parser.add_argument(
         "--anchor",
@@ -111,6 +118,8 @@ def runners(args: argparse.Namespace, strong: bool) -> dict[str, Runner]:
             selected["extrap"] = extrap_runner(args.extrap_venv)
             if strong:
                 selected["extrap-neg"] = extrap_runner(args.extrap_venv, negative_exponents=True)
+            if args.noise_shape != "uniform":
+                selected["extrap-median"] = extrap_runner(args.extrap_venv, median=True)
         else:
             selected["oracle"] = run_oracle
     return selected
@@ -130,7 +139,7 @@ def kernel_sets(group: int | str, args: argparse.Namespace) -> list[synthetic.Ke
         count = sizes[group] * len(synthetic.BUILDING_BLOCKS) if group == 1 else sizes[group]
         functions = synthetic.draw_functions(rng, group, count, args.anchor, args.coefficients)
         name = f"{group} parameter" + ("s" if group != 1 else "")
-    return synthetic.kernel_sets(functions, name, args.noise, args.seed, stream)
+    return synthetic.kernel_sets(functions, name, args.noise, args.seed, stream, args.noise_shape)
 
 
 def score_table(

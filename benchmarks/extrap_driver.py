@@ -111,12 +111,12 @@ def describe_model(model, parameter_names: list[str], eval_points: np.ndarray) -
     }
 
 
-def warm_up(data, negative_exponents: bool) -> None:
+def warm_up(data, negative_exponents: bool, median: bool) -> None:
     """Model the first kernels once, untimed, so lazy imports and caches do not count."""
     first = dict(
         data, kernels=data["kernels"][:WARM_UP_KERNELS], values=data["values"][:WARM_UP_KERNELS]
     )
-    generator = ModelGenerator(build_experiment(first)[0])
+    generator = ModelGenerator(build_experiment(first)[0], use_median=median)
     configure(generator, negative_exponents)
     generator.model_all()
 
@@ -126,18 +126,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("input")
     parser.add_argument("output")
     parser.add_argument("--negative-exponents", action="store_true")
+    parser.add_argument("--median", action="store_true", help="model the medians, not the means")
     args = parser.parse_args(argv)
 
     with np.load(args.input, allow_pickle=False) as archive:
         data = {key: archive[key] for key in archive.files}
     parameter_names = [str(name) for name in data["parameters"]]
     experiment, callpaths, metric = build_experiment(data)
-    generator = ModelGenerator(experiment)
+    generator = ModelGenerator(experiment, use_median=args.median)
     configure(generator, args.negative_exponents)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        warm_up(data, args.negative_exponents)
+        warm_up(data, args.negative_exponents, args.median)
         start, start_cpu = time.perf_counter(), time.process_time()
         generator.model_all()
         seconds = time.perf_counter() - start
@@ -152,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "modeler": type(generator.modeler).__name__,
         "negative_exponents": bool(args.negative_exponents),
+        "median": bool(args.median),
         "seconds": seconds,
         "cpu_seconds": cpu_seconds,
         "models": models,

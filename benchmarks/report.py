@@ -13,6 +13,7 @@ TOOL_LABELS = {
     "perfcast": "perfcast",
     "extrap": "Extra-P",
     "extrap-neg": "Extra-P (neg. exp.)",
+    "extrap-median": "Extra-P (median)",
     "oracle": "oracle",
 }
 

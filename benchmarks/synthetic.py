@@ -19,6 +19,11 @@ Two ways to give the terms coefficients (``coefficients=``):
   1e-3..1e3. The term's share is then uniform in [5 %, 95 %]: a much harder data set, on which
   no selection rule can tell neighbouring building blocks apart at small shares.
 
+Noise shapes (``shape=`` of :func:`measure`): ``uniform`` (default, the issue's), ``gaussian``
+(normal with the standard deviation of the uniform of the same half-width, ``e / sqrt(3)``) and
+``spikes`` (OS-jitter-like: Gaussian ``e / 3`` plus, for one repetition in ten, an exponential
+delay of mean ``2 e``; right-skewed and heavy-tailed).
+
 Draws are reproducible from one seed.
 """
 
@@ -194,13 +199,35 @@ def build_function(
     return Model(kernel, "time", tuple(parameters), shares[0] * scale, tuple(terms))
 
 
+NOISE_SHAPES = ("uniform", "gaussian", "spikes")
+SPIKE_PROBABILITY = 0.1
+
+
+def relative_noise(
+    rng: np.random.Generator, noise: float, size: tuple[int, ...], shape: str = "uniform"
+) -> np.ndarray:
+    """Relative errors ``u`` of level ``noise`` and the given shape (see the module docstring)."""
+    if shape == "uniform":
+        return rng.uniform(-noise, noise, size)
+    if shape == "gaussian":
+        return rng.normal(0.0, noise / np.sqrt(3.0), size)
+    if shape == "spikes":
+        jitter = rng.normal(0.0, noise / 3.0, size)
+        return jitter + (rng.random(size) < SPIKE_PROBABILITY) * rng.exponential(2 * noise, size)
+    raise ValueError(f"unknown noise shape {shape!r}; choose one of {NOISE_SHAPES}")
+
+
 def measure(
-    rng: np.random.Generator, truths: Sequence[Model], points: np.ndarray, noise: float
+    rng: np.random.Generator,
+    truths: Sequence[Model],
+    points: np.ndarray,
+    noise: float,
+    shape: str = "uniform",
 ) -> np.ndarray:
     """Noisy repetitions of every function at every point, shape (K, P, REPETITIONS)."""
     exact = np.stack([truth.evaluate(points) for truth in truths])
-    factors = 1.0 + rng.uniform(-noise, noise, size=(*exact.shape, REPETITIONS))
-    return exact[:, :, None] * factors
+    errors = relative_noise(rng, noise, (*exact.shape, REPETITIONS), shape)
+    return exact[:, :, None] * (1.0 + errors)
 
 
 def _random_block(rng: np.random.Generator) -> tuple[F, int]:
@@ -262,17 +289,19 @@ def kernel_sets(
     noise_levels: Sequence[float],
     seed: int,
     stream: int,
+    shape: str = "uniform",
 ) -> list[KernelSet]:
     """Measure the same functions once per noise level (independent noise per level).
 
-    ``seed`` and ``stream`` (one per benchmark group) select the noise draws.
+    ``seed`` and ``stream`` (one per benchmark group) select the noise draws, ``shape`` their
+    distribution.
     """
     parameters = functions[0].parameters
     points = grid(parameters)
     sets = []
     for level_index, noise in enumerate(noise_levels):
         rng = np.random.default_rng([seed, stream, level_index, 1])
-        values = measure(rng, functions, points, noise)
+        values = measure(rng, functions, points, noise, shape)
         sets.append(KernelSet(name, parameters, noise, list(functions), points, values))
     return sets
 

@@ -6,7 +6,7 @@ Each runner takes a :class:`~benchmarks.synthetic.KernelSet` and returns a :clas
 - ``perfcast``: :func:`perfcast.model.fit` in this process (imported lazily, so the harness works
   before the modelers exist);
 - ``extrap``: Extra-P's default modeler in its own virtual environment, through
-  ``extrap_driver.py`` (optionally with negative exponents);
+  ``extrap_driver.py`` (optionally with negative exponents or on the medians);
 - ``oracle``: the true functions, to check the harness itself (scores 100 % with zero error).
 """
 
@@ -94,8 +94,13 @@ def perfcast_runner(modeler: str = "pmnf", options: Mapping[str, Any] | None = N
     return run
 
 
-def extrap_runner(venv: Path = DEFAULT_VENV, negative_exponents: bool = False) -> Runner:
-    """A runner fitting with Extra-P's default modeler in the environment ``venv``."""
+def extrap_runner(
+    venv: Path = DEFAULT_VENV, negative_exponents: bool = False, median: bool = False
+) -> Runner:
+    """A runner fitting with Extra-P's default modeler in the environment ``venv``.
+
+    ``median`` makes Extra-P model the medians of the repetitions (its ``use_median``).
+    """
 
     def run(kernel_set: KernelSet) -> Run:
         python = ensure_extrap(venv)
@@ -113,6 +118,8 @@ def extrap_runner(venv: Path = DEFAULT_VENV, negative_exponents: bool = False) -
             command = [str(python), str(DRIVER), str(data), str(output)]
             if negative_exponents:
                 command.append("--negative-exponents")
+            if median:
+                command.append("--median")
             result = subprocess.run(command, capture_output=True, text=True, check=False)
             if result.returncode != 0:
                 raise RuntimeError(f"Extra-P driver failed:\n{result.stderr[-4000:]}")

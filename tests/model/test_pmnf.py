@@ -65,6 +65,20 @@ def test_strong_scaling_gets_negative_exponent_and_growing_term():
     assert model.lead_order("p") == (0, 1)
 
 
+def test_hidden_decreasing_term_found_when_growing_terms_lack_fit():
+    # 1 + 2/p + 3*log2(p) grows at every measured p, so no decreasing trend shows; the growing
+    # blocks alone leave a lack of fit, and the second search with 1/p recovers it exactly.
+    truth = {"allreduce": lambda p: 1.0 + 2.0 / p + 3.0 * np.log2(p)}
+    experiment = synthetic_experiment(truth, {"p": P_VALUES}, noise=0.0)
+    assert np.all(np.diff(experiment.series()[0].means[0]) > 0)
+    (model,) = fit(experiment)
+    orders = sorted(f.order for t in model.terms for f in t.factors)
+    assert orders == [(-1, 0), (0, 1)], model.expression()
+    assert model.constant == pytest.approx(1.0, rel=1e-6)
+    (growing_only,) = fit(experiment, negative_exponents=False)
+    assert growing_only.quality.rss > 1e6 * model.quality.rss
+
+
 def test_negative_exponents_can_be_switched_off():
     experiment = synthetic_experiment(
         {"solve": lambda p: 1.0 + 100.0 / p}, {"p": P_VALUES}, noise=0.0

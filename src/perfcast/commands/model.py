@@ -61,7 +61,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
         "--negative-exponents",
         choices=("auto", "yes", "no"),
         default="auto",
-        help="decreasing terms such as 1/p (auto: where the data decreases)",
+        help="decreasing terms such as 1/p (auto: where the data decreases or, for one "
+        "parameter, where growing terms leave a lack of fit)",
     )
     parser.add_argument(
         "--location",

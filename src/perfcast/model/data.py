@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +42,8 @@ class FitData:
     observations : ndarray, shape (K,)
         Number of repetitions over all points.
     location : Location or None
-        How ``means`` were estimated (None for derived data such as marginal means).
+        How ``means`` were estimated, for the whole series (None for derived data such as
+        marginal means).
     """
 
     series: Series
@@ -86,6 +88,23 @@ class FitData:
         pure_dof = np.sum(counts - 1, axis=1)
         observations = counts.sum(axis=1)
         return cls(series, estimate.values, weights, pure_ss, pure_dof, observations, estimate)
+
+    def rows(self, kernels: np.ndarray) -> FitData:
+        """The statistics of some kernels only (indices into ``series.kernels``)."""
+        series = dataclasses.replace(
+            self.series,
+            kernels=[self.series.kernels[k] for k in kernels],
+            values=self.series.values[kernels],
+        )
+        return FitData(
+            series,
+            self.means[kernels],
+            self.weights[kernels],
+            self.pure_ss[kernels],
+            self.pure_dof[kernels],
+            self.observations[kernels],
+            self.location,
+        )
 
     @property
     def noise_variance(self) -> np.ndarray:

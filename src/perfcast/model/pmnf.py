@@ -44,7 +44,8 @@ class PMNFModeler(SeriesModeler):
     ----------
     negative_exponents : bool, optional
         True always adds decreasing building blocks (``x^-1``, ...), False never; None (default)
-        adds them for the kernels whose data decreases with the parameter.
+        adds them for the kernels whose data decreases with the parameter and, with one
+        parameter, for those the growing blocks leave with a significant lack of fit.
     max_terms : int, optional
         Most terms besides the constant; default 2 for one parameter, else the number of
         parameters (at least 3).
@@ -88,8 +89,7 @@ class PMNFModeler(SeriesModeler):
         check_points(series, source)
         data = FitData.from_series(series, source, self.location)
         if len(series.parameters) == 1:
-            pool, shapes, subsets, allowed = self._single_parameter_space(data)
-            choice = search(data, pool, subsets, allowed, self._settings())
+            choice, pool, shapes = self._fit_single_parameter(data)
             kernel_shapes = [shapes] * len(series.kernels)
             kernel_pool = np.broadcast_to(pool, (len(series.kernels), *pool.shape))
         else:
@@ -97,19 +97,36 @@ class PMNFModeler(SeriesModeler):
             choice = search(data, kernel_pool, subsets, None, self._settings())
         return build_models(data, choice, kernel_pool, kernel_shapes)
 
-    def _single_parameter_space(self, data: FitData):
+    def _fit_single_parameter(self, data: FitData) -> tuple[Choice, np.ndarray, list]:
+        """Search the blocks alone and in pairs.
+
+        With ``negative_exponents=None``, a kernel whose data never clearly decreases first
+        searches the growing blocks only; if its best model still lacks fit, it searches again
+        with the decreasing blocks too (``c + a/p + b*log2(p)`` may grow at every measured
+        point) and keeps that model when it fits better.
+        """
         x = data.series.points[:, 0]
-        blocks, allowed = allowed_blocks(
-            self.negative_exponents, decreasing_trend(x, data.means, data)
-        )
-        pool = evaluate_blocks(blocks, x)
+        settings = self._settings()
+        decreasing = decreasing_trend(x, data.means, data)
+        blocks, allowed = allowed_blocks(self.negative_exponents, decreasing)
+        choice = search(data, evaluate_blocks(blocks, x), self._subsets(blocks), allowed, settings)
+        if self.negative_exponents is None:
+            blocks = building_blocks(True)  # the first pass's blocks are a prefix of these
+            retry = np.flatnonzero(~decreasing & choice.lacks_fit(data, settings))
+            if len(retry):
+                pool, subsets = evaluate_blocks(blocks, x), self._subsets(blocks)
+                again = search(data.rows(retry), pool, subsets, None, settings)
+                better = again.wrss < choice.wrss[retry]
+                choice.replace_rows(retry[better], _rows_of(again, np.flatnonzero(better)))
         shapes = [(Factor(data.series.parameters[0], e, j),) for e, j in blocks]
-        max_terms = self.max_terms or 2
-        subsets = [
+        return choice, evaluate_blocks(blocks, x), shapes
+
+    def _subsets(self, blocks: Sequence[Block]) -> list[np.ndarray]:
+        """Hypotheses of 1 to ``max_terms`` (default 2) blocks, by size."""
+        return [
             np.array(list(itertools.combinations(range(len(blocks)), size)), dtype=np.intp)
-            for size in range(1, max_terms + 1)
+            for size in range(1, (self.max_terms or 2) + 1)
         ]
-        return pool, shapes, subsets, allowed
 
     def _multi_parameter_space(self, data: FitData):
         series = data.series
@@ -142,6 +159,16 @@ class PMNFModeler(SeriesModeler):
             for size in range(1, max_terms + 1)
         ]
         return pool, shapes, subsets
+
+
+def _rows_of(choice: Choice, rows: np.ndarray) -> Choice:
+    """The hypotheses of some kernels of ``choice``."""
+    return Choice(
+        [choice.terms[k] for k in rows],
+        choice.constants[rows],
+        [choice.coefficients[k] for k in rows],
+        choice.wrss[rows],
+    )
 
 
 def allowed_blocks(

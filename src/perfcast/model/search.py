@@ -30,11 +30,27 @@ class Choice:
     constants : ndarray, shape (K,)
     coefficients : list of ndarray
         Per kernel, the coefficients of the chosen terms.
+    wrss : ndarray, shape (K,)
+        Weighted residual sum of squares of the chosen hypotheses.
     """
 
     terms: list[np.ndarray]
     constants: np.ndarray
     coefficients: list[np.ndarray]
+    wrss: np.ndarray
+
+    def lacks_fit(self, data: FitData, settings: SearchSettings) -> np.ndarray:
+        """Kernels whose chosen model still leaves a significant lack of fit, shape (K,)."""
+        dof = data.means.shape[1] - 1 - np.array([len(t) for t in self.terms])
+        return lacks_fit(self.wrss, dof, data, settings)
+
+    def replace_rows(self, rows: np.ndarray, other: Choice) -> None:
+        """Take kernel ``rows[i]``'s hypothesis from kernel ``i`` of ``other`` (same pool)."""
+        for local, kernel in enumerate(rows):
+            self.terms[kernel] = other.terms[local]
+            self.coefficients[kernel] = other.coefficients[local]
+        self.constants[rows] = other.constants
+        self.wrss[rows] = other.wrss
 
 
 @dataclass
@@ -86,14 +102,14 @@ def search(
     moments = PoolMoments(pool, data.means, data.weights)
     wrss = moments.constant_wrss()
     constants = moments.value_mean.copy()
-    terms: list[np.ndarray] = [np.empty(0, dtype=np.intp)] * n_kernels
-    coefficients: list[np.ndarray] = [np.empty(0)] * n_kernels
+    terms: list[np.ndarray] = [np.empty(0, dtype=np.intp) for _ in range(n_kernels)]
+    coefficients: list[np.ndarray] = [np.empty(0) for _ in range(n_kernels)]
     size_now = np.zeros(n_kernels, dtype=int)
 
     for size, subsets in enumerate(subsets_by_size, start=1):
         if n_points <= size + 1 or len(subsets) == 0:
             break
-        active = np.flatnonzero(_lacks_fit(wrss, n_points - size_now - 1, data, settings))
+        active = np.flatnonzero(lacks_fit(wrss, n_points - size_now - 1, data, settings))
         if len(active) == 0:
             break
         fit = moments.rows(active).fit(subsets)
@@ -121,13 +137,18 @@ def search(
             constants[kernel] = fit.constants[local, best[local]]
         wrss[active[accept]] = best_wrss[accept]
         size_now[active[accept]] = size
-    return Choice(terms, constants, coefficients)
+    return Choice(terms, constants, coefficients, wrss)
 
 
-def _lacks_fit(
+def lacks_fit(
     wrss: np.ndarray, dof: np.ndarray, data: FitData, settings: SearchSettings
 ) -> np.ndarray:
-    """Kernels whose current model may still be improved."""
+    """Kernels whose model (residuals ``wrss`` with ``dof`` degrees of freedom) may improve.
+
+    True where the lack-of-fit F-test against the repetitions' pure error rejects the model at
+    ``settings.lack_of_fit_alpha``, or where there are no repetitions to test against; never
+    where no residual degree of freedom is left.
+    """
     no_replicates = data.pure_dof <= 0
     with np.errstate(invalid="ignore", divide="ignore"):
         pure = np.maximum(data.pure_ss / np.maximum(data.pure_dof, 1), NOISE_FLOOR)
