@@ -128,6 +128,20 @@ def test_noise_is_uniform_multiplicative_within_bounds(noise):
         np.testing.assert_array_equal(ratio, 1.0)
 
 
+def test_gaussian_and_spiky_noise_shapes():
+    rng = np.random.default_rng(4)
+    gaussian = synthetic.relative_noise(rng, 0.06, (200_000,), "gaussian")
+    assert gaussian.std() == pytest.approx(0.06 / np.sqrt(3), rel=0.01)
+    assert abs(np.mean(gaussian)) < 1e-3
+    spikes = synthetic.relative_noise(rng, 0.06, (200_000,), "spikes")
+    # Jitter of sd 0.02 plus, one time in ten, an exponential delay of mean 0.12.
+    assert np.mean(spikes) == pytest.approx(0.1 * 0.12, rel=0.05)
+    assert np.median(spikes) < 0.005
+    assert np.mean(spikes > 0.1) == pytest.approx(0.1 * np.exp(-0.1 / 0.12), rel=0.1)
+    with pytest.raises(ValueError, match="unknown noise shape"):
+        synthetic.relative_noise(rng, 0.06, (3,), "pareto")
+
+
 def test_grid_and_extrapolation_point():
     points = synthetic.grid(("p", "n", "q"))
     assert points.shape == (125, 3)
