@@ -56,9 +56,10 @@ def test_adaptive_choice_follows_the_noise_shape(draw, expected, reference):
 
 
 def test_too_little_evidence_keeps_the_mean():
-    one_kernel = locate(noisy(uniform, kernels=1))
-    assert one_kernel.estimator == "mean"
-    assert np.isnan(one_kernel.shape.kurtosis)
+    for kernels in (1, 9):
+        few = locate(noisy(uniform, kernels=kernels))
+        assert few.estimator == "mean"
+        assert np.isnan(few.shape.kurtosis)
     exact = locate(np.full((10, 5, 5), 3.0))
     assert exact.estimator == "mean"
     assert exact.values == pytest.approx(np.full((10, 5), 3.0))
@@ -117,6 +118,24 @@ def test_adaptive_estimate_recovers_terms_more_often_under_bounded_noise():
         )
 
     assert right("adaptive") >= right("mean") + 8  # 111 vs 93 of 180
+
+
+def test_command_line_says_when_points_are_not_means(tmp_path, capsys):
+    experiment = synthetic_experiment(
+        {f"k{i}": (lambda p, i=i: 1.0 + i * p) for i in range(1, 41)},
+        {"p": [2, 4, 8, 16, 32]},
+        noise=0.05,
+        seed=3,
+    )
+    path = tmp_path / "exp.csv"
+    write_experiment(experiment, path)
+    assert main(["model", str(path)]) == 0
+    assert capsys.readouterr().err == (
+        "point values: the midrange (middle of smallest and largest) of each point's "
+        "repetitions; the noise of 40 kernels looks uniform (--location mean for means)\n"
+    )
+    assert main(["model", str(path), "--location", "mean"]) == 0
+    assert "point values" not in capsys.readouterr().err
 
 
 def test_command_line_option(tmp_path, capsys):

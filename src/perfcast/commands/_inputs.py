@@ -7,11 +7,10 @@ import json
 from pathlib import Path
 
 from perfcast.commands.common import readable_formats
-from perfcast.commands.model import add_model_arguments, modeler_options
+from perfcast.commands.model import add_model_arguments, fit_models
 from perfcast.errors import InputError
 from perfcast.experiment import Experiment
 from perfcast.io import read_experiment
-from perfcast.model import fit
 from perfcast.model.function import Model
 
 
@@ -87,4 +86,4 @@ def obtain_models(
     """Models from ``path`` when given, else fitted."""
     if path:
         return read_models(path, experiment, metric)
-    return fit(experiment, modeler=args.modeler, metric=metric, **modeler_options(args))
+    return fit_models(experiment, args, metric)

@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from perfcast.commands.common import add_input_arguments, load_experiment, write_output
 from perfcast.errors import InputError
 from perfcast.experiment import Experiment
-from perfcast.model import MODELERS, fit
+from perfcast.model import MODELERS, make_modeler
 from perfcast.model.function import Model
-from perfcast.model.location import LOCATIONS
+from perfcast.model.location import DESCRIPTIONS, GAUSSIAN, LOCATIONS, Location
 from perfcast.report.tables import FORMATS, format_models
 
 if TYPE_CHECKING:
@@ -86,7 +87,32 @@ def fit_from_args(args: argparse.Namespace) -> list[Model]:
         experiment = experiment.select(kernels=args.kernel)
     if args.static:
         return fit_hybrid(experiment, args)
-    return fit(experiment, modeler=args.modeler, metric=args.metric, **modeler_options(args))
+    return fit_models(experiment, args, args.metric)
+
+
+def fit_models(experiment: Experiment, args: argparse.Namespace, metric: str | None) -> list[Model]:
+    """Fit ``experiment`` with the modeler the options name; say so on stderr when the points'
+    values are not the means of their repetitions."""
+    modeler = make_modeler(args.modeler, **modeler_options(args)).fit(experiment, metric)
+    _print_location_note(modeler.locations_)
+    return modeler.models_
+
+
+def _print_location_note(locations: Sequence[Location]) -> None:
+    for location in locations:
+        if location.estimator != "mean":
+            shape = location.shape
+            evidence = (
+                f"; the noise of {shape.kernels} kernels looks {shape.description}"
+                if shape.kernels > 1 and shape.reference != GAUSSIAN
+                else ""
+            )
+            print(
+                f"point values: the {DESCRIPTIONS[location.estimator]} of each point's repetitions"
+                f"{evidence} (--location mean for means)",
+                file=sys.stderr,
+            )
+            return
 
 
 def fit_hybrid(experiment: Experiment, args: argparse.Namespace) -> list[Model]:
@@ -106,6 +132,7 @@ def fit_hybrid(experiment: Experiment, args: argparse.Namespace) -> list[Model]:
     modeler = HybridModeler(report, mapping, constants, **modeler_options(args))
     modeler.fit(experiment, args.metric)
     print(hybrid_summary(modeler), file=sys.stderr)
+    _print_location_note(modeler.locations_)
     return modeler.models_
 
 

@@ -64,8 +64,10 @@ class HybridModeler(SeriesModeler):
     predictors_ : dict of str to tuple of int
         Per kernel: candidate terms of the hybrid search and of the purely empirical one
         (EPMNF: 42 building blocks per parameter).
+    locations_ : list of Location
+        The location estimate of the largest series, whose estimator all kernels use.
     location_ : str
-        The location estimator used.
+        That estimator.
     """
 
     def __init__(
@@ -90,10 +92,9 @@ class HybridModeler(SeriesModeler):
         """Model every kernel of ``experiment``; returns self."""
         metric = metric or experiment.default_metric()
         experiment = experiment.select(metric=metric)
-        self.location_ = self.location
-        if self.location == "adaptive":
-            largest = max(experiment.series(metric), key=lambda s: len(s.kernels))
-            self.location_ = locate(largest.values).estimator
+        largest = max(experiment.series(metric), key=lambda s: len(s.kernels))
+        self.locations_ = [locate(largest.values, self.location)]
+        self.location_ = self.locations_[0].estimator
         names = experiment.parameter_names
         to_source = {p: (self.parameter_map or {}).get(p, p) for p in names}
         to_experiment = {source: p for p, source in to_source.items()}

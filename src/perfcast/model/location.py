@@ -13,7 +13,8 @@ point's mean, scaled to unit variance per kernel (the multiplicative noise model
 per kernel), gives a pooled kurtosis. A family of reference shapes (uniform and generalized normal
 distributions, from bounded to heavy-tailed) is simulated with the same number of points and
 repetitions; the nearest reference decides the estimator, and the mean stays unless the data
-rule out Gaussian noise (kurtosis more than two standard errors from the normal reference's).
+rule out Gaussian noise (kurtosis more than two standard errors from the normal reference's) or
+fewer than ten kernels show any spread.
 
 Every estimator comes with its variance relative to the noise variance of one repetition
 (``1/n`` for the mean of ``n``), so points are weighted and tested consistently whichever is used.
@@ -29,6 +30,13 @@ from scipy import stats
 
 ESTIMATORS = ("mean", "midrange", "trimmed", "median")
 LOCATIONS = ("adaptive", *ESTIMATORS)
+#: The estimators in words.
+DESCRIPTIONS = {
+    "mean": "mean",
+    "midrange": "midrange (middle of smallest and largest)",
+    "trimmed": "mean without the smallest and the largest",
+    "median": "median",
+}
 #: Reference noise shapes: ``None`` is uniform, a number the shape of a generalized normal
 #: distribution (2 is Gaussian, 1 Laplace, below 1 heavier tails).
 REFERENCE_SHAPES: tuple[float | None, ...] = (None, 6.0, 4.0, 3.0, 2.0, 1.5, 1.0, 0.7, 0.5)
@@ -36,6 +44,9 @@ GAUSSIAN = 2.0
 #: How far (in standard errors) the pooled kurtosis must lie from the Gaussian reference's before
 #: another estimator than the mean is used.
 EVIDENCE = 2.0
+#: Fewest kernels with differing repetitions whose pooled kurtosis and its standard error are
+#: trusted; fewer keep the mean.
+MIN_KERNELS = 10
 #: A different estimator must cut the variance of the mean by at least this fraction.
 MIN_GAIN = 0.05
 #: Values drawn per reference shape to simulate its pooled kurtosis (at most 4,000 kernels).
@@ -150,7 +161,7 @@ def noise_shape(values: np.ndarray, counts: np.ndarray) -> NoiseShape:
     kurtosis = _kernel_kurtosis(values, counts)
     usable = kurtosis[np.isfinite(kurtosis)]
     points, repetitions = counts.shape[1], _typical(counts)
-    if len(usable) < 2 or repetitions < 3:
+    if len(usable) < MIN_KERNELS or repetitions < 3:
         nan = float("nan")
         return NoiseShape(nan, nan, len(usable), points, repetitions, GAUSSIAN)
     pooled = float(usable.mean())

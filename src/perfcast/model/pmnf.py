@@ -87,7 +87,7 @@ class PMNFModeler(SeriesModeler):
 
     def _fit_series(self, series: Series, source: str | None) -> list[Model]:
         check_points(series, source)
-        data = FitData.from_series(series, source, self.location)
+        data = self._fit_data(series, source)
         if len(series.parameters) == 1:
             choice, pool, shapes = self._fit_single_parameter(data)
             kernel_shapes = [shapes] * len(series.kernels)

@@ -89,7 +89,7 @@ class SparseModeler(SeriesModeler):
 
     def _fit_series(self, series: Series, source: str | None) -> list[Model]:
         check_points(series, source)
-        data = FitData.from_series(series, source, self.location)
+        data = self._fit_data(series, source)
         pool, shapes, allowed = self._predictors(data)
         self.predictors_ = pool.shape[1]
         progress = ProgressBar(len(pool), unit="kernels screened")
