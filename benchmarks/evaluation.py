@@ -3,9 +3,11 @@
 Three figures per group of kernels:
 
 - lead order: share of kernels whose lead-order ``(exponent, log_exponent)`` is right for every
-  parameter (the largest order among the terms containing the parameter; ``(0, 0)`` if none);
-- structure: share with exactly the true set of terms (each term's factors equal; the constant is
-  ignored);
+  parameter (the largest order among the terms containing the parameter; ``(0, 0)`` if none),
+  with a positive coefficient: every true term adds cost, and a model such as
+  ``38 - 2.2*log2(p)`` says the cost falls, not that it grows like ``log2(p)``;
+- structure: share with exactly the true set of terms (each term's factors equal, every
+  coefficient positive; the constant is ignored);
 - extrapolation error: median and 90th percentile of ``|prediction - truth| / truth`` at 4x the
   largest measured value of every parameter at once, truth being the noiseless function.
 
@@ -45,29 +47,43 @@ class Fit:
         The tool's prediction at the extrapolation point.
     text : str
         The model as the tool prints it (for reports and debugging).
+    falling : frozenset of TermShape
+        The terms whose coefficient is not positive.
     """
 
     kernel: str
     terms: frozenset[TermShape]
     prediction: float
     text: str = ""
+    falling: frozenset[TermShape] = frozenset()
 
     def lead_order(self, parameter: str) -> tuple[Fraction, Fraction]:
         """Fastest-growing ``(exponent, log_exponent)`` of ``parameter``; ``(0, 0)`` if absent."""
         orders = [(e, j) for term in self.terms for (name, e, j) in term if name == parameter]
         return max(orders) if orders else (Fraction(0), Fraction(0))
 
+    def lead_adds_cost(self, parameter: str) -> bool:
+        """No term of ``parameter``'s lead order has a non-positive coefficient."""
+        lead = self.lead_order(parameter)
+        return not any(
+            (e, j) == lead for term in self.falling for (name, e, j) in term if name == parameter
+        )
+
     @classmethod
     def from_model(cls, model: Model, extrapolation_point: np.ndarray) -> Fit:
         """Reduce a perfcast :class:`Model`, predicting with :meth:`Model.evaluate`."""
+        factors = [
+            [(f.parameter, f.exponent, f.log_exponent) for f in term.factors]
+            for term in model.terms
+        ]
         return cls(
             kernel=model.kernel,
-            terms=term_shapes(
-                [(f.parameter, f.exponent, f.log_exponent) for f in term.factors]
-                for term in model.terms
-            ),
+            terms=term_shapes(factors),
             prediction=float(model.evaluate(extrapolation_point)[0]),
             text=model.expression(),
+            falling=term_shapes(
+                shape for shape, t in zip(factors, model.terms, strict=True) if t.coefficient <= 0
+            ),
         )
 
 
@@ -152,9 +168,10 @@ def score(
             continue
         true_fit = Fit.from_model(truth, extrapolation_point)
         lead_right += all(
-            fit.lead_order(name) == true_fit.lead_order(name) for name in truth.parameters
+            fit.lead_order(name) == true_fit.lead_order(name) and fit.lead_adds_cost(name)
+            for name in truth.parameters
         )
-        structure_right += fit.terms == true_fit.terms
+        structure_right += fit.terms == true_fit.terms and not fit.falling
         errors.append(relative_error(fit.prediction, true_fit.prediction))
     count = len(truths)
     return Score(

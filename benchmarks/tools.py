@@ -134,12 +134,23 @@ def fits_from_extrap(document: Mapping[str, Any], parameters: tuple[str, ...]) -
     """Turn the driver's JSON (factors name parameters by index) into fits."""
     fits = {}
     for kernel, model in document["models"].items():
-        terms = term_shapes(
+        shapes = [
             [
                 (parameters[f["parameter"]], f["exponent"], f["log_exponent"])
                 for f in term["factors"]
             ]
             for term in model["terms"]
+        ]
+        falling = term_shapes(
+            shape
+            for shape, term in zip(shapes, model["terms"], strict=True)
+            if term["coefficient"] <= 0
         )
-        fits[kernel] = Fit(kernel, terms, float(model["predictions"][0]), model["model"])
+        fits[kernel] = Fit(
+            kernel,
+            term_shapes(shapes),
+            float(model["predictions"][0]),
+            model["model"],
+            falling,
+        )
     return fits

@@ -88,6 +88,26 @@ def test_lead_order_must_be_right_for_every_parameter():
     assert result.structure == 0.0
 
 
+def test_falling_lead_term_does_not_count_as_the_growing_one():
+    point = np.array([[256.0]])
+    truth = model(
+        1.0, (2.0, (Factor("p", F(-1, 2)),)), (0.7, (Factor("p", F(0), 1),)), parameters=("p",)
+    )
+    falling = model(38.0, (-2.2, (Factor("p", F(0), 1),)), parameters=("p",))
+    growing = model(20.0, (0.5, (Factor("p", F(0), 1),)), parameters=("p",))
+    fits = {"k": Fit.from_model(falling, point)}
+    assert fits["k"].lead_order("p") == (F(0), F(1))
+    assert not fits["k"].lead_adds_cost("p")
+    assert score([truth], fits, point).lead_order == 0.0
+    assert score([truth], {"k": Fit.from_model(growing, point)}, point).lead_order == 1.0
+    # Same shapes as the truth but a falling term: not the true structure.
+    flipped = model(
+        1.0, (2.0, (Factor("p", F(-1, 2)),)), (-0.7, (Factor("p", F(0), 1),)), parameters=("p",)
+    )
+    result = score([truth], {"k": Fit.from_model(flipped, point)}, point)
+    assert (result.lead_order, result.structure) == (0.0, 0.0)
+
+
 def test_sum_and_product_with_same_factors_differ_in_structure_only():
     product = model(1.0, (1.0, (Factor("p", F(1)), Factor("n", F(2)))))
     total = model(1.0, (1.0, (Factor("p", F(1)),)), (1.0, (Factor("n", F(2)),)))
@@ -141,6 +161,17 @@ def test_fits_from_extrap_driver_output():
                 "predictions": [123.5],
             },
             "k2": {"constant": 7.0, "terms": [], "model": "7.0", "predictions": [7.0]},
+            "k3": {
+                "constant": 38.0,
+                "terms": [
+                    {
+                        "coefficient": -2.2,
+                        "factors": [{"parameter": 0, "exponent": "0", "log_exponent": "1"}],
+                    }
+                ],
+                "model": "38.0 + -2.2 * log2(p)^(1)",
+                "predictions": [20.4],
+            },
         },
     }
     fits = fits_from_extrap(document, ("p", "n"))
@@ -151,3 +182,6 @@ def test_fits_from_extrap_driver_output():
     assert frozenset({("n", F(0), F(-1))}) in fits["k1"].terms
     assert fits["k2"].terms == frozenset()
     assert fits["k2"].lead_order("p") == (0, 0)
+    assert fits["k1"].falling == frozenset() and fits["k1"].lead_adds_cost("p")
+    assert fits["k3"].falling == frozenset({frozenset({("p", F(0), F(1))})})
+    assert not fits["k3"].lead_adds_cost("p")
