@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -63,6 +65,11 @@ def test_too_little_evidence_keeps_the_mean():
     exact = locate(np.full((10, 5, 5), 3.0))
     assert exact.estimator == "mean"
     assert exact.values == pytest.approx(np.full((10, 5), 3.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one repetition per point: nothing to pool, no warning
+        single = locate(np.arange(1.0, 51.0).reshape(10, 5, 1))
+    assert single.estimator == "mean"
+    assert single.variance_factors == pytest.approx(np.ones((10, 5)))
 
 
 def test_variance_factors_match_theory():

@@ -185,14 +185,16 @@ def choose_estimator(shape: NoiseShape) -> str:
 
 def _kernel_kurtosis(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Per kernel: kurtosis of the deviations from the point means, relative and unit-variance."""
-    means = np.nanmean(values, axis=2, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.nansum(values, axis=2, keepdims=True) / counts[:, :, None]
         correction = np.sqrt(counts / (counts - 1.0))[:, :, None]
         deviations = (values - means) / np.abs(means) * correction
-        deviations[~np.isfinite(deviations)] = np.nan
-        variance = np.nanmean(deviations**2, axis=(1, 2))
-        kurtosis = np.nanmean(deviations**4, axis=(1, 2)) / variance**2
-    return np.where(variance > 0, kurtosis, np.nan)
+        usable = np.isfinite(deviations)
+        deviations = np.where(usable, deviations, 0.0)
+        number = usable.sum(axis=(1, 2))
+        variance = (deviations**2).sum(axis=(1, 2)) / number
+        kurtosis = (deviations**4).sum(axis=(1, 2)) / number / variance**2
+    return np.where((number > 0) & (variance > 0), kurtosis, np.nan)
 
 
 def _typical(counts: np.ndarray) -> int:
