@@ -25,7 +25,7 @@ import numpy as np
 from extrap.entities.callpath import Callpath
 from extrap.entities.coordinate import Coordinate
 from extrap.entities.experiment import Experiment
-from extrap.entities.measurement import Measurement
+from extrap.entities.measurement import Measure, Measurement
 from extrap.entities.metric import Metric
 from extrap.entities.parameter import Parameter
 from extrap.modelers.model_generator import ModelGenerator
@@ -54,12 +54,18 @@ def build_experiment(data) -> tuple[Experiment, list[Callpath], Metric]:
     return experiment, callpaths, metric
 
 
-def configure(generator: ModelGenerator, negative_exponents: bool) -> None:
+def configure(generator: ModelGenerator, negative_exponents: bool, median: bool) -> None:
     """Allow negative exponents in the single-parameter search (also inside the multi-parameter
-    modeler) when asked to."""
+    modeler) when asked to; model the medians of the repetitions when asked to.
+
+    ``ModelGenerator(use_median=True)`` reaches only the multi-parameter modeler in Extra-P
+    4.2.5 (the single-parameter branch of ``_choose_modeler`` never sets ``use_measure``), so
+    the measure is set on the modeler itself.
+    """
     modeler = generator.modeler
     single = getattr(modeler, "single_parameter_modeler", modeler)
     single.allow_negative_exponents = negative_exponents
+    modeler.use_measure = Measure.MEDIAN if median else Measure.MEAN
 
 
 def describe_term(term, parameter_index: int | None) -> list[dict]:
@@ -116,8 +122,8 @@ def warm_up(data, negative_exponents: bool, median: bool) -> None:
     first = dict(
         data, kernels=data["kernels"][:WARM_UP_KERNELS], values=data["values"][:WARM_UP_KERNELS]
     )
-    generator = ModelGenerator(build_experiment(first)[0], use_median=median)
-    configure(generator, negative_exponents)
+    generator = ModelGenerator(build_experiment(first)[0])
+    configure(generator, negative_exponents, median)
     generator.model_all()
 
 
@@ -133,8 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         data = {key: archive[key] for key in archive.files}
     parameter_names = [str(name) for name in data["parameters"]]
     experiment, callpaths, metric = build_experiment(data)
-    generator = ModelGenerator(experiment, use_median=args.median)
-    configure(generator, args.negative_exponents)
+    generator = ModelGenerator(experiment)
+    configure(generator, args.negative_exponents, args.median)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
