@@ -4,7 +4,7 @@ Three figures per group of kernels:
 
 - lead order: share of kernels whose lead-order ``(exponent, log_exponent)`` is right for every
   parameter (the largest order among the terms containing the parameter; ``(0, 0)`` if none),
-  with a positive coefficient: every true term adds cost, and a model such as
+  attained by a term with a positive coefficient: every true term adds cost, and a model such as
   ``38 - 2.2*log2(p)`` says the cost falls, not that it grows like ``log2(p)``;
 - structure: share with exactly the true set of terms (each term's factors equal, every
   coefficient positive; the constant is ignored);
@@ -63,10 +63,12 @@ class Fit:
         return max(orders) if orders else (Fraction(0), Fraction(0))
 
     def lead_adds_cost(self, parameter: str) -> bool:
-        """No term of ``parameter``'s lead order has a non-positive coefficient."""
+        """A term with a positive coefficient attains ``parameter``'s lead order (or none has
+        the parameter)."""
         lead = self.lead_order(parameter)
-        return not any(
-            (e, j) == lead for term in self.falling for (name, e, j) in term if name == parameter
+        growing = self.terms - self.falling
+        return lead == (0, 0) or any(
+            (e, j) == lead for term in growing for (name, e, j) in term if name == parameter
         )
 
     @classmethod

@@ -108,6 +108,17 @@ def test_falling_lead_term_does_not_count_as_the_growing_one():
     assert (result.lead_order, result.structure) == (0.0, 0.0)
 
 
+def test_falling_term_beside_a_growing_one_of_the_same_order_keeps_the_lead():
+    truth = model(1.0, (1.0, (Factor("p", F(1)), Factor("n", F(1)))))
+    with_falling = model(
+        1.0, (1.0, (Factor("p", F(1)), Factor("n", F(1)))), (-0.1, (Factor("n", F(1)),))
+    )
+    fit = Fit.from_model(with_falling, POINT_PN)
+    assert fit.lead_adds_cost("n") and fit.lead_adds_cost("p")
+    result = score([truth], {"k": fit}, POINT_PN)
+    assert (result.lead_order, result.structure) == (1.0, 0.0)
+
+
 def test_sum_and_product_with_same_factors_differ_in_structure_only():
     product = model(1.0, (1.0, (Factor("p", F(1)), Factor("n", F(2)))))
     total = model(1.0, (1.0, (Factor("p", F(1)),)), (1.0, (Factor("n", F(2)),)))
