@@ -77,6 +77,19 @@ def test_hidden_decreasing_term_found_when_growing_terms_lack_fit():
     assert model.constant == pytest.approx(1.0, rel=1e-6)
     (growing_only,) = fit(experiment, negative_exponents=False)
     assert growing_only.quality.rss > 1e6 * model.quality.rss
+    # One exact repetition (deterministic counts): still found.
+    single = synthetic_experiment(truth, {"p": P_VALUES}, noise=0.0, repetitions=1)
+    (model,) = fit(single)
+    assert sorted(f.order for t in model.terms for f in t.factors) == [(-1, 0), (0, 1)]
+
+
+def test_noisy_single_repetitions_keep_the_growing_blocks():
+    # Without repetitions a lack of fit cannot be told from noise: the decreasing blocks would
+    # only fit the noise, so the growing model stays.
+    truth = {f"k{i}": (lambda p, i=i: 1.0 + (i + 1) * p**0.5) for i in range(20)}
+    experiment = synthetic_experiment(truth, {"p": P_VALUES}, noise=0.05, repetitions=1, seed=4)
+    models = fit(experiment)
+    assert models == fit(experiment, negative_exponents=False)
 
 
 def test_negative_exponents_can_be_switched_off():

@@ -19,7 +19,7 @@ from perfcast.errors import InputError
 from perfcast.experiment import Series
 from perfcast.model.base import SeriesModeler
 from perfcast.model.batched import PoolMoments
-from perfcast.model.data import FitData
+from perfcast.model.data import NOISE_FLOOR, FitData
 from perfcast.model.function import Factor, Model, Term
 from perfcast.model.hypotheses import Block, building_blocks, evaluate_blocks
 from perfcast.model.quality import assess
@@ -103,7 +103,8 @@ class PMNFModeler(SeriesModeler):
         With ``negative_exponents=None``, a kernel whose data never clearly decreases first
         searches the growing blocks only; if its best model still lacks fit, it searches again
         with the decreasing blocks too (``c + a/p + b*log2(p)`` may grow at every measured
-        point) and keeps that model when it fits better.
+        point) and keeps that model when it fits better. Kernels without repetitions keep it
+        only when it is exact: their lack of fit cannot be told from noise.
         """
         x = data.series.points[:, 0]
         settings = self._settings()
@@ -117,6 +118,10 @@ class PMNFModeler(SeriesModeler):
                 pool, subsets = evaluate_blocks(blocks, x), self._subsets(blocks)
                 again = search(data.rows(retry), pool, subsets, None, settings)
                 better = again.wrss < choice.wrss[retry]
+                # Without repetitions nothing tells a lack of fit from noise: take the decreasing
+                # blocks only where they make the model exact (deterministic counts).
+                exact = again.wrss <= NOISE_FLOOR * len(x)
+                better &= (data.pure_dof[retry] > 0) | exact
                 choice.replace_rows(retry[better], _rows_of(again, np.flatnonzero(better)))
         shapes = [(Factor(data.series.parameters[0], e, j),) for e, j in blocks]
         return choice, evaluate_blocks(blocks, x), shapes
