@@ -10,6 +10,7 @@ import numpy as np
 from perfcast.errors import InputError
 from perfcast.experiment import Series
 from perfcast.model.location import Location, locate
+from perfcast.model.moderation import NO_PRIOR, NoisePrior, estimate_prior
 
 # Smallest relative noise variance assumed, so exact data does not make every tiny improvement
 # "significant" (1e-6 relative noise).
@@ -44,6 +45,9 @@ class FitData:
     location : Location or None
         How ``means`` were estimated, for the whole series (None for derived data such as
         marginal means).
+    prior : NoisePrior
+        The series' common noise level, towards which :attr:`noise_ss` and :attr:`noise_dof`
+        moderate each kernel's pure error (:mod:`perfcast.model.moderation`).
     """
 
     series: Series
@@ -53,6 +57,7 @@ class FitData:
     pure_dof: np.ndarray
     observations: np.ndarray
     location: Location | None = None
+    prior: NoisePrior = NO_PRIOR
 
     @classmethod
     def from_series(
@@ -87,7 +92,11 @@ class FitData:
         pure_ss = np.nansum(deviations**2, axis=(1, 2))
         pure_dof = np.sum(counts - 1, axis=1)
         observations = counts.sum(axis=1)
-        return cls(series, estimate.values, weights, pure_ss, pure_dof, observations, estimate)
+        shape = estimate.shape
+        prior = estimate_prior(pure_ss, pure_dof, shape.reference, shape.points, shape.repetitions)
+        return cls(
+            series, estimate.values, weights, pure_ss, pure_dof, observations, estimate, prior
+        )
 
     def rows(self, kernels: np.ndarray) -> FitData:
         """The statistics of some kernels only (indices into ``series.kernels``)."""
@@ -104,16 +113,28 @@ class FitData:
             self.pure_dof[kernels],
             self.observations[kernels],
             self.location,
+            self.prior,
         )
 
     @property
+    def noise_ss(self) -> np.ndarray:
+        """Pure-error sums of squares moderated towards the series' noise level, shape (K,)."""
+        return self.prior.moderate(self.pure_ss, self.pure_dof)[0]
+
+    @property
+    def noise_dof(self) -> np.ndarray:
+        """Degrees of freedom of :attr:`noise_ss`, shape (K,); 0 without repetitions."""
+        return self.prior.moderate(self.pure_ss, self.pure_dof)[1]
+
+    @property
     def noise_variance(self) -> np.ndarray:
-        """Relative noise variance of one repetition from the pure error, shape (K,).
+        """Moderated relative noise variance of one repetition, shape (K,).
 
         NaN where there is no repetition to estimate it from.
         """
+        ss, dof = self.prior.moderate(self.pure_ss, self.pure_dof)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(self.pure_dof > 0, self.pure_ss / self.pure_dof, np.nan)
+            return np.where(dof > 0, ss / dof, np.nan)
 
 
 def _point_text(series: Series, point: int) -> str:

@@ -203,7 +203,8 @@ def _typical(counts: np.ndarray) -> int:
     return int(numbers[np.argmax(frequency)])
 
 
-def _draw(reference: float | None, size: tuple[int, ...], seed: int) -> np.ndarray:
+def draw_reference(reference: float | None, size: tuple[int, ...], seed: int) -> np.ndarray:
+    """Unit-scale draws of a reference shape: uniform on [-1, 1] or generalized normal."""
     rng = np.random.default_rng(seed)
     if reference is None:
         return rng.uniform(-1.0, 1.0, size)
@@ -218,7 +219,7 @@ def reference_kurtosis(reference: float | None, points: int, repetitions: int) -
     point means, corrected for the lost degree of freedom, scaled to unit variance per kernel.
     """
     kernels = int(np.clip(SIMULATED_VALUES // (points * repetitions), 100, 4000))
-    noise = 1.0 + 0.01 * _draw(reference, (kernels, points, repetitions), seed=1)
+    noise = 1.0 + 0.01 * draw_reference(reference, (kernels, points, repetitions), seed=1)
     counts = np.full((kernels, points), repetitions)
     return float(np.nanmean(_kernel_kurtosis(noise, counts)))
 
@@ -228,7 +229,7 @@ def relative_variance(reference: float | None, repetitions: int) -> dict[str, fl
     """Variance of each estimator of ``repetitions`` values over the variance of one value."""
     if repetitions <= 2:
         return dict.fromkeys(ESTIMATORS, 1.0 / max(repetitions, 1))
-    sample = _draw(reference, (SIMULATED_SAMPLES, repetitions), seed=2)
+    sample = draw_reference(reference, (SIMULATED_SAMPLES, repetitions), seed=2)
     counts = np.full(SIMULATED_SAMPLES, repetitions)
     spread = sample.var()
     factors = {e: float(estimate(sample, counts, e).var() / spread) for e in ESTIMATORS}

@@ -329,7 +329,15 @@ def _marginal_fit_data(marginal: np.ndarray, counts: np.ndarray, data: FitData) 
     """Weights and noise of marginal means, for ranking candidate factors."""
     floor = 1e-9 * np.maximum(np.abs(marginal).max(axis=1, keepdims=True), 1e-300)
     weights = counts[None, :] / np.maximum(np.abs(marginal), floor) ** 2
-    return FitData(data.series, marginal, weights, data.pure_ss, data.pure_dof, data.observations)
+    return FitData(
+        data.series,
+        marginal,
+        weights,
+        data.pure_ss,
+        data.pure_dof,
+        data.observations,
+        prior=data.prior,
+    )
 
 
 def decreasing_trend(x: np.ndarray, means: np.ndarray, data: FitData) -> np.ndarray:

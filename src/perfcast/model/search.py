@@ -145,15 +145,16 @@ def lacks_fit(
 ) -> np.ndarray:
     """Kernels whose model (residuals ``wrss`` with ``dof`` degrees of freedom) may improve.
 
-    True where the lack-of-fit F-test against the repetitions' pure error rejects the model at
+    True where the lack-of-fit F-test against the (moderated) pure error rejects the model at
     ``settings.lack_of_fit_alpha``, or where there are no repetitions to test against; never
     where no residual degree of freedom is left.
     """
     no_replicates = data.pure_dof <= 0
+    noise_dof = np.maximum(data.noise_dof, 1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        pure = np.maximum(data.pure_ss / np.maximum(data.pure_dof, 1), NOISE_FLOOR)
+        pure = np.maximum(data.noise_ss / noise_dof, NOISE_FLOOR)
         ratio = (wrss / np.maximum(dof, 1)) / pure
-    p = special.fdtrc(np.maximum(dof, 1), np.maximum(data.pure_dof, 1), ratio)
+    p = special.fdtrc(np.maximum(dof, 1), noise_dof, ratio)
     return (no_replicates | (p < settings.lack_of_fit_alpha)) & (dof > 0)
 
 
@@ -172,13 +173,13 @@ def _significant(
     corrected Akaike criterion (AICc), since three or so residual degrees of freedom make any
     F-test too weak to accept even an obvious trend.
     """
-    residual_dof = data.observations[rows] - size - 1
+    n_points = data.means.shape[1]
+    residual_dof = data.noise_dof[rows] + n_points - size - 1
     with np.errstate(invalid="ignore", divide="ignore"):
-        sigma2 = np.maximum((data.pure_ss[rows] + wrss_new) / residual_dof, NOISE_FLOOR)
+        sigma2 = np.maximum((data.noise_ss[rows] + wrss_new) / residual_dof, NOISE_FLOOR)
         ratio = (wrss_now - wrss_new) / extra_terms / sigma2
     critical = special.fdtri(extra_terms, np.maximum(residual_dof, 1), 1.0 - alpha)
     f_test = ratio > critical
-    n_points = data.means.shape[1]
     aicc = _aicc(wrss_new, size + 1, n_points) < _aicc(wrss_now, size + 1 - extra_terms, n_points)
     accept = np.where(data.pure_dof[rows] > 0, f_test, aicc)
     return np.isfinite(wrss_new) & (residual_dof > 0) & accept
