@@ -1,7 +1,9 @@
 import itertools
 
 import numpy as np
+import pytest
 
+from perfcast.model import batched
 from perfcast.model.batched import PoolMoments, solve_spd
 
 
@@ -51,3 +53,36 @@ def test_per_kernel_pool_matches_shared_pool():
     per_kernel = PoolMoments(np.stack([pool, pool]), values, weights).fit(subsets)
     np.testing.assert_allclose(shared.coefficients, per_kernel.coefficients)
     np.testing.assert_allclose(shared.wrss, per_kernel.wrss)
+
+
+@pytest.mark.parametrize("per_kernel_pool", [False, True])
+def test_best_reduces_fit_block_by_block(monkeypatch, per_kernel_pool):
+    rng = np.random.default_rng(6)
+    x = np.array([4.0, 8.0, 16.0, 32.0, 64.0])
+    shared = np.stack([x, x**2, np.log2(x), np.sqrt(x), 1.0 / x])
+    n_kernels = 40
+    pool = np.stack([shared] * n_kernels) if per_kernel_pool else shared
+    trend = rng.uniform(1, 10, (n_kernels, 1)) + rng.uniform(0.1, 2, (n_kernels, 1)) * x
+    values = trend * rng.uniform(0.9, 1.1, (n_kernels, len(x)))
+    weights = rng.uniform(0.5, 2.0, (n_kernels, len(x)))
+    allowed = rng.random((n_kernels, len(shared))) < 0.8
+    moments = PoolMoments(pool, values, weights)
+    for size in (1, 2, 3):
+        subsets = np.array(list(itertools.combinations(range(len(shared)), size)))
+        full = moments.fit(subsets)
+        valid = np.isfinite(full.wrss) & np.all(full.coefficients > 0, axis=2)
+        valid &= np.all(allowed[:, subsets], axis=2)
+        candidate = np.where(valid, full.wrss, np.inf)
+        expected = np.argmin(candidate, axis=1)
+        monkeypatch.setattr(batched, "_BLOCK_ELEMENTS", 7 * len(subsets) * size * size)
+        best = moments.best(subsets, allowed, positive=True)
+        monkeypatch.undo()
+        rows = np.arange(n_kernels)
+        found = np.isfinite(candidate[rows, expected])
+        assert found.sum() > n_kernels // 2  # the check below is not vacuous
+        np.testing.assert_array_equal(best.index[found], expected[found])
+        np.testing.assert_allclose(best.wrss, candidate[rows, expected])
+        np.testing.assert_allclose(best.constants[found], full.constants[rows, expected][found])
+        np.testing.assert_allclose(
+            best.coefficients[found], full.coefficients[rows, expected][found]
+        )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 # Memory budget for one block of gathered normal equations, in float64 elements.
-_BLOCK_ELEMENTS = 16_000_000
+_BLOCK_ELEMENTS = 1_000_000
 
 
 @dataclass
@@ -36,6 +36,26 @@ class SubsetFit:
     constants: np.ndarray
     coefficients: np.ndarray
     wrss: np.ndarray
+
+
+@dataclass
+class BestFit:
+    """The best hypothesis of each kernel (see :meth:`PoolMoments.best`).
+
+    Attributes
+    ----------
+    index : ndarray of int, shape (K,)
+        Row of the chosen hypothesis in ``subsets`` (meaningless where ``wrss`` is ``inf``).
+    wrss : ndarray, shape (K,)
+        Its weighted residual sum of squares; ``inf`` where no hypothesis is valid.
+    constants : ndarray, shape (K,)
+    coefficients : ndarray, shape (K, s)
+    """
+
+    index: np.ndarray
+    wrss: np.ndarray
+    constants: np.ndarray
+    coefficients: np.ndarray
 
 
 class PoolMoments:
@@ -129,20 +149,76 @@ class PoolMoments:
         constants = np.empty((n_kernels, n_hyp))
         coefficients = np.empty((n_kernels, n_hyp, size))
         wrss = np.empty((n_kernels, n_hyp))
-        for start in range(0, n_kernels, _block_rows(self, n_hyp, size)):
-            rows = np.arange(start, min(start + _block_rows(self, n_hyp, size), n_kernels))
+        for rows, block, solution, block_wrss in self._blocks(subsets):
+            wrss[rows] = block_wrss
+            means = block.term_means[:, subsets]
+            constants[rows] = block.value_mean[:, None] - np.einsum("khi,khi->kh", solution, means)
+            coefficients[rows] = solution / block._term_scale(subsets)
+        return SubsetFit(constants, coefficients, wrss)
+
+    def best(
+        self, subsets: np.ndarray, allowed: np.ndarray | None = None, positive: bool = False
+    ) -> BestFit:
+        """The hypothesis of least WRSS per kernel among the valid ones.
+
+        Equivalent to reducing :meth:`fit` over the hypotheses, but memory stays within one
+        block of kernels however many kernels and hypotheses there are.
+
+        Parameters
+        ----------
+        subsets : ndarray of int, shape (H, s)
+            Indices into the pool, one row per hypothesis, all of the same size ``s >= 1``.
+        allowed : ndarray of bool, shape (K, T), optional
+            Which pool terms each kernel may use.
+        positive : bool
+            Only hypotheses whose term coefficients are all positive are valid.
+
+        Returns
+        -------
+        BestFit
+        """
+        subsets = np.asarray(subsets, dtype=np.intp)
+        n_kernels = self.rhs.shape[0]
+        index = np.empty(n_kernels, dtype=np.intp)
+        wrss = np.empty(n_kernels)
+        constants = np.empty(n_kernels)
+        coefficients = np.empty((n_kernels, subsets.shape[1]))
+        for rows, block, solution, block_wrss in self._blocks(subsets):
+            scaled = solution / block._term_scale(subsets)
+            valid = np.isfinite(block_wrss)
+            if positive:
+                valid &= np.all(scaled > 0, axis=2)
+            if allowed is not None:
+                valid &= np.all(allowed[rows][:, subsets], axis=2)
+            candidate = np.where(valid, block_wrss, np.inf)
+            local = np.arange(len(rows))
+            chosen = np.argmin(candidate, axis=1)
+            index[rows] = chosen
+            wrss[rows] = candidate[local, chosen]
+            means = block.term_means[local[:, None], subsets[chosen]]
+            constants[rows] = block.value_mean - np.sum(solution[local, chosen] * means, axis=1)
+            coefficients[rows] = scaled[local, chosen]
+        return BestFit(index, wrss, constants, coefficients)
+
+    def _blocks(self, subsets: np.ndarray):
+        """Per block of kernels: (rows, their moments, scaled solutions (k, H, s), WRSS (k, H))."""
+        n_kernels = self.rhs.shape[0]
+        n_hyp, size = subsets.shape
+        step = _block_rows(self, n_hyp, size)
+        for start in range(0, n_kernels, step):
+            rows = np.arange(start, min(start + step, n_kernels))
             block = self.rows(rows) if len(rows) < n_kernels else self
             if size == 1:
                 solution, explained = _solve_singles(block, subsets[:, 0])
             else:
                 solution, explained = _solve_subsets(block.gram(), block.rhs, subsets)
             residual = block.value_ss[:, None] - explained
-            wrss[rows] = np.where(np.isnan(residual), np.inf, np.maximum(residual, 0.0))
-            means = block.term_means[:, subsets]
-            constants[rows] = block.value_mean[:, None] - np.einsum("khi,khi->kh", solution, means)
-            scale = block.scale[subsets][None] if self.shared else block.scale[:, subsets]
-            coefficients[rows] = solution / scale
-        return SubsetFit(constants, coefficients, wrss)
+            wrss = np.where(np.isnan(residual), np.inf, np.maximum(residual, 0.0))
+            yield rows, block, solution, wrss
+
+    def _term_scale(self, subsets: np.ndarray) -> np.ndarray:
+        """Scale of each subset's terms, broadcastable to (K, H, s)."""
+        return self.scale[subsets][None] if self.shared else self.scale[:, subsets]
 
 
 def _block_rows(moments: PoolMoments, n_hyp: int, size: int) -> int:

@@ -112,15 +112,10 @@ def search(
         active = np.flatnonzero(lacks_fit(wrss, n_points - size_now - 1, data, settings))
         if len(active) == 0:
             break
-        fit = moments.rows(active).fit(subsets)
-        valid = np.isfinite(fit.wrss)
-        if settings.positive_terms:
-            valid &= np.all(fit.coefficients > 0, axis=2)
-        if allowed is not None:
-            valid &= np.all(allowed[active][:, subsets], axis=2)
-        candidate = np.where(valid, fit.wrss, np.inf)
-        best = np.argmin(candidate, axis=1)
-        best_wrss = candidate[np.arange(len(active)), best]
+        fit = moments.rows(active).best(
+            subsets, None if allowed is None else allowed[active], settings.positive_terms
+        )
+        best, best_wrss = fit.index, fit.wrss
         accept = _significant(
             wrss[active],
             best_wrss,
@@ -133,8 +128,8 @@ def search(
         for local in np.flatnonzero(accept):
             kernel = active[local]
             terms[kernel] = subsets[best[local]]
-            coefficients[kernel] = fit.coefficients[local, best[local]]
-            constants[kernel] = fit.constants[local, best[local]]
+            coefficients[kernel] = fit.coefficients[local]
+            constants[kernel] = fit.constants[local]
         wrss[active[accept]] = best_wrss[accept]
         size_now[active[accept]] = size
     return Choice(terms, constants, coefficients, wrss)
