@@ -58,11 +58,36 @@ def test_few_kernels_or_repetitions_give_no_prior():
     assert NO_PRIOR.moderate(ss, dof)[0] == pytest.approx(ss)
 
 
-def test_moderate_shrinks_measured_kernels_only():
+def test_moderate_shrinks_noisy_kernels_only():
     prior = NoisePrior(variance=4e-4, dof=20.0)
-    ss, dof = prior.moderate(np.array([1e-3, 0.0]), np.array([20, 0]))
-    assert ss == pytest.approx([1e-3 + 20 * 4e-4, 0.0])
-    assert dof == pytest.approx([40.0, 0.0])
+    ss, dof = prior.moderate(np.array([1e-3, 0.0, 0.0]), np.array([20, 0, 20]))
+    assert ss == pytest.approx([1e-3 + 20 * 4e-4, 0.0, 0.0])
+    assert dof == pytest.approx([40.0, 0.0, 20.0])
+
+
+@pytest.mark.parametrize("quadratic", [1e-4, 1e-6])
+def test_deterministic_kernels_keep_exact_models_beside_noisy_ones(quadratic):
+    # Twenty kernels of noisy times and one of exactly repeated counts 100 + 3*p + c*p^2 (with
+    # c = 1e-4 their point means differ from the repetitions by rounding): the noisy kernels'
+    # level must neither hide the small quadratic term nor be dragged down by the exact kernel.
+    noisy = spiky_experiment(kernels=20)
+    p = np.array([4.0, 8.0, 16.0, 32.0, 64.0])
+    exact = pd.DataFrame(
+        {
+            "kernel": "counts",
+            "metric": "time",
+            "p": np.repeat(p, REPETITIONS),
+            "repetition": np.tile(np.arange(REPETITIONS), len(p)),
+            "value": np.repeat(100 + 3 * p + quadratic * p**2, REPETITIONS),
+        }
+    )
+    experiment = Experiment.from_frame(pd.concat([noisy.to_frame(), exact], ignore_index=True))
+    prior = FitData.from_series(experiment.series()[0]).prior
+    assert prior == FitData.from_series(noisy.series()[0]).prior
+    assert prior.dof > 0
+    model = next(m for m in fit(experiment) if m.kernel == "counts")
+    shapes = sorted((f.exponent, f.log_exponent) for t in model.terms for f in t.factors)
+    assert shapes == [(1, 0), (2, 0)]
 
 
 def spiky_experiment(kernels: int = 200, seed: int = 0) -> Experiment:

@@ -12,10 +12,6 @@ from perfcast.experiment import Series
 from perfcast.model.location import Location, locate
 from perfcast.model.moderation import NO_PRIOR, NoisePrior, estimate_prior
 
-# Smallest relative noise variance assumed, so exact data does not make every tiny improvement
-# "significant" (1e-6 relative noise).
-NOISE_FLOOR = 1e-12
-
 
 @dataclass
 class FitData:

@@ -29,6 +29,11 @@ from scipy import special
 
 from perfcast.model.location import MIN_KERNELS, SIMULATED_VALUES, draw_reference
 
+#: Smallest relative noise variance assumed (1e-6 relative noise), so that exact data does not
+#: make every tiny improvement "significant". Kernels whose repetitions vary less are
+#: deterministic (counts; the rest is floating-point rounding).
+NOISE_FLOOR = 1e-12
+
 
 @dataclass(frozen=True)
 class NoisePrior:
@@ -50,11 +55,14 @@ class NoisePrior:
         """Moderated sums of squares and degrees of freedom of kernels with repetitions.
 
         Kernels without repetitions (``pure_dof == 0``) keep zeros: nothing says their noise was
-        measured the same way.
+        measured the same way. So do kernels whose repetitions agree to rounding (variance below
+        :data:`NOISE_FLOOR`): no run-time noise gives that, they are deterministic (instruction
+        counts beside noisy kernels) and their exact models must stay exact.
         """
         if self.dof == 0:
             return pure_ss.astype(float), pure_dof.astype(float)
-        measured = pure_dof > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            measured = (pure_dof > 0) & (pure_ss / pure_dof > NOISE_FLOOR)
         ss = np.where(measured, pure_ss + self.dof * self.variance, pure_ss)
         dof = np.where(measured, pure_dof + self.dof, pure_dof)
         return ss.astype(float), dof.astype(float)
@@ -84,12 +92,12 @@ def estimate_prior(
     Returns
     -------
     NoisePrior
-        :data:`NO_PRIOR` with fewer than ``MIN_KERNELS`` kernels whose repetitions differ, or
-        with fewer than three repetitions per point.
+        :data:`NO_PRIOR` with fewer than ``MIN_KERNELS`` kernels whose repetitions differ by
+        more than rounding, or with fewer than three repetitions per point.
     """
     with np.errstate(invalid="ignore", divide="ignore"):
         variances = pure_ss / pure_dof
-    usable = (pure_dof > 0) & np.isfinite(variances) & (variances > 0)
+    usable = (pure_dof > 0) & np.isfinite(variances) & (variances > NOISE_FLOOR)
     if usable.sum() < MIN_KERNELS or repetitions < 3:
         return NO_PRIOR
     logs = np.log(variances[usable])

@@ -19,9 +19,10 @@ from perfcast.errors import InputError
 from perfcast.experiment import Series
 from perfcast.model.base import SeriesModeler
 from perfcast.model.batched import PoolMoments
-from perfcast.model.data import NOISE_FLOOR, FitData
+from perfcast.model.data import FitData
 from perfcast.model.function import Factor, Model, Term
 from perfcast.model.hypotheses import Block, building_blocks, evaluate_blocks
+from perfcast.model.moderation import NOISE_FLOOR
 from perfcast.model.quality import assess
 from perfcast.model.search import Choice, SearchSettings, search
 

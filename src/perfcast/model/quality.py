@@ -13,8 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from perfcast.model.data import NOISE_FLOOR, FitData
+from perfcast.model.data import FitData
 from perfcast.model.function import Quality, Uncertainty
+from perfcast.model.moderation import NOISE_FLOOR
 
 
 @dataclass

@@ -16,7 +16,8 @@ import numpy as np
 from scipy import special
 
 from perfcast.model.batched import PoolMoments
-from perfcast.model.data import NOISE_FLOOR, FitData
+from perfcast.model.data import FitData
+from perfcast.model.moderation import NOISE_FLOOR
 
 
 @dataclass
