@@ -72,6 +72,18 @@ def test_too_little_evidence_keeps_the_mean():
     assert single.variance_factors == pytest.approx(np.ones((10, 5)))
 
 
+def test_deterministic_kernels_say_nothing_about_the_noise_shape():
+    # Counts that agree to floating-point rounding beside twenty noisy kernels: only the noisy
+    # ones are pooled, so the shape is the same as theirs alone.
+    counts = noisy(lambda rng, size: rng.integers(-1, 2, size) * 2.2e-16, kernels=30, seed=1)
+    timings = noisy(uniform, kernels=20)
+    alone = locate(timings).shape
+    both = locate(np.concatenate([timings, counts])).shape
+    assert both.kernels == alone.kernels == 20
+    assert both.kurtosis == alone.kurtosis
+    assert both.reference is alone.reference is None
+
+
 def test_variance_factors_match_theory():
     # Mean of n: 1/n exactly. Midrange of n uniforms: 2/((n+1)(n+2)) over a variance of 1/3.
     assert relative_variance(None, 5)["mean"] == 1.0 / 5

@@ -47,6 +47,11 @@ EVIDENCE = 2.0
 #: Fewest kernels with differing repetitions whose pooled kurtosis and its standard error are
 #: trusted; fewer keep the mean.
 MIN_KERNELS = 10
+#: Smallest relative noise variance taken for noise (1e-6 relative noise): kernels whose
+#: repetitions vary less are deterministic (counts; the rest is floating-point rounding), say
+#: nothing about the noise shape, and elsewhere keep exact data from making every tiny
+#: improvement "significant".
+NOISE_FLOOR = 1e-12
 #: A different estimator must cut the variance of the mean by at least this fraction.
 MIN_GAIN = 0.05
 #: Values drawn per reference shape to simulate its pooled kurtosis (at most 4,000 kernels).
@@ -204,7 +209,10 @@ def choose_estimator(shape: NoiseShape) -> str:
 
 
 def _kernel_kurtosis(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Per kernel: kurtosis of the deviations from the point means, relative and unit-variance."""
+    """Per kernel: kurtosis of the deviations from the point means, relative and unit-variance.
+
+    NaN for kernels without repetitions or whose repetitions agree to :data:`NOISE_FLOOR`.
+    """
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.nansum(values, axis=2, keepdims=True) / counts[:, :, None]
         correction = np.sqrt(counts / (counts - 1.0))[:, :, None]
@@ -214,7 +222,7 @@ def _kernel_kurtosis(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
         number = usable.sum(axis=(1, 2))
         variance = (deviations**2).sum(axis=(1, 2)) / number
         kurtosis = (deviations**4).sum(axis=(1, 2)) / number / variance**2
-    return np.where((number > 0) & (variance > 0), kurtosis, np.nan)
+    return np.where((number > 0) & (variance > NOISE_FLOOR), kurtosis, np.nan)
 
 
 def _typical(counts: np.ndarray) -> int:

@@ -27,12 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from perfcast.model.location import MIN_KERNELS, SIMULATED_VALUES, draw_reference
-
-#: Smallest relative noise variance assumed (1e-6 relative noise), so that exact data does not
-#: make every tiny improvement "significant". Kernels whose repetitions vary less are
-#: deterministic (counts; the rest is floating-point rounding).
-NOISE_FLOOR = 1e-12
+from perfcast.model.location import MIN_KERNELS, NOISE_FLOOR, SIMULATED_VALUES, draw_reference
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from perfcast.model.batched import PoolMoments
 from perfcast.model.data import FitData
 from perfcast.model.function import Factor, Model, Term
 from perfcast.model.hypotheses import Block, building_blocks, evaluate_blocks
-from perfcast.model.moderation import NOISE_FLOOR
+from perfcast.model.location import NOISE_FLOOR
 from perfcast.model.quality import assess
 from perfcast.model.search import Choice, SearchSettings, search
 

@@ -15,7 +15,7 @@ from scipy import special
 
 from perfcast.model.data import FitData
 from perfcast.model.function import Quality, Uncertainty
-from perfcast.model.moderation import NOISE_FLOOR
+from perfcast.model.location import NOISE_FLOOR
 
 
 @dataclass

@@ -17,7 +17,7 @@ from scipy import special
 
 from perfcast.model.batched import PoolMoments
 from perfcast.model.data import FitData
-from perfcast.model.moderation import NOISE_FLOOR
+from perfcast.model.location import NOISE_FLOOR
 
 
 @dataclass
