@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,15 +113,19 @@ class FitData:
             self.prior,
         )
 
+    @functools.cached_property
+    def _moderated(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.prior.moderate(self.pure_ss, self.pure_dof)
+
     @property
     def noise_ss(self) -> np.ndarray:
         """Pure-error sums of squares moderated towards the series' noise level, shape (K,)."""
-        return self.prior.moderate(self.pure_ss, self.pure_dof)[0]
+        return self._moderated[0]
 
     @property
     def noise_dof(self) -> np.ndarray:
         """Degrees of freedom of :attr:`noise_ss`, shape (K,); 0 without repetitions."""
-        return self.prior.moderate(self.pure_ss, self.pure_dof)[1]
+        return self._moderated[1]
 
     @property
     def noise_variance(self) -> np.ndarray:
@@ -128,7 +133,7 @@ class FitData:
 
         NaN where there is no repetition to estimate it from.
         """
-        ss, dof = self.prior.moderate(self.pure_ss, self.pure_dof)
+        ss, dof = self._moderated
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(dof > 0, ss / dof, np.nan)
 
