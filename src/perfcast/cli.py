@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from perfcast import __version__
 from perfcast.errors import InputError, WorkError
 
-# Sub-command modules under perfcast.commands, in the order `perfcast --help` lists them.
+# Sub-command modules under perfcast.commands, in the order `perfcast --help` lists them; each
+# registers the command named like the module without a trailing underscore.
 COMMANDS = (
     "model",
     "predict",
@@ -34,19 +35,31 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"perfcast: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser with every sub-command registered."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every sub-command registered, or just the module ``only``."""
     parser = _Parser(prog="perfcast", description="Forecast how HPC applications scale.")
     parser.add_argument("--version", action="version", version=f"perfcast {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"perfcast.commands.{name}").add_parser(subparsers)
     return parser
 
 
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The module of the command ``argv`` names, or None (no or unknown command).
+
+    The top-level options take no values, so the first word not starting with ``-`` is the
+    command. Importing only its module keeps the others' dependencies (sympy, clang bindings,
+    scipy) out of the start-up.
+    """
+    word = next((token for token in argv if not token.startswith("-")), None)
+    return next((name for name in COMMANDS if name.rstrip("_") == word), None)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 work failed, 2 bad input)."""
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(chosen_command(argv)).parse_args(argv)
     try:
         return int(args.run(args) or EXIT_OK)
     except InputError as error:
