@@ -137,9 +137,12 @@ def locate(values: np.ndarray, method: str = "adaptive") -> Location:
     counts = np.sum(~np.isnan(values), axis=2)
     shape = noise_shape(values, counts)
     estimator = choose_estimator(shape) if method == "adaptive" else method
-    factors = np.ones(counts.shape)
-    for n in np.unique(counts):
-        factors[counts == n] = relative_variance(shape.reference, int(n))[estimator]
+    if estimator == "mean":  # exact for any noise shape, no simulation needed
+        factors = 1.0 / np.maximum(counts, 1)
+    else:
+        factors = np.ones(counts.shape)
+        for n in np.unique(counts):
+            factors[counts == n] = relative_variance(shape.reference, int(n))[estimator]
     return Location(estimator, estimate(values, counts, estimator), factors, shape)
 
 
