@@ -142,6 +142,53 @@ def test_three_parameters():
     assert [model.lead_order(x) for x in ("p", "n", "q")] == [(1, 0), (1, 0), (2, 0)]
 
 
+def term_set(model):
+    """The model's terms as sets of (parameter, exponent, log exponent)."""
+    return {
+        frozenset((f.parameter, f.exponent, f.log_exponent) for f in t.factors) for t in model.terms
+    }
+
+
+# Work divided over the ranks plus a cost growing with them: the marginal over n falls, then
+# rises with p, so no single block of p ranks high on it alone.
+STRONG_SCALING = {
+    "n/p + p": (
+        lambda p, n: 0.1 + 3.0 * n / p + 0.5 * p,
+        {frozenset({("n", 1, 0), ("p", -1, 0)}), frozenset({("p", 1, 0)})},
+    ),
+    "n^2/p + p*log2(p)": (
+        lambda p, n: 1.0 + 0.01 * n**2 / p + 0.05 * p * np.log2(p),
+        {frozenset({("n", 2, 0), ("p", -1, 0)}), frozenset({("p", 1, 1)})},
+    ),
+    "n/p + log2(p)": (
+        lambda p, n: 0.5 + 2.0 * n / p + 0.3 * np.log2(p),
+        {frozenset({("n", 1, 0), ("p", -1, 0)}), frozenset({("p", 0, 1)})},
+    ),
+}
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.01])
+def test_two_parameter_strong_scaling_with_a_growing_cost(noise):
+    functions = {name: f for name, (f, _) in STRONG_SCALING.items()}
+    experiment = synthetic_experiment(functions, {"p": P_VALUES, "n": N_VALUES}, noise, seed=3)
+    for model in fit(experiment):
+        assert term_set(model) == STRONG_SCALING[model.kernel][1], model.expression()
+
+
+def test_three_parameter_strong_scaling_with_a_growing_cost():
+    experiment = synthetic_experiment(
+        {"k": lambda p, n, q: 0.1 + 0.3 * n * q / p + 0.5 * p},
+        {"p": P_VALUES, "n": N_VALUES, "q": [2, 4, 6, 8, 10]},
+        noise=0.01,
+        seed=3,
+    )
+    (model,) = fit(experiment)
+    assert term_set(model) == {
+        frozenset({("n", 1, 0), ("q", 1, 0), ("p", -1, 0)}),
+        frozenset({("p", 1, 0)}),
+    }
+
+
 def test_quality_figures_match_direct_computation():
     experiment = synthetic_experiment(
         {"k": lambda n: 2.0 + 0.5 * n}, {"n": [10, 20, 30, 40, 50, 60]}, noise=0.05, seed=4

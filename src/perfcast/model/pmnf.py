@@ -9,6 +9,7 @@ parameter are searched together, any number of parameters, in one pass for all k
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -140,7 +141,7 @@ class PMNFModeler(SeriesModeler):
         n_kernels = len(series.kernels)
         per_parameter = self.candidates or CANDIDATES_BY_DIMENSION.get(n_params, 1)
         candidates = [
-            candidate_factors(data, j, per_parameter, self.negative_exponents)
+            candidate_factors(data, j, per_parameter, self.negative_exponents, self._settings())
             for j in range(n_params)
         ]
         widths = (
@@ -213,21 +214,60 @@ class CandidateFactors:
 
 
 def candidate_factors(
-    data: FitData, j: int, count: int, negative_exponents: bool | None
+    data: FitData,
+    j: int,
+    count: int,
+    negative_exponents: bool | None,
+    settings: SearchSettings | None = None,
 ) -> CandidateFactors:
-    """Rank the blocks of parameter ``j`` on its marginal means; keep the best ``count``."""
+    """Rank the blocks of parameter ``j`` on its marginal means; keep the best ``count``.
+
+    Blocks rank by how well each alone fits the marginal means. Where two blocks together fit
+    significantly better than any one (``n/p + p`` has the marginal ``a/p + b*p``, which falls
+    and then rises), that pair is put first: no single block describes such a marginal, so
+    neither member need rank high alone.
+    """
     series = data.series
     xs, marginal, counts = marginal_means(series.points, data.means, j)
     marginal_data = _marginal_fit_data(marginal, counts, data)
     decreasing = decreasing_trend(xs, marginal, marginal_data)
     blocks, allowed = allowed_blocks(negative_exponents, decreasing)
+    basis = evaluate_blocks(blocks, xs)
     singles = np.arange(len(blocks))[:, None]
-    fit = PoolMoments(evaluate_blocks(blocks, xs), marginal, marginal_data.weights).fit(singles)
+    fit = PoolMoments(basis, marginal, marginal_data.weights).fit(singles)
     score = np.where(allowed & (fit.coefficients[:, :, 0] > 0), fit.wrss, np.inf)
-    top = np.argsort(score, axis=1, kind="stable")[:, :count]
+    order = np.argsort(score, axis=1, kind="stable")
+    pairs = marginal_pairs(data, j, basis, allowed, settings or SearchSettings())
+    for k in np.flatnonzero(pairs[:, 0] >= 0):
+        order[k] = np.concatenate([pairs[k], order[k][~np.isin(order[k], pairs[k])]])
+    top = order[:, :count]
     values = evaluate_blocks(blocks, series.points[:, j])[top]
     factors = [Factor(series.parameters[j], *b) for b in blocks]
     return CandidateFactors(values, [[factors[b] for b in row] for row in top])
+
+
+def marginal_pairs(
+    data: FitData, j: int, basis: np.ndarray, allowed: np.ndarray, settings: SearchSettings
+) -> np.ndarray:
+    """Per kernel, the two blocks whose sum the forward search picks for the marginal means of
+    parameter ``j``, or ``(-1, -1)`` where one block (or none) suffices; shape (K, 2).
+
+    The marginal means are weighted by their own variance (each averages the points of one
+    value of ``j``), so the search's F-tests hold them against the measured noise as they do
+    the points.
+    """
+    _, marginal, counts = marginal_means(data.series.points, data.means, j)
+    _, point_variance, _ = marginal_means(data.series.points, 1.0 / data.weights, j)
+    weights = counts[None, :] / point_variance  # Var(mean of c points) = mean variance / c
+    marginal_data = dataclasses.replace(data, means=marginal, weights=weights, location=None)
+    singles = np.arange(len(basis))[:, None]
+    pairs = np.array(list(itertools.combinations(range(len(basis)), 2)), dtype=np.intp)
+    choice = search(marginal_data, basis, [singles, pairs], allowed, settings)
+    chosen = np.full((len(choice.terms), 2), -1, dtype=np.intp)
+    for k, terms in enumerate(choice.terms):
+        if len(terms) == 2:
+            chosen[k] = terms
+    return chosen
 
 
 class SlotShapes:
