@@ -2,10 +2,11 @@
 
 Groups: 1, 2 and 3 parameters (Extra-P's 42 building blocks, 5 values per parameter, 5
 repetitions) at noise 0, 1, 5, 10 and 20 %, plus strong-scaling functions
-``c0 + c1*p^(-a) + c2*g(p)``. For every group and tool: share with the right lead order for every
-parameter, share with the exact term structure, and the median and 90th-percentile relative error
-at 4x the largest measured value of every parameter. Extra-P runs with its defaults; on the
-strong-scaling group also with negative exponents allowed (the fair setting there), and under
+``c0 + c1*p^(-a) + c2*g(p)`` and ``c0 + c1*f(n)*p^(-a) + c2*g(p)``. For every group and tool:
+share with the right lead order for every parameter, share with the exact term structure, and
+the median and 90th-percentile relative error at 4x the largest measured value of every
+parameter. Extra-P runs with its defaults; on the strong-scaling groups also with negative
+exponents allowed (the fair setting there), and under
 non-uniform noise (``--noise-shape``) also on the medians of the repetitions.
 
 Run from the repository root: ``python -m benchmarks.accuracy [--quick] [--tools perfcast,extrap]``.
@@ -25,8 +26,11 @@ from benchmarks.evaluation import Score, score
 from benchmarks.extrap_env import DEFAULT_VENV
 from benchmarks.tools import Runner, ToolUnavailable, extrap_runner, perfcast_runner, run_oracle
 
-FULL_SIZES = {1: 10, 2: 400, 3: 150, "strong": 10}
-QUICK_SIZES = {1: 1, 2: 40, 3: 15, "strong": 1}
+FULL_SIZES = {1: 10, 2: 400, 3: 150, "strong": 10, "strong2": 10}
+QUICK_SIZES = {1: 1, 2: 40, 3: 15, "strong": 1, "strong2": 1}
+STRONG_GROUPS = {"strong": "strong scaling", "strong2": "strong scaling, 2 parameters"}
+#: Random streams of the groups (functions and noise).
+STREAMS = {1: 1, 2: 2, 3: 3, "strong": 4, "strong2": 5}
 TOOLS = ("perfcast", "extrap", "oracle")
 
 
@@ -41,8 +45,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--parameters",
-        default="1,2,3,strong",
-        help="groups to run: 1, 2, 3 (parameters) and strong (default: all)",
+        default="1,2,3,strong,strong2",
+        help="groups to run: 1, 2, 3 (parameters), strong and strong2 (strong scaling in p, "
+        "alone or with the work n; default: all)",
     )
     parser.add_argument(
         "--noise",
@@ -82,9 +87,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if unknown:
         parser.error(f"unknown tool(s): {', '.join(unknown)}")
     groups = [g.strip() for g in args.parameters.split(",") if g.strip()]
-    if not groups or set(groups) - {"1", "2", "3", "strong"}:
-        parser.error(f"--parameters takes 1, 2, 3 and strong, not {args.parameters!r}")
-    args.groups = [g if g == "strong" else int(g) for g in groups]
+    if not groups or set(groups) - {"1", "2", "3", *STRONG_GROUPS}:
+        parser.error(f"--parameters takes 1, 2, 3, strong and strong2, not {args.parameters!r}")
+    args.groups = [g if g in STRONG_GROUPS else int(g) for g in groups]
     try:
         args.noise = [float(e) for e in args.noise.split(",")]
     except ValueError:
@@ -109,7 +114,7 @@ def parse_options(pairs: Sequence[str]) -> dict[str, object]:
 
 
 def runners(args: argparse.Namespace, strong: bool) -> dict[str, Runner]:
-    """The runners of the selected tools; Extra-P twice on the strong-scaling group."""
+    """The runners of the selected tools; Extra-P twice on the strong-scaling groups."""
     selected: dict[str, Runner] = {}
     for tool in args.tools:
         if tool == "perfcast":
@@ -128,13 +133,13 @@ def runners(args: argparse.Namespace, strong: bool) -> dict[str, Runner]:
 def kernel_sets(group: int | str, args: argparse.Namespace) -> list[synthetic.KernelSet]:
     """The group's functions, measured at every noise level."""
     sizes = QUICK_SIZES if args.quick else FULL_SIZES
-    stream = 4 if group == "strong" else int(group)
+    stream = STREAMS[group]
     rng = synthetic.function_rng(args.seed, stream)
-    if group == "strong":
+    if group in STRONG_GROUPS:
         functions = synthetic.draw_strong_scaling(
-            rng, sizes["strong"], args.anchor, args.coefficients
+            rng, sizes[group], args.anchor, args.coefficients, work=group == "strong2"
         )
-        name = "strong scaling"
+        name = STRONG_GROUPS[group]
     else:
         count = sizes[group] * len(synthetic.BUILDING_BLOCKS) if group == 1 else sizes[group]
         functions = synthetic.draw_functions(rng, group, count, args.anchor, args.coefficients)
@@ -180,7 +185,7 @@ def run_group(
     ToolUnavailable
         When a selected tool cannot run.
     """
-    tool_runners = runners(args, strong=group == "strong")
+    tool_runners = runners(args, strong=group in STRONG_GROUPS)
     results = []
     for kernel_set in kernel_sets(group, args):
         scores = {}

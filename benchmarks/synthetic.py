@@ -271,15 +271,24 @@ def draw_strong_scaling(
     draws: int,
     anchor: str = "largest",
     coefficients: str = "independent",
+    work: bool = False,
 ) -> list[Model]:
     """Functions ``c0 + c1*p^(-a) + c2*g(p)``: every decay ``a`` with every growth ``g``, ``draws``
-    times each."""
+    times each.
+
+    With ``work``, the decaying term also carries a building block of ``n`` drawn uniformly (the
+    work divided over the ranks): ``c0 + c1*f(n)*p^(-a) + c2*g(p)``.
+    """
+    parameters = ("p", "n") if work else ("p",)
     functions = []
     cases = itertools.product(range(draws), STRONG_SCALING_DECAYS, STRONG_SCALING_GROWTHS)
     for index, (_, decay, growth) in enumerate(cases):
-        shapes = [[Factor("p", -decay, 0)], [Factor("p", *growth)]]
-        name = f"strong_{index:05d}"
-        functions.append(build_function(rng, name, ("p",), shapes, anchor, coefficients))
+        decaying = [Factor("p", -decay, 0)]
+        if work:
+            decaying.append(Factor("n", *_random_block(rng)))
+        shapes = [decaying, [Factor("p", *growth)]]
+        name = f"strong{'_work' if work else ''}_{index:05d}"
+        functions.append(build_function(rng, name, parameters, shapes, anchor, coefficients))
     return functions
 
 

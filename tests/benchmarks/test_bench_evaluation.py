@@ -127,11 +127,11 @@ def test_sum_and_product_with_same_factors_differ_in_structure_only():
     assert result.structure == 0.0
 
 
-@pytest.mark.parametrize("group", [1, 2, 3, "strong"])
+@pytest.mark.parametrize("group", [1, 2, 3, "strong", "strong2"])
 def test_oracle_scores_perfectly(group):
-    rng = synthetic.function_rng(11, 4 if group == "strong" else group)
-    if group == "strong":
-        functions = synthetic.draw_strong_scaling(rng, 2)
+    rng = synthetic.function_rng(11, 4 if group == "strong" else 5 if group == "strong2" else group)
+    if group in ("strong", "strong2"):
+        functions = synthetic.draw_strong_scaling(rng, 2, work=group == "strong2")
     else:
         functions = synthetic.draw_functions(rng, group, 84 if group == 1 else 60)
     for kernel_set in synthetic.kernel_sets(functions, "g", [0.0, 0.2], 11, 1):

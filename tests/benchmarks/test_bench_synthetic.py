@@ -37,14 +37,17 @@ def _component_values(model, point):
 
 
 def _draw(n_parameters, anchor, coefficients):
-    rng = synthetic.function_rng(3, 4 if n_parameters == "strong" else n_parameters)
-    if n_parameters == "strong":
-        return synthetic.draw_strong_scaling(rng, 10, anchor, coefficients)
+    if n_parameters in ("strong", "strong2"):
+        rng = synthetic.function_rng(3, 4)
+        return synthetic.draw_strong_scaling(
+            rng, 10, anchor, coefficients, n_parameters == "strong2"
+        )
+    rng = synthetic.function_rng(3, n_parameters)
     return synthetic.draw_functions(rng, n_parameters, 200, anchor, coefficients)
 
 
 @pytest.mark.parametrize("anchor", ["largest", "smallest"])
-@pytest.mark.parametrize("n_parameters", [1, 2, 3, "strong"])
+@pytest.mark.parametrize("n_parameters", [1, 2, 3, "strong", "strong2"])
 def test_shares_draw_gives_every_component_five_percent_at_anchor(n_parameters, anchor):
     shares_at_other_end = []
     for model in _draw(n_parameters, anchor, "shares"):
@@ -61,7 +64,7 @@ def test_shares_draw_gives_every_component_five_percent_at_anchor(n_parameters, 
 
 
 @pytest.mark.parametrize("anchor", ["largest", "smallest"])
-@pytest.mark.parametrize("n_parameters", [1, 2, 3, "strong"])
+@pytest.mark.parametrize("n_parameters", [1, 2, 3, "strong", "strong2"])
 def test_independent_draw_gives_every_term_five_percent_at_anchor(n_parameters, anchor):
     in_range = 0
     models = _draw(n_parameters, anchor, "independent")
@@ -111,6 +114,21 @@ def test_strong_scaling_functions_decay_then_grow():
         growth = model.terms[1].factors[0]
         assert (growth.exponent, growth.log_exponent) in synthetic.STRONG_SCALING_GROWTHS
         assert model.lead_order("p") == (growth.exponent, growth.log_exponent)
+
+
+def test_strong_scaling_with_work_divides_a_block_of_n_over_p():
+    models = synthetic.draw_strong_scaling(synthetic.function_rng(1, 5), 3, work=True)
+    assert len(models) == 3 * 4 * 5
+    assert all(m.parameters == ("p", "n") for m in models)
+    works = set()
+    for model in models:
+        decaying, growing = model.terms
+        factors = {f.parameter: f for f in decaying.factors}
+        assert factors["p"].exponent < 0 and factors["p"].log_exponent == 0
+        works.add((factors["n"].exponent, factors["n"].log_exponent))
+        assert {f.parameter for f in growing.factors} == {"p"}
+        assert model.lead_order("n") == (factors["n"].exponent, factors["n"].log_exponent)
+    assert works <= set(synthetic.BUILDING_BLOCKS) and len(works) > 20
 
 
 @pytest.mark.parametrize("noise", [0.0, 0.05, 0.2])

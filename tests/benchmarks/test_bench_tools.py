@@ -47,7 +47,7 @@ def test_perfcast_runner_without_modeler_says_so(monkeypatch):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--parameters", "4"], "--parameters takes 1, 2, 3 and strong"),
+        (["--parameters", "4"], "--parameters takes 1, 2, 3, strong and strong2"),
         (["--noise", "0.05,x"], "--noise takes comma-separated numbers"),
         (["--noise", "1.5"], "--noise levels must lie in"),
         (["--tools", "perfcast,gprof"], "unknown tool(s): gprof"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,31 +100,12 @@ class PMNFModeler(SeriesModeler):
         return build_models(data, choice, kernel_pool, kernel_shapes)
 
     def _fit_single_parameter(self, data: FitData) -> tuple[Choice, np.ndarray, list]:
-        """Search the blocks alone and in pairs.
-
-        With ``negative_exponents=None``, a kernel whose data never clearly decreases first
-        searches the growing blocks only; if its best model still lacks fit, it searches again
-        with the decreasing blocks too (``c + a/p + b*log2(p)`` may grow at every measured
-        point) and keeps that model when it fits better. Kernels without repetitions keep it
-        only when it is exact: their lack of fit cannot be told from noise.
-        """
+        """Search the blocks alone and in pairs (see :func:`search_one_parameter`)."""
         x = data.series.points[:, 0]
-        settings = self._settings()
         decreasing = decreasing_trend(x, data.means, data)
-        blocks, allowed = allowed_blocks(self.negative_exponents, decreasing)
-        choice = search(data, evaluate_blocks(blocks, x), self._subsets(blocks), allowed, settings)
-        if self.negative_exponents is None:
-            blocks = building_blocks(True)  # the first pass's blocks are a prefix of these
-            retry = np.flatnonzero(~decreasing & choice.lacks_fit(data, settings))
-            if len(retry):
-                pool, subsets = evaluate_blocks(blocks, x), self._subsets(blocks)
-                again = search(data.rows(retry), pool, subsets, None, settings)
-                better = again.wrss < choice.wrss[retry]
-                # Without repetitions nothing tells a lack of fit from noise: take the decreasing
-                # blocks only where they make the model exact (deterministic counts).
-                exact = again.wrss <= NOISE_FLOOR * len(x)
-                better &= (data.pure_dof[retry] > 0) | exact
-                choice.replace_rows(retry[better], _rows_of(again, np.flatnonzero(better)))
+        choice, blocks = search_one_parameter(
+            data, x, decreasing, self.negative_exponents, self._subsets, self._settings()
+        )
         shapes = [(Factor(data.series.parameters[0], e, j),) for e, j in blocks]
         return choice, evaluate_blocks(blocks, x), shapes
 
@@ -166,6 +147,46 @@ class PMNFModeler(SeriesModeler):
             for size in range(1, max_terms + 1)
         ]
         return pool, shapes, subsets
+
+
+def search_one_parameter(
+    data: FitData,
+    x: np.ndarray,
+    decreasing: np.ndarray,
+    negative_exponents: bool | None,
+    subsets_of: Callable[[Sequence[Block]], list[np.ndarray]],
+    settings: SearchSettings,
+) -> tuple[Choice, tuple[Block, ...]]:
+    """Search the building blocks of one parameter (values ``x``) for every kernel of ``data``.
+
+    With ``negative_exponents=None``, a kernel whose data never clearly decreases
+    (``decreasing``) first searches the growing blocks only; if its best model still lacks fit,
+    it searches again with the decreasing blocks too (``c + a/p + b*log2(p)`` may grow at every
+    measured point) and keeps that model when it fits better. Kernels without repetitions keep
+    it only when it is exact: their lack of fit cannot be told from noise.
+
+    Returns
+    -------
+    choice : Choice
+        The chosen hypotheses, as indices into ``blocks``.
+    blocks : tuple of Block
+        The blocks searched (a prefix of ``building_blocks(True)``).
+    """
+    blocks, allowed = allowed_blocks(negative_exponents, decreasing)
+    choice = search(data, evaluate_blocks(blocks, x), subsets_of(blocks), allowed, settings)
+    if negative_exponents is None:
+        blocks = building_blocks(True)  # the first pass's blocks are a prefix of these
+        retry = np.flatnonzero(~decreasing & choice.lacks_fit(data, settings))
+        if len(retry):
+            pool, subsets = evaluate_blocks(blocks, x), subsets_of(blocks)
+            again = search(data.rows(retry), pool, subsets, None, settings)
+            better = again.wrss < choice.wrss[retry]
+            # Without repetitions nothing tells a lack of fit from noise: take the decreasing
+            # blocks only where they make the model exact (deterministic counts).
+            exact = again.wrss <= NOISE_FLOOR * len(x)
+            better &= (data.pure_dof[retry] > 0) | exact
+            choice.replace_rows(retry[better], _rows_of(again, np.flatnonzero(better)))
+    return choice, blocks
 
 
 def _rows_of(choice: Choice, rows: np.ndarray) -> Choice:
@@ -232,14 +253,16 @@ def candidate_factors(
     marginal_data = _marginal_fit_data(marginal, counts, data)
     decreasing = decreasing_trend(xs, marginal, marginal_data)
     blocks, allowed = allowed_blocks(negative_exponents, decreasing)
-    basis = evaluate_blocks(blocks, xs)
     singles = np.arange(len(blocks))[:, None]
-    fit = PoolMoments(basis, marginal, marginal_data.weights).fit(singles)
+    fit = PoolMoments(evaluate_blocks(blocks, xs), marginal, marginal_data.weights).fit(singles)
     score = np.where(allowed & (fit.coefficients[:, :, 0] > 0), fit.wrss, np.inf)
     order = np.argsort(score, axis=1, kind="stable")
-    pairs = marginal_pairs(data, j, basis, allowed, settings or SearchSettings())
+    pairs, pair_blocks = marginal_pairs(
+        data, j, decreasing, negative_exponents, settings or SearchSettings()
+    )
     for k in np.flatnonzero(pairs[:, 0] >= 0):
         order[k] = np.concatenate([pairs[k], order[k][~np.isin(order[k], pairs[k])]])
+    blocks = max(blocks, pair_blocks, key=len)  # both are prefixes of building_blocks(True)
     top = order[:, :count]
     values = evaluate_blocks(blocks, series.points[:, j])[top]
     factors = [Factor(series.parameters[j], *b) for b in blocks]
@@ -247,27 +270,46 @@ def candidate_factors(
 
 
 def marginal_pairs(
-    data: FitData, j: int, basis: np.ndarray, allowed: np.ndarray, settings: SearchSettings
-) -> np.ndarray:
-    """Per kernel, the two blocks whose sum the forward search picks for the marginal means of
-    parameter ``j``, or ``(-1, -1)`` where one block (or none) suffices; shape (K, 2).
+    data: FitData,
+    j: int,
+    decreasing: np.ndarray,
+    negative_exponents: bool | None,
+    settings: SearchSettings,
+) -> tuple[np.ndarray, tuple[Block, ...]]:
+    """The two blocks whose sum the search picks for the marginal means of parameter ``j``.
 
     The marginal means are weighted by their own variance (each averages the points of one
     value of ``j``), so the search's F-tests hold them against the measured noise as they do
-    the points.
+    the points; the search is :func:`search_one_parameter`'s, singles and pairs.
+
+    Returns
+    -------
+    pairs : ndarray of int, shape (K, 2)
+        Per kernel, the pair's indices into ``blocks``, or ``(-1, -1)`` where one block (or
+        none) suffices.
+    blocks : tuple of Block
+        The blocks searched.
     """
-    _, marginal, counts = marginal_means(data.series.points, data.means, j)
+    xs, marginal, counts = marginal_means(data.series.points, data.means, j)
     _, point_variance, _ = marginal_means(data.series.points, 1.0 / data.weights, j)
     weights = counts[None, :] / point_variance  # Var(mean of c points) = mean variance / c
     marginal_data = dataclasses.replace(data, means=marginal, weights=weights, location=None)
-    singles = np.arange(len(basis))[:, None]
-    pairs = np.array(list(itertools.combinations(range(len(basis)), 2)), dtype=np.intp)
-    choice = search(marginal_data, basis, [singles, pairs], allowed, settings)
-    chosen = np.full((len(choice.terms), 2), -1, dtype=np.intp)
+    choice, blocks = search_one_parameter(
+        marginal_data, xs, decreasing, negative_exponents, _singles_and_pairs, settings
+    )
+    pairs = np.full((len(choice.terms), 2), -1, dtype=np.intp)
     for k, terms in enumerate(choice.terms):
         if len(terms) == 2:
-            chosen[k] = terms
-    return chosen
+            pairs[k] = terms
+    return pairs, blocks
+
+
+def _singles_and_pairs(blocks: Sequence[Block]) -> list[np.ndarray]:
+    indices = range(len(blocks))
+    return [
+        np.array([[b] for b in indices], dtype=np.intp),
+        np.array(list(itertools.combinations(indices, 2)), dtype=np.intp),
+    ]
 
 
 class SlotShapes:
