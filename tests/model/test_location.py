@@ -6,12 +6,13 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from perfcast.cli import main
 from perfcast.io import write_experiment
 from perfcast.model import fit
 from perfcast.model.data import FitData
-from perfcast.model.location import estimate, locate, relative_variance
+from perfcast.model.location import draw_reference, estimate, locate, relative_variance
 from tests.conftest import synthetic_experiment
 
 NAN = np.nan
@@ -168,3 +169,16 @@ def test_command_line_option(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["model", str(path), "--location", "mode"])
     assert exit_info.value.code == 2
+
+
+@pytest.mark.parametrize("shape", [0.5, 1.0, 2.0, 8.0])
+def test_reference_draws_follow_the_generalized_normal(shape):
+    draws = draw_reference(shape, (200_000,), seed=5)
+    reference = stats.gennorm(shape)
+    assert draws.mean() == pytest.approx(0.0, abs=0.02 * reference.std())
+    assert draws.var() == pytest.approx(reference.var(), rel=0.05)
+    levels = [0.05, 0.25, 0.5, 0.75, 0.95]
+    np.testing.assert_allclose(
+        np.quantile(draws, levels), reference.ppf(levels), atol=0.02 * reference.std()
+    )
+    assert stats.kstest(draws[:5000], reference.cdf).pvalue > 1e-3
