@@ -3,7 +3,8 @@
 One parameter: every building block ``x^i * log2(x)^j`` (Extra-P's 42, plus decreasing ones for
 strong scaling) alone and in pairs. Several parameters: each parameter's candidate factors are
 ranked on its marginal means (the means over all other parameters, which keep the parameter's own
-factors whatever the other parameters do), then sums and products of the best candidates of every
+factors whatever the other parameters do), led by a pair of blocks where the marginal needs two
+(``n/p + p`` falls, then rises, in ``p``); then sums and products of the best candidates of every
 parameter are searched together, any number of parameters, in one pass for all kernels.
 """
 
