@@ -175,6 +175,20 @@ def test_two_parameter_strong_scaling_with_a_growing_cost(noise):
         assert term_set(model) == STRONG_SCALING[model.kernel][1], model.expression()
 
 
+def test_decay_hidden_under_a_growing_marginal_is_found():
+    # The marginal in p, 0.5 + 60*p^(-1/3) + 20*log2(p), grows at every measured p: only the
+    # retry through the decreasing blocks finds the pair.
+    experiment = synthetic_experiment(
+        {"k": lambda p, n: 0.5 + 2.0 * n * p ** (-1 / 3) + 20.0 * np.log2(p)},
+        {"p": P_VALUES, "n": N_VALUES},
+    )
+    (model,) = fit(experiment)
+    assert term_set(model) == {
+        frozenset({("n", 1, 0), ("p", Fraction(-1, 3), 0)}),
+        frozenset({("p", 0, 1)}),
+    }
+
+
 def test_three_parameter_strong_scaling_with_a_growing_cost():
     experiment = synthetic_experiment(
         {"k": lambda p, n, q: 0.1 + 0.3 * n * q / p + 0.5 * p},

@@ -257,13 +257,17 @@ def candidate_factors(
     singles = np.arange(len(blocks))[:, None]
     fit = PoolMoments(evaluate_blocks(blocks, xs), marginal, marginal_data.weights).fit(singles)
     score = np.where(allowed & (fit.coefficients[:, :, 0] > 0), fit.wrss, np.inf)
-    order = np.argsort(score, axis=1, kind="stable")
     pairs, pair_blocks = marginal_pairs(
         data, j, decreasing, negative_exponents, settings or SearchSettings()
     )
+    # Both are prefixes of building_blocks(True); blocks only the pair search saw rank last.
+    missing = len(pair_blocks) - len(blocks)
+    if missing > 0:
+        blocks = pair_blocks
+        score = np.pad(score, ((0, 0), (0, missing)), constant_values=np.inf)
+    order = np.argsort(score, axis=1, kind="stable")
     for k in np.flatnonzero(pairs[:, 0] >= 0):
         order[k] = np.concatenate([pairs[k], order[k][~np.isin(order[k], pairs[k])]])
-    blocks = max(blocks, pair_blocks, key=len)  # both are prefixes of building_blocks(True)
     top = order[:, :count]
     values = evaluate_blocks(blocks, series.points[:, j])[top]
     factors = [Factor(series.parameters[j], *b) for b in blocks]
