@@ -250,15 +250,20 @@ def candidate_factors(
     neither member need rank high alone.
     """
     series = data.series
-    xs, marginal, counts = marginal_means(series.points, data.means, j)
-    marginal_data = _marginal_fit_data(marginal, counts, data)
+    xs, marginal_data = marginal_fit_data(data, j)
+    marginal = marginal_data.means
     decreasing = decreasing_trend(xs, marginal, marginal_data)
     blocks, allowed = allowed_blocks(negative_exponents, decreasing)
     singles = np.arange(len(blocks))[:, None]
     fit = PoolMoments(evaluate_blocks(blocks, xs), marginal, marginal_data.weights).fit(singles)
     score = np.where(allowed & (fit.coefficients[:, :, 0] > 0), fit.wrss, np.inf)
-    pairs, pair_blocks = marginal_pairs(
-        data, j, decreasing, negative_exponents, settings or SearchSettings()
+    choice, pair_blocks = search_one_parameter(
+        marginal_data,
+        xs,
+        decreasing,
+        negative_exponents,
+        _singles_and_pairs,
+        settings or SearchSettings(),
     )
     # Both are prefixes of building_blocks(True); blocks only the pair search saw rank last.
     missing = len(pair_blocks) - len(blocks)
@@ -266,47 +271,13 @@ def candidate_factors(
         blocks = pair_blocks
         score = np.pad(score, ((0, 0), (0, missing)), constant_values=np.inf)
     order = np.argsort(score, axis=1, kind="stable")
-    for k in np.flatnonzero(pairs[:, 0] >= 0):
-        order[k] = np.concatenate([pairs[k], order[k][~np.isin(order[k], pairs[k])]])
+    for k, terms in enumerate(choice.terms):
+        if len(terms) == 2:  # a pair the marginal needs leads
+            order[k] = np.concatenate([terms, order[k][~np.isin(order[k], terms)]])
     top = order[:, :count]
     values = evaluate_blocks(blocks, series.points[:, j])[top]
     factors = [Factor(series.parameters[j], *b) for b in blocks]
     return CandidateFactors(values, [[factors[b] for b in row] for row in top])
-
-
-def marginal_pairs(
-    data: FitData,
-    j: int,
-    decreasing: np.ndarray,
-    negative_exponents: bool | None,
-    settings: SearchSettings,
-) -> tuple[np.ndarray, tuple[Block, ...]]:
-    """The two blocks whose sum the search picks for the marginal means of parameter ``j``.
-
-    The marginal means are weighted by their own variance (each averages the points of one
-    value of ``j``), so the search's F-tests hold them against the measured noise as they do
-    the points; the search is :func:`search_one_parameter`'s, singles and pairs.
-
-    Returns
-    -------
-    pairs : ndarray of int, shape (K, 2)
-        Per kernel, the pair's indices into ``blocks``, or ``(-1, -1)`` where one block (or
-        none) suffices.
-    blocks : tuple of Block
-        The blocks searched.
-    """
-    xs, marginal, counts = marginal_means(data.series.points, data.means, j)
-    _, point_variance, _ = marginal_means(data.series.points, 1.0 / data.weights, j)
-    weights = counts[None, :] / point_variance  # Var(mean of c points) = mean variance / c
-    marginal_data = dataclasses.replace(data, means=marginal, weights=weights, location=None)
-    choice, blocks = search_one_parameter(
-        marginal_data, xs, decreasing, negative_exponents, _singles_and_pairs, settings
-    )
-    pairs = np.full((len(choice.terms), 2), -1, dtype=np.intp)
-    for k, terms in enumerate(choice.terms):
-        if len(terms) == 2:
-            pairs[k] = terms
-    return pairs, blocks
 
 
 def _singles_and_pairs(blocks: Sequence[Block]) -> list[np.ndarray]:
@@ -413,19 +384,17 @@ def marginal_means(
     return xs[keep], table[:, best, keep], np.ones(keep.sum(), dtype=int)
 
 
-def _marginal_fit_data(marginal: np.ndarray, counts: np.ndarray, data: FitData) -> FitData:
-    """Weights and noise of marginal means, for ranking candidate factors."""
-    floor = 1e-9 * np.maximum(np.abs(marginal).max(axis=1, keepdims=True), 1e-300)
-    weights = counts[None, :] / np.maximum(np.abs(marginal), floor) ** 2
-    return FitData(
-        data.series,
-        marginal,
-        weights,
-        data.pure_ss,
-        data.pure_dof,
-        data.observations,
-        prior=data.prior,
-    )
+def marginal_fit_data(data: FitData, j: int) -> tuple[np.ndarray, FitData]:
+    """The marginal means of parameter ``j`` (see :func:`marginal_means`) as fit data.
+
+    Each marginal mean averages the points of one value of ``j``; it is weighted by its own
+    variance, so the search's F-tests hold the marginal against the measured noise as they do
+    the points. Returns the values of ``j`` and the data.
+    """
+    xs, marginal, counts = marginal_means(data.series.points, data.means, j)
+    _, point_variance, _ = marginal_means(data.series.points, 1.0 / data.weights, j)
+    weights = counts[None, :] / point_variance  # Var(mean of c points) = mean variance / c
+    return xs, dataclasses.replace(data, means=marginal, weights=weights, location=None)
 
 
 def decreasing_trend(x: np.ndarray, means: np.ndarray, data: FitData) -> np.ndarray:
