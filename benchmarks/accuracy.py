@@ -6,8 +6,8 @@ repetitions) at noise 0, 1, 5, 10 and 20 %, plus strong-scaling functions
 share with the right lead order for every parameter, share with the exact term structure, and
 the median and 90th-percentile relative error at 4x the largest measured value of every
 parameter. Extra-P runs with its defaults; on the strong-scaling groups also with negative
-exponents allowed (the fair setting there), and under
-non-uniform noise (``--noise-shape``) also on the medians of the repetitions.
+exponents allowed (the fair setting there), and under non-uniform noise (``--noise-shape``) also
+on the medians of the repetitions.
 
 Run from the repository root: ``python -m benchmarks.accuracy [--quick] [--tools perfcast,extrap]``.
 """
