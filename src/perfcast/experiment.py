@@ -349,6 +349,7 @@ class Experiment:
         if "time" in metrics:
             return "time"
         raise InputError(
-            f"the experiment has several metrics ({', '.join(metrics)}); name one with --metric",
+            f"the experiment has several metrics ({', '.join(metrics)}); name one with --metric "
+            "(perfcast model --metric all models them all)",
             self.source,
         )

@@ -7,9 +7,11 @@ import io
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from perfcast.cli import main
+from perfcast.experiment import Experiment
 from perfcast.io import write_experiment
 from tests.conftest import synthetic_experiment
 
@@ -88,6 +90,7 @@ def test_predict_ranks_by_cost_with_interval(experiment_file, capsys):
         (["predict", "{file}", "--at", "p=4096,n=x"], "not a number"),
         (["predict", "{file}", "--at", "p=0,n=5"], "positive"),
         (["model", "{file}", "--metric", "flops"], "no measurements of metric 'flops'"),
+        (["predict", "{file}", "--at", "p=8,n=8", "--metric", "all"], "one metric"),
         (["model", "{file}", "--kernel", "nothing*"], "no kernel matches"),
         (["model", "{missing}"], "no such file"),
     ],
@@ -100,3 +103,24 @@ def test_bad_requests_exit_2_with_one_message(
     err = capsys.readouterr().err
     assert message in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_metric_all_models_every_metric_on_its_own(tmp_path, capsys):
+    grid = {"p": [4, 8, 16, 32, 64], "n": [10, 20, 30, 40, 50]}
+    frames = [
+        synthetic_experiment({"solve": f}, grid, noise=0.01, metric=metric).to_frame()
+        for metric, f in [
+            ("time", lambda p, n: 0.3 + 2e-3 * n**2 * np.log2(p)),
+            ("bytes", lambda p, n: 64.0 * n * p),
+        ]
+    ]
+    path = tmp_path / "two.csv"
+    write_experiment(Experiment.from_frame(pd.concat(frames, ignore_index=True)), path)
+    assert main(["model", str(path), "--metric", "all", "--format", "json"]) == 0
+    models = {m["metric"]: m for m in json.loads(capsys.readouterr().out)["models"]}
+    assert set(models) == {"time", "bytes"}
+    (term,) = models["bytes"]["terms"]
+    assert sorted(f["parameter"] for f in term["factors"]) == ["n", "p"]
+    assert models["bytes"]["expression"].endswith("*n*p")
+    assert main(["model", str(path), "--format", "json"]) == 0  # the default stays time
+    assert [m["metric"] for m in json.loads(capsys.readouterr().out)["models"]] == ["time"]

@@ -19,21 +19,30 @@ from perfcast.report.tables import FORMATS, format_models
 if TYPE_CHECKING:
     from perfcast.model.hybrid import HybridModeler
 
+#: ``--metric`` value that models every metric of the experiment (``perfcast model`` only).
+ALL_METRICS = "all"
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast model``."""
     parser = subparsers.add_parser("model", help="fit scaling models to every kernel")
     add_input_arguments(parser)
-    add_model_arguments(parser)
+    add_model_arguments(parser, all_metrics=True)
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
     parser.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
     parser.set_defaults(run=run)
 
 
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options selecting what to model and how (shared by model and predict)."""
+def add_model_arguments(parser: argparse.ArgumentParser, all_metrics: bool = False) -> None:
+    """Options selecting what to model and how (shared by model, predict and the analyses).
+
+    ``all_metrics`` offers ``--metric all`` (every metric of the experiment, each on its own).
+    """
     parser.add_argument("--modeler", choices=MODELERS, default="pmnf", help="default: pmnf")
-    parser.add_argument("--metric", help="metric to model (default: the only one, or time)")
+    metric_help = "metric to model (default: the only one, or time)"
+    if all_metrics:
+        metric_help += f"; '{ALL_METRICS}' models every metric"
+    parser.add_argument("--metric", help=metric_help)
     parser.add_argument("--kernel", metavar="GLOB", help="only kernels matching this pattern")
     parser.add_argument(
         "--static",
@@ -81,13 +90,15 @@ def modeler_options(args: argparse.Namespace) -> dict[str, object]:
 
 
 def fit_from_args(args: argparse.Namespace) -> list[Model]:
-    """Load the experiment named by ``args`` and fit its models."""
+    """Load the experiment named by ``args`` and fit its models (of every metric with
+    ``--metric all``)."""
     experiment = load_experiment(args)
     if args.kernel:
         experiment = experiment.select(kernels=args.kernel)
+    metrics = experiment.metric_names if args.metric == ALL_METRICS else [args.metric]
     if args.static:
-        return fit_hybrid(experiment, args)
-    return fit_models(experiment, args, args.metric)
+        return fit_hybrid(experiment, args, metrics)
+    return [model for metric in metrics for model in fit_models(experiment, args, metric)]
 
 
 def fit_models(experiment: Experiment, args: argparse.Namespace, metric: str | None) -> list[Model]:
@@ -115,8 +126,11 @@ def _print_location_note(locations: Sequence[Location]) -> None:
             return
 
 
-def fit_hybrid(experiment: Experiment, args: argparse.Namespace) -> list[Model]:
-    """Hybrid models from ``--static`` sources; a summary of the search goes to stderr."""
+def fit_hybrid(
+    experiment: Experiment, args: argparse.Namespace, metrics: Sequence[str | None]
+) -> list[Model]:
+    """Hybrid models of ``metrics`` from ``--static`` sources; a summary of each search goes to
+    stderr."""
     from perfcast.model.hybrid import HybridModeler
     from perfcast.static import analyze
 
@@ -129,11 +143,14 @@ def fit_hybrid(experiment: Experiment, args: argparse.Namespace) -> list[Model]:
     report = analyze(args.static, sources, shlex.split(args.static_flags))
     for message in report.diagnostics:
         print(message, file=sys.stderr)
-    modeler = HybridModeler(report, mapping, constants, **modeler_options(args))
-    modeler.fit(experiment, args.metric)
-    print(hybrid_summary(modeler), file=sys.stderr)
-    _print_location_note(modeler.locations_)
-    return modeler.models_
+    models = []
+    for metric in metrics:
+        modeler = HybridModeler(report, mapping, constants, **modeler_options(args))
+        modeler.fit(experiment, metric)
+        print(hybrid_summary(modeler), file=sys.stderr)
+        _print_location_note(modeler.locations_)
+        models += modeler.models_
+    return models
 
 
 def _parameter_pair(text: str) -> tuple[str, str]:

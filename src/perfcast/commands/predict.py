@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from perfcast.commands.common import add_input_arguments, write_output
-from perfcast.commands.model import add_model_arguments, fit_from_args
+from perfcast.commands.model import ALL_METRICS, add_model_arguments, fit_from_args
+from perfcast.errors import InputError
 from perfcast.model.predict import parse_point, predict
 from perfcast.report.tables import FORMATS, format_predictions
 
@@ -28,6 +29,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Fit, predict and print."""
+    if args.metric == ALL_METRICS:
+        raise InputError(
+            "predict ranks the kernels of one metric by cost; name the metric with --metric"
+        )
     point = parse_point(args.at)
     models = fit_from_args(args)
     write_output(format_predictions(predict(models, point, args.level), args.format), args.out)
