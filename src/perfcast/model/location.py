@@ -243,6 +243,12 @@ def draw_reference(reference: float | None, size: tuple[int, ...], seed: int) ->
     return np.where(rng.random(size) < 0.5, -magnitude, magnitude)
 
 
+def simulated_kernels(points: int, repetitions: int) -> int:
+    """How many kernels of ``points`` x ``repetitions`` a simulation of a series' statistic
+    draws: :data:`SIMULATED_VALUES` values, at least 100 and at most 4,000 kernels."""
+    return int(np.clip(SIMULATED_VALUES // (points * repetitions), 100, 4000))
+
+
 @functools.lru_cache(maxsize=256)
 def reference_kurtosis(reference: float | None, points: int, repetitions: int) -> float:
     """Expected pooled kurtosis of kernels with ``points`` x ``repetitions`` noisy values.
@@ -250,7 +256,7 @@ def reference_kurtosis(reference: float | None, points: int, repetitions: int) -
     Simulated (fixed seed) exactly as :func:`noise_shape` measures data: deviations from the
     point means, corrected for the lost degree of freedom, scaled to unit variance per kernel.
     """
-    kernels = int(np.clip(SIMULATED_VALUES // (points * repetitions), 100, 4000))
+    kernels = simulated_kernels(points, repetitions)
     noise = 1.0 + 0.01 * draw_reference(reference, (kernels, points, repetitions), seed=1)
     counts = np.full((kernels, points), repetitions)
     return float(np.nanmean(_kernel_kurtosis(noise, counts)))

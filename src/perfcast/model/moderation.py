@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from perfcast.model.location import MIN_KERNELS, NOISE_FLOOR, SIMULATED_VALUES, draw_reference
+from perfcast.model.location import MIN_KERNELS, NOISE_FLOOR, draw_reference, simulated_kernels
 
 
 @dataclass(frozen=True)
@@ -56,14 +56,20 @@ class NoisePrior:
         """
         if self.dof == 0:
             return pure_ss.astype(float), pure_dof.astype(float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            measured = (pure_dof > 0) & (pure_ss / pure_dof > NOISE_FLOOR)
+        measured = _measured(pure_ss, pure_dof)
         ss = np.where(measured, pure_ss + self.dof * self.variance, pure_ss)
         dof = np.where(measured, pure_dof + self.dof, pure_dof)
         return ss.astype(float), dof.astype(float)
 
 
 NO_PRIOR = NoisePrior(float("nan"), 0.0)
+
+
+def _measured(pure_ss: np.ndarray, pure_dof: np.ndarray) -> np.ndarray:
+    """Kernels whose repetitions measured run-time noise: some, varying beyond rounding."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        variances = pure_ss / pure_dof
+    return (pure_dof > 0) & np.isfinite(variances) & (variances > NOISE_FLOOR)
 
 
 def estimate_prior(
@@ -90,12 +96,10 @@ def estimate_prior(
         :data:`NO_PRIOR` with fewer than ``MIN_KERNELS`` kernels whose repetitions differ by
         more than rounding, or with fewer than three repetitions per point.
     """
-    with np.errstate(invalid="ignore", divide="ignore"):
-        variances = pure_ss / pure_dof
-    usable = (pure_dof > 0) & np.isfinite(variances) & (variances > NOISE_FLOOR)
+    usable = _measured(pure_ss, pure_dof)
     if usable.sum() < MIN_KERNELS or repetitions < 3:
         return NO_PRIOR
-    logs = np.log(variances[usable])
+    logs = np.log(pure_ss[usable] / pure_dof[usable])
     bias, sampling = log_variance_sampling(reference, points, repetitions)
     excess = logs.var(ddof=1) - sampling
     pooled = float(pure_dof[usable].sum())
@@ -114,7 +118,7 @@ def log_variance_sampling(
     Simulated (fixed seed) with ``points`` x ``repetitions`` draws of the reference shape per
     kernel, ``s**2`` computed as the modelers compute the pure error.
     """
-    kernels = int(np.clip(SIMULATED_VALUES // (points * repetitions), 100, 4000))
+    kernels = simulated_kernels(points, repetitions)
     draws = draw_reference(reference, (kernels, points, repetitions), seed=3)
     sigma2 = 1e-4 * draws.var()
     values = 1.0 + 0.01 * draws
