@@ -6,7 +6,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from benchmarks import synthetic
+from benchmarks import accuracy, synthetic
 from benchmarks.evaluation import Fit, percentile, score, term_shapes
 from benchmarks.tools import fits_from_extrap, run_oracle
 from perfcast.model.function import Factor, Model, Term
@@ -129,8 +129,8 @@ def test_sum_and_product_with_same_factors_differ_in_structure_only():
 
 @pytest.mark.parametrize("group", [1, 2, 3, "strong", "strong2"])
 def test_oracle_scores_perfectly(group):
-    rng = synthetic.function_rng(11, 4 if group == "strong" else 5 if group == "strong2" else group)
-    if group in ("strong", "strong2"):
+    rng = synthetic.function_rng(11, accuracy.STREAMS[group])
+    if group in accuracy.STRONG_GROUPS:
         functions = synthetic.draw_strong_scaling(rng, 2, work=group == "strong2")
     else:
         functions = synthetic.draw_functions(rng, group, 84 if group == 1 else 60)
