@@ -30,6 +30,7 @@ from benchmarks import report, synthetic
 from benchmarks.evaluation import Fit, score
 from benchmarks.tools import ToolUnavailable, extrap_runner, perfcast_runner
 from perfcast.model.function import Factor, Model, Term
+from perfcast.model.hypotheses import evaluate_blocks
 
 #: Monte Carlo samples per block and kernel.
 SAMPLES = 20_000
@@ -37,9 +38,7 @@ SAMPLES = 20_000
 
 def block_basis(points: np.ndarray) -> np.ndarray:
     """Every building block at ``points`` (increasing), shape (42, n_points)."""
-    return np.array(
-        [points ** float(e) * np.log2(points) ** j for e, j in synthetic.BUILDING_BLOCKS]
-    )
+    return evaluate_blocks(synthetic.BUILDING_BLOCKS, points)
 
 
 def prior_areas(largest: np.ndarray, grid_size: int = 4001) -> np.ndarray:
