@@ -29,8 +29,8 @@ import numpy as np
 from benchmarks import report, synthetic
 from benchmarks.evaluation import Fit, score
 from benchmarks.tools import ToolUnavailable, extrap_runner, perfcast_runner
-from perfcast.model.function import Factor, Model, Term
-from perfcast.model.hypotheses import evaluate_blocks
+from perfcast.core.function import Factor, Model, Term
+from perfcast.model.fitting.blocks import evaluate_blocks
 
 #: Monte Carlo samples per block and kernel.
 SAMPLES = 20_000

@@ -24,7 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from perfcast.model.function import Model
+from perfcast.core.function import Model
 
 #: One factor of a term: ``(parameter, exponent, log_exponent)``.
 FactorShape = tuple[str, Fraction, Fraction]

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from perfcast.errors import InputError
-from perfcast.experiment import KERNEL, METRIC, VALUE
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import KERNEL, METRIC, VALUE
 from perfcast.io import read_experiment, write_experiment
 from perfcast.io.extrap_text import DEFAULT_KERNEL, DEFAULT_METRIC
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfcast.experiment import Experiment
+from perfcast.core.experiment import Experiment
 from perfcast.model import fit
 from perfcast.model.hybrid import HybridModeler
 from perfcast.static import analyze

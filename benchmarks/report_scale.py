@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 
 from perfcast.analyze.diagnosis import diagnose
-from perfcast.experiment import Experiment
-from perfcast.model.function import Factor, Model, Term, Uncertainty
+from perfcast.core.experiment import Experiment
+from perfcast.core.function import Factor, Model, Term, Uncertainty
 from perfcast.report.html import build_report
 
 

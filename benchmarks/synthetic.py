@@ -1,6 +1,6 @@
 """Synthetic kernels built from Extra-P's 42 single-parameter building blocks.
 
-Each kernel is a known :class:`~perfcast.model.function.Model` (the truth), measured on a full
+Each kernel is a known :class:`~perfcast.core.function.Model` (the truth), measured on a full
 grid of 5 values per parameter with 5 repetitions and uniform multiplicative noise
 ``value * (1 + u)``, ``u ~ U(-e, e)``. Every term contributes at least 5 % of the function's value
 at the largest measured point, so every term is visible in the data (``anchor="smallest"`` checks
@@ -37,7 +37,7 @@ from fractions import Fraction as F
 import numpy as np
 import pandas as pd
 
-from perfcast.model.function import Factor, Model, Term
+from perfcast.core.function import Factor, Model, Term
 
 # (exponent, log exponent) of Extra-P's single-parameter search space, in its order.
 BUILDING_BLOCKS: tuple[tuple[F, int], ...] = tuple(

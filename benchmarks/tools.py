@@ -73,7 +73,7 @@ def perfcast_runner(modeler: str = "pmnf", options: Mapping[str, Any] | None = N
 
     def run(kernel_set: KernelSet) -> Run:
         try:
-            from perfcast.experiment import Experiment
+            from perfcast.core.experiment import Experiment
             from perfcast.model import fit
         except ImportError as error:
             raise ToolUnavailable(

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfcast.experiment import Experiment
+from perfcast.core.experiment import Experiment
 
 TESTDATA = Path(__file__).resolve().parents[1].parent / "shared" / "testdata"
 

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfcast.errors import InputError
-from perfcast.experiment import Experiment, Metric, Parameter
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment, Metric, Parameter
 
 
 def _frame(**columns) -> pd.DataFrame:

@@ -9,26 +9,28 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from perfcast.errors import InputError, PerfcastError, WorkError
+from perfcast.core.errors import InputError, PerfcastError, WorkError
+from perfcast.core.version import __version__
 
 if TYPE_CHECKING:
-    from perfcast.experiment import Experiment, Metric, Parameter, Series
+    from perfcast.core.experiment import Experiment, Metric, Parameter, Series
+    from perfcast.core.function import Factor, Model, Quality, Term
     from perfcast.measure.regions import region
-    from perfcast.model.function import Factor, Model, Quality, Term
 
 _LAZY = {
-    "Experiment": "perfcast.experiment",
-    "Metric": "perfcast.experiment",
-    "Parameter": "perfcast.experiment",
-    "Series": "perfcast.experiment",
-    "Factor": "perfcast.model.function",
-    "Model": "perfcast.model.function",
-    "Quality": "perfcast.model.function",
-    "Term": "perfcast.model.function",
+    "Experiment": "perfcast.core.experiment",
+    "Metric": "perfcast.core.experiment",
+    "Parameter": "perfcast.core.experiment",
+    "Series": "perfcast.core.experiment",
+    "Factor": "perfcast.core.function",
+    "Model": "perfcast.core.function",
+    "Quality": "perfcast.core.function",
+    "Term": "perfcast.core.function",
     "region": "perfcast.measure.regions",
 }
 
 __all__ = [
+    "__version__",
     "Experiment",
     "Factor",
     "InputError",
@@ -42,7 +44,6 @@ __all__ = [
     "WorkError",
     "region",
 ]
-__version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:

@@ -7,8 +7,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from perfcast import __version__
-from perfcast.errors import InputError, WorkError
+from perfcast.core.errors import InputError, WorkError
+from perfcast.core.version import __version__
 
 # Sub-command modules under perfcast.commands, in the order `perfcast --help` lists them; each
 # registers the command named like the module without a trailing underscore.

@@ -8,8 +8,8 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from perfcast.experiment import Experiment, Parameter
-from perfcast.model.function import Factor, Model, Term
+from perfcast.core.experiment import Experiment, Parameter
+from perfcast.core.function import Factor, Model, Term
 
 
 def experiment(

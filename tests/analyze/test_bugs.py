@@ -14,7 +14,7 @@ from perfcast.analyze.bugs import (
     parse_growth,
 )
 from perfcast.analyze.diagnosis import diagnose
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from tests.analyze.synthetic import experiment, model
 
 P = [2, 4, 8, 16, 32, 64]

@@ -9,7 +9,7 @@ from perfcast.analyze.compare import (
     model_crossings,
     welch_one_sided,
 )
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from tests.analyze.synthetic import experiment, model
 
 P = [2, 4, 8, 16, 32, 64]

@@ -11,7 +11,7 @@ from perfcast.analyze.hotspots import (
     profile_shift,
     total_variation,
 )
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from tests.analyze.synthetic import experiment, model
 
 

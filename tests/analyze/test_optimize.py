@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from perfcast.analyze.optimize import configuration_grid, optimize_configuration, parse_constraint
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from tests.analyze.synthetic import experiment, model
 
 GRID = {"p": [2, 4, 8, 16], "t": [1, 2, 4, 8], "opt": [1, 2, 3]}

@@ -11,7 +11,7 @@ from perfcast.analyze.scaling import (
     strong_scaling_errors,
     weak_scaling_errors,
 )
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from tests.analyze.synthetic import experiment, model
 
 P = [1, 2, 4, 8]

@@ -7,7 +7,7 @@ import pytest
 
 from benchmarks import bayes_limit, synthetic
 from benchmarks.evaluation import score
-from perfcast.model.function import Factor, Model, Term
+from perfcast.core.function import Factor, Model, Term
 
 POINTS = np.array(synthetic.PARAMETER_VALUES["p"])
 

@@ -9,7 +9,7 @@ import pytest
 from benchmarks import accuracy, synthetic
 from benchmarks.evaluation import Fit, percentile, score, term_shapes
 from benchmarks.tools import fits_from_extrap, run_oracle
-from perfcast.model.function import Factor, Model, Term
+from perfcast.core.function import Factor, Model, Term
 
 POINT_PN = np.array([[256.0, 200.0]])
 

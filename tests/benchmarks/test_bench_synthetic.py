@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from benchmarks import synthetic
-from perfcast.experiment import Experiment
+from perfcast.core.experiment import Experiment
 
 
 def test_building_blocks_are_extrap_42_distinct_growing_blocks():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from perfcast import cli
-from perfcast.model.function import models_to_json
+from perfcast.core.function import models_to_json
 from tests.analyze.synthetic import experiment, model
 
 pytest.importorskip(

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from perfcast.cli import main
-from perfcast.experiment import Experiment
+from perfcast.core.experiment import Experiment
 from perfcast.io import write_experiment
 from tests.conftest import synthetic_experiment
 

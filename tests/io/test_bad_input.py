@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.io import read_experiment
 
 TEXT_HEAD = "PARAMETER p\nPOINTS ( 2 ) ( 4 ) ( 8 )\nREGION main\nMETRIC time\n"

@@ -9,8 +9,8 @@ import caliperreader
 import numpy as np
 import pytest
 
-from perfcast.errors import InputError
-from perfcast.experiment import Metric
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Metric
 from perfcast.io import caliper
 from perfcast.io.caliper import UNANNOTATED, read_caliper
 from perfcast.io.caliper_metrics import caliper_metric

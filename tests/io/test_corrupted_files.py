@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.io import read_experiment, write_experiment
 from tests.io.conftest import EXTRAP_DATA
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pycubexr import CubexParser
 
-from perfcast.errors import InputError
-from perfcast.experiment import Metric
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Metric
 from perfcast.io import cube
 from perfcast.io.cube import read_cube
 from tests.io.importer_data import CUBE_MULTI, CUBE_SINGLE, require

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.io import detect_format, read_experiment
 from tests.io.conftest import EXTRAP_DATA
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from perfcast.errors import InputError
-from perfcast.experiment import Metric
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Metric
 from perfcast.io.caliper import UNANNOTATED, read_caliper
 from perfcast.io.hatchet_bridge import (
     from_graphframe,

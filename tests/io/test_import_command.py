@@ -8,7 +8,7 @@ import pytest
 
 import perfcast.io
 from perfcast import cli
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.io import read_experiment
 from perfcast.io.importers import detect_profile_format, import_profiles
 from tests.io.importer_data import CALI_SERIES, CUBE_MULTI, CUBE_SINGLE, RANKS, require

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.io.patterns import NamePattern, guess_role, infer_name_values
 from perfcast.io.profile_set import parse_param_options
 from tests.io.importer_data import CUBE_MULTI, require

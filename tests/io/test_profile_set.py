@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.io.profile_set import Run, build_experiment, detect_parameter_keys
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from perfcast.errors import InputError
-from perfcast.experiment import Experiment, Metric, Parameter
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment, Metric, Parameter
 from perfcast.io import detect_format, read_experiment, write_experiment
 
 WRITERS = {

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from campaign_helpers import RECORDING_PROGRAM, cli_subprocess_argv, compile_c, processes_with
 
-from perfcast.measure.campaign import load_results
+from perfcast.io.campaign_results import load_results
 
 POINTS = [1, 2, 3, 4, 5, 6]
 REPETITIONS = 2

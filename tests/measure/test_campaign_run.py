@@ -12,12 +12,13 @@ import pandas as pd
 import pytest
 from campaign_helpers import RECORDING_PROGRAM, compile_c, processes_with, run_cli
 
-from perfcast.errors import InputError, WorkError
-from perfcast.measure.campaign import load_results, run_campaign
-from perfcast.measure.journal import JournalWarning, JournalWriter, read_journal
+from perfcast.core.errors import InputError, WorkError
+from perfcast.core.progress import ProgressBar
+from perfcast.io.campaign_results import JournalWarning, load_results, read_journal
+from perfcast.measure.campaign import run_campaign
+from perfcast.measure.journal import JournalWriter
 from perfcast.measure.schedule import plan_runs
 from perfcast.measure.spec import load_campaign
-from perfcast.progress import ProgressBar
 
 
 @pytest.fixture(scope="module")

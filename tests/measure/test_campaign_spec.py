@@ -10,9 +10,10 @@ import pytest
 from campaign_helpers import run_cli
 
 from perfcast.commands import run as run_command
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
+from perfcast.io.campaign_results import RunKey
 from perfcast.measure.ranges import RangeError, expand_range, parse_values
-from perfcast.measure.schedule import RunKey, plan_runs
+from perfcast.measure.schedule import plan_runs
 from perfcast.measure.spec import CampaignWarning, campaign_from_mapping, load_campaign
 
 

@@ -10,7 +10,7 @@ import pytest
 from region_helpers import by_key, read_records, run
 
 from perfcast.commands import instrument as command
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.measure.instrument import compile_flags, fortran_module, library_dir, link_arguments
 
 

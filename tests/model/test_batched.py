@@ -3,8 +3,8 @@ import itertools
 import numpy as np
 import pytest
 
-from perfcast.model import batched
-from perfcast.model.batched import PoolMoments, solve_spd
+from perfcast.model.fitting import least_squares as batched
+from perfcast.model.fitting.least_squares import PoolMoments, solve_spd
 
 
 def test_solve_spd_matches_numpy():

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import sympy
 
-from perfcast.errors import InputError
-from perfcast.model.function import Factor, Model, Quality, Term, models_to_json
+from perfcast.core.errors import InputError
+from perfcast.core.function import Factor, Model, Quality, Term, models_to_json
 
 
 def example_model() -> Model:

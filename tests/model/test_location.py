@@ -11,8 +11,8 @@ from scipy import stats
 from perfcast.cli import main
 from perfcast.io import write_experiment
 from perfcast.model import fit
-from perfcast.model.data import FitData
-from perfcast.model.location import draw_reference, estimate, locate, relative_variance
+from perfcast.model.fitting.data import FitData
+from perfcast.model.fitting.location import draw_reference, estimate, locate, relative_variance
 from tests.conftest import synthetic_experiment
 
 NAN = np.nan

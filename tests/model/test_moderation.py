@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 from scipy import special
 
-from perfcast.experiment import Experiment
-from perfcast.model import data as data_module
+from perfcast.core.experiment import Experiment
 from perfcast.model import fit
-from perfcast.model.data import FitData
-from perfcast.model.moderation import NO_PRIOR, NoisePrior, estimate_prior, trigamma_inverse
+from perfcast.model.fitting import data as data_module
+from perfcast.model.fitting.data import FitData
+from perfcast.model.fitting.moderation import NO_PRIOR, NoisePrior, estimate_prior, trigamma_inverse
 
 POINTS, REPETITIONS = 5, 5
 DOF = POINTS * (REPETITIONS - 1)

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.model import fit
-from perfcast.model.hypotheses import EXTRAP_BUILDING_BLOCKS
+from perfcast.model.fitting.blocks import EXTRAP_BUILDING_BLOCKS
 from tests.conftest import synthetic_experiment
 
 P_VALUES = [4, 8, 16, 32, 64]

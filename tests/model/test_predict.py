@@ -1,7 +1,7 @@
 import pytest
 
-from perfcast.errors import InputError
-from perfcast.model.function import Factor, Model, Term
+from perfcast.core.errors import InputError
+from perfcast.core.function import Factor, Model, Term
 from perfcast.model.predict import parse_point, predict
 
 

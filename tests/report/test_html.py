@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from perfcast.analyze.diagnosis import diagnose
-from perfcast.model.function import Uncertainty
+from perfcast.core.function import Uncertainty
 from perfcast.report.html import build_report
 from tests.analyze.synthetic import experiment, model
 

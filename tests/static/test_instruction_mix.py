@@ -14,8 +14,8 @@ import pytest
 import sympy
 from capstone import CS_ARCH_X86, CS_MODE_64, Cs
 
-from perfcast.errors import InputError
-from perfcast.model.function import Model
+from perfcast.core.errors import InputError
+from perfcast.core.function import Model
 from perfcast.static.binary import read_binary
 from perfcast.static.callgrind import (
     CallgrindProfile,

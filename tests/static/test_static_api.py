@@ -12,7 +12,7 @@ import pytest
 import sympy
 
 from perfcast.commands import static as static_command
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.static import StaticReport, analyze, parse_expression
 
 n, m = sympy.symbols("n m")

@@ -1,4 +1,4 @@
-"""Diagnoses over an :class:`~perfcast.experiment.Experiment` and its models.
+"""Diagnoses over an :class:`~perfcast.core.experiment.Experiment` and its models.
 
 Modules: :mod:`~perfcast.analyze.points` (parameter roles, targets, paths),
 :mod:`~perfcast.analyze.scaling` (strong/weak scaling error, divergence),

@@ -41,9 +41,9 @@ import pandas as pd
 
 from perfcast.analyze.points import point_matrix, smallest_point
 from perfcast.analyze.scaling import STRONG
-from perfcast.errors import InputError
-from perfcast.experiment import CALL_PATH_SEPARATOR, KERNEL, METRIC, VALUE, Experiment
-from perfcast.model.function import Factor, Model
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import CALL_PATH_SEPARATOR, KERNEL, METRIC, VALUE, Experiment
+from perfcast.core.function import Factor, Model
 
 COLLECTIVE_LEAF = re.compile(
     r"^p?mpi_i?(allreduce|reduce_scatter(_block)?|reduce|bcast|barrier|allgatherv?|"

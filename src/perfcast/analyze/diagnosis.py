@@ -24,9 +24,9 @@ from perfcast.analyze.scaling import (
     measured_scalings,
     modeled_scaling,
 )
-from perfcast.errors import InputError
-from perfcast.experiment import Experiment
-from perfcast.model.function import Model
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment
+from perfcast.core.function import Model
 
 
 @dataclass

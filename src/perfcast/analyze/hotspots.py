@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 
 from perfcast.analyze.points import doubling_grid, point_matrix
-from perfcast.errors import InputError
-from perfcast.experiment import KERNEL, METRIC, VALUE, Experiment
-from perfcast.model.function import Model
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import KERNEL, METRIC, VALUE, Experiment
+from perfcast.core.function import Model
 
 
 @dataclass(frozen=True)

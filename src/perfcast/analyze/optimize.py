@@ -41,9 +41,9 @@ import pandas as pd
 
 from perfcast.analyze.points import doubling_grid, largest_point, point_matrix
 from perfcast.analyze.scaling import STRONG, WEAK, scaling_from_times
-from perfcast.errors import InputError
-from perfcast.experiment import Experiment
-from perfcast.model.function import Model
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment
+from perfcast.core.function import Model
 
 MAX_GRID = 250_000
 TIME, DIVERGENCE = "time", "divergence"

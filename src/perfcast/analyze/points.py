@@ -2,7 +2,7 @@
 
 A *scale* parameter is one the user grows to run bigger (processes); a *size* parameter is the
 problem size; a *configuration* parameter is a knob that is neither (threads per rank, ranks per
-node, a flag level). Roles come from :class:`perfcast.experiment.Parameter.role` and, when that
+node, a flag level). Roles come from :class:`perfcast.core.experiment.Parameter.role` and, when that
 is None, from the parameter's name (``p``, ``procs``, ``ranks`` ... are scales; ``n``, ``size``
 ... are sizes; ``threads``, ``ppn``, ``opt`` ... are configuration). A lone parameter of
 unknown role is taken as the scale.
@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from perfcast.errors import InputError
-from perfcast.experiment import Experiment
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment
 
 SCALE, SIZE, CONFIGURATION, OTHER = "scale", "size", "configuration", "other"
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from perfcast.analyze.points import path, point_matrix
-from perfcast.model.function import Model
+from perfcast.core.function import Model
 
 
 @dataclass(frozen=True)

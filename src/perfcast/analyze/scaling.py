@@ -31,9 +31,9 @@ import numpy as np
 import pandas as pd
 
 from perfcast.analyze.points import doubling_grid, point_matrix
-from perfcast.errors import InputError
-from perfcast.experiment import KERNEL, METRIC, VALUE, Experiment
-from perfcast.model.function import Model
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import KERNEL, METRIC, VALUE, Experiment
+from perfcast.core.function import Model
 
 STRONG, WEAK = "strong", "weak"
 

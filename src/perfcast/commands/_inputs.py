@@ -8,10 +8,10 @@ from pathlib import Path
 
 from perfcast.commands.common import readable_formats
 from perfcast.commands.model import add_model_arguments, fit_models
-from perfcast.errors import InputError
-from perfcast.experiment import Experiment
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment
+from perfcast.core.function import Model
 from perfcast.io import read_experiment
-from perfcast.model.function import Model
 
 
 def add_analysis_arguments(parser: argparse.ArgumentParser) -> None:

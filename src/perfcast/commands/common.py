@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from perfcast.errors import InputError
-from perfcast.experiment import Experiment
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment
 from perfcast.io import formats, read_experiment
 
 

@@ -14,8 +14,8 @@ from perfcast.commands._inputs import (
     obtain_models,
 )
 from perfcast.commands.common import write_output
-from perfcast.experiment import Experiment
-from perfcast.model.function import Model
+from perfcast.core.experiment import Experiment
+from perfcast.core.function import Model
 from perfcast.report.jsonout import dumps
 from perfcast.report.text import diagnosis_text
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.measure import instrument
 
 

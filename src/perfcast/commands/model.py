@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from perfcast.commands.common import add_input_arguments, load_experiment, write_output
-from perfcast.errors import InputError
-from perfcast.experiment import Experiment
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment
+from perfcast.core.function import Model
 from perfcast.model import MODELERS, make_modeler
-from perfcast.model.function import Model
-from perfcast.model.location import DESCRIPTIONS, GAUSSIAN, LOCATIONS, Location
+from perfcast.model.fitting.location import DESCRIPTIONS, GAUSSIAN, LOCATIONS, Location
 from perfcast.report.tables import FORMATS, format_models
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ import argparse
 
 from perfcast.commands.common import add_input_arguments, write_output
 from perfcast.commands.model import ALL_METRICS, add_model_arguments, fit_from_args
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.model.predict import parse_point, predict
 from perfcast.report.tables import FORMATS, format_predictions
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from perfcast.commands.diagnose import add_diagnosis_arguments, run_diagnosis
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.report.html import build_report
 
 HELP = "write a self-contained HTML report with plots, warnings and hotspot shifts"

@@ -9,7 +9,7 @@ import sys
 import warnings
 from typing import Any
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.measure.campaign import describe_failure, pending_runs, run_campaign
 from perfcast.measure.spec import METRIC_MODES, Campaign, campaign_from_mapping, load_campaign
 

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.static.mix_cli import BINARY_OPTIONS, add_binary_arguments, run_binary
 
 

@@ -12,8 +12,8 @@ import importlib
 from pathlib import Path
 from types import ModuleType
 
-from perfcast.errors import InputError
-from perfcast.experiment import Experiment
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment
 
 # Module names under perfcast.io; sniffing tries them in this order.
 FORMAT_MODULES = (

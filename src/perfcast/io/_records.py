@@ -2,7 +2,7 @@
 
 Readers check every value where they find it, so an error names the file and the line (or
 record) it came from; :class:`Rows` then turns the collected measurements into an
-:class:`~perfcast.experiment.Experiment`.
+:class:`~perfcast.core.experiment.Experiment`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-from perfcast.errors import InputError
-from perfcast.experiment import (
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import (
     FIXED_COLUMNS,
     KERNEL,
     METRIC,

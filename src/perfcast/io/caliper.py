@@ -27,8 +27,8 @@ from typing import Any
 
 import pandas as pd
 
-from perfcast.errors import InputError
-from perfcast.experiment import CALL_PATH_SEPARATOR, KERNEL, METRIC, VALUE, Experiment, Metric
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import CALL_PATH_SEPARATOR, KERNEL, METRIC, VALUE, Experiment, Metric
 from perfcast.io.caliper_metrics import CaliperMetric, caliper_metric, rank_metric
 from perfcast.io.profile_set import Run, build_experiment
 

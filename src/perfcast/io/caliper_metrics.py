@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from perfcast.experiment import Metric
+from perfcast.core.experiment import Metric
 
 # Measured attribute -> (metric name, unit, already an aggregate of the profile).
 _BASES: dict[str, tuple[str, str, bool]] = {

@@ -37,8 +37,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from perfcast.errors import InputError
-from perfcast.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
 from perfcast.io._records import (
     Rows,
     first_content_line,

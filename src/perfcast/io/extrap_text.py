@@ -38,8 +38,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfcast.errors import InputError
-from perfcast.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
 from perfcast.io._records import Rows, first_content_line, parse_number, read_text
 
 NAME = "extrap-text"

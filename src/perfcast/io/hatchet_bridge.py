@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfcast.errors import InputError
-from perfcast.experiment import (
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import (
     CALL_PATH_SEPARATOR,
     KERNEL,
     METRIC,
@@ -63,7 +63,7 @@ def from_graphframe(
     params : mapping of str to str, optional
         Metadata key to parameter name instead, e.g. ``{"mpi.world.size": "p"}``.
     metrics : mapping, optional
-        Column name to perfcast metric name (or :class:`~perfcast.experiment.Metric` with unit);
+        Column name to perfcast metric name (or :class:`Metric` with unit);
         columns not named keep their name.
     statistic : {"avg", "min", "max", "sum"}
         How rows of several ranks or threads of one node reduce.

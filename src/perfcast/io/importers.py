@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from perfcast.errors import InputError
-from perfcast.experiment import Experiment
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment
 from perfcast.io import caliper, cube
 
 PROFILE_FORMATS = {caliper.NAME: caliper, cube.NAME: cube}

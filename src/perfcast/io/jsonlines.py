@@ -31,8 +31,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from perfcast.errors import InputError
-from perfcast.experiment import KERNEL, METRIC, VALUE, Experiment
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import KERNEL, METRIC, VALUE, Experiment
 from perfcast.io._records import Rows, first_content_line, json_object, parse_number, read_text
 
 NAME = "extrap-jsonlines"

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 
 REPETITION_GROUP = "rep"
 

@@ -1,4 +1,4 @@
-"""perfcast's own JSON: everything an :class:`~perfcast.experiment.Experiment` holds, losslessly.
+"""perfcast's own JSON: everything an experiment holds, losslessly.
 
 Layout::
 
@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfcast.errors import InputError
-from perfcast.experiment import (
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import (
     FIXED_COLUMNS,
     KERNEL,
     METRIC,

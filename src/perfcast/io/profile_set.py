@@ -1,4 +1,4 @@
-"""Turn a set of profiles, one per run, into one :class:`~perfcast.experiment.Experiment`.
+"""Turn a set of profiles, one per run, into one :class:`~perfcast.core.experiment.Experiment`.
 
 Profile importers (Caliper, CUBE, hatchet) read each run into a :class:`Run`: its measurements
 (``kernel, metric, value``), its metadata and its name. This module finds every run's parameter
@@ -17,8 +17,16 @@ from typing import Any
 
 import pandas as pd
 
-from perfcast.errors import InputError
-from perfcast.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment, Metric, Parameter
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import (
+    KERNEL,
+    METRIC,
+    REPETITION,
+    VALUE,
+    Experiment,
+    Metric,
+    Parameter,
+)
 from perfcast.io.patterns import REPETITION_GROUP, NamePattern, guess_role, infer_name_values
 
 # Metadata keys that conventionally carry a run parameter, in order of preference, with the

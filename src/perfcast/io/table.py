@@ -23,8 +23,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from perfcast.errors import InputError
-from perfcast.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
 from perfcast.io._records import first_content_line, read_text
 from perfcast.io.perfcast_json import describe, parse_description
 

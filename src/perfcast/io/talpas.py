@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from perfcast.experiment import Experiment
+from perfcast.core.experiment import Experiment
 from perfcast.io._records import first_content_line, talpas_object
 from perfcast.io.jsonlines import read_records
 

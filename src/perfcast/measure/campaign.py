@@ -2,8 +2,8 @@
 
 :func:`run_campaign` takes a validated :class:`~perfcast.measure.spec.Campaign`, skips the runs
 its results journal already holds, runs the rest in interleaved randomized order and returns the
-experiment; :func:`load_results` turns a journal into an :class:`~perfcast.experiment.Experiment`
-at any time (also after a crash).
+experiment; :func:`perfcast.io.campaign_results.load_results` turns the journal into an
+experiment at any time (also after a crash).
 
 The whole program's wall time is recorded as metric ``time`` of the kernel named after the
 program file (``./jacobi`` -> ``jacobi``); the program's own records (``PERFCAST_OUTPUT``) are
@@ -14,28 +14,33 @@ per-function counts (see :mod:`perfcast.measure.valgrind`).
 from __future__ import annotations
 
 import datetime
-import itertools
 import os
 import random
 import signal
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-import pandas as pd
-
-from perfcast.errors import InputError, WorkError
-from perfcast.experiment import Experiment, Metric, Parameter
-from perfcast.measure.journal import Journal, JournalWriter, read_journal, run_key
+from perfcast.core.errors import InputError, WorkError
+from perfcast.core.experiment import Experiment
+from perfcast.core.progress import ProgressBar
+from perfcast.io import write_experiment
+from perfcast.io.campaign_results import (
+    Journal,
+    RunKey,
+    failure_summary,
+    load_results,
+    read_journal,
+    run_key,
+)
+from perfcast.measure.journal import JournalWriter
 from perfcast.measure.metadata import collect_metadata
 from perfcast.measure.process import ProcessOutcome, run_process
 from perfcast.measure.records import OUTPUT_VARIABLE, RecordError, read_records
-from perfcast.measure.schedule import RunKey, plan_runs
-from perfcast.measure.spec import Campaign, resolve_program, template_fields
+from perfcast.measure.schedule import plan_runs
+from perfcast.measure.spec import Campaign, resolve_program
 from perfcast.measure.valgrind import VALGRIND_MODES, ProfileError, profile_records, valgrind_prefix
-from perfcast.progress import ProgressBar
 
 ROOT_MPI_VARIABLES = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
@@ -285,7 +290,7 @@ def run_campaign(
     journal = read_journal(results_path)
     planned = set(plan)
     failures = [
-        _failure_summary(line)
+        failure_summary(line)
         for key, line in journal.runs.items()
         if key in planned and line["status"] != "ok"
     ]
@@ -298,11 +303,6 @@ def run_campaign(
     experiment = load_results(results_path)
     write_output(experiment, campaign.output)
     return CampaignResult(experiment, executed, len(plan) - len(todo), failures, campaign.output)
-
-
-def _failure_summary(line: dict[str, Any]) -> dict[str, Any]:
-    keys = ("point", "repetition", "mode", "status", "reason", "stderr_tail")
-    return {k: line.get(k) for k in keys}
 
 
 def describe_failure(failure: dict[str, Any]) -> str:
@@ -321,87 +321,6 @@ def _scope(campaign: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: campaign.get(k) for k in ("parameters", "repetitions", "metrics", "fingerprint")}
 
 
-def _scope_test(campaign: dict[str, Any], names: list[str]) -> Callable[[RunKey], bool]:
-    """Whether a run belongs to the campaign (its point, repetition and mode are planned)."""
-    points = set(itertools.product(*(campaign["parameters"][n] for n in names)))
-    repetitions, modes = campaign["repetitions"], set(campaign["metrics"])
-    return lambda key: key.point in points and key.repetition < repetitions and key.mode in modes
-
-
-def _unit(metric: str) -> str:
-    if metric == "time" or metric.startswith("time."):
-        return "s"
-    if metric.startswith("instructions"):
-        return "instructions"
-    if metric.endswith("_rate"):
-        return "ratio"
-    return ""
-
-
-def load_results(results_path: str | Path) -> Experiment:
-    """Read a campaign's results journal (``<name>.results.jsonl``) as an experiment.
-
-    Every successful run of the latest session's campaign (its points, repetitions and metric
-    modes) contributes its records (repetition numbers as run); runs outside it, from a wider
-    earlier version of the campaign, stay in the journal and are counted in
-    ``metadata["runs"]["outside_campaign"]``. Failed runs are listed in
-    ``metadata["failures"]``; ``metadata`` also holds the campaign, the machine and software
-    facts of the latest session that measured, and run counts. Works on the journal of a campaign
-    that is still running or was killed. Parameters used in the launcher get the role
-    ``processes``.
-
-    Raises
-    ------
-    InputError
-        When the file is corrupt, holds no session, or no successful run.
-    """
-    path = Path(results_path)
-    journal = read_journal(path)
-    if not journal.sessions:
-        raise InputError("no campaign session in this results file", path)
-    session = journal.sessions[-1]
-    names = journal.parameter_names
-    in_launcher = set(template_fields(session["campaign"].get("launcher", [])))
-    in_scope = _scope_test(session["campaign"], names)
-    rows: list[dict[str, Any]] = []
-    failures = []
-    outside = 0
-    for key, line in journal.runs.items():
-        if not in_scope(key):
-            outside += 1
-            continue
-        if line["status"] != "ok":
-            failures.append(_failure_summary(line))
-            continue
-        for record in line["records"]:
-            row = {"kernel": record["kernel"], "metric": record["metric"]}
-            row.update({n: line["point"][n] for n in names})
-            row["repetition"] = line["repetition"]
-            row["value"] = record["value"]
-            rows.append(row)
-    if not rows:
-        raise InputError("no successful run recorded in this results file", path)
-    parameters = [Parameter(n, "processes" if n in in_launcher else None) for n in names]
-    frame = pd.DataFrame(rows, columns=["kernel", "metric", *names, "repetition", "value"])
-    metrics = {m: Metric(m, _unit(m)) for m in pd.unique(frame["metric"])}
-    statuses = [line["status"] for key, line in journal.runs.items() if in_scope(key)]
-    counts = {status: statuses.count(status) for status in ("ok", "failed", "timeout")}
-    counts["outside_campaign"] = outside
-    measuring = [s for s in journal.sessions if s.get("runs_recorded")] or journal.sessions
-    metadata = {
-        "campaign": session["campaign"],
-        "program_kernel": session.get("program_kernel"),
-        "machine": measuring[-1].get("metadata", {}),
-        "sessions": [
-            {"seed": s.get("seed"), "date": s.get("metadata", {}).get("date")}
-            for s in journal.sessions
-        ],
-        "runs": counts,
-        "failures": failures,
-    }
-    return Experiment.from_frame(frame, parameters, metrics, metadata, source=str(path))
-
-
 def write_output(experiment: Experiment, output: Path) -> None:
     """Write the experiment table: CSV for ``.csv``, else through :mod:`perfcast.io`."""
     if output.suffix.lower() == ".csv":
@@ -409,6 +328,4 @@ def write_output(experiment: Experiment, output: Path) -> None:
         experiment.to_frame().to_csv(tmp, index=False)
         os.replace(tmp, output)
         return
-    from perfcast.io import write_experiment
-
     write_experiment(experiment, output)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from perfcast import __version__
+from perfcast.core.version import __version__
 
 PROBE_TIMEOUT_SECONDS = 10
 

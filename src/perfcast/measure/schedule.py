@@ -8,18 +8,9 @@ covers every point (and metric mode) once, in a fresh random order; rounds follo
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 
+from perfcast.io.campaign_results import RunKey
 from perfcast.measure.ranges import Number
-
-
-@dataclass(frozen=True, order=True)
-class RunKey:
-    """Identity of one run: parameter values, repetition number and metric mode."""
-
-    point: tuple[Number, ...]
-    repetition: int
-    mode: str
 
 
 def plan_runs(

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.measure.ranges import Number, RangeError, parse_values
 
 METRIC_MODES = ("time", "instructions", "cache")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from perfcast.errors import InputError
-from perfcast.experiment import Experiment
-from perfcast.model.function import Model
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment
+from perfcast.core.function import Model
 
 MODELERS = ("pmnf", "sparse")
 

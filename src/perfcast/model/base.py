@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfcast.experiment import Experiment, Series
-from perfcast.model.data import FitData
-from perfcast.model.function import Model
-from perfcast.model.location import Location
+from perfcast.core.experiment import Experiment, Series
+from perfcast.core.function import Model
+from perfcast.model.fitting.data import FitData
+from perfcast.model.fitting.location import Location
 
 
 class SeriesModeler:
-    """Base of modelers that fit each :class:`~perfcast.experiment.Series` on its own.
+    """Base of modelers that fit each :class:`~perfcast.core.experiment.Series` on its own.
 
     Subclasses implement ``_fit_series(series, source) -> list[Model]`` and take their data
     from :meth:`_fit_data`; they have a ``location`` hyper-parameter.

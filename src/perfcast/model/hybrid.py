@@ -24,14 +24,15 @@ import numpy as np
 import pandas as pd
 import sympy
 
-from perfcast.experiment import KERNEL, METRIC, REPETITION, Experiment, call_path
+from perfcast.core.experiment import KERNEL, METRIC, REPETITION, Experiment, call_path
+from perfcast.core.function import Factor, Model
 from perfcast.model.base import SeriesModeler
-from perfcast.model.data import FitData
-from perfcast.model.function import Factor, Model
-from perfcast.model.hypotheses import EXTRAP_BUILDING_BLOCKS
-from perfcast.model.location import locate
-from perfcast.model.pmnf import PMNFModeler, build_models
-from perfcast.model.search import SearchSettings, search
+from perfcast.model.fitting.assembly import build_models
+from perfcast.model.fitting.blocks import EXTRAP_BUILDING_BLOCKS
+from perfcast.model.fitting.data import FitData
+from perfcast.model.fitting.location import locate
+from perfcast.model.fitting.selection import SearchSettings, search
+from perfcast.model.pmnf import PMNFModeler
 from perfcast.static.report import StaticKernel, StaticReport
 
 MAX_STATIC_TERMS = 8

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perfcast.errors import InputError
-from perfcast.model.function import Model
+from perfcast.core.errors import InputError
+from perfcast.core.function import Model
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@ use each parameter's best-ranked factors (ranked on its marginal means), which k
 hundreds instead of the ``42^w`` of all combinations. A positive LASSO path (LARS) of every kernel's
 weighted data screens them: the first predictors to enter the path form a small per-kernel pool,
 whose subsets are then refitted by least squares and chosen by the same forward F-tests as the
-PMNF search (:mod:`perfcast.model.search`), all kernels at once. LASSO alone picks poor supports
-among strongly correlated predictors such as ``x^2`` and ``x^(9/4)``; the refit fixes that.
+PMNF search (:mod:`perfcast.model.fitting.selection`), all kernels at once. LASSO alone picks
+poor supports among strongly correlated predictors such as ``x^2`` and ``x^(9/4)``; the refit
+fixes that.
 """
 
 from __future__ import annotations
@@ -17,22 +18,21 @@ import itertools
 import numpy as np
 from sklearn.linear_model import lars_path
 
-from perfcast.experiment import Series
+from perfcast.core.experiment import Series
+from perfcast.core.function import Factor, Model
+from perfcast.core.progress import ProgressBar
 from perfcast.model.base import SeriesModeler
-from perfcast.model.data import FitData
-from perfcast.model.function import Factor, Model
-from perfcast.model.hypotheses import evaluate_blocks
-from perfcast.model.pmnf import (
+from perfcast.model.fitting.assembly import build_models, check_points
+from perfcast.model.fitting.blocks import evaluate_blocks
+from perfcast.model.fitting.candidates import (
     allowed_blocks,
-    build_models,
     candidate_factors,
-    check_points,
     combine_factors,
     decreasing_trend,
     marginal_means,
 )
-from perfcast.model.search import SearchSettings, search
-from perfcast.progress import ProgressBar
+from perfcast.model.fitting.data import FitData
+from perfcast.model.fitting.selection import SearchSettings, search
 
 MAX_INTERACTION = 4
 

@@ -17,8 +17,8 @@ import pandas as pd
 
 from perfcast.analyze.diagnosis import Diagnosis
 from perfcast.analyze.scaling import Scaling
-from perfcast.experiment import KERNEL, METRIC, VALUE, Experiment
-from perfcast.model.function import Model
+from perfcast.core.experiment import KERNEL, METRIC, VALUE, Experiment
+from perfcast.core.function import Model
 from perfcast.report.svg import PALETTE, Chart
 
 OPEN_PLOTS = 12

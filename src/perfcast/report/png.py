@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 
 from perfcast.analyze.diagnosis import Diagnosis
-from perfcast.errors import InputError, WorkError
-from perfcast.experiment import Experiment
-from perfcast.model.function import Model
+from perfcast.core.errors import InputError, WorkError
+from perfcast.core.experiment import Experiment
+from perfcast.core.function import Model
 from perfcast.report.html import measurement_table, plot_setting
 
 

@@ -7,7 +7,7 @@ import io
 import json
 from collections.abc import Sequence
 
-from perfcast.model.function import Model, models_to_json
+from perfcast.core.function import Model, models_to_json
 from perfcast.model.predict import Prediction
 
 FORMATS = ("text", "json", "markdown", "csv")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.static.report import StaticKernel, StaticReport, expression_text, parse_expression
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import sympy
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 
 _PRAGMA = re.compile(r"^\s*#\s*pragma\s+perfcast\b(.*)$")
 _FORM = re.compile(r"^\s*(count|probability|symbol)\s*\((.*)\)\s*$")

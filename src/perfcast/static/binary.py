@@ -18,7 +18,7 @@ from capstone.x86 import X86_OP_IMM, X86_OP_MEM, X86_REG_RIP
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.static.x86_categories import category_of, memory_access
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from perfcast.errors import InputError
-from perfcast.experiment import Experiment, Metric, Parameter
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment, Metric, Parameter
 from perfcast.static.binary import Binary
 from perfcast.static.instruction_mix import COUNT_KEYS
 from perfcast.static.mix_output import metric_name
@@ -209,7 +209,7 @@ def measured_experiment(
     runs: Mapping[tuple[float, ...], CallgrindProfile],
     parameters: Sequence[str],
 ) -> Experiment:
-    """Measured instruction mixes of several runs as an :class:`~perfcast.experiment.Experiment`.
+    """Measured instruction mixes of several runs as an :class:`Experiment`.
 
     Kernels are the functions, metrics those of the models (``instructions.<category>``,
     ``memory.reads``, ...), so measured and static models compare directly.

@@ -1,6 +1,6 @@
 """Parse C sources with the clang front end (libclang) and report clang's diagnostics.
 
-Error-severity diagnostics make the input unusable (:class:`~perfcast.errors.InputError`);
+Error-severity diagnostics make the input unusable (:class:`~perfcast.core.errors.InputError`);
 warnings are kept and shown but do not stop the analysis.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from perfcast.errors import InputError, WorkError
+from perfcast.core.errors import InputError, WorkError
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ from typing import Protocol
 
 import sympy
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 from perfcast.static.binary import Binary, BinaryFunction, BinaryInstruction
 from perfcast.static.control_flow import Loop, basic_blocks, natural_loops, reachable
 from perfcast.static.x86_categories import CATEGORIES, MEMORY_COUNTS

@@ -16,7 +16,7 @@ from typing import Any
 
 import sympy
 
-from perfcast.errors import InputError, WorkError
+from perfcast.core.errors import InputError, WorkError
 from perfcast.static.binary import read_binary
 from perfcast.static.instruction_mix import COUNT_KEYS, InstructionMix, instruction_mix
 from perfcast.static.mix_output import mix_to_json, mix_to_python

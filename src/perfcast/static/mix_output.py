@@ -13,7 +13,7 @@ from typing import Any
 
 import sympy
 
-from perfcast.model.function import Factor, Model, Term
+from perfcast.core.function import Factor, Model, Term
 from perfcast.static.instruction_mix import COUNT_KEYS, InstructionMix
 
 
@@ -25,7 +25,7 @@ def metric_name(key: str) -> str:
 def expression_to_model(
     expression: sympy.Expr, kernel: str, metric: str, parameters: tuple[str, ...]
 ) -> Model | None:
-    """A :class:`~perfcast.model.function.Model` equal to a count expression, when it has the form.
+    """A :class:`~perfcast.core.function.Model` equal to a count expression, when it has the form.
 
     The expression must expand to a constant plus terms ``c * prod(x^i * log(x)^j)`` over the
     parameters (``log`` of any base). Anything else (``floor``, ``Max``, piecewise, a symbol that

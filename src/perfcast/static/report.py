@@ -9,7 +9,7 @@ from typing import Any
 
 import sympy
 
-from perfcast.model.function import Factor, Model, Term
+from perfcast.core.function import Factor, Model, Term
 
 
 class _Log2(sympy.Function):
@@ -89,7 +89,7 @@ class StaticKernel:
     all_parameters: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def to_model(self) -> Model | None:
-        """The count as a :class:`~perfcast.model.function.Model` (metric ``"count"``).
+        """The count as a :class:`~perfcast.core.function.Model` (metric ``"count"``).
 
         Only when the count is exactly a constant plus terms that are products of powers and
         ``log2`` powers of parameters; None otherwise (floor, ceiling, Piecewise, Max, ...).

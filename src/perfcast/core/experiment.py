@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 
 KERNEL = "kernel"
 METRIC = "metric"

@@ -1,4 +1,4 @@
-"""What a modeler needs from a :class:`~perfcast.experiment.Series`: means, weights, noise."""
+"""What a modeler needs from a :class:`~perfcast.core.experiment.Series`: means, weights, noise."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perfcast.errors import InputError
-from perfcast.experiment import Series
-from perfcast.model.location import Location, locate
-from perfcast.model.moderation import NO_PRIOR, NoisePrior, estimate_prior
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Series
+from perfcast.model.fitting.location import Location, locate
+from perfcast.model.fitting.moderation import NO_PRIOR, NoisePrior, estimate_prior
 
 
 @dataclass
@@ -21,9 +21,9 @@ class FitData:
     The noise model is multiplicative: each repetition is ``f(x) * (1 + e)`` with ``e`` of
     constant variance. A point's value is its repetitions' location estimate (the mean, or the
     midrange, trimmed mean or median when the pooled noise shape favours it; see
-    :mod:`perfcast.model.location`), weighted by ``1 / (variance_factor * value**2)`` (for the
-    mean ``repetitions / mean**2``), so a weighted residual sum of squares is in units of the
-    relative noise variance of one repetition.
+    :mod:`perfcast.model.fitting.location`), weighted by ``1 / (variance_factor * value**2)``
+    (for the mean ``repetitions / mean**2``), so a weighted residual sum of squares is in units of
+    the relative noise variance of one repetition.
 
     Attributes
     ----------
@@ -44,7 +44,7 @@ class FitData:
         marginal means).
     prior : NoisePrior
         The series' common noise level, towards which :attr:`noise_ss` and :attr:`noise_dof`
-        moderate each kernel's pure error (:mod:`perfcast.model.moderation`).
+        moderate each kernel's pure error (:mod:`perfcast.model.fitting.moderation`).
     """
 
     series: Series
@@ -68,7 +68,7 @@ class FitData:
         source : str, optional
             File the series came from, for error messages.
         location : str
-            Location estimator of the points (:data:`perfcast.model.location.LOCATIONS`).
+            Location estimator of the points (:data:`perfcast.model.fitting.location.LOCATIONS`).
         """
         values = series.values
         counts = series.repetitions

@@ -1,11 +1,11 @@
 """Search a pool of candidate terms for the best model of every kernel.
 
 Hypotheses are a constant plus 1, 2, ... terms from the pool. All hypotheses of one size are
-fitted at once for all kernels (:class:`~perfcast.model.batched.PoolMoments`); the best of each
-size competes with the model chosen so far in a forward F-test whose noise estimate pools the
-repetitions' scatter (pure error) with the residuals, so a bigger model must earn its terms
-against the measured noise. A size is only tried for kernels whose current model still shows a
-significant lack of fit.
+fitted at once for all kernels (:class:`~perfcast.model.fitting.least_squares.PoolMoments`); the
+best of each size competes with the model chosen so far in a forward F-test whose noise estimate
+pools the repetitions' scatter (pure error) with the residuals, so a bigger model must earn its
+terms against the measured noise. A size is only tried for kernels whose current model still
+shows a significant lack of fit.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from perfcast.model.batched import PoolMoments
-from perfcast.model.data import FitData
-from perfcast.model.location import NOISE_FLOOR
+from perfcast.model.fitting.data import FitData
+from perfcast.model.fitting.least_squares import PoolMoments
+from perfcast.model.fitting.location import NOISE_FLOOR
 
 
 @dataclass

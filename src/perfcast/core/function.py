@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from perfcast.errors import InputError
+from perfcast.core.errors import InputError
 
 if TYPE_CHECKING:
     import sympy

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from perfcast.model.data import FitData
-from perfcast.model.function import Quality, Uncertainty
-from perfcast.model.location import NOISE_FLOOR
+from perfcast.core.function import Quality, Uncertainty
+from perfcast.model.fitting.data import FitData
+from perfcast.model.fitting.location import NOISE_FLOOR
 
 
 @dataclass

@@ -12,7 +12,7 @@ The scatter the variances show beyond what sampling alone explains gives the pri
 freedom ``d0``: none beyond sampling pools the kernels completely, a large excess leaves each
 kernel with its own estimate. What sampling alone explains depends on the noise shape (uniform
 noise gives steadier variances than Gaussian noise, spiky noise far less steady ones), so it is
-simulated for the nearest reference shape of :mod:`perfcast.model.location` with the series'
+simulated for the nearest reference shape of :mod:`perfcast.model.fitting.location` with the series'
 layout, rather than taken from the chi-square distribution.
 
 The moderated estimate of kernel ``k`` is ``(d0 * s0**2 + pure_ss_k) / (d0 + pure_dof_k)`` with
@@ -27,7 +27,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from perfcast.model.location import MIN_KERNELS, NOISE_FLOOR, draw_reference, simulated_kernels
+from perfcast.model.fitting.location import (
+    MIN_KERNELS,
+    NOISE_FLOOR,
+    draw_reference,
+    simulated_kernels,
+)
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,7 @@ def estimate_prior(
     pure_ss, pure_dof : ndarray, shape (K,)
         Per kernel, the pure-error sum of squares (relative units) and its degrees of freedom.
     reference : float or None
-        Nearest reference noise shape (:class:`perfcast.model.location.NoiseShape`).
+        Nearest reference noise shape (:class:`perfcast.model.fitting.location.NoiseShape`).
     points, repetitions : int
         The series' layout, to simulate how much variance estimates scatter by sampling alone.
 
