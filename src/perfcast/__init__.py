@@ -1,7 +1,11 @@
 """perfcast: forecast how HPC applications scale.
 
-The public names load on first use, so a program that only wants :func:`region` does not pay
-for pandas and numpy at start-up.
+The front door is :mod:`perfcast.api`, re-exported here: :func:`load` measurements,
+:func:`fit` models (a :class:`ModelSet`), :func:`predict`, :func:`diagnose`, :func:`compare`,
+:func:`optimize` and :func:`report`. Instrumented programs use :func:`region`.
+
+The names load on first use, so a program that only wants :func:`region` does not pay for
+pandas and numpy at start-up.
 """
 
 from __future__ import annotations
@@ -13,11 +17,26 @@ from perfcast.core.errors import InputError, PerfcastError, WorkError
 from perfcast.core.version import __version__
 
 if TYPE_CHECKING:
+    from perfcast.api import (
+        ModelSet,
+        compare,
+        diagnose,
+        fit,
+        formats,
+        load,
+        modelers,
+        optimize,
+        predict,
+        report,
+    )
     from perfcast.core.experiment import Experiment, Metric, Parameter, Series
     from perfcast.core.function import Factor, Model, Quality, Term
     from perfcast.measure.regions import region
 
+_API = ("ModelSet", "compare", "diagnose", "fit", "formats", "load", "modelers", "optimize",
+        "predict", "report")  # fmt: skip
 _LAZY = {
+    **{name: "perfcast.api" for name in _API},
     "Experiment": "perfcast.core.experiment",
     "Metric": "perfcast.core.experiment",
     "Parameter": "perfcast.core.experiment",
@@ -30,19 +49,29 @@ _LAZY = {
 }
 
 __all__ = [
-    "__version__",
     "Experiment",
     "Factor",
     "InputError",
     "Metric",
     "Model",
+    "ModelSet",
     "Parameter",
     "PerfcastError",
     "Quality",
     "Series",
     "Term",
     "WorkError",
+    "__version__",
+    "compare",
+    "diagnose",
+    "fit",
+    "formats",
+    "load",
+    "modelers",
+    "optimize",
+    "predict",
     "region",
+    "report",
 ]
 
 
@@ -50,3 +79,7 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'perfcast' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from perfcast import cli
-from perfcast.core.function import models_to_json
+from perfcast.model.modelset import ModelSet
 from tests.analyze.synthetic import experiment, model
 
 pytest.importorskip(
@@ -46,7 +46,7 @@ def files(tmp_path):
     path = tmp_path / "exp.json"
     write_experiment(exp, path)
     models = tmp_path / "models.json"
-    models.write_text(json.dumps(models_to_json(MODELS)))
+    models.write_text(ModelSet(MODELS).to_json())
     return path, models
 
 
@@ -74,7 +74,7 @@ def test_diagnose_with_an_expectation_and_bad_input(run_cli, files, capsys):
     assert run_cli(["diagnose", str(path), "--models", str(models), "--expect", "p"]) == 2
     assert "KERNELGLOB:PARAM=GROWTH" in capsys.readouterr().err
     missing = path.parent / "few.json"
-    missing.write_text(json.dumps(models_to_json(MODELS[:1])))
+    missing.write_text(ModelSet(MODELS[:1]).to_json())
     assert run_cli(["diagnose", str(path), "--models", str(missing)]) == 2
     assert "no time model for kernel 'main->MPI_Allreduce'" in capsys.readouterr().err
 
@@ -112,7 +112,7 @@ def test_optimize_picks_threads(run_cli, tmp_path, capsys):
         model("work", ["p", "threads"], 0.0, (100.0, {"p": (-1, 0), "threads": (-1, 0)})),
         model("spawn", ["p", "threads"], 0.0, (0.5, {"threads": (1, 0)})),
     ]
-    models.write_text(json.dumps(models_to_json(fitted)))
+    models.write_text(ModelSet(fitted).to_json())
     args = ["optimize", str(path), "--models", str(models), "--fix", "p=16", "--format", "json"]
     assert run_cli([*args, "--constraint", "p*threads<=48"]) == 0
     data = json.loads(capsys.readouterr().out)

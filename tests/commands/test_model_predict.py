@@ -34,7 +34,11 @@ def experiment_file(tmp_path):
 def test_json_output_has_exactly_the_design_schema(experiment_file, capsys):
     assert main(["model", str(experiment_file), "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert list(document) == ["models"]
+    assert list(document) == ["format", "version", "modeler", "source", "ranges", "notes", "models"]
+    assert (document["format"], document["version"]) == ("perfcast-models", 1)
+    assert document["modeler"]["name"] == "pmnf"
+    assert document["modeler"]["settings"]["alpha"] == 0.05
+    assert document["ranges"] == {"p": [4.0, 64.0], "n": [10.0, 50.0]}
     keys = {"kernel", "metric", "parameters", "constant", "terms", "expression", "quality"}
     for model in document["models"]:
         assert set(model) == keys
@@ -89,7 +93,7 @@ def test_predict_ranks_by_cost_with_interval(experiment_file, capsys):
         (["predict", "{file}", "--at", "p=4096"], "missing n"),
         (["predict", "{file}", "--at", "p=4096,n=x"], "not a number"),
         (["predict", "{file}", "--at", "p=0,n=5"], "positive"),
-        (["model", "{file}", "--metric", "flops"], "no measurements of metric 'flops'"),
+        (["model", "{file}", "--metric", "flops"], "no metric 'flops' (have time)"),
         (["predict", "{file}", "--at", "p=8,n=8", "--metric", "all"], "one metric"),
         (["model", "{file}", "--kernel", "nothing*"], "no kernel matches"),
         (["model", "{missing}"], "no such file"),

@@ -5,7 +5,7 @@ import pytest
 import sympy
 
 from perfcast.core.errors import InputError
-from perfcast.core.function import Factor, Model, Quality, Term, models_to_json
+from perfcast.core.function import Factor, Model, Quality, Term
 
 
 def example_model() -> Model:
@@ -78,7 +78,6 @@ def test_json_round_trip_has_design_schema():
     assert data["terms"][1]["factors"][0]["exponent"] == -0.5
     again = Model.from_dict(data)
     assert again == model
-    assert models_to_json([model]) == {"models": [data]}
 
 
 def test_from_dict_rejects_malformed():

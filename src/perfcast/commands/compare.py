@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from perfcast.analyze.compare import compare_experiments
 from perfcast.analyze.points import parse_point
+from perfcast.api import compare
 from perfcast.commands._inputs import (
     add_analysis_arguments,
     add_output_arguments,
@@ -13,8 +13,8 @@ from perfcast.commands._inputs import (
     obtain_models,
 )
 from perfcast.commands.common import write_output
-from perfcast.report.jsonout import dumps
-from perfcast.report.text import comparison_text
+from perfcast.core.jsonout import dumps
+from perfcast.render.text import comparison_text
 
 HELP = "compare two experiments: significant regressions (with p-values) and model differences"
 
@@ -49,10 +49,12 @@ def run(args: argparse.Namespace) -> int:
     a, metric = load_experiment(args.a, args)
     args.metric = metric
     b, _ = load_experiment(args.b, args)
-    models_a = models_b = None
+    models = None
     if not args.no_models:
-        models_a = obtain_models(a, metric, args, args.models_a)
-        models_b = obtain_models(b, metric, args, args.models_b)
+        models = (
+            obtain_models(a, metric, args, args.models_a),
+            obtain_models(b, metric, args, args.models_b),
+        )
     target = parse_point(args.at, a.parameter_names) if args.at else None
     if target is not None:
         ends = {
@@ -60,12 +62,12 @@ def run(args: argparse.Namespace) -> int:
             for i, n in enumerate(a.parameter_names)
         }
         target = {**ends, **target}
-    result = compare_experiments(
+    result = compare(
         a,
         b,
-        metric,
-        models_a,
-        models_b,
+        metric=metric,
+        models=models,
+        with_models=not args.no_models,
         alpha=args.alpha,
         min_effect=args.min_effect,
         target=target,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 from perfcast.analyze.bugs import parse_expectation
-from perfcast.analyze.diagnosis import Diagnosis, diagnose
+from perfcast.analyze.diagnosis import Diagnosis
 from perfcast.analyze.points import parse_point
+from perfcast.api import ModelSet, diagnose
 from perfcast.commands._inputs import (
     add_analysis_arguments,
     add_output_arguments,
@@ -15,9 +16,8 @@ from perfcast.commands._inputs import (
 )
 from perfcast.commands.common import write_output
 from perfcast.core.experiment import Experiment
-from perfcast.core.function import Model
-from perfcast.report.jsonout import dumps
-from perfcast.report.text import diagnosis_text
+from perfcast.core.jsonout import dumps
+from perfcast.render.text import diagnosis_text
 
 HELP = "rank kernels at a target scale, flag scalability bugs, scaling error, hotspot shifts"
 
@@ -58,7 +58,7 @@ def add_diagnosis_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run_diagnosis(args: argparse.Namespace) -> tuple[Experiment, list[Model], Diagnosis]:
+def run_diagnosis(args: argparse.Namespace) -> tuple[Experiment, ModelSet, Diagnosis]:
     """Load, fit (or read models) and diagnose; returns experiment, models, diagnosis."""
     experiment, metric = load_experiment(args.experiment, args)
     names = experiment.parameter_names
@@ -68,6 +68,7 @@ def run_diagnosis(args: argparse.Namespace) -> tuple[Experiment, list[Model], Di
     result = diagnose(
         experiment,
         models,
+        metric=metric,
         at=at,
         scale=args.scale,
         mode=args.scaling,

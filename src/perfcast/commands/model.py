@@ -6,18 +6,14 @@ import argparse
 import shlex
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from perfcast.commands.common import add_input_arguments, load_experiment, write_output
+from perfcast.api import ModelSet, fit, load, load_metric
+from perfcast.commands.common import add_input_arguments, write_output
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
-from perfcast.core.function import Model
-from perfcast.model import MODELERS, make_modeler
-from perfcast.model.fitting.location import DESCRIPTIONS, GAUSSIAN, LOCATIONS, Location
-from perfcast.report.tables import FORMATS, format_models
-
-if TYPE_CHECKING:
-    from perfcast.model.hybrid import HybridModeler
+from perfcast.model.fitting.location import LOCATIONS
+from perfcast.model.registry import modeler_names
+from perfcast.render.tables import FORMATS, format_models
 
 #: ``--metric`` value that models every metric of the experiment (``perfcast model`` only).
 ALL_METRICS = "all"
@@ -38,7 +34,12 @@ def add_model_arguments(parser: argparse.ArgumentParser, all_metrics: bool = Fal
 
     ``all_metrics`` offers ``--metric all`` (every metric of the experiment, each on its own).
     """
-    parser.add_argument("--modeler", choices=MODELERS, default="pmnf", help="default: pmnf")
+    parser.add_argument(
+        "--modeler",
+        choices=modeler_names(standalone=True),
+        default="pmnf",
+        help="default: pmnf (--static makes it hybrid)",
+    )
     metric_help = "metric to model (default: the only one, or time)"
     if all_metrics:
         metric_help += f"; '{ALL_METRICS}' models every metric"
@@ -83,55 +84,42 @@ def add_model_arguments(parser: argparse.ArgumentParser, all_metrics: bool = Fal
     )
 
 
-def modeler_options(args: argparse.Namespace) -> dict[str, object]:
-    """Hyper-parameters every modeler takes from the command line."""
+def modeler_settings(args: argparse.Namespace) -> dict[str, object]:
+    """Settings every modeler takes from the command line."""
     negative = {"auto": None, "yes": True, "no": False}[args.negative_exponents]
     return {"negative_exponents": negative, "location": args.location}
 
 
-def fit_from_args(args: argparse.Namespace) -> list[Model]:
+def fit_from_args(args: argparse.Namespace) -> ModelSet:
     """Load the experiment named by ``args`` and fit its models (of every metric with
-    ``--metric all``)."""
-    experiment = load_experiment(args)
-    if args.kernel:
-        experiment = experiment.select(kernels=args.kernel)
+    ``--metric all``); the fit's notes go to stderr."""
+    experiment = load(args.file, format=args.input_format, kernels=args.kernel)
     metrics = experiment.metric_names if args.metric == ALL_METRICS else [args.metric]
-    if args.static:
-        return fit_hybrid(experiment, args, metrics)
-    return [model for metric in metrics for model in fit_models(experiment, args, metric)]
+    return fit_metrics(experiment, args, metrics)
 
 
-def fit_models(experiment: Experiment, args: argparse.Namespace, metric: str | None) -> list[Model]:
-    """Fit ``experiment`` with the modeler the options name; say so on stderr when the points'
-    values are not the means of their repetitions."""
-    modeler = make_modeler(args.modeler, **modeler_options(args)).fit(experiment, metric)
-    _print_location_note(modeler.locations_)
-    return modeler.models_
-
-
-def _print_location_note(locations: Sequence[Location]) -> None:
-    for location in locations:
-        if location.estimator != "mean":
-            shape = location.shape
-            evidence = (
-                f"; the noise of {shape.kernels} kernels looks {shape.description}"
-                if shape.kernels > 1 and shape.reference != GAUSSIAN
-                else ""
-            )
-            print(
-                f"point values: the {DESCRIPTIONS[location.estimator]} of each point's repetitions"
-                f"{evidence} (--location mean for means)",
-                file=sys.stderr,
-            )
-            return
-
-
-def fit_hybrid(
+def fit_metrics(
     experiment: Experiment, args: argparse.Namespace, metrics: Sequence[str | None]
-) -> list[Model]:
-    """Hybrid models of ``metrics`` from ``--static`` sources; a summary of each search goes to
-    stderr."""
-    from perfcast.model.hybrid import HybridModeler
+) -> ModelSet:
+    """Fit ``metrics`` (None: the default metric) with the modeler the options name, hybrid
+    with ``--static``; print the fit's notes on stderr."""
+    chosen = [metric or experiment.default_metric() for metric in metrics]
+    for metric in chosen:
+        load_metric(experiment, metric)
+    if args.static:
+        settings = {**modeler_settings(args), **_static_settings(experiment, args)}
+        models = fit(experiment, modeler="hybrid", metric=chosen, **settings)
+    else:
+        models = fit(experiment, modeler=args.modeler, metric=chosen, **modeler_settings(args))
+    for note in models.notes:
+        advice = " (--location mean for means)" if note.startswith("point values:") else ""
+        print(note + advice, file=sys.stderr)
+    return models
+
+
+def _static_settings(experiment: Experiment, args: argparse.Namespace) -> dict[str, object]:
+    """The hybrid modeler's static report and name mappings from ``--static``, ``--param``,
+    ``--set`` and ``--static-flags``; the analysis' diagnostics go to stderr."""
     from perfcast.static import analyze
 
     mapping = dict(_parameter_pair(text) for text in args.param)
@@ -143,14 +131,7 @@ def fit_hybrid(
     report = analyze(args.static, sources, shlex.split(args.static_flags))
     for message in report.diagnostics:
         print(message, file=sys.stderr)
-    models = []
-    for metric in metrics:
-        modeler = HybridModeler(report, mapping, constants, **modeler_options(args))
-        modeler.fit(experiment, metric)
-        print(hybrid_summary(modeler), file=sys.stderr)
-        _print_location_note(modeler.locations_)
-        models += modeler.models_
-    return models
+    return {"report": report, "parameter_map": mapping, "constants": constants}
 
 
 def _parameter_pair(text: str) -> tuple[str, str]:
@@ -166,18 +147,6 @@ def _constant(text: str) -> tuple[str, float]:
         return name, float(value)
     except ValueError:
         raise InputError(f"--set '{text}' is not SOURCE=NUMBER") from None
-
-
-def hybrid_summary(modeler: HybridModeler) -> str:
-    """One line: where the models came from and how much smaller the search was."""
-    kinds = [p.split(":")[0] for p in modeler.provenance_.values()]
-    hybrid = sum(h for h, _ in modeler.predictors_.values())
-    empirical = sum(e for _, e in modeler.predictors_.values())
-    counts = ", ".join(f"{kinds.count(k)} {k}" for k in ("static count", "reach", "empirical"))
-    saved = 100.0 * (1 - hybrid / empirical) if empirical else 0.0
-    return (
-        f"hybrid: {counts}; {hybrid} candidate terms instead of {empirical} ({saved:.0f} % fewer)"
-    )
 
 
 def run(args: argparse.Namespace) -> int:

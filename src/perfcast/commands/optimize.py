@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from perfcast.analyze.optimize import optimize_configuration, parse_constraint
+from perfcast.analyze.optimize import parse_constraint
 from perfcast.analyze.points import (
     CONFIGURATION,
     SIZE,
@@ -13,6 +13,7 @@ from perfcast.analyze.points import (
     scale_parameter,
 )
 from perfcast.analyze.scaling import infer_mode
+from perfcast.api import optimize
 from perfcast.commands._inputs import (
     add_analysis_arguments,
     add_output_arguments,
@@ -20,8 +21,8 @@ from perfcast.commands._inputs import (
     obtain_models,
 )
 from perfcast.commands.common import write_output
-from perfcast.report.jsonout import dumps
-from perfcast.report.text import optimum_text
+from perfcast.core.jsonout import dumps
+from perfcast.render.text import optimum_text
 
 HELP = "search the configuration (threads, ranks per node, flags, ...) minimizing an objective"
 
@@ -65,16 +66,17 @@ def run(args: argparse.Namespace) -> int:
         size = next((n for n in names if kinds[n] == SIZE), None)
         mode = args.scaling or infer_mode(experiment, scale, metric, size)[0]
     models = obtain_models(experiment, metric, args, args.models)
-    result = optimize_configuration(
+    result = optimize(
         experiment,
-        models,
         config,
-        args.objective,
-        fix,
-        constraints,
-        scale,
-        mode or "strong",
-        size,
+        models,
+        metric=metric,
+        objective=args.objective,
+        fix=fix,
+        constraints=constraints,
+        scale=scale,
+        mode=mode or "strong",
+        size=size,
     )
     text = dumps(result.to_dict()) + "\n" if args.format == "json" else optimum_text(result)
     write_output(text, args.out)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 
+from perfcast.api import predict
 from perfcast.commands.common import add_input_arguments, write_output
 from perfcast.commands.model import ALL_METRICS, add_model_arguments, fit_from_args
 from perfcast.core.errors import InputError
-from perfcast.model.predict import parse_point, predict
-from perfcast.report.tables import FORMATS, format_predictions
+from perfcast.model.predict import parse_point
+from perfcast.render.tables import FORMATS, format_predictions
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -35,5 +36,6 @@ def run(args: argparse.Namespace) -> int:
         )
     point = parse_point(args.at)
     models = fit_from_args(args)
-    write_output(format_predictions(predict(models, point, args.level), args.format), args.out)
+    predictions = predict(models, point, level=args.level)
+    write_output(format_predictions(predictions, args.format), args.out)
     return 0

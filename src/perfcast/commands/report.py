@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from perfcast.api import report
 from perfcast.commands.diagnose import add_diagnosis_arguments, run_diagnosis
-from perfcast.core.errors import InputError
-from perfcast.report.html import build_report
 
 HELP = "write a self-contained HTML report with plots, warnings and hotspot shifts"
 
@@ -26,13 +24,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Diagnose, then write the report."""
     experiment, models, result = run_diagnosis(args)
-    html = build_report(experiment, models, result, args.title)
-    try:
-        Path(args.output).write_text(html, encoding="utf-8")
-    except OSError as error:
-        raise InputError(f"cannot write: {error.strerror}", args.output) from None
-    if args.png:
-        from perfcast.report.png import write_pngs
-
-        write_pngs(experiment, models, result, Path(args.png))
+    report(
+        experiment,
+        models,
+        diagnosis=result,
+        path=args.output,
+        title=args.title,
+        png_directory=args.png,
+    )
     return 0

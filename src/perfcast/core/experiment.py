@@ -235,6 +235,22 @@ class Experiment:
         """Return a copy of the long table."""
         return self.frame.copy()
 
+    def __repr__(self) -> str:
+        """One line: source, kernels, metrics, parameters with their value counts, repetitions."""
+        frame = self.frame
+        parameters = ", ".join(f"{name}[{frame[name].nunique()}]" for name in self.parameter_names)
+        repetitions = frame.groupby([KERNEL, METRIC, *self.parameter_names], sort=False).size()
+        reps = (
+            f"{repetitions.min()}"
+            if len(repetitions) and repetitions.min() == repetitions.max()
+            else (f"{repetitions.min()}-{repetitions.max()}" if len(repetitions) else "0")
+        )
+        return (
+            f"<Experiment {self.source or 'in memory'!r}: {frame[KERNEL].nunique()} kernels, "
+            f"metrics {', '.join(self.metric_names)}, parameters {parameters}, "
+            f"{len(self.points())} points, {reps} repetitions>"
+        )
+
     @property
     def parameter_names(self) -> tuple[str, ...]:
         """Names of the parameters, in column order."""

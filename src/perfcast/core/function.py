@@ -7,7 +7,7 @@ text, Python, LaTeX and Extra-P notation, convert to sympy and serialize to the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -411,8 +411,3 @@ def _latex_number(value: float) -> str:
 
 def _json_number(exponent: Fraction) -> int | float:
     return exponent.numerator if exponent.denominator == 1 else float(exponent)
-
-
-def models_to_json(models: Sequence[Model]) -> dict[str, Any]:
-    """``{"models": [...]}``, the document ``perfcast model --format json`` prints."""
-    return {"models": [m.to_dict() for m in models]}

@@ -1,46 +1,39 @@
-"""Scaling models and the modelers that fit them."""
+"""Scaling models and the modelers that fit them.
+
+The modelers (:mod:`~perfcast.model.pmnf`, :mod:`~perfcast.model.sparse`,
+:mod:`~perfcast.model.hybrid`) are estimators listed in :mod:`~perfcast.model.registry`; they
+share the fitting machinery of :mod:`perfcast.model.fitting`.
+:class:`~perfcast.model.modelset.ModelSet` holds what a fit produced. The public entry point
+is :func:`perfcast.fit`.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
 from perfcast.core.function import Model
-
-MODELERS = ("pmnf", "sparse")
-
-
-def make_modeler(name: str = "pmnf", **options: Any):
-    """A modeler by name (``pmnf`` or ``sparse``) with its hyper-parameters."""
-    if name == "pmnf":
-        from perfcast.model.pmnf import PMNFModeler
-
-        return PMNFModeler(**options)
-    if name == "sparse":
-        from perfcast.model.sparse import SparseModeler
-
-        return SparseModeler(**options)
-    raise InputError(f"unknown modeler '{name}'; choose one of {', '.join(MODELERS)}")
+from perfcast.model.registry import make_modeler
 
 
 def fit(
-    experiment: Experiment, modeler: str = "pmnf", metric: str | None = None, **options: Any
+    experiment: Experiment, modeler: str = "pmnf", metric: str | None = None, **settings: Any
 ) -> list[Model]:
-    """Fit a model to every kernel of ``experiment``.
+    """Fit a model to every kernel of ``experiment`` for one metric.
 
     Parameters
     ----------
     experiment : Experiment
     modeler : str
-        ``pmnf`` (default) or ``sparse``.
+        A name from :mod:`perfcast.model.registry` (default ``pmnf``).
     metric : str, optional
         Which metric to model; by default the only one, or ``time``.
-    **options
-        Hyper-parameters of the modeler.
+    **settings
+        Settings of the modeler.
 
     Returns
     -------
     list of Model
+        One per kernel, in the experiment's kernel order.
     """
-    return make_modeler(modeler, **options).fit(experiment, metric).models_
+    return make_modeler(modeler, **settings).fit(experiment, metric).models_

@@ -1,20 +1,27 @@
-"""What every modeler shares: the scikit-learn style ``fit``/``predict`` over an experiment."""
+"""What every modeler shares: scikit-learn style estimators with ``fit``, ``predict`` and
+``get_params`` over an experiment."""
 
 from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar
 
 import numpy as np
 
 from perfcast.core.experiment import Experiment, Series
 from perfcast.core.function import Model
 from perfcast.model.fitting.data import FitData
-from perfcast.model.fitting.location import Location
+from perfcast.model.fitting.location import LOCATIONS, Location
+from perfcast.model.settings import check_bool, check_choice, check_open_interval
 
 
 class SeriesModeler:
     """Base of modelers that fit each :class:`~perfcast.core.experiment.Series` on its own.
 
-    Subclasses implement ``_fit_series(series, source) -> list[Model]`` and take their data
-    from :meth:`_fit_data`; they have a ``location`` hyper-parameter.
+    Subclasses set :attr:`name` (their name in :mod:`perfcast.model.registry`), take their
+    settings as constructor keywords stored under the same names (so :meth:`get_params` can
+    report them), validate them with :meth:`_check_common` and their own checks, implement
+    ``_fit_series(series, source) -> list[Model]`` and take their data from :meth:`_fit_data`.
 
     Attributes
     ----------
@@ -24,7 +31,37 @@ class SeriesModeler:
         How the points' values were estimated, one per series fitted.
     """
 
+    name: ClassVar[str] = ""
     location: str = "adaptive"
+    alpha: float = 0.05
+    positive_terms: bool = True
+    negative_exponents: bool | None = None
+
+    def get_params(self) -> dict[str, Any]:
+        """The settings this modeler was constructed with, by name.
+
+        Returns
+        -------
+        dict
+            Every constructor keyword and its value.
+        """
+        names = [
+            p.name
+            for p in inspect.signature(type(self).__init__).parameters.values()
+            if p.name != "self" and p.kind is p.POSITIONAL_OR_KEYWORD
+        ]
+        return {n: getattr(self, n) for n in names}
+
+    def _check_common(self) -> None:
+        """Validate the settings every modeler shares."""
+        check_open_interval("alpha", self.alpha, 0.0, 1.0)
+        check_bool("positive_terms", self.positive_terms)
+        check_bool("negative_exponents", self.negative_exponents, optional=True)
+        check_choice("location", self.location, LOCATIONS)
+
+    def __repr__(self) -> str:
+        settings = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({settings})"
 
     def fit(self, experiment: Experiment, metric: str | None = None) -> SeriesModeler:
         """Model every kernel of ``experiment`` for ``metric``; returns self."""
@@ -39,6 +76,11 @@ class SeriesModeler:
         data = FitData.from_series(series, source, self.location)
         self.locations_.append(data.location)
         return data
+
+    def notes(self) -> list[str]:
+        """What a user should know about the last :meth:`fit`: how point values were taken when
+        not as means (the first series that did so)."""
+        return next(([loc.note] for loc in self.locations_ if loc.note is not None), [])
 
     def predict(self, points: np.ndarray) -> np.ndarray:
         """Predictions of every model at ``points``, shape (n_models, n_points)."""

@@ -40,7 +40,8 @@ _LOCATION = re.compile(r"^(?P<file>.+):(?P<line>\d+)$")
 
 
 class HybridModeler(SeriesModeler):
-    """Fit models whose hypothesis space comes from a static analysis of the source.
+    """Fit models whose hypothesis space comes from a static analysis of the source (registered
+    as ``hybrid``).
 
     Parameters
     ----------
@@ -71,6 +72,8 @@ class HybridModeler(SeriesModeler):
         That estimator.
     """
 
+    name = "hybrid"
+
     def __init__(
         self,
         report: StaticReport,
@@ -88,6 +91,14 @@ class HybridModeler(SeriesModeler):
         self.positive_terms = positive_terms
         self.negative_exponents = negative_exponents
         self.location = location
+        self._check_common()
+        if not isinstance(report, StaticReport):
+            raise ValueError(
+                f"report: must be a StaticReport (from perfcast.static.analyze), not {report!r}"
+            )
+        for setting, mapping in (("parameter_map", parameter_map), ("constants", constants)):
+            if mapping is not None and not isinstance(mapping, Mapping):
+                raise ValueError(f"{setting}: must be a mapping or None, not {mapping!r}")
 
     def fit(self, experiment: Experiment, metric: str | None = None) -> HybridModeler:
         """Model every kernel of ``experiment``; returns self."""
@@ -128,6 +139,20 @@ class HybridModeler(SeriesModeler):
                 fitted[model.kernel] = model
         self.models_ = [fitted[k] for k in experiment.kernels]
         return self
+
+    def notes(self) -> list[str]:
+        """Where the models came from and how much smaller the search was, then the notes of
+        every modeler (see :meth:`SeriesModeler.notes`)."""
+        kinds = [p.split(":")[0] for p in self.provenance_.values()]
+        hybrid = sum(h for h, _ in self.predictors_.values())
+        empirical = sum(e for _, e in self.predictors_.values())
+        counts = ", ".join(f"{kinds.count(k)} {k}" for k in ("static count", "reach", "empirical"))
+        saved = 100.0 * (1 - hybrid / empirical) if empirical else 0.0
+        summary = (
+            f"hybrid: {counts}; {hybrid} candidate terms instead of {empirical} "
+            f"({saved:.0f} % fewer)"
+        )
+        return [summary, *super().notes()]
 
     def _nest(self, static: StaticKernel) -> list[StaticKernel]:
         """The kernel and every loop nested in it."""

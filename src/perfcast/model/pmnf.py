@@ -19,7 +19,7 @@ from perfcast.core.experiment import Series
 from perfcast.core.function import Factor, Model
 from perfcast.model.base import SeriesModeler
 from perfcast.model.fitting.assembly import build_models, check_points
-from perfcast.model.fitting.blocks import Block, evaluate_blocks
+from perfcast.model.fitting.blocks import EXTRAP_BUILDING_BLOCKS, Block, evaluate_blocks
 from perfcast.model.fitting.candidates import (
     candidate_factors,
     combine_factors,
@@ -28,6 +28,7 @@ from perfcast.model.fitting.candidates import (
 )
 from perfcast.model.fitting.data import FitData
 from perfcast.model.fitting.selection import Choice, SearchSettings, search
+from perfcast.model.settings import check_int
 
 # How many candidate factors of each parameter the multi-parameter search combines.
 CANDIDATES_BY_DIMENSION = {2: 8, 3: 2}
@@ -41,7 +42,7 @@ MAX_TERM_PARAMETERS = 3
 
 
 class PMNFModeler(SeriesModeler):
-    """Fit PMNF models to every kernel of an experiment.
+    """Fit PMNF models to every kernel of an experiment (registered as ``pmnf``).
 
     Parameters
     ----------
@@ -50,12 +51,12 @@ class PMNFModeler(SeriesModeler):
         adds them for the kernels whose data decreases with the parameter and, with one
         parameter, for those the growing blocks leave with a significant lack of fit.
     max_terms : int, optional
-        Most terms besides the constant; default 2 for one parameter, else the number of
-        parameters (at least 3).
+        Most terms besides the constant, 1 to 4; default 2 for one parameter, else the number
+        of parameters (at least 3).
     candidates : int, optional
-        Candidate factors per parameter combined in the multi-parameter search.
+        Candidate factors per parameter combined in the multi-parameter search, 1 to 42.
     alpha : float
-        Significance level for adding a term (smaller: fewer terms under noise).
+        Significance level for adding a term, in (0, 1) (smaller: fewer terms under noise).
     positive_terms : bool
         Require positive term coefficients.
     location : str
@@ -68,6 +69,8 @@ class PMNFModeler(SeriesModeler):
     models_ : list of Model
         One model per kernel (and metric), after :meth:`fit`.
     """
+
+    name = "pmnf"
 
     def __init__(
         self,
@@ -84,6 +87,9 @@ class PMNFModeler(SeriesModeler):
         self.alpha = alpha
         self.positive_terms = positive_terms
         self.location = location
+        self._check_common()
+        check_int("max_terms", max_terms, 1, MAX_TERMS, optional=True)
+        check_int("candidates", candidates, 1, len(EXTRAP_BUILDING_BLOCKS), optional=True)
 
     def _settings(self) -> SearchSettings:
         return SearchSettings(alpha=self.alpha, positive_terms=self.positive_terms)

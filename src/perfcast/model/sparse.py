@@ -23,7 +23,7 @@ from perfcast.core.function import Factor, Model
 from perfcast.core.progress import ProgressBar
 from perfcast.model.base import SeriesModeler
 from perfcast.model.fitting.assembly import build_models, check_points
-from perfcast.model.fitting.blocks import evaluate_blocks
+from perfcast.model.fitting.blocks import EXTRAP_BUILDING_BLOCKS, evaluate_blocks
 from perfcast.model.fitting.candidates import (
     allowed_blocks,
     candidate_factors,
@@ -33,25 +33,30 @@ from perfcast.model.fitting.candidates import (
 )
 from perfcast.model.fitting.data import FitData
 from perfcast.model.fitting.selection import SearchSettings, search
+from perfcast.model.settings import check_int
 
 MAX_INTERACTION = 4
+# Bounds of the exhaustive refit: C(screened, max_terms) hypotheses per kernel.
+MAX_SCREENED = 16
+MAX_TERMS = 6
 
 
 class SparseModeler(SeriesModeler):
-    """LASSO over EPMNF predictors and their interactions, refitted by least squares.
+    """LASSO over EPMNF predictors and their interactions, refitted by least squares
+    (registered as ``sparse``).
 
     Parameters
     ----------
     interaction_candidates : int
-        Best-ranked factors per parameter used to build interaction terms.
+        Best-ranked factors per parameter used to build interaction terms, 1 to 42.
     max_interaction : int
         Most factors in one interaction term (2 to 4).
     screened : int
-        Predictors per kernel kept from the LASSO path for the exhaustive refit.
+        Predictors per kernel kept from the LASSO path for the exhaustive refit, 1 to 16.
     max_terms : int
-        Most terms besides the constant.
+        Most terms besides the constant, 1 to 6.
     alpha : float
-        Significance level for adding a term in the refit.
+        Significance level for adding a term in the refit, in (0, 1).
     negative_exponents : bool, optional
         As in :class:`~perfcast.model.pmnf.PMNFModeler`.
     positive_terms : bool
@@ -66,6 +71,8 @@ class SparseModeler(SeriesModeler):
     predictors_ : int
         Size of the predictor set of the last series fitted.
     """
+
+    name = "sparse"
 
     def __init__(
         self,
@@ -86,6 +93,11 @@ class SparseModeler(SeriesModeler):
         self.negative_exponents = negative_exponents
         self.positive_terms = positive_terms
         self.location = location
+        self._check_common()
+        check_int("interaction_candidates", interaction_candidates, 1, len(EXTRAP_BUILDING_BLOCKS))
+        check_int("max_interaction", max_interaction, 2, MAX_INTERACTION)
+        check_int("screened", screened, 1, MAX_SCREENED)
+        check_int("max_terms", max_terms, 1, MAX_TERMS)
 
     def _fit_series(self, series: Series, source: str | None) -> list[Model]:
         check_points(series, source)

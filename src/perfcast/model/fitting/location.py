@@ -116,6 +116,20 @@ class Location:
     variance_factors: np.ndarray
     shape: NoiseShape
 
+    @property
+    def note(self) -> str | None:
+        """How the point values were taken, in words, when not as the mean of repetitions."""
+        if self.estimator == "mean":
+            return None
+        shape = self.shape
+        evidence = (
+            f"; the noise of {shape.kernels} kernels looks {shape.description}"
+            if shape.kernels > 1 and shape.reference != GAUSSIAN
+            else ""
+        )
+        estimator = DESCRIPTIONS[self.estimator]
+        return f"point values: the {estimator} of each point's repetitions{evidence}"
+
 
 def locate(values: np.ndarray, method: str = "adaptive") -> Location:
     """Estimate every point's value from its repetitions.

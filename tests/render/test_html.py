@@ -13,7 +13,7 @@ import pytest
 
 from perfcast.analyze.diagnosis import diagnose
 from perfcast.core.function import Uncertainty
-from perfcast.report.html import build_report
+from perfcast.render.html import build_report
 from tests.analyze.synthetic import experiment, model
 
 CHROMIUM = Path("/usr/bin/chromium")

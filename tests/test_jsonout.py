@@ -4,7 +4,7 @@ from fractions import Fraction
 import numpy as np
 
 from perfcast.analyze.diagnosis import diagnose
-from perfcast.report.jsonout import dumps, plain
+from perfcast.core.jsonout import dumps, plain
 from tests.analyze.test_bugs import MODELS, buggy_experiment
 
 

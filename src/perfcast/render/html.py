@@ -19,7 +19,7 @@ from perfcast.analyze.diagnosis import Diagnosis
 from perfcast.analyze.scaling import Scaling
 from perfcast.core.experiment import KERNEL, METRIC, VALUE, Experiment
 from perfcast.core.function import Model
-from perfcast.report.svg import PALETTE, Chart
+from perfcast.render.svg import PALETTE, Chart
 
 OPEN_PLOTS = 12
 

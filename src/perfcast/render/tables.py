@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Sequence
 
-from perfcast.core.function import Model, models_to_json
+from perfcast.core.function import Model
+from perfcast.core.jsonout import dumps
+from perfcast.model.modelset import ModelSet
 from perfcast.model.predict import Prediction
 
 FORMATS = ("text", "json", "markdown", "csv")
@@ -37,13 +38,14 @@ def model_rows(models: Sequence[Model]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def format_models(models: Sequence[Model], output_format: str) -> str:
-    """Render models as ``text``, ``json``, ``markdown`` or ``csv``."""
+def format_models(models: ModelSet, output_format: str) -> str:
+    """Render models as ``text``, ``json`` (the :meth:`ModelSet.to_json` document), ``markdown``
+    or ``csv``."""
     if output_format == "json":
-        return json.dumps(models_to_json(models), indent=2) + "\n"
+        return models.to_json()
     if output_format == "csv":
-        return _models_csv(models)
-    header, rows = model_rows(models)
+        return _models_csv(models.models)
+    header, rows = model_rows(models.models)
     return render_table(header, rows, output_format)
 
 
@@ -97,7 +99,7 @@ def render_table(header: Sequence[str], rows: Sequence[Sequence[str]], output_fo
 def format_predictions(predictions: Sequence[Prediction], output_format: str) -> str:
     """Render predictions (already ranked) in one of :data:`FORMATS`."""
     if output_format == "json":
-        return json.dumps({"predictions": [p.to_dict() for p in predictions]}, indent=2) + "\n"
+        return dumps({"predictions": [p.to_dict() for p in predictions]}) + "\n"
     header = ["rank", "kernel", "metric", "at", "prediction", "interval", "model"]
     rows = [
         [

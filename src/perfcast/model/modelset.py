@@ -1,0 +1,432 @@
+"""What a fit produces: the models of every kernel and metric, and how they were made.
+
+A :class:`ModelSet` maps kernel -> metric -> :class:`~perfcast.core.function.Model`. Iterating
+it gives the kernels, most expensive first at its cost point; it predicts, renders a table
+(pandas), plots one kernel (matplotlib) and round-trips through JSON that records the modeler,
+its settings and the format version.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from perfcast.core.errors import InputError
+from perfcast.core.function import Model
+from perfcast.core.jsonout import dumps
+from perfcast.model.predict import Prediction, predict
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+
+    from perfcast.core.experiment import Experiment
+
+#: The ``format`` field of model JSON documents.
+FORMAT_NAME = "perfcast-models"
+#: The version this perfcast writes; documents of a higher version are refused.
+FORMAT_VERSION = 1
+
+
+class ModelSet(Mapping[str, Mapping[str, Model]]):
+    """Models by kernel and metric, with the modeler and settings that produced them.
+
+    Parameters
+    ----------
+    models : iterable of Model
+        At most one model per kernel and metric.
+    modeler : str, optional
+        Registered name of the modeler that fitted them.
+    settings : mapping, optional
+        The modeler's settings (:meth:`~perfcast.model.base.SeriesModeler.get_params`).
+    point : mapping of str to float, optional
+        Where cost is judged when ordering kernels; default: every parameter at the largest
+        value any model was measured at, when known (see ``ranges``), else 1.
+    ranges : mapping of str to (float, float), optional
+        Smallest and largest measured value of each parameter (used by :meth:`plot` and for
+        the default cost point).
+    source : str, optional
+        Where the measurements came from.
+    notes : sequence of str, optional
+        What a user should know about the fit (e.g. how point values were estimated).
+
+    Raises
+    ------
+    ValueError
+        When two models share a kernel and metric.
+    """
+
+    def __init__(
+        self,
+        models: Iterable[Model],
+        *,
+        modeler: str | None = None,
+        settings: Mapping[str, Any] | None = None,
+        point: Mapping[str, float] | None = None,
+        ranges: Mapping[str, tuple[float, float]] | None = None,
+        source: str | None = None,
+        notes: Sequence[str] = (),
+    ) -> None:
+        self._models: dict[str, dict[str, Model]] = {}
+        for model in models:
+            per_kernel = self._models.setdefault(model.kernel, {})
+            if model.metric in per_kernel:
+                raise ValueError(
+                    f"models: two models of kernel {model.kernel!r}, metric {model.metric!r}"
+                )
+            per_kernel[model.metric] = model
+        self.modeler = modeler
+        self.settings = dict(settings or {})
+        self.ranges = {k: (float(lo), float(hi)) for k, (lo, hi) in (ranges or {}).items()}
+        self.source = source
+        self.notes = list(notes)
+        self.point = dict(point) if point is not None else self._default_point()
+
+    # --- mapping -------------------------------------------------------------------------------
+
+    def __getitem__(self, kernel: str) -> Mapping[str, Model]:
+        return self._models[kernel]
+
+    def __len__(self) -> int:
+        return len(self._models)
+
+    def __iter__(self) -> Iterator[str]:
+        """Kernels, most expensive first at :attr:`point` (see :meth:`ranked`)."""
+        return iter([model.kernel for model in self.ranked()])
+
+    def __repr__(self) -> str:
+        parameters = ", ".join(self.parameters) or "none"
+        return (
+            f"<ModelSet {self.source or 'in memory'!r}: {len(self)} kernels, "
+            f"metrics {', '.join(self.metrics) or 'none'}, parameters {parameters}, "
+            f"modeler {self.modeler or 'unknown'}>"
+        )
+
+    # --- contents ------------------------------------------------------------------------------
+
+    @property
+    def models(self) -> list[Model]:
+        """Every model, kernel by kernel in fitting order."""
+        return [m for per_kernel in self._models.values() for m in per_kernel.values()]
+
+    @property
+    def metrics(self) -> list[str]:
+        """Metric names in order of first appearance."""
+        return list(dict.fromkeys(m.metric for m in self.models))
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """Parameter names of the models (of the first model; all share them)."""
+        models = self.models
+        return models[0].parameters if models else ()
+
+    def cost_metric(self) -> str:
+        """The metric kernels are ranked by: ``time`` when modeled, else the first one.
+
+        Raises
+        ------
+        InputError
+            When the set is empty.
+        """
+        metrics = self.metrics
+        if not metrics:
+            raise InputError("the model set is empty", self.source)
+        return "time" if "time" in metrics else metrics[0]
+
+    def of_metric(self, metric: str) -> list[Model]:
+        """The models of one metric, in fitting order.
+
+        Raises
+        ------
+        InputError
+            When no model has that metric (the error's ``value`` is the metric).
+        """
+        chosen = [m for m in self.models if m.metric == metric]
+        if not chosen:
+            raise InputError(
+                f"no models of metric '{metric}' (have {', '.join(self.metrics) or 'none'})",
+                self.source,
+            )
+        return chosen
+
+    def ranked(
+        self, at: Mapping[str, float] | None = None, metric: str | None = None
+    ) -> list[Model]:
+        """Models of one metric, most expensive first at ``at`` (default :attr:`point`).
+
+        Parameters
+        ----------
+        at : mapping of str to float, optional
+            A value for every parameter.
+        metric : str, optional
+            Default: :meth:`cost_metric`.
+        """
+        if not self._models:
+            return []
+        point = dict(self.point if at is None else at)
+        models = self.of_metric(metric or self.cost_metric())
+        coordinates = np.array([[point[p] for p in models[0].parameters]], dtype=float)
+        costs = [float(m.evaluate(coordinates)[0]) for m in models]
+        order = sorted(range(len(models)), key=lambda i: -_finite_or_low(costs[i]))
+        return [models[i] for i in order]
+
+    def predict(
+        self, at: Mapping[str, float], *, metric: str | None = None, level: float = 0.95
+    ) -> list[Prediction]:
+        """Predictions with intervals of every model of ``metric`` at ``at``, most expensive first.
+
+        Parameters
+        ----------
+        at : mapping of str to float
+            A positive value for every parameter.
+        metric : str, optional
+            Default: :meth:`cost_metric`.
+        level : float
+            Probability of the prediction interval.
+
+        Raises
+        ------
+        InputError
+            When ``at`` misses a parameter, names an unknown one or has a non-positive value.
+        """
+        return predict(self.of_metric(metric or self.cost_metric()), dict(at), level)
+
+    # --- JSON ----------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document as plain data (format, version, modeler, settings, models)."""
+        return {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "modeler": {"name": self.modeler, "settings": _plain_settings(self.settings)},
+            "source": self.source,
+            "ranges": {k: list(v) for k, v in self.ranges.items()},
+            "notes": self.notes,
+            "models": [m.to_dict() for m in self.models],
+        }
+
+    def to_json(self, path: str | Path | None = None) -> str:
+        """Strict JSON text of :meth:`to_dict` (no NaN); also written to ``path`` when given.
+
+        Raises
+        ------
+        InputError
+            When ``path`` cannot be written.
+        """
+        text = dumps(self.to_dict()) + "\n"
+        if path is not None:
+            try:
+                Path(path).write_text(text, encoding="utf-8")
+            except OSError as error:
+                raise InputError(f"cannot write: {error.strerror}", path) from None
+        return text
+
+    @classmethod
+    def from_json(
+        cls, text: str | bytes | Mapping[str, Any], source: str | None = None
+    ) -> ModelSet:
+        """Rebuild a model set from :meth:`to_json` output (or its parsed form).
+
+        Documents without a version (perfcast 0.1 wrote ``{"models": [...]}``) are read as
+        version 1, which has the same model layout.
+
+        Raises
+        ------
+        InputError
+            When the text is not JSON, not a model document, of a newer format version, or a
+            model in it is malformed (naming the model's position).
+        """
+        if isinstance(text, Mapping):
+            data: Any = text
+        else:
+            try:
+                data = json.loads(text)
+            except (json.JSONDecodeError, UnicodeDecodeError) as error:
+                raise InputError(f"not JSON: {error}", source) from None
+        if isinstance(data, list):
+            data = {"models": data}
+        if not isinstance(data, Mapping) or not isinstance(data.get("models"), list):
+            raise InputError('not a model document: expected {"models": [...]}', source)
+        version = data.get("version", FORMAT_VERSION)
+        if data.get("format", FORMAT_NAME) != FORMAT_NAME:
+            raise InputError(f"not a model document: format is {data['format']!r}", source)
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise InputError(f"model document with an invalid format version {version!r}", source)
+        if version > FORMAT_VERSION:
+            raise InputError(
+                f"model document of format version {version}, written by a newer perfcast; "
+                f"this one reads versions up to {FORMAT_VERSION}",
+                source,
+            )
+        models = []
+        for index, item in enumerate(data["models"], start=1):
+            where = f"{source}: model {index}" if source else f"model {index}"
+            if not isinstance(item, Mapping):
+                raise InputError("not an object", where)
+            models.append(Model.from_dict(item, source=where))
+        modeler = data.get("modeler") or {}
+        ranges = data.get("ranges") or {}
+        try:
+            return cls(
+                models,
+                modeler=modeler.get("name") if isinstance(modeler, Mapping) else None,
+                settings=modeler.get("settings") if isinstance(modeler, Mapping) else None,
+                ranges={k: (float(v[0]), float(v[1])) for k, v in ranges.items()},
+                source=data.get("source") or source,
+                notes=[str(note) for note in data.get("notes") or []],
+            )
+        except (TypeError, ValueError, IndexError, AttributeError) as error:
+            raise InputError(f"malformed model document: {error}", source) from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> ModelSet:
+        """Read a model document written by :meth:`to_json` or ``perfcast model --format json``.
+
+        Raises
+        ------
+        InputError
+            When the file cannot be read or is not a valid model document.
+        """
+        try:
+            text = Path(path).read_bytes()
+        except FileNotFoundError:
+            raise InputError("no such file", path) from None
+        except OSError as error:
+            raise InputError(f"cannot read: {error.strerror}", path) from None
+        return cls.from_json(text, source=str(path))
+
+    # --- tables and plots ----------------------------------------------------------------------
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per model: kernel, metric, expression, terms, quality and the predicted cost
+        at :attr:`point` (pandas)."""
+        import pandas as pd
+
+        rows = []
+        for model in self.models:
+            quality = model.quality.to_dict() if model.quality is not None else {}
+            coordinates = np.array([[self.point[p] for p in model.parameters]], dtype=float)
+            rows.append(
+                {
+                    "kernel": model.kernel,
+                    "metric": model.metric,
+                    "expression": model.expression(),
+                    "terms": len(model.terms),
+                    "cost_at_point": float(model.evaluate(coordinates)[0]),
+                    **quality,
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def plot(
+        self,
+        kernel: str,
+        metric: str | None = None,
+        ax: Axes | None = None,
+        experiment: Experiment | None = None,
+    ) -> Axes:
+        """Draw one kernel's model over its first parameter (the others at :attr:`point`).
+
+        Parameters
+        ----------
+        kernel : str
+        metric : str, optional
+            Default: the kernel's only metric, or :meth:`cost_metric`.
+        ax : matplotlib Axes, optional
+            Drawn into; a new figure's when None.
+        experiment : Experiment, optional
+            Its measured means of the kernel are drawn as points too.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Raises
+        ------
+        InputError
+            When the kernel or metric has no model.
+        """
+        import matplotlib.pyplot as plt
+
+        model = self._model(kernel, metric)
+        x_name = model.parameters[0]
+        low, high = self.ranges.get(x_name, (1.0, float(self.point[x_name])))
+        xs = np.geomspace(max(low, 1e-12), max(high * 2, low * 2, 2.0), 200)
+        grid = np.array(
+            [[x if p == x_name else self.point[p] for p in model.parameters] for x in xs]
+        )
+        if ax is None:
+            _, ax = plt.subplots()
+        ax.plot(xs, model.evaluate(grid), label=model.expression(digits=3))
+        if experiment is not None:
+            _plot_measured(ax, experiment, model, x_name, self.point)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel(x_name)
+        ax.set_ylabel(model.metric)
+        ax.set_title(kernel if len(kernel) <= 60 else kernel[:57] + "...")
+        ax.legend(loc="best", fontsize="small")
+        return ax
+
+    def _model(self, kernel: str, metric: str | None) -> Model:
+        per_kernel = self._models.get(kernel)
+        if per_kernel is None:
+            raise InputError(f"no model of kernel '{kernel}'", self.source)
+        if metric is None:
+            metric = next(iter(per_kernel)) if len(per_kernel) == 1 else self.cost_metric()
+        if metric not in per_kernel:
+            raise InputError(f"kernel '{kernel}' has no model of metric '{metric}'", self.source)
+        return per_kernel[metric]
+
+    def _default_point(self) -> dict[str, float]:
+        return {p: self.ranges.get(p, (1.0, 1.0))[1] for p in self.parameters}
+
+
+def measured_ranges(experiment: Experiment) -> dict[str, tuple[float, float]]:
+    """Smallest and largest measured value of every parameter of ``experiment``."""
+    points = experiment.points()
+    return {
+        name: (float(points[:, j].min()), float(points[:, j].max()))
+        for j, name in enumerate(experiment.parameter_names)
+    }
+
+
+def _plot_measured(
+    ax: Axes, experiment: Experiment, model: Model, x_name: str, point: Mapping[str, float]
+) -> None:
+    """The kernel's measured means along ``x_name`` where the other parameters equal the
+    point's values (all measurements of the kernel when no line matches)."""
+    frame = experiment.select(metric=model.metric).frame
+    frame = frame[frame["kernel"] == model.kernel]
+    others = [p for p in model.parameters if p != x_name]
+    line = frame
+    for name in others:
+        line = line[line[name] == point[name]]
+    means = (line if len(line) else frame).groupby(x_name)["value"].mean()
+    ax.plot(means.index.to_numpy(), means.to_numpy(), "o", label="measured means")
+
+
+def _finite_or_low(value: float) -> float:
+    return value if math.isfinite(value) else -math.inf
+
+
+def _plain_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings as JSON values; objects (a static report) are recorded by their type name."""
+    plain: dict[str, Any] = {}
+    for name, value in settings.items():
+        if value is None or isinstance(value, bool | int | float | str):
+            plain[name] = value
+        elif isinstance(value, Mapping):
+            plain[name] = {str(k): _plain_settings({"v": v})["v"] for k, v in value.items()}
+        elif isinstance(value, Sequence):
+            plain[name] = [_plain_settings({"v": v})["v"] for v in value]
+        else:
+            plain[name] = f"<{type(value).__name__}>"
+    return plain
+
+
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "ModelSet", "measured_ranges"]
