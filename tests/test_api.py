@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pydoc
+from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -16,6 +17,7 @@ from perfcast.model.modelset import FORMAT_VERSION, ModelSet
 from perfcast.model.registry import REGISTRY, make_modeler, modeler_names
 from tests.analyze.synthetic import experiment
 
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "data"
 P = [2, 4, 8, 16, 32, 64]
 TRUTH = {
     "main->compute": lambda p: 100.0 / p,
@@ -182,3 +184,36 @@ def test_analyses_accept_model_sets(measured, models):
     assert html.lstrip().lower().startswith("<!doctype html")
     comparison = perfcast.compare(measured, measured, with_models=False)
     assert comparison.to_dict()["metric"] == "time"
+
+
+def test_save_and_load_round_trip(tmp_path, measured):
+    path = tmp_path / "exp.perfcast.json"
+    perfcast.save(measured, path)
+    again = perfcast.load(path)
+    assert again.kernels == measured.kernels
+    assert np.array_equal(again.frame["value"].to_numpy(), measured.frame["value"].to_numpy())
+    with pytest.raises(InputError, match="output format"):
+        perfcast.save(measured, tmp_path / "exp.unknown")
+
+
+def test_import_profiles_reads_a_caliper_directory():
+    imported = perfcast.import_profiles([EXAMPLES / "mpi_scaling_cali"])
+    assert imported.parameter_names == ("p",)
+    assert sorted(set(imported.points()[:, 0])) == [27.0, 64.0, 125.0, 216.0, 343.0]
+
+
+def test_a_campaign_from_a_mapping_runs(tmp_path):
+    campaign = perfcast.load_campaign(
+        {
+            "command": "true {n}",
+            "parameters": {"n": [1, 2, 3]},
+            "repetitions": 2,
+            "output": str(tmp_path / "runs.csv"),
+            "seed": 4,
+        }
+    )
+    result = perfcast.run_campaign(campaign)
+    assert (result.executed, result.skipped, result.failures) == (6, 0, [])
+    assert result.experiment.kernels == ["true"]
+    again = perfcast.run_campaign(campaign)
+    assert (again.executed, again.skipped) == (0, 6)

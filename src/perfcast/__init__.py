@@ -19,22 +19,28 @@ from perfcast.core.version import __version__
 if TYPE_CHECKING:
     from perfcast.api import (
         ModelSet,
+        analyze_source,
         compare,
         diagnose,
         fit,
         formats,
+        import_profiles,
         load,
+        load_campaign,
         modelers,
         optimize,
         predict,
         report,
+        run_campaign,
+        save,
     )
     from perfcast.core.experiment import Experiment, Metric, Parameter, Series
     from perfcast.core.function import Factor, Model, Quality, Term
     from perfcast.measure.regions import region
 
-_API = ("ModelSet", "compare", "diagnose", "fit", "formats", "load", "modelers", "optimize",
-        "predict", "report")  # fmt: skip
+_API = ("ModelSet", "analyze_source", "compare", "diagnose", "fit", "formats", "import_profiles",
+        "load", "load_campaign", "modelers", "optimize", "predict", "report", "run_campaign",
+        "save")  # fmt: skip
 _LAZY = {
     **{name: "perfcast.api" for name in _API},
     "Experiment": "perfcast.core.experiment",
@@ -62,16 +68,21 @@ __all__ = [
     "Term",
     "WorkError",
     "__version__",
+    "analyze_source",
     "compare",
     "diagnose",
     "fit",
     "formats",
+    "import_profiles",
     "load",
+    "load_campaign",
     "modelers",
     "optimize",
     "predict",
     "region",
     "report",
+    "run_campaign",
+    "save",
 ]
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
 from perfcast.core.function import Model
-from perfcast.io import read_experiment
+from perfcast.io import read_experiment, write_experiment
 from perfcast.model.modelset import ModelSet, measured_ranges
 from perfcast.model.predict import Prediction
 from perfcast.model.registry import make_modeler, modeler_names
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from perfcast.analyze.compare import Comparison
     from perfcast.analyze.diagnosis import Diagnosis
     from perfcast.analyze.optimize import Optimum
+    from perfcast.measure.campaign import CampaignResult
+    from perfcast.measure.spec import Campaign
+    from perfcast.static.report import StaticReport
 
 
 def load(
@@ -67,9 +70,7 @@ def load(
     """
     experiment = read_experiment(path, format)
     if metric is not None and metric not in experiment.metric_names:
-        raise InputError(
-            f"no metric '{metric}' (have {', '.join(experiment.metric_names)})", path
-        )
+        raise InputError(f"no metric '{metric}' (have {', '.join(experiment.metric_names)})", path)
     if metric is None and kernels is None:
         return experiment
     return experiment.select(kernels=kernels, metric=metric)
@@ -162,9 +163,7 @@ def _models_of(
     experiment: Experiment, models: ModelSet | None, metric: str | None, modeler: str
 ) -> tuple[Experiment, list[Model]]:
     """The experiment restricted to one metric and that metric's models (fitted when None)."""
-    chosen = metric or (
-        models.cost_metric() if models is not None else experiment.default_metric()
-    )
+    chosen = metric or (models.cost_metric() if models is not None else experiment.default_metric())
     experiment = load_metric(experiment, chosen)
     if models is None:
         models = fit(experiment, modeler=modeler, metric=chosen)
@@ -361,6 +360,136 @@ def report(
     return html
 
 
+def save(experiment: Experiment, path: str | Path, *, format: str | None = None) -> None:  # noqa: A002
+    """Write measurements in any writable format (see :func:`formats`).
+
+    Parameters
+    ----------
+    experiment : Experiment
+    path : str or Path
+    format : str, optional
+        The format's name; from the file's suffix when None.
+
+    Raises
+    ------
+    InputError
+        When the format is unknown or the file cannot be written.
+    """
+    write_experiment(experiment, path, format)
+
+
+def import_profiles(
+    paths: Sequence[str | Path],
+    *,
+    profile_format: str | None = None,
+    pattern: str | None = None,
+    params: Mapping[str, str] | None = None,
+    rank_statistic: str = "avg",
+    location_statistic: str = "mean",
+) -> Experiment:
+    """Read profiles of one tool (Caliper ``.cali``, Score-P CUBE), one run each, as an experiment.
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        Profiles or directories of profiles.
+    profile_format : {"caliper", "cube"}, optional
+        Detected from the first path when None.
+    pattern : str, optional
+        Run parameters from file or directory names, e.g. ``"mm.x{x}y{y}.r{rep}"``.
+    params : mapping of str to str, optional
+        Caliper metadata key to parameter name (``rep`` marks the repetition).
+    rank_statistic : {"avg", "min", "max", "sum"}
+        How Caliper records of several MPI ranks reduce.
+    location_statistic : {"mean", "sum", "min", "max"}
+        How CUBE values of several locations reduce.
+
+    Returns
+    -------
+    Experiment
+        Its metadata says which keys became parameters and which were dropped.
+    """
+    from perfcast.io.importers import import_profiles as read_profiles
+
+    return read_profiles(
+        paths,
+        profile_format=profile_format,
+        pattern=pattern,
+        params=params,
+        rank_statistic=rank_statistic,
+        location_statistic=location_statistic,
+    )
+
+
+def load_campaign(
+    source: str | Path | Mapping[str, Any], overrides: Mapping[str, Any] | None = None
+) -> Campaign:
+    """A validated measurement campaign from a TOML file or a mapping of its keys.
+
+    Parameters
+    ----------
+    source : str, Path or mapping
+        The campaign file, or the campaign-file keys (``command``, ``parameters``, ...).
+    overrides : mapping, optional
+        Keys that replace the file's.
+
+    Raises
+    ------
+    InputError
+        Naming the file and line of anything wrong (unknown keys, bad ranges, a missing program).
+    """
+    from perfcast.measure.spec import campaign_from_mapping
+    from perfcast.measure.spec import load_campaign as read_campaign
+
+    if isinstance(source, Mapping):
+        return campaign_from_mapping({**source, **(overrides or {})})
+    return read_campaign(source, overrides=overrides)
+
+
+def run_campaign(campaign: Campaign, *, retry_failed: bool = False) -> CampaignResult:
+    """Take every run of a campaign not yet recorded in its results journal.
+
+    Parameters
+    ----------
+    campaign : Campaign
+        From :func:`load_campaign`.
+    retry_failed : bool
+        Also repeat runs that failed before.
+
+    Returns
+    -------
+    CampaignResult
+        The experiment so far, runs taken, skipped and failed.
+    """
+    from perfcast.measure.campaign import run_campaign as take_runs
+
+    return take_runs(campaign, retry_failed=retry_failed)
+
+
+def analyze_source(
+    sources: Sequence[str | Path], parameters: Sequence[str], compile_args: Sequence[str] = ()
+) -> StaticReport:
+    """Count every function and loop of C sources symbolically over the named parameters.
+
+    Parameters
+    ----------
+    sources : sequence of str or Path
+        The C files of one program.
+    parameters : sequence of str
+        Source names of the input parameters (macros, globals, locals, arguments, fields).
+    compile_args : sequence of str
+        Flags for clang (``-D``, ``-I``, ...).
+
+    Returns
+    -------
+    StaticReport
+        Pass it to :func:`fit` as ``report=`` with ``modeler="hybrid"``.
+    """
+    from perfcast.static import analyze
+
+    return analyze(sources, parameters, compile_args)
+
+
 def modelers() -> tuple[str, ...]:
     """Names of the registered modelers (see :mod:`perfcast.model.registry`)."""
     return modeler_names()
@@ -378,14 +507,19 @@ def formats() -> dict[str, dict[str, bool]]:
 
 __all__ = [
     "ModelSet",
+    "analyze_source",
     "compare",
     "diagnose",
     "fit",
     "formats",
+    "import_profiles",
     "load",
+    "load_campaign",
     "load_metric",
     "modelers",
     "optimize",
     "predict",
     "report",
+    "run_campaign",
+    "save",
 ]
