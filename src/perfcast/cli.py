@@ -6,6 +6,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from perfcast.core.errors import InputError, WorkError
 from perfcast.core.version import __version__
@@ -30,7 +31,7 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's own exit status is 2 already
+    def error(self, message: str) -> NoReturn:  # argparse's own exit status is 2 already
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"perfcast: error: {message}\n")
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from perfcast.analyze.points import path
 from perfcast.core.errors import InputError
@@ -60,7 +61,7 @@ def welch_one_sided(
     return np.where((n_a < 2) | (n_b < 2), np.nan, p)
 
 
-def holm(p_values: Sequence[float]) -> np.ndarray:
+def holm(p_values: ArrayLike) -> np.ndarray:
     """Holm's step-down adjusted p-values (NaN stays NaN and does not count as a test)."""
     p = np.asarray(p_values, dtype=float)
     adjusted = np.full_like(p, np.nan)
@@ -74,7 +75,7 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     return adjusted
 
 
-def fisher(p_values: Sequence[float]) -> float:
+def fisher(p_values: ArrayLike) -> float:
     """Fisher's combination of independent p-values (NaN ignored; NaN when none)."""
     from scipy import stats
 
@@ -423,11 +424,11 @@ def compare_models(
     }
     linear = {}
     for parameter in parameters:
-        lines = [_line(m, parameter) for m in (model_a, model_b)]
-        if all(line is not None for line in lines):
+        line_a, line_b = _line(model_a, parameter), _line(model_b, parameter)
+        if line_a is not None and line_b is not None:
             linear[parameter] = {
-                "intercept": [lines[0][0], lines[1][0]],
-                "slope": [lines[0][1], lines[1][1]],
+                "intercept": [line_a[0], line_b[0]],
+                "slope": [line_a[1], line_b[1]],
             }
     result["linear"] = linear
     return result

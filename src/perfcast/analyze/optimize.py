@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from perfcast.analyze.points import doubling_grid, largest_point, point_matrix
 from perfcast.analyze.scaling import STRONG, WEAK, scaling_from_times
@@ -141,7 +142,7 @@ def parse_constraint(text: str, parameters: Sequence[str]) -> Constraint:
     return constraint
 
 
-def configuration_grid(measured: Sequence[float]) -> np.ndarray:
+def configuration_grid(measured: ArrayLike) -> np.ndarray:
     """Search values of one configuration parameter (see module doc)."""
     values = np.unique(np.asarray(measured, dtype=float))
     low, high = values[0], values[-1]
@@ -303,6 +304,7 @@ def optimize_configuration(
         values = np.sum([m.evaluate(matrix) for m in models], axis=0)
         paper = None
     else:
+        assert scale is not None, "checked with the objective above"
         values, paper_values = _divergences(
             experiment, models, parameters, fixed, varying, scale, mode, size
         )

@@ -10,7 +10,7 @@ unknown role is taken as the scale.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -189,7 +189,7 @@ def path(
     return np.exp(a * (1 - s) + b * s)
 
 
-def doubling_grid(measured: Sequence[float], target: float) -> np.ndarray:
+def doubling_grid(measured: Iterable[float], target: float) -> np.ndarray:
     """The measured values followed by doublings of the largest one up to ``target`` (included)."""
     values = sorted({float(v) for v in measured})
     current = values[-1]

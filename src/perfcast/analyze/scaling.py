@@ -25,10 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from perfcast.analyze.points import doubling_grid, point_matrix
 from perfcast.core.errors import InputError
@@ -134,7 +135,7 @@ def _finite(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
 
-def strong_scaling_errors(scales: Sequence[float], times: Sequence[float]) -> list[ScalingError]:
+def strong_scaling_errors(scales: ArrayLike, times: ArrayLike) -> list[ScalingError]:
     """``alpha(n1, n2) = n2/n1 - M(n1)/M(n2)`` for every pair ``n1 < n2``."""
     n, t = _sorted(scales, times)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -146,7 +147,7 @@ def strong_scaling_errors(scales: Sequence[float], times: Sequence[float]) -> li
     ]
 
 
-def weak_scaling_errors(scales: Sequence[float], times: Sequence[float]) -> list[ScalingError]:
+def weak_scaling_errors(scales: ArrayLike, times: ArrayLike) -> list[ScalingError]:
     """``beta(n1, n2) = 1 - M(n1)/M(n2)`` for every pair ``n1 < n2``."""
     n, t = _sorted(scales, times)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -158,7 +159,7 @@ def weak_scaling_errors(scales: Sequence[float], times: Sequence[float]) -> list
     ]
 
 
-def _sorted(scales: Sequence[float], times: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def _sorted(scales: ArrayLike, times: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     n = np.asarray(scales, dtype=float)
     t = np.asarray(times, dtype=float)
     if n.shape != t.shape or n.ndim != 1:
@@ -248,8 +249,8 @@ def _fit_exponential(u: np.ndarray, y: np.ndarray) -> tuple[float, float, np.nda
 
 
 def scaling_from_times(
-    scales: Sequence[float],
-    times: Sequence[float],
+    scales: ArrayLike,
+    times: ArrayLike,
     mode: str,
     origin: str,
     fixed: Mapping[str, float] | None = None,
@@ -370,9 +371,8 @@ def measured_scalings(
     held = [n for n in names if n != scale and not (mode == WEAK and n == size)]
     groups = frame.groupby(held, sort=True) if held else [((), frame)]
     result = []
-    for key, group in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        fixed = {name: float(v) for name, v in zip(held, key, strict=True)}
+    for _, group in groups:
+        fixed = {name: float(group[name].iloc[0]) for name in held}  # shared by the group
         if mode == WEAK and size is not None:
             group = _proportional(group, scale, size)
             if len(group) >= 2:
@@ -386,7 +386,8 @@ def measured_scalings(
 
 def _proportional(group: pd.DataFrame, scale: str, size: str) -> pd.DataFrame:
     ratios = (group[size] / group[scale]).round(12)
-    best = ratios.value_counts().idxmax()
+    # The most common ratio; pandas types index labels as Hashable, these are floats.
+    best = cast(float, ratios.value_counts().idxmax())
     return group[np.isclose(ratios, best, rtol=1e-6)]
 
 

@@ -92,12 +92,14 @@ class Series:
     @property
     def means(self) -> np.ndarray:
         """Mean over repetitions, shape (n_kernels, n_points)."""
-        return np.nanmean(self.values, axis=2)
+        means: np.ndarray = np.nanmean(self.values, axis=2)
+        return means
 
     @property
     def repetitions(self) -> np.ndarray:
         """Number of repetitions per kernel and point, shape (n_kernels, n_points)."""
-        return np.sum(~np.isnan(self.values), axis=2)
+        counts: np.ndarray = np.sum(~np.isnan(self.values), axis=2)
+        return counts
 
 
 @dataclass
@@ -344,7 +346,7 @@ class Experiment:
                 Series(
                     metric=metric,
                     parameters=tuple(names),
-                    kernels=[str(kernel_names[i]) for i in ids],
+                    kernels=[str(name) for name in kernel_names[ids]],
                     points=point_table[point_ids],
                     values=values,
                 )

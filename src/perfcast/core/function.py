@@ -226,7 +226,8 @@ class Model:
         ndarray of shape (n_points,)
         """
         coefficients = np.array([self.constant] + [t.coefficient for t in self.terms])
-        return self.design(points) @ coefficients
+        values: np.ndarray = self.design(points) @ coefficients
+        return values
 
     def predict_interval(
         self, points: np.ndarray | Mapping[str, Any], level: float = 0.95

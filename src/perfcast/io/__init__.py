@@ -92,10 +92,10 @@ def write_experiment(
     """Write an experiment; the format follows ``output_format`` or the file's suffix."""
     path = Path(path)
     if output_format is None:
-        for module in _modules():
-            suffixes = getattr(module, "SUFFIXES", ())
-            if hasattr(module, "write") and any(path.name.endswith(s) for s in suffixes):
-                output_format = module.NAME
+        for candidate in _modules():
+            suffixes = getattr(candidate, "SUFFIXES", ())
+            if hasattr(candidate, "write") and any(path.name.endswith(s) for s in suffixes):
+                output_format = candidate.NAME
                 break
         else:
             raise InputError("cannot tell the output format from the file name", path)

@@ -110,7 +110,7 @@ class Rows:
         for name in names:
             if name in FIXED_COLUMNS:
                 raise InputError(f"a parameter may not be named '{name}'", self.source)
-        columns = {KERNEL: self.kernels, METRIC: self.metrics}
+        columns: dict[str, Sequence[object]] = {KERNEL: self.kernels, METRIC: self.metrics}
         coordinates = list(zip(*self.points, strict=True))
         for index, name in enumerate(names):
             columns[name] = coordinates[index]

@@ -248,7 +248,8 @@ def _node_paths(nodes: list[Any], source: Path) -> list[tuple[str, ...]]:
             if not isinstance(node, dict) or "label" not in node:
                 raise InputError(f"node {current} has no label", source)
             current = node.get("parent")
-        prefix = () if current is None else paths[current]
+        # The walk stopped at the root or at a node whose path is already known.
+        prefix = () if current is None else paths[current] or ()
         for member in reversed(chain):
             prefix = (*prefix, str(nodes[member]["label"]))
             paths[member] = prefix
@@ -292,7 +293,9 @@ def _measurements(
     across = _AGGREGATE[rank_statistic]
     parts = []
     for name, group in table.groupby(METRIC, sort=False):
-        merged = group.groupby([KERNEL, "rank"], sort=False)[VALUE].agg(_AGGREGATE[merge[name]])
+        merged = group.groupby([KERNEL, "rank"], sort=False)[VALUE].agg(
+            _AGGREGATE[merge[str(name)]]
+        )
         reduced = merged.groupby(level=KERNEL, sort=False).agg(across if per_rank else "first")
         parts.append(pd.DataFrame({KERNEL: reduced.index, METRIC: name, VALUE: reduced.to_numpy()}))
     return pd.concat(parts, ignore_index=True), metrics

@@ -34,6 +34,7 @@ roles, metadata or repetition numbers.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -146,10 +147,14 @@ def _read_legacy(data: dict, path: Path) -> Experiment:
         points[key] = tuple(values[p] for p in parameters)
     rows = Rows(path)
     used: dict[str, set] = {"callpath": set(), "metric": set(), "coordinate": set()}
-    tables = {"callpath": kernels, "metric": metrics, "coordinate": points}
+    tables: dict[str, Mapping[int, object]] = {
+        "callpath": kernels,
+        "metric": metrics,
+        "coordinate": points,
+    }
     for index, item in enumerate(_require(data, "measurements", list, "the document", path)):
         where = f"measurements[{index}]"
-        refs = {}
+        refs: dict[str, int] = {}
         for kind, table in tables.items():
             if not isinstance(item, dict) or f"{kind}_id" not in item:
                 raise InputError(f"{where} has no {kind}_id", path)
@@ -157,16 +162,18 @@ def _read_legacy(data: dict, path: Path) -> Experiment:
             if ref not in table:
                 raise InputError(f"{where}: unknown {kind}_id {ref!r}", path)
             used[kind].add(ref)
-            refs[kind] = table[ref]
+            refs[kind] = ref
         value = parse_number(item.get("value"), f"{where}: value", path, None)
-        rows.add(refs["callpath"], refs["metric"], refs["coordinate"], [value])
+        rows.add(
+            kernels[refs["callpath"]], metrics[refs["metric"]], points[refs["coordinate"]], [value]
+        )
     for kind, table in tables.items():
         for key, entry in table.items():
             if key not in used[kind]:
                 shown = (
                     entry
                     if kind != "coordinate"
-                    else dict(zip(parameters.values(), entry, strict=True))
+                    else dict(zip(parameters.values(), points[key], strict=True))
                 )
                 raise InputError(f"{kind} {shown} (id {key}) has no measurements", path)
     return rows.experiment(list(parameters.values()))
@@ -232,8 +239,10 @@ def write(experiment: Experiment, path: Path) -> None:
     names = list(experiment.parameter_names)
     frame = experiment.frame.sort_values(REPETITION, kind="stable")
     measurements: dict[str, dict[str, list]] = {}
-    for (kernel, metric, *point), group in frame.groupby([KERNEL, METRIC, *names], sort=False):
-        entry = {"point": [float(c) for c in point], "values": group[VALUE].tolist()}
-        measurements.setdefault(kernel, {}).setdefault(metric, []).append(entry)
+    for (kernel, metric, *_), group in frame.groupby([KERNEL, METRIC, *names], sort=False):
+        # Every row of the group is measured at the group's point.
+        point = [float(group[name].iloc[0]) for name in names]
+        entry = {"point": point, "values": group[VALUE].tolist()}
+        measurements.setdefault(str(kernel), {}).setdefault(str(metric), []).append(entry)
     document = {"parameters": names, "measurements": measurements}
     Path(path).write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import pandas as pd
@@ -73,7 +74,7 @@ class _Reader:
         self.declared: dict[tuple[str, str], int] = {}
         self.with_data: set[tuple[str, str]] = set()
 
-    def fail(self, message: str, line: int) -> None:
+    def fail(self, message: str, line: int) -> NoReturn:
         raise InputError(message, self.path, line)
 
     def parameter(self, rest: str, line: int) -> None:

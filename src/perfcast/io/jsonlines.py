@@ -104,13 +104,13 @@ def read_records(
             parse_number(point_values[name], f"parameter '{name}'", path, number)
             for name in parameters
         )
-        kernel = next((record[key] for key in kernel_keys if key in record), defaults[0])
-        metric = record.get("metric", defaults[1])
-        for what, name in (("kernel", kernel), ("metric", metric)):
-            if name is None:
-                raise InputError(f"the record names no {what}", path, number)
-            if not isinstance(name, str):
-                raise InputError(f"the {what} is {json.dumps(name)}, not a string", path, number)
+        kernel = _name(
+            next((record[key] for key in kernel_keys if key in record), defaults[0]),
+            "kernel",
+            path,
+            number,
+        )
+        metric = _name(record.get("metric", defaults[1]), "metric", path, number)
         if "value" not in record:
             raise InputError("the record has no 'value'", path, number)
         raw = record["value"]
@@ -122,6 +122,15 @@ def read_records(
     if parameters is None:
         raise InputError("the file holds no records", path)
     return rows.experiment(parameters)
+
+
+def _name(name: object, what: str, path: Path, number: int) -> str:
+    """``name`` if it is a string; an :class:`InputError` naming ``what`` otherwise."""
+    if name is None:
+        raise InputError(f"the record names no {what}", path, number)
+    if not isinstance(name, str):
+        raise InputError(f"the {what} is {json.dumps(name)}, not a string", path, number)
+    return name
 
 
 def read(path: Path) -> Experiment:

@@ -106,6 +106,9 @@ def execute_run(campaign: Campaign, key: RunKey) -> dict[str, Any]:
         else:
             env[OUTPUT_VARIABLE] = str(scratch_dir / "records.jsonl")
             argv = [*launcher, *command]
+        status: str
+        reason: str | None
+        records: list[dict]
         try:
             outcome = run_process(argv, campaign.workdir, env, campaign.timeout)
         except OSError as error:  # e.g. the program vanished or is not a valid executable
@@ -134,7 +137,7 @@ def _judge(
     campaign: Campaign, mode: str, outcome: ProcessOutcome, scratch_dir: Path
 ) -> tuple[str, str | None, list[dict]]:
     """Status, failure reason and records of a finished process."""
-    if outcome.timed_out:
+    if outcome.timed_out or outcome.returncode is None:  # no exit status only after a timeout
         return "timeout", f"killed after the timeout of {campaign.timeout:g} s", []
     if outcome.returncode != 0:
         return "failed", _failure_reason(outcome.returncode), []

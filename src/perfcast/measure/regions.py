@@ -185,16 +185,16 @@ def records(warn_open: bool = False) -> list[dict[str, Any]]:
         trees = list(_trees)
     for tree in trees:
         open_nodes = set()
-        node = tree.current
-        while node is not tree.root:
-            open_nodes.add(id(node))
+        open_node: _Node | None = tree.current
+        while open_node is not None and open_node is not tree.root:
+            open_nodes.add(id(open_node))
             if warn_open:
                 print(
-                    f"perfcast: region {node.name!r} still open at the end of measurement;"
+                    f"perfcast: region {open_node.name!r} still open at the end of measurement;"
                     " its time is counted up to here",
                     file=sys.stderr,
                 )
-            node = node.parent
+            open_node = open_node.parent
         stack = list(reversed(tree.root.children.values()))
         while stack:
             node = stack.pop()

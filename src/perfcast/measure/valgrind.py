@@ -320,8 +320,8 @@ def cache_records(profile: Profile) -> list[dict[str, object]]:
     """
     missing = [e for e in CACHE_EVENTS if e not in profile.events]
     if missing:
-        names = ", ".join(missing)
-        raise ProfileError(f"the profile has no {names} events (cache simulation off?)")
+        missing_events = ", ".join(missing)
+        raise ProfileError(f"the profile has no {missing_events} events (cache simulation off?)")
     index = {e: profile.events.index(e) for e in CACHE_EVENTS}
     names = kernel_names(profile.exclusive)
     records: list[dict[str, object]] = []

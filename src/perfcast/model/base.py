@@ -74,6 +74,7 @@ class SeriesModeler:
     def _fit_data(self, series: Series, source: str | None) -> FitData:
         """The statistics of ``series`` with this modeler's location estimator, recorded."""
         data = FitData.from_series(series, source, self.location)
+        assert data.location is not None, "from_series records its location estimate"
         self.locations_.append(data.location)
         return data
 

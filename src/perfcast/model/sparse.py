@@ -125,7 +125,8 @@ class SparseModeler(SeriesModeler):
         """Per-kernel predictor pool: all blocks of every parameter, then interactions."""
         series = data.series
         n_kernels, n_points = data.means.shape
-        pools, shapes, allowed = [], [[] for _ in range(n_kernels)], []
+        pools, allowed = [], []
+        shapes: list[list[tuple[Factor, ...]]] = [[] for _ in range(n_kernels)]
         for j, name in enumerate(series.parameters):
             xs, marginal, _ = marginal_means(series.points, data.means, j)
             decreasing = decreasing_trend(xs, marginal, data)

@@ -175,7 +175,7 @@ def kernel_chart(
         values += [measured.high, measured.low]
     stacked = np.concatenate(values)
     positive = stacked[stacked > 0]
-    y_log = bool(len(positive)) and positive.max() / positive.min() > 30 and np.all(prediction > 0)
+    y_log = bool(len(positive) and positive.max() / positive.min() > 30 and np.all(prediction > 0))
     if y_log:
         y_range = (positive.min() / 1.3, positive.max() * 1.3)
         lower = np.maximum(lower, y_range[0])
@@ -358,9 +358,7 @@ def build_report(
     title = title or f"perfcast report: {experiment.source or 'experiment'}"
     scale, target = diagnosis.scale, diagnosis.target
     unit = (
-        experiment.metrics.get(diagnosis.metric).unit
-        if diagnosis.metric in experiment.metrics
-        else ""
+        experiment.metrics[diagnosis.metric].unit if diagnosis.metric in experiment.metrics else ""
     )
     setting = plot_setting(experiment, scale)
     measured = measurement_table(experiment, diagnosis.metric, scale, setting)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from html import escape
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 WIDTH, HEIGHT = 360, 220
 LEFT, RIGHT, TOP, BOTTOM = 58, 12, 14, 36
@@ -103,7 +104,7 @@ class Chart:
         self.x = Axis(*self.x_range, LEFT, self.width - self.right, self.x_log)
         self.y = Axis(*self.y_range, self.height - BOTTOM, TOP, self.y_log)
 
-    def _points(self, xs: Sequence[float], ys: Sequence[float]) -> str:
+    def _points(self, xs: ArrayLike, ys: ArrayLike) -> str:
         px, py = self.x(np.asarray(xs)), self.y(np.asarray(ys))
         return " ".join(f"{_number(a)},{_number(b)}" for a, b in zip(px, py, strict=True))
 

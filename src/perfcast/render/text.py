@@ -79,10 +79,11 @@ def diagnosis_text(diagnosis: Diagnosis, top: int = 15) -> str:
                 f"(distance {step.kendall_distance:.3f}), "
                 f"total variation {step.total_variation:.3f}"
             )
-        for name, step in d.hotspots.most_changed().items():
-            if step is not None:
+        for name, changed in d.hotspots.most_changed().items():
+            if changed is not None:
                 lines.append(
-                    f"  most change by {name.replace('_', ' ')}: {step.start:g} -> {step.end:g}"
+                    f"  most change by {name.replace('_', ' ')}: "
+                    f"{changed.start:g} -> {changed.end:g}"
                 )
     return "\n".join(lines) + "\n"
 

@@ -312,6 +312,7 @@ class _Analysis:
         elif reason is not None:
             own = replace(context, undef=reason)
         else:
+            assert level is not None, "a loop with no failure reason has its level"
             own = replace(context, levels=context.levels + (level,))
         own = replace(own, seeds=context.seeds + seeds)
         self._record(name, "loop", cursor, source, len(context.levels) + 1, own)

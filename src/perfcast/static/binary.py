@@ -17,6 +17,7 @@ from capstone import CS_ARCH_X86, CS_GRP_CALL, CS_GRP_JUMP, CS_GRP_RET, CS_MODE_
 from capstone.x86 import X86_OP_IMM, X86_OP_MEM, X86_REG_RIP
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 
 from perfcast.core.errors import InputError
 from perfcast.static.x86_categories import category_of, memory_access
@@ -188,6 +189,8 @@ def _plt_stubs(elf: ELFFile) -> dict[int, str]:
         if section is None or not hasattr(section, "iter_relocations"):
             continue
         symbols = elf.get_section(section["sh_link"])
+        if not isinstance(symbols, SymbolTableSection):
+            continue
         for relocation in section.iter_relocations():
             if relocation["r_info_sym"]:
                 slots[relocation["r_offset"]] = symbols.get_symbol(relocation["r_info_sym"]).name
@@ -325,7 +328,7 @@ def _text(value: bytes | str) -> str:
 
 def _function_symbols(elf: ELFFile) -> list[tuple[str, int, int]]:
     table = elf.get_section_by_name(".symtab")
-    if table is None:
+    if not isinstance(table, SymbolTableSection):
         raise InputError("the binary has no symbol table (stripped?)", elf.stream.name)
     found = {}
     for symbol in table.iter_symbols():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import overload
 
 from clang.cindex import Cursor, CursorKind
 
@@ -60,6 +61,10 @@ def contains(outer: Cursor, inner: Cursor) -> bool:
     )
 
 
+@overload
+def key(cursor: None) -> None: ...
+@overload
+def key(cursor: Cursor) -> str: ...
 def key(cursor: Cursor | None) -> str | None:
     """A program-wide identity for a declaration (its USR, or file:offset when it has none)."""
     if cursor is None:

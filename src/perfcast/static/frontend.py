@@ -12,8 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perfcast.core.errors import InputError, WorkError
+
+if TYPE_CHECKING:
+    from clang.cindex import TranslationUnit
 
 
 @dataclass(frozen=True)
@@ -21,7 +25,7 @@ class ParsedSource:
     """One parsed translation unit and the compile flags it was parsed with."""
 
     path: Path
-    unit: object  # clang.cindex.TranslationUnit
+    unit: TranslationUnit
     text: str
     defines: dict[str, str]
 

@@ -355,6 +355,7 @@ def _function_mix(function: BinaryFunction, catalog: _Catalog, attribution: str)
     try:
         function_count = catalog.function_count(function.name)
         notes: list[str] = []
+        counted: list[tuple[BinaryInstruction, sympy.Expr]]
         if attribution == "line":
             counted = []
             for insn in function.instructions:
@@ -401,7 +402,7 @@ def _cfg_counts(
                 f"source loop {key[1]} is implemented by {len(implementations)} machine loops "
                 f"({starts}; versioned or split by the compiler): each is counted as if it ran"
             )
-    counted = []
+    counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
     for block in blocks:
         chain = around[block.index]
         if block.index not in live:

@@ -73,7 +73,7 @@ def run_binary(args: argparse.Namespace) -> int:
 
 def _analyze(sources: list[str], parameters: tuple[str, ...], compile_args: tuple[str, ...]) -> Any:
     try:
-        from perfcast.static import analyze  # type: ignore[attr-defined]
+        from perfcast.static import analyze
     except ImportError as error:
         raise WorkError(
             "the source analysis (perfcast.static.analyze) is not available; pass --report"

@@ -155,7 +155,7 @@ def mix_to_python(mix: InstructionMix) -> str:
         f"KEYS = {COUNT_KEYS!r}",
         "",
     ]
-    names = {}
+    names: dict[str, str] = {}
     for name, function in mix.functions.items():
         python_name = _identifier(name, set(names.values()))
         names[name] = python_name

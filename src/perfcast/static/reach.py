@@ -39,17 +39,20 @@ class Reach:
 
     def kernel(self, seeds: Iterable[Cursor], function: str) -> set[str]:
         """Parameters reaching a kernel with these bound/guard expressions in ``function``."""
-        self._solve()
+        functions = self._solve()
         found, formals = self.closure(seeds)
-        found |= self._functions.get(function, set())
+        found |= functions.get(function, set())
         for slot in formals:
             found |= self._arguments.get(slot, set())
         return found
 
-    def _solve(self) -> None:
-        """Fixed point of the call graph: what reaches each function and each argument."""
+    def _solve(self) -> dict[str, set[str]]:
+        """Fixed point of the call graph: what reaches each function and each argument.
+
+        Solved once; returns what reaches each function, keeps what reaches each argument.
+        """
         if self._functions is not None:
-            return
+            return self._functions
         functions: dict[str, set[str]] = {name: set() for name in self.program.calls}
         arguments: dict[tuple[str, int], set[str]] = {}
         sites = []  # (callee, caller, params, formals) per call site, plus per argument
@@ -78,6 +81,7 @@ class Reach:
                     changed = True
         self._functions = functions
         self._arguments = arguments
+        return functions
 
     def closure(self, seeds: Iterable[Cursor]) -> tuple[set[str], set[tuple[str, int]]]:
         """Parameters and formal arguments every definition behind ``seeds`` depends on."""

@@ -30,7 +30,7 @@ _OPERATORS = {
 
 def canonical_form(loop: Cursor) -> str:
     """The alpha-renamed, literal-free serialisation of ``loop``'s syntax tree."""
-    names: dict[str, str] = {}
+    names: dict[str | None, str] = {}
 
     def rename(identity: str | None) -> str:
         if identity not in names:

@@ -73,7 +73,8 @@ def assess(
     with np.errstate(invalid="ignore", divide="ignore"):
         sigma2 = np.maximum((data.pure_ss + wrss) / residual_dof, NOISE_FLOOR)
 
-    qualities, uncertainties = [], []
+    qualities: list[Quality] = []
+    uncertainties: list[Uncertainty | None] = []
     for i in range(n_kernels):
         qualities.append(
             Quality(
