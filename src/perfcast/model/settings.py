@@ -25,7 +25,8 @@ def check_int(
         allowed += " or None"
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise _fail(name, allowed, value)
-    if value < low or (high is not None and value > high):
+    number = int(value)
+    if number < low or (high is not None and number > high):
         raise _fail(name, allowed, value)
 
 
