@@ -106,8 +106,7 @@ def scale_parameter(experiment: Experiment, explicit: str | None = None) -> str:
     scales = [n for n in names if kinds[n] == SCALE]
     if not scales:
         raise InputError(
-            "no parameter is recognizably the scale (processes); choose one of "
-            f"{', '.join(names)}",
+            f"no parameter is recognizably the scale (processes); choose one of {', '.join(names)}",
             experiment.source,
             reason="no-scale-parameter",
             value=names,
