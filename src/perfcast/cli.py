@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from perfcast.commands.advice import with_advice
 from perfcast.core.errors import InputError, WorkError
 from perfcast.core.version import __version__
 
@@ -64,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.run(args) or EXIT_OK)
     except InputError as error:
-        print(f"perfcast: error: {error}", file=sys.stderr)
+        print(f"perfcast: error: {with_advice(error)}", file=sys.stderr)
         return EXIT_USAGE
     except WorkError as error:
         print(f"perfcast: failed: {error}", file=sys.stderr)

@@ -86,8 +86,9 @@ def test_bad_requests_are_input_errors():
         optimize_configuration(
             exp, MODELS, ["t"], constraints=[parse_constraint("t > 100", ["p", "t", "opt"])]
         )
-    with pytest.raises(InputError, match="config-params"):
+    with pytest.raises(InputError, match="no configuration parameters") as caught:
         optimize_configuration(exp, MODELS, [])
+    assert caught.value.reason == "no-configuration-parameters"
 
 
 def test_weak_divergence_grows_the_problem_size_with_the_scale():

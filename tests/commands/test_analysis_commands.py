@@ -70,9 +70,9 @@ def test_diagnose_with_an_expectation_and_bad_input(run_cli, files, capsys):
     assert run_cli(args) == 0
     assert "Scalability bugs:\n  none" in capsys.readouterr().out
     assert run_cli(["diagnose", str(path), "--models", str(models), "--at", "q=3"]) == 2
-    assert "'q' is not a parameter" in capsys.readouterr().err
+    assert "--at: point 'q=3': 'q' is not a parameter" in capsys.readouterr().err
     assert run_cli(["diagnose", str(path), "--models", str(models), "--expect", "p"]) == 2
-    assert "KERNELGLOB:PARAM=GROWTH" in capsys.readouterr().err
+    assert "KERNELGLOB:PARAM=GROWTH, e.g. '*MPI_*:p=log'; check --expect" in capsys.readouterr().err
     missing = path.parent / "few.json"
     missing.write_text(ModelSet(MODELS[:1]).to_json())
     assert run_cli(["diagnose", str(path), "--models", str(missing)]) == 2
@@ -150,7 +150,9 @@ def test_bad_requests_exit_2_with_one_message(run_cli, files, tmp_path, capsys):
         (["report", str(path), "--models", str(models), "-o", str(tmp_path / "no" / "r.html")],
          "cannot write"),
         (["compare", str(path), str(tmp_path / "missing.json"), "--no-models"], "missing.json"),
-        (["optimize", str(path), "--models", str(models)], "no configuration parameters"),
+        (["optimize", str(path), "--models", str(models)],
+         "no configuration parameters (threads, ranks per node, ...) and none were named; "
+         "name them with --config-params"),
         (["diagnose", str(path), "--models", str(tmp_path)], "Is a directory"),
         (["diagnose", str(path), "--models", str(models), "--metric", "bytes"],
          "no metric 'bytes'"),

@@ -251,7 +251,8 @@ def test_empty_file_with_forced_format(tmp_path, input_format):
 def test_unknown_content(tmp_path):
     error = _error(tmp_path, "notes.md", "# Results\nall fine\n")
     assert "cannot tell the format" in error.message
-    assert "--input-format" in error.message
+    assert "extrap-text" in error.message  # the formats it is not
+    assert (error.reason, error.value) == ("unknown-input-format", str(tmp_path / "notes.md"))
 
 
 def test_unknown_format_name(tmp_path):

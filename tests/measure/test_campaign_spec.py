@@ -160,7 +160,11 @@ def test_fingerprint_ignores_counts_but_not_the_command(tmp_path: Path) -> None:
         ),
         ('command = "echo {n}"\n[parameters]\n', "defines no \\[parameters\\]", 2),
         ('command = "echo {n}"\nworkdir = "nowhere"\n[parameters]\nn = [1]\n', "nowhere", 2),
-        ('command = "echo {n}"\noutput = "x.xyz"\n[parameters]\nn = [1]\n', "x.xyz", 2),
+        (
+            'command = "echo {n}"\noutput = "x.xyz"\n[parameters]\nn = [1]\n',
+            "output 'x.xyz': cannot tell the output format from the file name",
+            2,
+        ),
         ('command = "echo {n}"\noutput = "no/x.csv"\n[parameters]\nn = [1]\n', "output dir", 2),
         ('command = "echo {n"\n[parameters]\nn = [1]\n', "bad template", 1),
         ('command = ""\n[parameters]\nn = [1]\n', "no command", 1),
@@ -178,6 +182,14 @@ def test_bad_campaigns_are_rejected_with_file_and_line(
     assert caught.value.source == str(path)
     assert caught.value.line == line
     assert not (tmp_path / "c.results.jsonl").exists()
+
+
+@pytest.mark.parametrize("name", ["x.CSV", "x.parquet", "x.perfcast.json", "x.jsonl", "x.txt"])
+def test_output_may_have_any_suffix_a_writer_takes(tmp_path: Path, name: str) -> None:
+    path = write_campaign(
+        tmp_path, f'command = "echo {{n}}"\noutput = "{name}"\n[parameters]\nn = [1]\n'
+    )
+    assert load_campaign(path).output == (tmp_path / name).resolve()
 
 
 def test_bare_program_name_in_workdir_gets_a_hint(tmp_path: Path) -> None:

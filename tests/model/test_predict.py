@@ -2,21 +2,7 @@ import pytest
 
 from perfcast.core.errors import InputError
 from perfcast.core.function import Factor, Model, Term
-from perfcast.model.predict import parse_point, predict
-
-
-def test_parse_point():
-    assert parse_point("p=4096,n=1e6") == {"p": 4096.0, "n": 1e6}
-
-
-@pytest.mark.parametrize(
-    "text, message",
-    [("p", "name=value"), ("p=1,p=2", "twice"), ("p=abc", "not a number"), ("p=inf", "finite"),
-     ("=3", "name=value")],
-)  # fmt: skip
-def test_parse_point_rejects(text, message):
-    with pytest.raises(InputError, match=message):
-        parse_point(text)
+from perfcast.model.predict import predict
 
 
 def test_predictions_ranked_by_cost_and_checked():

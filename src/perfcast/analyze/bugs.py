@@ -130,8 +130,19 @@ def parse_growth(text: str, parameter: str) -> tuple[Fraction, int]:
     return sign * exponent, log_exponent
 
 
-def parse_expectation(text: str, parameters: Sequence[str]) -> Expectation:
+def parse_expectation(
+    text: str, parameters: Sequence[str], origin: str = "given by the user"
+) -> Expectation:
     """Parse ``KERNELGLOB:PARAM=GROWTH`` (or ``PARAM=GROWTH`` for every kernel).
+
+    Parameters
+    ----------
+    text : str
+        The expectation.
+    parameters : sequence of str
+        The experiment's parameter names.
+    origin : str
+        Where the expectation came from, as findings report it.
 
     Raises
     ------
@@ -144,13 +155,19 @@ def parse_expectation(text: str, parameters: Sequence[str]) -> Expectation:
     name, equals, growth = rest.partition("=")
     name = name.strip()
     if not equals or not growth.strip():
-        raise InputError(f"--expect '{text}': write KERNELGLOB:PARAM=GROWTH, e.g. '*MPI_*:p=log'")
+        raise InputError(
+            f"expectation '{text}': write KERNELGLOB:PARAM=GROWTH, e.g. '*MPI_*:p=log'",
+            reason="bad-expectation",
+            value=text,
+        )
     if name not in parameters:
         raise InputError(
-            f"--expect '{text}': '{name}' is not a parameter ({', '.join(parameters)})"
+            f"expectation '{text}': '{name}' is not a parameter ({', '.join(parameters)})",
+            reason="bad-expectation",
+            value=text,
         )
     exponent, log_exponent = parse_growth(growth.strip(), name)
-    return Expectation(pattern or "*", name, exponent, log_exponent, "--expect")
+    return Expectation(pattern or "*", name, exponent, log_exponent, origin)
 
 
 def is_collective(kernel: str, patterns: Sequence[str] = ()) -> bool:

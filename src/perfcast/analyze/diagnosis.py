@@ -136,7 +136,13 @@ def diagnose(
         raise InputError("no models to diagnose", experiment.source)
     metric = models[0].metric
     if any(m.metric != metric for m in models):
-        raise InputError("diagnose the models of one metric at a time (use --metric)")
+        raise InputError(
+            "the models are of several metrics "
+            f"({', '.join(sorted({m.metric for m in models}))}); diagnose one at a time",
+            experiment.source,
+            reason="mixed-metrics",
+            value=sorted({m.metric for m in models}),
+        )
     if tuple(models[0].parameters) != experiment.parameter_names:
         raise InputError(
             f"the models' parameters ({', '.join(models[0].parameters)}) are not the "
@@ -152,7 +158,11 @@ def diagnose(
     elif mode in (STRONG, WEAK):
         reason = "given by the user"
     else:
-        raise InputError(f"--scaling must be 'strong' or 'weak', not {mode!r}")
+        raise InputError(
+            f"the scaling mode must be 'strong' or 'weak', not {mode!r}",
+            reason="unknown-scaling-mode",
+            value=mode,
+        )
     target = target_point(experiment, at, scale)
     reference = largest_point(experiment)
     ranking = rank_kernels(models, target, reference)

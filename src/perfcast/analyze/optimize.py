@@ -108,14 +108,16 @@ def _evaluate(node: ast.AST, columns: Mapping[str, np.ndarray], text: str) -> An
                 result = np.logical_and(result, inside if isinstance(op, ast.In) else ~inside)
                 continue
             if type(op) not in _COMPARE:
-                raise InputError(f"--constraint '{text}': unsupported comparison")
+                raise _bad_constraint(text, "unsupported comparison")
             right = _evaluate(comparator, columns, text)
             result = np.logical_and(result, _COMPARE[type(op)](left, right))
             left = right
         return result
-    raise InputError(
-        f"--constraint '{text}': only numbers, parameters, + - * / ** % and comparisons"
-    )
+    raise _bad_constraint(text, "only numbers, parameters, + - * / ** % and comparisons")
+
+
+def _bad_constraint(text: str, problem: str) -> InputError:
+    return InputError(f"constraint '{text}': {problem}", reason="bad-constraint", value=text)
 
 
 def parse_constraint(text: str, parameters: Sequence[str]) -> Constraint:
@@ -129,14 +131,12 @@ def parse_constraint(text: str, parameters: Sequence[str]) -> Constraint:
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError:
-        raise InputError(f"--constraint '{text}': not an expression") from None
+        raise _bad_constraint(text, "not an expression") from None
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id not in parameters:
-            raise InputError(
-                f"--constraint '{text}': '{node.id}' is not a parameter ({', '.join(parameters)})"
-            )
+            raise _bad_constraint(text, f"'{node.id}' is not a parameter ({', '.join(parameters)})")
     if not isinstance(tree.body, ast.Compare | ast.BoolOp):
-        raise InputError(f"--constraint '{text}': write a condition such as 'p*threads<=64'")
+        raise _bad_constraint(text, "write a condition such as 'p*threads<=64'")
     constraint = Constraint(text, tree)
     constraint({name: np.ones(1) for name in parameters})  # reject unsupported syntax now
     return constraint
@@ -261,12 +261,17 @@ def optimize_configuration(
     if not models:
         raise InputError("no models to optimize with", experiment.source)
     if objective not in (TIME, DIVERGENCE):
-        raise InputError(f"--objective must be 'time' or 'divergence', not {objective!r}")
+        raise InputError(
+            f"the objective must be 'time' or 'divergence', not {objective!r}",
+            reason="unknown-objective",
+            value=objective,
+        )
     if not config_params:
         raise InputError(
-            "the experiment has no configuration parameters (threads, ranks per node, ...); "
-            "name them with --config-params",
+            "the experiment has no configuration parameters (threads, ranks per node, ...) "
+            "and none were named",
             experiment.source,
+            reason="no-configuration-parameters",
         )
     parameters = list(models[0].parameters)
     fixed = largest_point(experiment)
@@ -279,14 +284,21 @@ def optimize_configuration(
                 "the divergence objective needs a scale parameter that is not searched"
             )
         if mode not in (STRONG, WEAK):
-            raise InputError(f"scaling mode must be 'strong' or 'weak', not {mode!r}")
+            raise InputError(
+                f"the scaling mode must be 'strong' or 'weak', not {mode!r}",
+                reason="unknown-scaling-mode",
+                value=mode,
+            )
     points = experiment.points()
     grids = [configuration_grid(points[:, parameters.index(n)]) for n in config_params]
     grid_size = int(np.prod([len(g) for g in grids]))
     if grid_size > MAX_GRID:
         raise InputError(
             f"the configuration grid has {grid_size} points (limit {MAX_GRID}); fix some "
-            "parameters with --fix or add constraints"
+            "parameters or add constraints",
+            experiment.source,
+            reason="configuration-grid-too-large",
+            value=grid_size,
         )
     combos = np.array(list(itertools.product(*grids)), dtype=float)
     columns = {n: combos[:, i] for i, n in enumerate(config_params)}

@@ -106,41 +106,12 @@ def scale_parameter(experiment: Experiment, explicit: str | None = None) -> str:
     scales = [n for n in names if kinds[n] == SCALE]
     if not scales:
         raise InputError(
-            "no parameter is recognizably the scale (processes); name it with --scale "
-            f"(parameters: {', '.join(names)})",
+            f"no parameter is recognizably the scale (processes); choose one of {', '.join(names)}",
             experiment.source,
+            reason="no-scale-parameter",
+            value=names,
         )
     return scales[0]
-
-
-def parse_point(text: str, parameters: Sequence[str], what: str = "--at") -> dict[str, float]:
-    """Parse ``p=4096,n=1e6`` into ``{"p": 4096.0, "n": 1e6}``.
-
-    Raises
-    ------
-    InputError
-        On a malformed item, an unknown parameter or a non-positive value.
-    """
-    point: dict[str, float] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, value = item.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            raise InputError(f"{what}: '{item}' is not NAME=VALUE")
-        if name not in parameters:
-            raise InputError(
-                f"{what}: '{name}' is not a parameter (parameters: {', '.join(parameters)})"
-            )
-        try:
-            number = float(value)
-        except ValueError:
-            raise InputError(f"{what}: '{value}' is not a number") from None
-        if not np.isfinite(number) or number <= 0:
-            raise InputError(f"{what}: {name} must be a positive finite number, not {value}")
-        point[name] = number
-    if not point:
-        raise InputError(f"{what}: empty point")
-    return point
 
 
 def largest_point(experiment: Experiment) -> dict[str, float]:

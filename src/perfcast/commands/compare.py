@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from perfcast.analyze.points import parse_point
 from perfcast.api import compare
 from perfcast.commands._inputs import (
     add_analysis_arguments,
@@ -14,6 +13,7 @@ from perfcast.commands._inputs import (
 )
 from perfcast.commands.common import write_output
 from perfcast.core.jsonout import dumps
+from perfcast.core.points import parse_point
 from perfcast.render.text import comparison_text
 
 HELP = "compare two experiments: significant regressions (with p-values) and model differences"
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
             obtain_models(a, metric, args, args.models_a),
             obtain_models(b, metric, args, args.models_b),
         )
-    target = parse_point(args.at, a.parameter_names) if args.at else None
+    target = parse_point(args.at, a.parameter_names, source="--at") if args.at else None
     if target is not None:
         ends = {
             n: float(max(a.points()[:, i].max(), b.points()[:, i].max()))

@@ -6,7 +6,6 @@ import argparse
 
 from perfcast.analyze.bugs import parse_expectation
 from perfcast.analyze.diagnosis import Diagnosis
-from perfcast.analyze.points import parse_point
 from perfcast.api import ModelSet, diagnose
 from perfcast.commands._inputs import (
     add_analysis_arguments,
@@ -17,6 +16,7 @@ from perfcast.commands._inputs import (
 from perfcast.commands.common import write_output
 from perfcast.core.experiment import Experiment
 from perfcast.core.jsonout import dumps
+from perfcast.core.points import parse_point
 from perfcast.render.text import diagnosis_text
 
 HELP = "rank kernels at a target scale, flag scalability bugs, scaling error, hotspot shifts"
@@ -62,8 +62,8 @@ def run_diagnosis(args: argparse.Namespace) -> tuple[Experiment, ModelSet, Diagn
     """Load, fit (or read models) and diagnose; returns experiment, models, diagnosis."""
     experiment, metric = load_experiment(args.experiment, args)
     names = experiment.parameter_names
-    at = parse_point(args.at, names) if args.at else None
-    expectations = [parse_expectation(text, names) for text in args.expect]
+    at = parse_point(args.at, names, source="--at") if args.at else None
+    expectations = [parse_expectation(text, names, "--expect") for text in args.expect]
     models = obtain_models(experiment, metric, args, args.models)
     result = diagnose(
         experiment,

@@ -9,7 +9,6 @@ from perfcast.analyze.points import (
     CONFIGURATION,
     SIZE,
     parameter_kinds,
-    parse_point,
     scale_parameter,
 )
 from perfcast.analyze.scaling import infer_mode
@@ -22,6 +21,7 @@ from perfcast.commands._inputs import (
 )
 from perfcast.commands.common import write_output
 from perfcast.core.jsonout import dumps
+from perfcast.core.points import parse_point
 from perfcast.render.text import optimum_text
 
 HELP = "search the configuration (threads, ranks per node, flags, ...) minimizing an objective"
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     forced = [n.strip() for n in (args.config_params or "").split(",") if n.strip()]
     kinds = parameter_kinds(experiment, forced)
     config = [n for n in names if kinds[n] == CONFIGURATION]
-    fix = parse_point(args.fix, names, "--fix") if args.fix else None
+    fix = parse_point(args.fix, names, source="--fix") if args.fix else None
     constraints = [parse_constraint(text, names) for text in args.constraint]
     scale = mode = size = None
     if args.objective == "divergence":

@@ -8,7 +8,7 @@ from perfcast.api import predict
 from perfcast.commands.common import add_input_arguments, write_output
 from perfcast.commands.model import ALL_METRICS, add_model_arguments, fit_from_args
 from perfcast.core.errors import InputError
-from perfcast.model.predict import parse_point
+from perfcast.core.points import parse_point
 from perfcast.render.tables import FORMATS, format_predictions
 
 
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             "predict ranks the kernels of one metric by cost; name the metric with --metric"
         )
-    point = parse_point(args.at)
+    point = parse_point(args.at, source="--at")
     models = fit_from_args(args)
     predictions = predict(models, point, level=args.level)
     write_output(format_predictions(predictions, args.format), args.out)

@@ -367,7 +367,9 @@ class Experiment:
         if "time" in metrics:
             return "time"
         raise InputError(
-            f"the experiment has several metrics ({', '.join(metrics)}); name one with --metric "
-            "(perfcast model --metric all models them all)",
+            f"the experiment has several metrics ({', '.join(metrics)}) and none is 'time'; "
+            "choose one",
             self.source,
+            reason="ambiguous-metric",
+            value=metrics,
         )

@@ -66,9 +66,11 @@ def detect_format(path: str | Path) -> str:
         if hasattr(module, "read") and module.sniff(path, head):
             return module.NAME
     raise InputError(
-        "cannot tell the format of this file; name it with --input-format "
-        f"({', '.join(n for n, m in formats().items() if hasattr(m, 'read'))})",
+        "cannot tell the format of this file; it is none of "
+        f"{', '.join(n for n, m in formats().items() if hasattr(m, 'read'))}",
         path,
+        reason="unknown-input-format",
+        value=str(path),
     )
 
 
@@ -86,22 +88,55 @@ def read_experiment(path: str | Path, input_format: str | None = None) -> Experi
         raise InputError(f"cannot read: {error.strerror}", path) from None
 
 
+def output_format_for(path: str | Path) -> str:
+    """Name of the format an experiment written to ``path`` gets, judged from the file name.
+
+    The first format (in :data:`FORMAT_MODULES` order) with a writer and a suffix the name ends
+    with, ignoring case, wins.
+
+    Raises
+    ------
+    InputError
+        With reason ``"unknown-output-format"`` when no writer takes the file name.
+    """
+    path = Path(path)
+    name = path.name.lower()
+    for module in _modules():
+        if hasattr(module, "write") and name.endswith(tuple(getattr(module, "SUFFIXES", ()))):
+            return str(module.NAME)
+    suffixes = sorted(
+        {s for m in _modules() if hasattr(m, "write") for s in getattr(m, "SUFFIXES", ())}
+    )
+    raise InputError(
+        f"cannot tell the output format from the file name (writers take {', '.join(suffixes)})",
+        path,
+        reason="unknown-output-format",
+        value=path.name,
+    )
+
+
 def write_experiment(
     experiment: Experiment, path: str | Path, output_format: str | None = None
 ) -> None:
-    """Write an experiment; the format follows ``output_format`` or the file's suffix."""
+    """Write an experiment; the format follows ``output_format`` or the file's suffix.
+
+    Raises
+    ------
+    InputError
+        When the format is unknown or has no writer, or the file cannot be written.
+    """
     path = Path(path)
     if output_format is None:
-        for candidate in _modules():
-            suffixes = getattr(candidate, "SUFFIXES", ())
-            if hasattr(candidate, "write") and any(path.name.endswith(s) for s in suffixes):
-                output_format = candidate.NAME
-                break
-        else:
-            raise InputError("cannot tell the output format from the file name", path)
+        output_format = output_format_for(path)
     module = formats().get(output_format)
     if module is None or not hasattr(module, "write"):
-        raise InputError(f"unknown output format '{output_format}'", path)
+        writable = ", ".join(n for n, m in formats().items() if hasattr(m, "write"))
+        raise InputError(
+            f"no writer for the format '{output_format}' (writers: {writable})",
+            path,
+            reason="no-writer",
+            value=output_format,
+        )
     try:
         module.write(experiment, path)
     except OSError as error:

@@ -76,7 +76,12 @@ def read_cube(
         For corrupt profiles, directories without profiles and run names that do not match.
     """
     if params:
-        raise InputError("cube profiles carry no run metadata; give parameters with --pattern")
+        raise InputError(
+            "cube profiles carry no run metadata, so the metadata keys "
+            f"{', '.join(params)} cannot name parameters; read them from the run names instead",
+            reason="cube-has-no-metadata",
+            value=dict(params),
+        )
     if location_statistic not in LOCATION_STATISTICS:
         raise InputError(
             f"location statistic '{location_statistic}' is not one of {LOCATION_STATISTICS}"

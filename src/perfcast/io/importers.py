@@ -27,9 +27,10 @@ def detect_profile_format(path: str | Path) -> str:
         if module.sniff(path, _head(path)):
             return name
     raise InputError(
-        "no Caliper (.cali, json-split) or CUBE (.cubex) profiles here; name the format with "
-        "--format",
+        "no Caliper (.cali, json-split) or CUBE (.cubex) profiles here",
         path,
+        reason="unknown-profile-format",
+        value=str(path),
     )
 
 

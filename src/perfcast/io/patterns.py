@@ -175,8 +175,9 @@ def infer_name_values(name: str, source: str | Path | None = None) -> dict[str, 
     if position != len(body) or len(values) == (REPETITION_GROUP in values):
         raise InputError(
             f"cannot read parameters from the name '{name}': expected "
-            "'<prefix>.<name><value><name><value>...[.r<repetition>]' (e.g. mm.x10y1z1.r1); "
-            "give the layout with --pattern",
+            "'<prefix>.<name><value><name><value>...[.r<repetition>]' (e.g. mm.x10y1z1.r1)",
             where,
+            reason="unparsed-run-name",
+            value=name,
         )
     return values

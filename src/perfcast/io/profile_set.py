@@ -91,10 +91,18 @@ def parse_param_options(options: Iterable[str]) -> dict[str, str]:
         key, _, name = option.partition("=")
         key, name = key.strip(), name.strip()
         if not key:
-            raise InputError(f"--param '{option}': expected KEY=NAME, e.g. mpi.world.size=p")
+            raise InputError(
+                f"parameter key '{option}': expected KEY=NAME, e.g. mpi.world.size=p",
+                reason="bad-parameter-key",
+                value=option,
+            )
         name = name or _identifier(key)
         if name in mapping.values():
-            raise InputError(f"--param: the name '{name}' is given to two keys")
+            raise InputError(
+                f"parameter keys: the name '{name}' is given to two keys",
+                reason="duplicate-parameter-name",
+                value=name,
+            )
         mapping[key] = name
     return mapping
 
@@ -237,8 +245,9 @@ def detect_parameter_keys(
     if not chosen:
         raise InputError(
             "no integer metadata varies across these profiles, so the run parameters are "
-            "unknown; name them with --param KEY=NAME or --pattern",
+            "unknown; name their metadata keys or give a run-name pattern",
             where,
+            reason="unknown-run-parameters",
         )
     return chosen, dependent
 

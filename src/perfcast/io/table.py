@@ -174,7 +174,7 @@ def write(experiment: Experiment, path: Path) -> None:
     """Write a CSV table or, for a ``.parquet`` file name, a Parquet table."""
     path = Path(path)
     description = _description(experiment, path)
-    if path.name.endswith(".parquet"):
+    if path.name.lower().endswith(".parquet"):
         table = pa.Table.from_pandas(experiment.frame, preserve_index=False)
         if description is not None:
             metadata = dict(table.schema.metadata or {})

@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from perfcast.core.errors import InputError, WorkError
 from perfcast.core.experiment import Experiment
 from perfcast.core.progress import ProgressBar
-from perfcast.io import write_experiment
+from perfcast.io import output_format_for, write_experiment
 from perfcast.io.campaign_results import (
     Journal,
     RunKey,
@@ -325,10 +325,24 @@ def _scope(campaign: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def write_output(experiment: Experiment, output: Path) -> None:
-    """Write the experiment table: CSV for ``.csv``, else through :mod:`perfcast.io`."""
+    """Write the experiment in the format :func:`perfcast.io.output_format_for` names.
+
+    A ``.csv`` output is the bare long table, without the ``# perfcast`` description line the
+    table writer adds, so that ``pandas.read_csv`` reads it without options (the campaign's
+    metadata stays in the results journal). The experiment goes to a temporary file next to
+    ``output`` that then replaces it in one step, so an interrupted write never leaves a
+    truncated table; the temporary name ends like ``output`` so writers that look at the
+    suffix (CSV or Parquet) write the same format.
+
+    Raises
+    ------
+    InputError
+        When no writer takes the file name or the file cannot be written.
+    """
+    output_format = output_format_for(output)
+    partial = output.with_name(f".partial.{output.name}")
     if output.suffix.lower() == ".csv":
-        tmp = output.with_name(output.name + ".tmp")
-        experiment.to_frame().to_csv(tmp, index=False)
-        os.replace(tmp, output)
-        return
-    write_experiment(experiment, output)
+        experiment.to_frame().to_csv(partial, index=False)
+    else:
+        write_experiment(experiment, partial, output_format)
+    os.replace(partial, output)

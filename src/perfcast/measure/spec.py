@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from perfcast.core.errors import InputError
+from perfcast.io import output_format_for
 from perfcast.measure.ranges import Number, RangeError, parse_values
 
 METRIC_MODES = ("time", "instructions", "cache")
@@ -337,12 +338,10 @@ def campaign_from_mapping(
     output = (base / str(data.get("output", default_output))).resolve()
     if not output.parent.is_dir():
         raise fail(f"the output directory {output.parent} does not exist", "output")
-    if not _writable_format(output):
-        raise fail(
-            f"no experiment writer for '{output.name}'; name the output *.csv or use a suffix "
-            "a perfcast.io format writes",
-            "output",
-        )
+    try:
+        output_format_for(output)
+    except InputError as error:
+        raise fail(f"output '{output.name}': {error.message}", "output") from None
 
     campaign = Campaign(
         parameters=parameters,
@@ -361,23 +360,6 @@ def campaign_from_mapping(
     _check_templates(campaign, fail)
     _check_programs(campaign, fail)
     return campaign
-
-
-def _writable_format(output: Path) -> bool:
-    """Whether the experiment can be written to ``output`` (CSV, or a perfcast.io writer)."""
-    if output.suffix.lower() == ".csv":
-        return True
-    try:
-        from perfcast.io import formats
-
-        modules = list(formats().values())
-    except ImportError:
-        return False
-    return any(
-        hasattr(module, "write") and any(output.name.endswith(s) for s in module.SUFFIXES)
-        for module in modules
-        if hasattr(module, "SUFFIXES")
-    )
 
 
 def _words(raw: Any, key: str, fail: Any) -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -37,32 +36,6 @@ class Prediction:
             "level": self.level,
             "expression": self.expression,
         }
-
-
-def parse_point(text: str) -> dict[str, float]:
-    """Parse ``p=4096,n=1e6`` into ``{"p": 4096.0, "n": 1e6}``.
-
-    Raises
-    ------
-    InputError
-        On a missing ``=``, an empty name, a repeated name or a value that is not a finite number.
-    """
-    point: dict[str, float] = {}
-    for item in text.split(","):
-        name, sep, value = item.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            raise InputError(f"'{item}' in '{text}' is not of the form name=value")
-        if name in point:
-            raise InputError(f"parameter '{name}' appears twice in '{text}'")
-        try:
-            number = float(value)
-        except ValueError:
-            raise InputError(f"'{value}' for parameter '{name}' is not a number") from None
-        if not math.isfinite(number):
-            raise InputError(f"'{value}' for parameter '{name}' is not a finite number")
-        point[name] = number
-    return point
 
 
 def predict(

@@ -34,7 +34,7 @@ def write_pngs(
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as error:
-        raise WorkError("--png needs matplotlib: pip install 'perfcast[report]'") from error
+        raise WorkError("PNG figures need matplotlib: pip install 'perfcast[report]'") from error
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:

@@ -1,0 +1,34 @@
+"""Advice about command-line flags for library errors.
+
+Library errors say what went wrong in the library's own terms and carry a machine-readable
+``reason`` code (see :class:`perfcast.core.errors.InputError`); only the command line knows
+which flag fixes the problem. This table maps those codes to that advice.
+"""
+
+from __future__ import annotations
+
+from perfcast.core.errors import InputError
+
+ADVICE: dict[str, str] = {
+    "ambiguous-metric": "name one with --metric (perfcast model --metric all models them all)",
+    "mixed-metrics": "name one with --metric",
+    "no-scale-parameter": "name it with --scale",
+    "unknown-input-format": "name it with --input-format",
+    "unknown-output-format": "name it with --output-format",
+    "unknown-profile-format": "name the format with --format",
+    "unparsed-run-name": "give the layout with --pattern",
+    "unknown-run-parameters": "name them with --param KEY=NAME or --pattern",
+    "cube-has-no-metadata": "give the layout of the run names with --pattern instead of --param",
+    "bad-parameter-key": "check --param",
+    "duplicate-parameter-name": "give every --param its own NAME",
+    "no-configuration-parameters": "name them with --config-params",
+    "configuration-grid-too-large": "fix some parameters with --fix or add a --constraint",
+    "bad-constraint": "check --constraint",
+    "bad-expectation": "check --expect",
+}
+
+
+def with_advice(error: InputError) -> str:
+    """The error's message followed by the flag advice for its reason, when there is any."""
+    advice = ADVICE.get(error.reason) if error.reason is not None else None
+    return f"{error}; {advice}" if advice else str(error)

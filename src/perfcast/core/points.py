@@ -1,0 +1,66 @@
+"""Parameter points written as text, such as ``p=4096,n=1e6``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from perfcast.core.errors import InputError
+
+BAD_POINT = "bad-point"
+
+
+def parse_point(
+    text: str, parameters: Sequence[str] | None = None, source: str | None = None
+) -> dict[str, float]:
+    """Parse ``p=4096,n=1e6`` into ``{"p": 4096.0, "n": 1e6}``.
+
+    The text is comma-separated ``NAME=VALUE`` items; spaces around names, values and items
+    are ignored. Parameter values are positive (the scaling functions take their logarithm),
+    so zero, negative and non-finite values are rejected here.
+
+    Parameters
+    ----------
+    text : str
+        The point.
+    parameters : sequence of str, optional
+        The names a point may use; any name when not given.
+    source : str, optional
+        Where the text came from (a file, a setting), named in error messages.
+
+    Returns
+    -------
+    dict of str to float
+        The values, in the order the text gives them.
+
+    Raises
+    ------
+    InputError
+        With reason ``"bad-point"`` and the text as value, on an empty text, an item that is
+        not ``NAME=VALUE`` (an empty item included), a name given twice, a name not in
+        ``parameters``, or a value that is not a positive finite number.
+    """
+
+    def bad(problem: str) -> InputError:
+        return InputError(f"point '{text}': {problem}", source, reason=BAD_POINT, value=text)
+
+    if not text.strip():
+        raise bad("no NAME=VALUE item")
+    point: dict[str, float] = {}
+    for item in (part.strip() for part in text.split(",")):
+        name, equals, value = item.partition("=")
+        name = name.strip()
+        if not equals or not name:
+            raise bad(f"'{item}' is not NAME=VALUE")
+        if name in point:
+            raise bad(f"'{name}' is given twice")
+        if parameters is not None and name not in parameters:
+            raise bad(f"'{name}' is not a parameter (parameters: {', '.join(parameters)})")
+        try:
+            number = float(value)
+        except ValueError:
+            raise bad(f"'{value.strip()}' for '{name}' is not a number") from None
+        if not math.isfinite(number) or number <= 0:
+            raise bad(f"{name} must be a positive finite number, not {value.strip()}")
+        point[name] = number
+    return point
