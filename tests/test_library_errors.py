@@ -96,9 +96,6 @@ COMMAND_LINE = (LIBRARY / "cli.py", LIBRARY / "commands")
 # Options of other programs a library message may name: how to run valgrind so that it writes
 # a callgrind file perfcast reads.
 OTHER_PROGRAMS_OPTIONS = {"--dump-instr", "--collect-jumps"}
-# Command-line code that still lives in the library until the start-up work moves it under
-# perfcast.commands.
-NOT_YET_MOVED = {LIBRARY / "static" / "mix_cli.py"}
 
 
 def _error_texts(path: Path) -> Iterator[tuple[int, str]]:
@@ -120,7 +117,6 @@ def test_no_library_error_names_a_command_line_flag():
         f"{path.relative_to(LIBRARY)}:{line}: {flag}"
         for path in sorted(LIBRARY.rglob("*.py"))
         if not any(path == c or c in path.parents for c in COMMAND_LINE)
-        and path not in NOT_YET_MOVED
         for line, text in _error_texts(path)
         for flag in FLAG.findall(text)
         if flag not in OTHER_PROGRAMS_OPTIONS

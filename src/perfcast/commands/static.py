@@ -1,13 +1,22 @@
-"""``perfcast static``: symbolic execution counts of the functions and loops of C sources."""
+"""``perfcast static``: symbolic execution counts of the functions and loops of C sources.
+
+With ``--binary a.out``, instruction-mix models of the executable instead: the kernel counts come
+from the analysis of the sources, or from a static report JSON (``--report``) written earlier.
+The analysis (sympy, clang bindings, capstone) is imported when the command runs, not when its
+arguments are parsed.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from perfcast.core.errors import InputError
-from perfcast.static.mix_cli import BINARY_OPTIONS, add_binary_arguments, run_binary
+
+BINARY_OPTIONS = ("binary", "report", "attribution", "mix_json", "mix_python")
+"""Names of the attributes :func:`add_binary_arguments` adds to the parsed arguments."""
 
 
 def _options(parser: argparse.ArgumentParser) -> None:
@@ -23,6 +32,35 @@ def _options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--format", choices=("text", "json"), default=None, help="output format")
     add_binary_arguments(parser)
+
+
+def add_binary_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--binary``, ``--report``, ``--attribution``, ``--mix-json`` and ``--mix-python``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The parser of ``perfcast static`` (or the one reading options after the sources).
+    """
+    group = parser.add_argument_group("instruction-mix models (Mira)")
+    group.add_argument(
+        "--binary", type=Path, help="ELF executable built with -g from the sources: model its mix"
+    )
+    group.add_argument(
+        "--report",
+        type=Path,
+        help="static report JSON to take the kernel counts from instead of analyzing the sources",
+    )
+    group.add_argument(
+        "--attribution",
+        choices=("cfg", "line"),
+        default="cfg",
+        help="map instructions to kernels through machine loops (cfg, default) or lines only",
+    )
+    group.add_argument("--mix-json", type=Path, help="write the instruction-mix models as JSON")
+    group.add_argument(
+        "--mix-python", type=Path, help="write the models as an importable Python module"
+    )
 
 
 def add_parser(subparsers) -> None:
@@ -73,12 +111,7 @@ def run(args: argparse.Namespace) -> int:
     if not sources and not (options.binary and options.report):
         raise InputError("perfcast static needs at least one source file")
     if options.binary:
-        binary_options = {name: getattr(options, name) for name in BINARY_OPTIONS}
-        return run_binary(
-            argparse.Namespace(
-                sources=sources, param=options.param, compile_args=flags, **binary_options
-            )
-        )
+        return run_binary(sources, flags, options)
     report = analyze(sources, options.param, flags)
     for message in report.diagnostics:
         print(message, file=sys.stderr)
@@ -89,6 +122,44 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2))
         return 0
     print(render_text(report, options.clusters))
+    return 0
+
+
+def run_binary(sources: list[str], compile_args: list[str], options: argparse.Namespace) -> int:
+    """Build the instruction-mix models of ``options.binary``; print them and write the files asked.
+
+    Parameters
+    ----------
+    sources : list of str
+        The C sources of the binary (at least one unless ``options.report`` names a static
+        report, which is then read instead).
+    compile_args : list of str
+        Flags for clang.
+    options : argparse.Namespace
+        Carries :data:`BINARY_OPTIONS` and ``param`` (list of names or None).
+
+    Returns
+    -------
+    int
+        0.
+    """
+    from perfcast.static import analyze
+    from perfcast.static.binary import read_binary
+    from perfcast.static.instruction_mix import instruction_mix
+    from perfcast.static.mix_output import mix_to_json, mix_to_python, mix_to_text
+    from perfcast.static.report import read_static_report
+
+    parameters = tuple(options.param or ())
+    if options.report is not None:
+        report = read_static_report(options.report)
+    else:
+        report = analyze(sources, parameters, compile_args)
+    mix = instruction_mix(read_binary(options.binary), report, parameters, options.attribution)
+    if options.mix_json is not None:
+        options.mix_json.write_text(json.dumps(mix_to_json(mix), indent=2) + "\n")
+    if options.mix_python is not None:
+        options.mix_python.write_text(mix_to_python(mix))
+    sys.stdout.write(mix_to_text(mix))
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Instruction-mix models as perfcast models, JSON, and an importable Python module.
+"""Instruction-mix models as perfcast models, JSON, plain text and an importable Python module.
 
 Metric names: ``instructions.<category>`` for each category and ``instructions.total``,
 ``memory.reads`` and ``memory.writes`` for the memory-operand counts.
@@ -136,6 +136,36 @@ def mix_to_json(mix: InstructionMix) -> dict[str, Any]:
         "functions": functions,
         "unmodeled": [{"function": n, "reason": r} for n, r in sorted(mix.unmodeled.items())],
     }
+
+
+def mix_to_text(mix: InstructionMix) -> str:
+    """Plain-text table: per function, each non-zero count expression.
+
+    Parameters
+    ----------
+    mix : InstructionMix
+        The instruction-mix models of one binary.
+
+    Returns
+    -------
+    str
+        One line per function, then one per non-zero count, notes and unmodeled functions,
+        ending in a newline.
+    """
+    lines = [f"instruction mix of {mix.binary} (attribution: {mix.attribution})"]
+    for name, function in mix.functions.items():
+        lines.append(f"{name}  ({function.instructions} instructions)")
+        if function.counts is None:
+            lines.append(f"  undef: {function.undef_reason}")
+            continue
+        for key in COUNT_KEYS:
+            expression = function.counts[key]
+            if expression != 0:
+                lines.append(f"  {key:<14} {sympy.sstr(expression)}")
+        lines.extend(f"  note: {note}" for note in function.notes)
+    for name, reason in sorted(mix.unmodeled.items()):
+        lines.append(f"{name}  not modeled: {reason}")
+    return "\n".join(lines) + "\n"
 
 
 def mix_to_python(mix: InstructionMix) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 
 import sympy
 
+from perfcast.core.errors import InputError
 from perfcast.core.function import Factor, Model, Term
 
 
@@ -244,3 +246,54 @@ class StaticReport:
             "clusters": self.clusters(),
             "diagnostics": list(self.diagnostics),
         }
+
+
+def read_static_report(path: Path) -> StaticReport:
+    """Read the kernels of a static report JSON (``perfcast static --format json``).
+
+    Parameters
+    ----------
+    path : Path
+        The JSON file. Each kernel needs ``name``, ``kind``, ``file``, ``line``, ``end_line``,
+        ``function`` and ``expression`` (null when undefined) or ``undef_reason``.
+
+    Returns
+    -------
+    StaticReport
+        The kernels; no diagnostics, branches or clusters.
+
+    Raises
+    ------
+    InputError
+        Naming the file and the kernel, when the file is not such a report.
+    """
+    try:
+        data = json.loads(path.read_text())
+    except OSError as error:
+        raise InputError(f"cannot read static report: {error.strerror}", str(path)) from error
+    except json.JSONDecodeError as error:
+        raise InputError(f"not JSON: {error.msg}", str(path), error.lineno) from error
+    if not isinstance(data, dict) or not isinstance(data.get("kernels"), list):
+        raise InputError("a static report needs a 'kernels' list", str(path))
+    kernels = []
+    for number, entry in enumerate(data["kernels"], start=1):
+        try:
+            expression = entry.get("expression")
+            parameters = tuple(str(p) for p in entry.get("parameters", ()))
+            kernels.append(
+                StaticKernel(
+                    name=str(entry["name"]),
+                    kind=str(entry["kind"]),
+                    file=str(entry["file"]),
+                    line=int(entry["line"]),
+                    end_line=int(entry["end_line"]),
+                    depth=int(entry.get("depth", 0)),
+                    function=str(entry.get("function") or entry["name"]),
+                    parameters=parameters,
+                    count=None if expression is None else parse_expression(expression, parameters),
+                    undef_reason=entry.get("undef_reason"),
+                )
+            )
+        except (KeyError, TypeError, ValueError, AttributeError, sympy.SympifyError) as error:
+            raise InputError(f"kernel {number}: malformed ({error!r})", str(path)) from error
+    return StaticReport(kernels, diagnostics=[])
