@@ -28,6 +28,25 @@ COMMANDS = (
     "static",
 )
 
+# The line `perfcast --help` shows for each command module. Kept here so that listing the
+# commands imports none of them (with their dependencies: pandas, scipy, sympy, clang bindings).
+SUMMARIES = {
+    "model": "fit scaling models to every kernel",
+    "predict": "predict every kernel at a configuration, ranked by cost",
+    "convert": "convert measurements between formats",
+    "import_": "import Caliper or Score-P CUBE profiles, one run each",
+    "run": "run a measurement campaign (every point x repetition) and write the experiment",
+    "diagnose": "rank kernels at a target scale, flag scalability bugs, scaling error, hotspot "
+    "shifts",
+    "optimize": "search the configuration (threads, ranks per node, flags, ...) minimizing an "
+    "objective",
+    "compare": "compare two experiments: significant regressions (with p-values) and model "
+    "differences",
+    "report": "write a self-contained HTML report with plots, warnings and hotspot shifts",
+    "instrument": "print compiler flags for perfcast's region library",
+    "static": "count loops and functions of C sources symbolically",
+}
+
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
 
@@ -38,24 +57,37 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser with every sub-command registered, or just the module ``only``."""
+    """The argument parser of the command line, with the module ``only`` loaded.
+
+    Every command is listed with its summary; only the module ``only`` (one of
+    :data:`COMMANDS`, or None for none) is imported to register its arguments, the others
+    stay placeholders that cannot parse anything.
+    """
     parser = _Parser(prog="perfcast", description="Forecast how HPC applications scale.")
     parser.add_argument("--version", action="version", version=f"perfcast {__version__}")
     subparsers = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name in COMMANDS if only is None else (only,):
-        importlib.import_module(f"perfcast.commands.{name}").add_parser(subparsers)
+    for name in COMMANDS:
+        if name == only:
+            importlib.import_module(f"perfcast.commands.{name}").add_parser(subparsers)
+        else:
+            subparsers.add_parser(name.rstrip("_"), help=SUMMARIES[name])
     return parser
 
 
 def chosen_command(argv: Sequence[str]) -> str | None:
-    """The module of the command ``argv`` names, or None (no or unknown command).
+    """The module of the command ``argv`` runs, or None (none, unknown, or top-level help).
 
     The top-level options take no values, so the first word not starting with ``-`` is the
-    command. Importing only its module keeps the others' dependencies (sympy, clang bindings,
-    scipy) out of the start-up.
+    command, unless ``-h`` or ``--help`` comes before it: then the top-level help is printed and
+    no command runs. Importing only the module of the command that runs keeps the others'
+    dependencies (pandas, scipy, sympy, clang bindings) out of the start-up.
     """
-    word = next((token for token in argv if not token.startswith("-")), None)
-    return next((name for name in COMMANDS if name.rstrip("_") == word), None)
+    for token in argv:
+        if token in ("-h", "--help"):
+            return None
+        if not token.startswith("-"):
+            return next((name for name in COMMANDS if name.rstrip("_") == token), None)
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

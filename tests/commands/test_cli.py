@@ -25,6 +25,7 @@ def test_top_level_help_lists_every_command(capsys):
         (["model", "exp.json"], "model"),
         (["import", "cali"], "import_"),
         (["static", "--help"], "static"),
+        (["--help", "model", "exp.json"], None),
         (["--version"], None),
         (["bogus", "x"], None),
         ([], None),
@@ -58,3 +59,37 @@ def test_a_command_does_not_import_the_other_commands_or_their_dependencies():
     assert result.returncode == 0, result.stderr
     assert "--modeler" in result.stdout
     assert result.stdout.strip().splitlines()[-1] == "none"
+
+
+def loaded_heavy_packages(argv: list[str]) -> list[str]:
+    """Which of sympy, pandas, matplotlib and clang ``perfcast ARGV`` leaves imported at exit."""
+    script = (
+        "import sys\n"
+        "from perfcast import cli\n"
+        "try:\n"
+        f"    status = cli.main({argv!r})\n"
+        "except SystemExit as stop:\n"
+        "    status = stop.code\n"
+        "assert status == 0, status\n"
+        "packages = {name.split('.')[0] for name in sys.modules}\n"
+        "print('loaded:', *sorted(packages & {'sympy', 'pandas', 'matplotlib', 'clang'}))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    last = result.stdout.splitlines()[-1]
+    assert last.startswith("loaded:"), result.stdout
+    return last.split()[1:]
+
+
+def test_top_level_help_imports_no_heavy_package():
+    assert loaded_heavy_packages(["--help"]) == []
+
+
+def test_model_on_a_small_file_imports_neither_sympy_nor_matplotlib_nor_clang(tmp_path):
+    small = tmp_path / "small.txt"
+    small.write_text(
+        "PARAMETER p\nPOINTS 4 8 16 32 64\nREGION solve\nMETRIC time\n"
+        "DATA 2.0 2.1\nDATA 4.1 4.0\nDATA 8.0 8.2\nDATA 16.1 15.9\nDATA 32.0 32.3\n"
+    )
+    # pandas stays: an Experiment is a pandas table, so every reader and the modelers need it.
+    assert loaded_heavy_packages(["model", str(small)]) == ["pandas"]

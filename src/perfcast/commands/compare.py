@@ -21,7 +21,7 @@ HELP = "compare two experiments: significant regressions (with p-values) and mod
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast compare``."""
-    parser = subparsers.add_parser("compare", help=HELP, description=HELP)
+    parser = subparsers.add_parser("compare", description=HELP)
     parser.add_argument("a", help="baseline experiment file")
     parser.add_argument("b", help="experiment compared against the baseline")
     add_analysis_arguments(parser)

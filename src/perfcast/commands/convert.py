@@ -13,7 +13,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``convert`` and its arguments."""
     parser = subparsers.add_parser(
         "convert",
-        help="convert measurements between formats",
         description="Read measurements (format detected, or --input-format) and write them in "
         "the format named by --output-format or by OUT's suffix (.perfcast.json/.json, .csv, "
         ".parquet, .jsonl, .txt).",

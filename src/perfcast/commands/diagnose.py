@@ -82,7 +82,7 @@ def run_diagnosis(args: argparse.Namespace) -> tuple[Experiment, ModelSet, Diagn
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast diagnose``."""
-    parser = subparsers.add_parser("diagnose", help=HELP, description=HELP)
+    parser = subparsers.add_parser("diagnose", description=HELP)
     parser.add_argument("experiment", help="experiment file")
     add_diagnosis_arguments(parser)
     add_output_arguments(parser)

@@ -15,7 +15,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register the ``import`` sub-command."""
     parser = subparsers.add_parser(
         "import",
-        help="import Caliper or Score-P CUBE profiles, one run each",
         description=(
             "Read profiles of one tool (Caliper .cali or json-split, Score-P .cubex), one run "
             "each, into an experiment. Run parameters come from --param metadata keys, from "

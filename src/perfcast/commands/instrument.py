@@ -13,7 +13,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast instrument``."""
     parser = subparsers.add_parser(
         "instrument",
-        help="print compiler flags for perfcast's region library",
         description=(
             "Print what to add to a compile command so that PERFCAST_REGION_BEGIN/END (or "
             "Caliper's CALI_MARK_BEGIN/END) record regions, e.g. "

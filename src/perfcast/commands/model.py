@@ -21,7 +21,7 @@ ALL_METRICS = "all"
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast model``."""
-    parser = subparsers.add_parser("model", help="fit scaling models to every kernel")
+    parser = subparsers.add_parser("model")
     add_input_arguments(parser)
     add_model_arguments(parser, all_metrics=True)
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format")

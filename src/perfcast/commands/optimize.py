@@ -29,7 +29,7 @@ HELP = "search the configuration (threads, ranks per node, flags, ...) minimizin
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast optimize``."""
-    parser = subparsers.add_parser("optimize", help=HELP, description=HELP)
+    parser = subparsers.add_parser("optimize", description=HELP)
     parser.add_argument("experiment", help="experiment file")
     add_analysis_arguments(parser)
     parser.add_argument("--models", help="models JSON (perfcast model --format json) to use")

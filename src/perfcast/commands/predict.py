@@ -14,9 +14,7 @@ from perfcast.render.tables import FORMATS, format_predictions
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast predict``."""
-    parser = subparsers.add_parser(
-        "predict", help="predict every kernel at a configuration, ranked by cost"
-    )
+    parser = subparsers.add_parser("predict")
     add_input_arguments(parser)
     add_model_arguments(parser)
     parser.add_argument(

@@ -12,7 +12,7 @@ HELP = "write a self-contained HTML report with plots, warnings and hotspot shif
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast report``."""
-    parser = subparsers.add_parser("report", help=HELP, description=HELP)
+    parser = subparsers.add_parser("report", description=HELP)
     parser.add_argument("experiment", help="experiment file")
     parser.add_argument("-o", "--output", required=True, help="the HTML file to write")
     parser.add_argument("--png", metavar="DIR", help="also write static PNG plots here")

@@ -20,7 +20,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast run``."""
     parser = subparsers.add_parser(
         "run",
-        help="run a measurement campaign (every point x repetition) and write the experiment",
         description=(
             "Run a campaign from a TOML file (perfcast run CAMPAIGN.toml) or from flags "
             "(perfcast run --param p=1,2,4 --param n=64..512*2 -- mpirun -np {p} ./app {n}). "

@@ -67,7 +67,6 @@ def add_parser(subparsers) -> None:
     """Register ``perfcast static``."""
     parser = subparsers.add_parser(
         "static",
-        help="count loops and functions of C sources symbolically",
         description=(
             "Count how often every function and loop of C sources runs, symbolically over the "
             "named parameters. Compile flags for clang follow '--'."
