@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
@@ -117,6 +116,8 @@ def _read_csv(path: Path) -> tuple[pd.DataFrame, dict]:
 
 
 def _read_parquet(path: Path) -> tuple[pd.DataFrame, dict]:
+    import pyarrow.parquet as pq  # here, not above: not every run of perfcast reads Parquet
+
     try:
         table = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as error:
@@ -175,6 +176,8 @@ def write(experiment: Experiment, path: Path) -> None:
     path = Path(path)
     description = _description(experiment, path)
     if path.name.lower().endswith(".parquet"):
+        import pyarrow.parquet as pq  # here, not above: not every run of perfcast writes Parquet
+
         table = pa.Table.from_pandas(experiment.frame, preserve_index=False)
         if description is not None:
             metadata = dict(table.schema.metadata or {})
