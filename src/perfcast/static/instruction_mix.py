@@ -54,17 +54,37 @@ COUNT_KEYS: tuple[str, ...] = (*CATEGORIES, "total", *MEMORY_COUNTS)
 
 
 class StaticKernelLike(Protocol):
-    """What the instruction mix needs of a kernel of a static report (loop or function)."""
+    """What the instruction mix needs of a kernel of a static report (loop or function).
 
-    name: str
-    kind: str
-    file: str
-    line: int
-    end_line: int
-    depth: int
-    function: str
-    count: sympy.Expr | None
-    undef_reason: str | None
+    Read-only, so that frozen dataclasses such as :class:`perfcast.static.StaticKernel` qualify.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def file(self) -> str: ...
+
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def end_line(self) -> int: ...
+
+    @property
+    def depth(self) -> int: ...
+
+    @property
+    def function(self) -> str: ...
+
+    @property
+    def count(self) -> sympy.Expr | None: ...
+
+    @property
+    def undef_reason(self) -> str | None: ...
 
 
 class StaticReportLike(Protocol):
