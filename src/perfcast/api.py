@@ -21,21 +21,30 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfcast.core.errors import InputError
+from perfcast.core.errors import InputError, WorkError
 from perfcast.core.experiment import Experiment
 from perfcast.core.function import Model
+from perfcast.core.jsonout import dumps
+from perfcast.core.points import parse_point
 from perfcast.io import read_experiment, write_experiment
+from perfcast.model.fitting.location import LOCATIONS
 from perfcast.model.modelset import ModelSet, measured_ranges
 from perfcast.model.predict import Prediction
 from perfcast.model.registry import make_modeler, modeler_names
+from perfcast.render.tables import FORMATS as TABLE_FORMATS
 
+# The result types, named here for annotations (``perfcast.api.Diagnosis``); importing their
+# modules at run time would put the analyses' dependencies into every command's start-up.
 if TYPE_CHECKING:
-    from perfcast.analyze.compare import Comparison
-    from perfcast.analyze.diagnosis import Diagnosis
-    from perfcast.analyze.optimize import Optimum
-    from perfcast.measure.campaign import CampaignResult
-    from perfcast.measure.spec import Campaign
-    from perfcast.static.report import StaticReport
+    from perfcast.analyze.bugs import Expectation as Expectation
+    from perfcast.analyze.compare import Comparison as Comparison
+    from perfcast.analyze.diagnosis import Diagnosis as Diagnosis
+    from perfcast.analyze.optimize import Constraint as Constraint
+    from perfcast.analyze.optimize import Optimum as Optimum
+    from perfcast.measure.campaign import CampaignResult as CampaignResult
+    from perfcast.measure.spec import Campaign as Campaign
+    from perfcast.static.instruction_mix import InstructionMix as InstructionMix
+    from perfcast.static.report import StaticReport as StaticReport
 
 
 def load(
@@ -135,7 +144,7 @@ def fit(
 
 def predict(
     models: ModelSet,
-    at: Mapping[str, float],
+    at: Mapping[str, float] | str,
     *,
     metric: str | None = None,
     level: float = 0.95,
@@ -145,8 +154,9 @@ def predict(
     Parameters
     ----------
     models : ModelSet
-    at : mapping of str to float
-        A positive value for every parameter, e.g. ``{"p": 4096, "n": 1e6}``.
+    at : mapping of str to float, or str
+        A positive value for every parameter, e.g. ``{"p": 4096, "n": 1e6}`` or
+        ``"p=4096,n=1e6"``.
     metric : str, optional
         Default: ``time`` when modeled, else the first metric.
     level : float
@@ -156,7 +166,8 @@ def predict(
     -------
     list of Prediction
     """
-    return models.predict(at, metric=metric, level=level)
+    point = parse_point(at, models.parameters, source="at") if isinstance(at, str) else at
+    return models.predict(point, metric=metric, level=level)
 
 
 def _models_of(
@@ -208,8 +219,10 @@ def diagnose(
     modeler : str
         Used when ``models`` is None.
     **options
-        ``at``, ``scale``, ``mode``, ``expectations``, ``collective_patterns``, ``min_share``,
-        ``top``, ``along``: see :func:`perfcast.analyze.diagnosis.diagnose`.
+        ``at`` (a mapping or text such as ``"p=4096"``), ``scale``, ``mode``,
+        ``expectations`` (Expectation objects or text such as ``"solve:p=log"``),
+        ``collective_patterns``, ``min_share``, ``top``, ``along``: see
+        :func:`perfcast.analyze.diagnosis.diagnose`.
 
     Returns
     -------
@@ -218,7 +231,22 @@ def diagnose(
     from perfcast.analyze.diagnosis import diagnose as run_diagnosis
 
     experiment, chosen = _models_of(experiment, models, metric, modeler)
-    return run_diagnosis(experiment, chosen, **options)
+    return run_diagnosis(experiment, chosen, **_diagnosis_options(experiment, options))
+
+
+def _diagnosis_options(experiment: Experiment, options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` with a text ``at`` and text ``expectations`` parsed."""
+    from perfcast.analyze.bugs import parse_expectation
+
+    names = experiment.parameter_names
+    parsed = dict(options)
+    if isinstance(parsed.get("at"), str):
+        parsed["at"] = parse_point(parsed["at"], names, source="at")
+    parsed["expectations"] = [
+        parse_expectation(e, names, "expectation") if isinstance(e, str) else e
+        for e in parsed.get("expectations", ())
+    ]
+    return parsed
 
 
 def compare(
@@ -267,36 +295,68 @@ def compare(
 
 def optimize(
     experiment: Experiment,
-    config_params: Sequence[str],
     models: ModelSet | None = None,
     *,
+    config_params: Sequence[str] | None = None,
+    objective: str = "time",
+    fix: Mapping[str, float] | str | None = None,
+    constraints: Sequence[str | Constraint] = (),
+    scale: str | None = None,
+    mode: str | None = None,
     metric: str | None = None,
     modeler: str = "pmnf",
-    **options: Any,
 ) -> Optimum:
     """The configuration that minimizes an objective according to the models.
 
     Parameters
     ----------
     experiment : Experiment
-    config_params : sequence of str
-        The parameters searched.
     models : ModelSet, optional
         Fitted with ``modeler`` when None.
+    config_params : sequence of str, optional
+        The parameters searched; by default those whose role or name says configuration
+        (threads, ranks per node, ...). Named ones count as configuration whatever their name.
+    objective : {"time", "divergence"}
+        Total modeled cost, or the divergence from ideal scaling along ``scale``.
+    fix : mapping or str, optional
+        Values of the other parameters (``{"p": 64}`` or ``"p=64"``); default: the largest
+        measured.
+    constraints : sequence of str or Constraint
+        Conditions such as ``"p*threads<=64"``.
+    scale : str, optional
+        The scale parameter (divergence objective); from roles and names when None.
+    mode : {"strong", "weak"}, optional
+        Scaling mode (divergence objective); inferred from the measurements when None.
     metric : str, optional
     modeler : str
-    **options
-        ``objective``, ``fix``, ``constraints``, ``scale``, ``mode``, ``size``: see
-        :func:`perfcast.analyze.optimize.optimize_configuration`.
 
     Returns
     -------
     Optimum
+
+    Raises
+    ------
+    InputError
+        For a name that is not a parameter, a malformed point or constraint.
     """
-    from perfcast.analyze.optimize import optimize_configuration
+    from perfcast.analyze.optimize import optimize_configuration, parse_constraint
+    from perfcast.analyze.points import CONFIGURATION, SIZE, parameter_kinds, scale_parameter
+    from perfcast.analyze.scaling import infer_mode
 
     experiment, chosen = _models_of(experiment, models, metric, modeler)
-    return optimize_configuration(experiment, chosen, config_params, **options)
+    names = experiment.parameter_names
+    kinds = parameter_kinds(experiment, config_params or ())
+    config = [n for n in names if kinds[n] == CONFIGURATION]
+    fixed = parse_point(fix, names, source="fix") if isinstance(fix, str) else fix
+    conditions = [parse_constraint(c, names) if isinstance(c, str) else c for c in constraints]
+    size = None
+    if objective == "divergence":
+        scale = scale_parameter(experiment, scale)
+        size = next((n for n in names if kinds[n] == SIZE), None)
+        mode = mode or infer_mode(experiment, scale, chosen[0].metric, size)[0]
+    return optimize_configuration(
+        experiment, chosen, config, objective, fixed, conditions, scale, mode or "strong", size
+    )
 
 
 def report(
@@ -346,7 +406,7 @@ def report(
 
     experiment, chosen = _models_of(experiment, models, metric, modeler)
     if diagnosis is None:
-        diagnosis = run_diagnosis(experiment, chosen, **options)
+        diagnosis = run_diagnosis(experiment, chosen, **_diagnosis_options(experiment, options))
     html = build_report(experiment, chosen, diagnosis, title)
     if path is not None:
         try:
@@ -383,7 +443,7 @@ def import_profiles(
     *,
     profile_format: str | None = None,
     pattern: str | None = None,
-    params: Mapping[str, str] | None = None,
+    params: Mapping[str, str] | Sequence[str] | None = None,
     rank_statistic: str = "avg",
     location_statistic: str = "mean",
 ) -> Experiment:
@@ -397,8 +457,9 @@ def import_profiles(
         Detected from the first path when None.
     pattern : str, optional
         Run parameters from file or directory names, e.g. ``"mm.x{x}y{y}.r{rep}"``.
-    params : mapping of str to str, optional
-        Caliper metadata key to parameter name (``rep`` marks the repetition).
+    params : mapping of str to str, or sequence of str, optional
+        Caliper metadata key to parameter name (``rep`` marks the repetition), as a mapping
+        or as ``"KEY=NAME"`` texts (``"KEY"`` alone keeps the key's name).
     rank_statistic : {"avg", "min", "max", "sum"}
         How Caliper records of several MPI ranks reduce.
     location_statistic : {"mean", "sum", "min", "max"}
@@ -410,7 +471,10 @@ def import_profiles(
         Its metadata says which keys became parameters and which were dropped.
     """
     from perfcast.io.importers import import_profiles as read_profiles
+    from perfcast.io.profile_set import parse_param_options
 
+    if params is not None and not isinstance(params, Mapping):
+        params = parse_param_options(params) or None
     return read_profiles(
         paths,
         profile_format=profile_format,
@@ -419,6 +483,20 @@ def import_profiles(
         rank_statistic=rank_statistic,
         location_statistic=location_statistic,
     )
+
+
+def profile_options() -> dict[str, tuple[str, ...]]:
+    """The values :func:`import_profiles` accepts for ``profile_format``, ``rank_statistic``
+    and ``location_statistic``."""
+    from perfcast.io.caliper import RANK_STATISTICS
+    from perfcast.io.cube import LOCATION_STATISTICS
+    from perfcast.io.importers import PROFILE_FORMATS
+
+    return {
+        "profile_format": tuple(sorted(PROFILE_FORMATS)),
+        "rank_statistic": RANK_STATISTICS,
+        "location_statistic": LOCATION_STATISTICS,
+    }
 
 
 def load_campaign(
@@ -466,6 +544,60 @@ def run_campaign(campaign: Campaign, *, retry_failed: bool = False) -> CampaignR
     return take_runs(campaign, retry_failed=retry_failed)
 
 
+def pending_runs(campaign: Campaign, *, retry_failed: bool = False) -> list[dict[str, Any]]:
+    """The runs :func:`run_campaign` would take now, in order (point, repetition, mode and
+    command line of each), without taking any."""
+    from perfcast.measure.campaign import pending_runs as plan
+
+    return plan(campaign, retry_failed)
+
+
+def describe_failure(failure: Mapping[str, Any]) -> str:
+    """One line about a failed run of :attr:`CampaignResult.failures`: point, repetition,
+    mode, reason and the last line of its standard error."""
+    from perfcast.measure.campaign import describe_failure as describe
+
+    return describe(dict(failure))
+
+
+def metric_modes() -> tuple[str, ...]:
+    """The metric modes a campaign can measure in (``time``, ``instructions``, ``cache``)."""
+    from perfcast.measure.spec import METRIC_MODES
+
+    return METRIC_MODES
+
+
+def build_flags(kind: str, *, functions: bool = False) -> list[str]:
+    """How to build a program with perfcast's region library.
+
+    Parameters
+    ----------
+    kind : {"compile", "link", "fortran", "directory"}
+        Compiler flags; the library source and libraries to link; the Fortran module's source;
+        the directory of the library's sources.
+    functions : bool
+        With ``compile``: also record every function (``-finstrument-functions``).
+
+    Raises
+    ------
+    ValueError
+        For another ``kind``, or ``functions`` with a kind other than ``compile``.
+    """
+    from perfcast.measure import instrument
+
+    if functions and kind != "compile":
+        raise ValueError(f"functions: only with kind 'compile', not {kind!r}")
+    if kind == "compile":
+        return instrument.compile_flags(functions=functions)
+    if kind == "link":
+        return instrument.link_arguments()
+    if kind == "fortran":
+        return [str(instrument.fortran_module())]
+    if kind == "directory":
+        return [str(instrument.library_dir())]
+    raise ValueError(f"kind: must be 'compile', 'link', 'fortran' or 'directory', not {kind!r}")
+
+
 def analyze_source(
     sources: Sequence[str | Path], parameters: Sequence[str], compile_args: Sequence[str] = ()
 ) -> StaticReport:
@@ -490,9 +622,137 @@ def analyze_source(
     return analyze(sources, parameters, compile_args)
 
 
-def modelers() -> tuple[str, ...]:
-    """Names of the registered modelers (see :mod:`perfcast.model.registry`)."""
-    return modeler_names()
+def render(
+    value: ModelSet | Sequence[Prediction] | Diagnosis | Comparison | Optimum | InstructionMix,
+    format: str = "text",  # noqa: A002 - the documented keyword
+) -> str:
+    """A result as text for people or strict JSON (no NaN) for scripts.
+
+    Parameters
+    ----------
+    value : ModelSet, list of Prediction, Diagnosis, Comparison, Optimum or InstructionMix
+    format : str
+        ``text`` or ``json``; model sets and predictions also ``markdown`` and ``csv``;
+        instruction mixes also ``python`` (an importable module of the models).
+
+    Returns
+    -------
+    str
+        Ending in a newline.
+
+    Raises
+    ------
+    ValueError
+        For a format the value has no rendering in.
+    """
+    from perfcast.analyze.compare import Comparison
+    from perfcast.analyze.diagnosis import Diagnosis
+    from perfcast.render.tables import FORMATS, format_models, format_predictions
+    from perfcast.render.text import comparison_text, diagnosis_text, optimum_text
+
+    if isinstance(value, ModelSet | Sequence):
+        if format not in FORMATS:
+            raise ValueError(f"format: must be one of {', '.join(FORMATS)}, not {format!r}")
+        if isinstance(value, ModelSet):
+            return format_models(value, format)
+        return format_predictions(list(value), format)
+    from perfcast.static.instruction_mix import InstructionMix
+
+    if isinstance(value, InstructionMix):
+        return _render_mix(value, format)
+    if format == "json":
+        return dumps(value.to_dict()) + "\n"
+    if format != "text":
+        raise ValueError(f"format: must be 'text' or 'json', not {format!r}")
+    if isinstance(value, Diagnosis):
+        return diagnosis_text(value)
+    if isinstance(value, Comparison):
+        return comparison_text(value)
+    return optimum_text(value)
+
+
+def _render_mix(mix: InstructionMix, format: str) -> str:  # noqa: A002 - as render's
+    from perfcast.static.mix_output import mix_to_json, mix_to_python, mix_to_text
+
+    if format == "json":
+        return dumps(mix_to_json(mix)) + "\n"
+    if format == "python":
+        return mix_to_python(mix)
+    if format != "text":
+        raise ValueError(f"format: must be 'text', 'json' or 'python', not {format!r}")
+    return mix_to_text(mix)
+
+
+def parse_expectation(
+    text: str, parameters: Sequence[str], origin: str = "expectation"
+) -> Expectation:
+    """Parse an expected growth ``KERNELGLOB:PARAM=GROWTH`` (see :func:`diagnose`).
+
+    Parameters
+    ----------
+    text : str
+    parameters : sequence of str
+        The parameters it may name.
+    origin : str
+        Where the text came from, named in error messages.
+
+    Returns
+    -------
+    Expectation
+    """
+    from perfcast.analyze.bugs import parse_expectation as parse
+
+    return parse(text, parameters, origin)
+
+
+def load_static_report(path: str | Path) -> StaticReport:
+    """Read a static report written by ``perfcast static --format json`` (or
+    ``StaticReport.to_dict``).
+
+    Raises
+    ------
+    InputError
+        When the file cannot be read or is not such a report.
+    """
+    from perfcast.static.report import read_static_report
+
+    return read_static_report(Path(path))
+
+
+def instruction_mix(
+    binary: str | Path,
+    report: StaticReport,
+    parameters: Sequence[str] = (),
+    attribution: str = "cfg",
+) -> InstructionMix:
+    """Parametric instruction counts per function and category of an x86-64 ELF binary (Mira).
+
+    Parameters
+    ----------
+    binary : str or Path
+        The executable, built with ``-g`` from the sources ``report`` analyzed.
+    report : StaticReport
+        From :func:`analyze_source` or :func:`load_static_report`.
+    parameters : sequence of str
+        Parameter names, in the order the models take them.
+    attribution : {"cfg", "line"}
+        How instructions are mapped to loops: by the control-flow graph or by source line.
+
+    Returns
+    -------
+    InstructionMix
+        Render it with :func:`render` (``text``, ``json`` or ``python``).
+    """
+    from perfcast.static.binary import read_binary
+    from perfcast.static.instruction_mix import instruction_mix as count_mix
+
+    return count_mix(read_binary(binary), report, parameters, attribution)
+
+
+def modelers(*, standalone: bool = False) -> tuple[str, ...]:
+    """Names of the registered modelers (see :mod:`perfcast.model.registry`); ``standalone``
+    leaves out those that need a static analysis (``hybrid``)."""
+    return modeler_names(standalone=standalone)
 
 
 def formats() -> dict[str, dict[str, bool]]:
@@ -506,19 +766,34 @@ def formats() -> dict[str, dict[str, bool]]:
 
 
 __all__ = [
+    "LOCATIONS",
+    "TABLE_FORMATS",
+    "Experiment",
+    "InputError",
     "ModelSet",
+    "WorkError",
     "analyze_source",
+    "build_flags",
     "compare",
+    "describe_failure",
     "diagnose",
     "fit",
     "formats",
     "import_profiles",
+    "instruction_mix",
     "load",
     "load_campaign",
     "load_metric",
+    "load_static_report",
+    "metric_modes",
     "modelers",
     "optimize",
+    "parse_expectation",
+    "parse_point",
+    "pending_runs",
     "predict",
+    "profile_options",
+    "render",
     "report",
     "run_campaign",
     "save",

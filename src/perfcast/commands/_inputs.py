@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from perfcast.api import ModelSet, load, load_metric
+from perfcast.api import Experiment, ModelSet, load, load_metric
 from perfcast.commands.common import readable_formats
 from perfcast.commands.model import add_model_arguments, fit_metrics
-from perfcast.core.errors import InputError
-from perfcast.core.experiment import Experiment
-from perfcast.model.modelset import measured_ranges
 
 
 def add_analysis_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,34 +33,10 @@ def load_experiment(path: str, args: argparse.Namespace) -> tuple[Experiment, st
     return load_metric(experiment, metric), metric
 
 
-def read_models(path: str, experiment: Experiment, metric: str) -> ModelSet:
-    """Models from a JSON file (``perfcast model --format json``) for the experiment's kernels.
-
-    Raises
-    ------
-    InputError
-        When the file is not such JSON, or a kernel of the experiment has no model.
-    """
-    models = ModelSet.load(path)
-    kernels = set(experiment.kernels)
-    chosen = [m for m in models.models if m.metric == metric and m.kernel in kernels]
-    missing = sorted(kernels - {m.kernel for m in chosen})
-    if missing:
-        raise InputError(f"no {metric} model for kernel '{missing[0]}' of the experiment", path)
-    return ModelSet(
-        chosen,
-        modeler=models.modeler,
-        settings=models.settings,
-        ranges=models.ranges or measured_ranges(experiment),
-        source=models.source,
-        notes=models.notes,
-    )
-
-
 def obtain_models(
     experiment: Experiment, metric: str, args: argparse.Namespace, path: str | None
 ) -> ModelSet:
     """Models from ``path`` when given, else fitted."""
     if path:
-        return read_models(path, experiment, metric)
+        return ModelSet.load(path).for_experiment(experiment, metric)
     return fit_metrics(experiment, args, [metric])

@@ -7,7 +7,10 @@ which flag fixes the problem. This table maps those codes to that advice.
 
 from __future__ import annotations
 
-from perfcast.core.errors import InputError
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the type alone: the CLI imports this module before any command runs
+    from perfcast.api import InputError
 
 ADVICE: dict[str, str] = {
     "ambiguous-metric": "name one with --metric (perfcast model --metric all models them all)",

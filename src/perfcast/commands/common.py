@@ -6,19 +6,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from perfcast.core.errors import InputError
-from perfcast.core.experiment import Experiment
-from perfcast.io import formats, read_experiment
+from perfcast.api import Experiment, InputError, formats, load
 
 
 def readable_formats() -> list[str]:
     """Names of the formats perfcast can read."""
-    return [name for name, module in formats().items() if hasattr(module, "read")]
+    return [name for name, can in formats().items() if can["read"]]
 
 
 def writable_formats() -> list[str]:
     """Names of the formats perfcast can write."""
-    return [name for name, module in formats().items() if hasattr(module, "write")]
+    return [name for name, can in formats().items() if can["write"]]
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +37,7 @@ def load_experiment(args: argparse.Namespace) -> Experiment:
     InputError
         When the file is missing, of unknown format or malformed.
     """
-    return read_experiment(args.file, args.input_format)
+    return load(args.file, format=args.input_format)
 
 
 def write_output(text: str, out: str | None) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from perfcast.api import compare
+from perfcast.api import compare, parse_point, render
 from perfcast.commands._inputs import (
     add_analysis_arguments,
     add_output_arguments,
@@ -12,9 +12,6 @@ from perfcast.commands._inputs import (
     obtain_models,
 )
 from perfcast.commands.common import write_output
-from perfcast.core.jsonout import dumps
-from perfcast.core.points import parse_point
-from perfcast.render.text import comparison_text
 
 HELP = "compare two experiments: significant regressions (with p-values) and model differences"
 
@@ -72,6 +69,5 @@ def run(args: argparse.Namespace) -> int:
         min_effect=args.min_effect,
         target=target,
     )
-    text = dumps(result.to_dict()) + "\n" if args.format == "json" else comparison_text(result)
-    write_output(text, args.out)
+    write_output(render(result, args.format), args.out)
     return 0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from perfcast.api import save
 from perfcast.commands.common import add_input_arguments, load_experiment, writable_formats
-from perfcast.io import write_experiment
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Convert ``args.file`` to ``args.out``; returns the exit status."""
     experiment = load_experiment(args)
-    write_experiment(experiment, args.out, args.output_format)
+    save(experiment, args.out, format=args.output_format)
     print(
         f"wrote {len(experiment.frame)} values of {len(experiment.kernels)} kernels to {args.out}",
         file=sys.stderr,

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from perfcast.analyze.bugs import parse_expectation
-from perfcast.analyze.diagnosis import Diagnosis
-from perfcast.api import ModelSet, diagnose
+from perfcast.api import Experiment, ModelSet, diagnose, parse_expectation, parse_point, render
 from perfcast.commands._inputs import (
     add_analysis_arguments,
     add_output_arguments,
@@ -14,10 +13,9 @@ from perfcast.commands._inputs import (
     obtain_models,
 )
 from perfcast.commands.common import write_output
-from perfcast.core.experiment import Experiment
-from perfcast.core.jsonout import dumps
-from perfcast.core.points import parse_point
-from perfcast.render.text import diagnosis_text
+
+if TYPE_CHECKING:
+    from perfcast.api import Diagnosis
 
 HELP = "rank kernels at a target scale, flag scalability bugs, scaling error, hotspot shifts"
 
@@ -92,6 +90,5 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the diagnosis as text or JSON."""
     _, _, result = run_diagnosis(args)
-    text = dumps(result.to_dict()) + "\n" if args.format == "json" else diagnosis_text(result)
-    write_output(text, args.out)
+    write_output(render(result, args.format), args.out)
     return 0

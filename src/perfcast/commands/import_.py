@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from perfcast.io import write_experiment
-from perfcast.io.caliper import RANK_STATISTICS
-from perfcast.io.cube import LOCATION_STATISTICS
-from perfcast.io.importers import PROFILE_FORMATS, import_profiles
-from perfcast.io.profile_set import parse_param_options
+from perfcast.api import import_profiles, profile_options, save
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -35,16 +31,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="metadata key holding a parameter, e.g. mpi.world.size=p (repeatable; NAME rep "
         "marks the repetition)",
     )
-    parser.add_argument("--format", choices=sorted(PROFILE_FORMATS), dest="profile_format")
+    options = profile_options()
+    parser.add_argument("--format", choices=options["profile_format"], dest="profile_format")
     parser.add_argument(
         "--rank-statistic",
-        choices=RANK_STATISTICS,
+        choices=options["rank_statistic"],
         default="avg",
         help="Caliper: how records of several MPI ranks reduce (default: avg)",
     )
     parser.add_argument(
         "--location-statistic",
-        choices=LOCATION_STATISTICS,
+        choices=options["location_statistic"],
         default="mean",
         help="CUBE: how values of several locations reduce (default: mean)",
     )
@@ -59,11 +56,11 @@ def run(args: argparse.Namespace) -> int:
         args.paths,
         profile_format=args.profile_format,
         pattern=args.pattern,
-        params=parse_param_options(args.param) or None,
+        params=args.param or None,
         rank_statistic=args.rank_statistic,
         location_statistic=args.location_statistic,
     )
-    write_experiment(experiment, args.out, args.output_format)
+    save(experiment, args.out, format=args.output_format)
     runs = len(experiment.metadata.get("runs", []))
     names = ", ".join(experiment.parameter_names)
     print(

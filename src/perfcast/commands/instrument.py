@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from perfcast.core.errors import InputError
-from perfcast.measure import instrument
+from perfcast.api import InputError, build_flags
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -38,12 +37,8 @@ def run(args: argparse.Namespace) -> int:
     """Print the requested flags or path."""
     if args.functions and not args.cflags:
         raise InputError("--functions only goes with --cflags")
-    if args.cflags:
-        print(shlex.join(instrument.compile_flags(functions=args.functions)))
-    elif args.libs:
-        print(shlex.join(instrument.link_arguments()))
-    elif args.fortran:
-        print(instrument.fortran_module())
-    else:
-        print(instrument.library_dir())
+    chosen = {"compile": args.cflags, "link": args.libs, "fortran": args.fortran}
+    kind = next((k for k, given in chosen.items() if given), "directory")
+    words = build_flags(kind, functions=args.functions)
+    print(shlex.join(words) if kind in ("compile", "link") else words[0])
     return 0

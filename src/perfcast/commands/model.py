@@ -7,13 +7,20 @@ import shlex
 import sys
 from collections.abc import Sequence
 
-from perfcast.api import ModelSet, fit, load, load_metric
+from perfcast.api import (
+    LOCATIONS,
+    TABLE_FORMATS,
+    Experiment,
+    InputError,
+    ModelSet,
+    analyze_source,
+    fit,
+    load,
+    load_metric,
+    modelers,
+    render,
+)
 from perfcast.commands.common import add_input_arguments, write_output
-from perfcast.core.errors import InputError
-from perfcast.core.experiment import Experiment
-from perfcast.model.fitting.location import LOCATIONS
-from perfcast.model.registry import modeler_names
-from perfcast.render.tables import FORMATS, format_models
 
 #: ``--metric`` value that models every metric of the experiment (``perfcast model`` only).
 ALL_METRICS = "all"
@@ -24,7 +31,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("model")
     add_input_arguments(parser)
     add_model_arguments(parser, all_metrics=True)
-    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    parser.add_argument("--format", choices=TABLE_FORMATS, default="text", help="output format")
     parser.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
     parser.set_defaults(run=run)
 
@@ -36,7 +43,7 @@ def add_model_arguments(parser: argparse.ArgumentParser, all_metrics: bool = Fal
     """
     parser.add_argument(
         "--modeler",
-        choices=modeler_names(standalone=True),
+        choices=modelers(standalone=True),
         default="pmnf",
         help="default: pmnf (--static makes it hybrid)",
     )
@@ -120,15 +127,13 @@ def fit_metrics(
 def _static_settings(experiment: Experiment, args: argparse.Namespace) -> dict[str, object]:
     """The hybrid modeler's static report and name mappings from ``--static``, ``--param``,
     ``--set`` and ``--static-flags``; the analysis' diagnostics go to stderr."""
-    from perfcast.static import analyze
-
     mapping = dict(_parameter_pair(text) for text in args.param)
     missing = [p for p in mapping if p not in experiment.parameter_names]
     if missing:
         raise InputError(f"--param {missing[0]}: the experiment has no such parameter")
     constants = dict(_constant(text) for text in args.set)
     sources = [*mapping.values(), *constants]
-    report = analyze(args.static, sources, shlex.split(args.static_flags))
+    report = analyze_source(args.static, sources, shlex.split(args.static_flags))
     for message in report.diagnostics:
         print(message, file=sys.stderr)
     return {"report": report, "parameter_map": mapping, "constants": constants}
@@ -152,5 +157,5 @@ def _constant(text: str) -> tuple[str, float]:
 def run(args: argparse.Namespace) -> int:
     """Fit and print."""
     models = fit_from_args(args)
-    write_output(format_models(models, args.format), args.out)
+    write_output(render(models, args.format), args.out)
     return 0

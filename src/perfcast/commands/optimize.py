@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from perfcast.analyze.optimize import parse_constraint
-from perfcast.analyze.points import (
-    CONFIGURATION,
-    SIZE,
-    parameter_kinds,
-    scale_parameter,
-)
-from perfcast.analyze.scaling import infer_mode
-from perfcast.api import optimize
+from perfcast.api import optimize, parse_point, render
 from perfcast.commands._inputs import (
     add_analysis_arguments,
     add_output_arguments,
@@ -20,9 +12,6 @@ from perfcast.commands._inputs import (
     obtain_models,
 )
 from perfcast.commands.common import write_output
-from perfcast.core.jsonout import dumps
-from perfcast.core.points import parse_point
-from perfcast.render.text import optimum_text
 
 HELP = "search the configuration (threads, ranks per node, flags, ...) minimizing an objective"
 
@@ -56,28 +45,17 @@ def run(args: argparse.Namespace) -> int:
     experiment, metric = load_experiment(args.experiment, args)
     names = experiment.parameter_names
     forced = [n.strip() for n in (args.config_params or "").split(",") if n.strip()]
-    kinds = parameter_kinds(experiment, forced)
-    config = [n for n in names if kinds[n] == CONFIGURATION]
     fix = parse_point(args.fix, names, source="--fix") if args.fix else None
-    constraints = [parse_constraint(text, names) for text in args.constraint]
-    scale = mode = size = None
-    if args.objective == "divergence":
-        scale = scale_parameter(experiment, args.scale)
-        size = next((n for n in names if kinds[n] == SIZE), None)
-        mode = args.scaling or infer_mode(experiment, scale, metric, size)[0]
-    models = obtain_models(experiment, metric, args, args.models)
     result = optimize(
         experiment,
-        config,
-        models,
-        metric=metric,
+        obtain_models(experiment, metric, args, args.models),
+        config_params=forced,
         objective=args.objective,
         fix=fix,
-        constraints=constraints,
-        scale=scale,
-        mode=mode or "strong",
-        size=size,
+        constraints=args.constraint,
+        scale=args.scale,
+        mode=args.scaling,
+        metric=metric,
     )
-    text = dumps(result.to_dict()) + "\n" if args.format == "json" else optimum_text(result)
-    write_output(text, args.out)
+    write_output(render(result, args.format), args.out)
     return 0

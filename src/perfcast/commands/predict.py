@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from perfcast.api import predict
+from perfcast.api import TABLE_FORMATS, InputError, parse_point, predict, render
 from perfcast.commands.common import add_input_arguments, write_output
 from perfcast.commands.model import ALL_METRICS, add_model_arguments, fit_from_args
-from perfcast.core.errors import InputError
-from perfcast.core.points import parse_point
-from perfcast.render.tables import FORMATS, format_predictions
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -21,7 +18,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--at", required=True, metavar="p=4096,n=1e6", help="the configuration to predict"
     )
     parser.add_argument("--level", type=float, default=0.95, help="prediction interval level")
-    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    parser.add_argument("--format", choices=TABLE_FORMATS, default="text", help="output format")
     parser.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
     parser.set_defaults(run=run)
 
@@ -35,5 +32,5 @@ def run(args: argparse.Namespace) -> int:
     point = parse_point(args.at, source="--at")
     models = fit_from_args(args)
     predictions = predict(models, point, level=args.level)
-    write_output(format_predictions(predictions, args.format), args.out)
+    write_output(render(predictions, args.format), args.out)
     return 0

@@ -7,11 +7,19 @@ import shlex
 import signal
 import sys
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from perfcast.core.errors import InputError
-from perfcast.measure.campaign import describe_failure, pending_runs, run_campaign
-from perfcast.measure.spec import METRIC_MODES, Campaign, campaign_from_mapping, load_campaign
+from perfcast.api import (
+    InputError,
+    describe_failure,
+    load_campaign,
+    metric_modes,
+    pending_runs,
+    run_campaign,
+)
+
+if TYPE_CHECKING:
+    from perfcast.api import Campaign
 
 FAILURES_SHOWN = 10
 
@@ -49,7 +57,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--metric",
         action="append",
-        choices=METRIC_MODES,
+        choices=metric_modes(),
         help="time (default), instructions (callgrind) or cache (cachegrind); repeatable",
     )
     for level in ("I1", "D1", "LL"):
@@ -106,7 +114,7 @@ def settings_from_flags(args: argparse.Namespace, command: list[str]) -> dict[st
 
 
 def _print_plan(campaign: Campaign, retry_failed: bool) -> int:
-    runs = pending_runs(campaign, retry_failed)
+    runs = pending_runs(campaign, retry_failed=retry_failed)
     total = len(campaign.points()) * campaign.repetitions * len(campaign.metrics)
     order = "in this order" if campaign.seed is not None else "order drawn when run (no seed)"
     print(f"{len(runs)} of {total} runs to take, {order}:")
@@ -138,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         if campaign_file is not None:
             campaign = load_campaign(campaign_file, overrides=settings)
         elif words:
-            campaign = campaign_from_mapping(settings)
+            campaign = load_campaign(settings)
         else:
             raise InputError(
                 "give a campaign file (CAMPAIGN.toml) or a command after --", "command line"

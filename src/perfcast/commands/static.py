@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from perfcast.core.errors import InputError
+from perfcast.api import InputError, analyze_source, instruction_mix, load_static_report, render
 
 BINARY_OPTIONS = ("binary", "report", "attribution", "mix_json", "mix_python")
 """Names of the attributes :func:`add_binary_arguments` adds to the parsed arguments."""
@@ -104,14 +104,12 @@ def split_arguments(args: argparse.Namespace) -> tuple[list[str], list[str], arg
 
 def run(args: argparse.Namespace) -> int:
     """Analyse the sources and print the kernels (and clusters)."""
-    from perfcast.static import analyze
-
     sources, flags, options = split_arguments(args)
     if not sources and not (options.binary and options.report):
         raise InputError("perfcast static needs at least one source file")
     if options.binary:
         return run_binary(sources, flags, options)
-    report = analyze(sources, options.param, flags)
+    report = analyze_source(sources, options.param, flags)
     for message in report.diagnostics:
         print(message, file=sys.stderr)
     if options.format == "json":
@@ -142,23 +140,17 @@ def run_binary(sources: list[str], compile_args: list[str], options: argparse.Na
     int
         0.
     """
-    from perfcast.static import analyze
-    from perfcast.static.binary import read_binary
-    from perfcast.static.instruction_mix import instruction_mix
-    from perfcast.static.mix_output import mix_to_json, mix_to_python, mix_to_text
-    from perfcast.static.report import read_static_report
-
     parameters = tuple(options.param or ())
     if options.report is not None:
-        report = read_static_report(options.report)
+        report = load_static_report(options.report)
     else:
-        report = analyze(sources, parameters, compile_args)
-    mix = instruction_mix(read_binary(options.binary), report, parameters, options.attribution)
+        report = analyze_source(sources, parameters, compile_args)
+    mix = instruction_mix(options.binary, report, parameters, options.attribution)
     if options.mix_json is not None:
-        options.mix_json.write_text(json.dumps(mix_to_json(mix), indent=2) + "\n")
+        options.mix_json.write_text(render(mix, "json"))
     if options.mix_python is not None:
-        options.mix_python.write_text(mix_to_python(mix))
-    sys.stdout.write(mix_to_text(mix))
+        options.mix_python.write_text(render(mix, "python"))
+    sys.stdout.write(render(mix, "text"))
     return 0
 
 

@@ -154,6 +154,34 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
             )
         return chosen
 
+    def for_experiment(self, experiment: Experiment, metric: str) -> ModelSet:
+        """The models of ``metric`` for the kernels of ``experiment``, one for each.
+
+        Raises
+        ------
+        InputError
+            When a kernel of the experiment has no model of that metric (``value``: the
+            kernel).
+        """
+        kernels = set(experiment.kernels)
+        chosen = [m for m in self.models if m.metric == metric and m.kernel in kernels]
+        missing = sorted(kernels - {m.kernel for m in chosen})
+        if missing:
+            raise InputError(
+                f"no {metric} model for kernel '{missing[0]}' of the experiment",
+                self.source,
+                reason="missing-model",
+                value=missing[0],
+            )
+        return ModelSet(
+            chosen,
+            modeler=self.modeler,
+            settings=self.settings,
+            ranges=self.ranges or measured_ranges(experiment),
+            source=self.source,
+            notes=self.notes,
+        )
+
     def ranked(
         self, at: Mapping[str, float] | None = None, metric: str | None = None
     ) -> list[Model]:
