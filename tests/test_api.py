@@ -182,6 +182,7 @@ def test_analyses_accept_model_sets(measured, models):
     assert diagnosis.scale == "p"
     html = perfcast.report(measured, models, at={"p": 512})
     assert html.lstrip().lower().startswith("<!doctype html")
+    assert "<th>models</th><td>pmnf: search of the performance model normal form" in html
     comparison = perfcast.compare(measured, measured, with_models=False)
     assert comparison.to_dict()["metric"] == "time"
 

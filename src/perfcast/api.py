@@ -407,7 +407,8 @@ def report(
     experiment, chosen = _models_of(experiment, models, metric, modeler)
     if diagnosis is None:
         diagnosis = run_diagnosis(experiment, chosen, **_diagnosis_options(experiment, options))
-    html = build_report(experiment, chosen, diagnosis, title)
+    modeler_name = models.modeler if models is not None else modeler
+    html = build_report(experiment, chosen, diagnosis, title, modeler_name)
     if path is not None:
         try:
             Path(path).write_text(html, encoding="utf-8")

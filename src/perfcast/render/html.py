@@ -19,6 +19,7 @@ from perfcast.analyze.diagnosis import Diagnosis
 from perfcast.analyze.scaling import Scaling
 from perfcast.core.experiment import KERNEL, METRIC, VALUE, Experiment
 from perfcast.core.function import Model
+from perfcast.model.registry import REGISTRY
 from perfcast.render.svg import PALETTE, Chart
 
 OPEN_PLOTS = 12
@@ -341,6 +342,7 @@ def build_report(
     models: Sequence[Model],
     diagnosis: Diagnosis,
     title: str | None = None,
+    modeler: str | None = None,
 ) -> str:
     """The complete HTML document as a string.
 
@@ -354,6 +356,8 @@ def build_report(
         From :func:`perfcast.analyze.diagnosis.diagnose`.
     title : str, optional
         Defaults to the experiment's source.
+    modeler : str, optional
+        The registered name of the modeler that fitted the models (shown with its summary).
     """
     title = title or f"perfcast report: {experiment.source or 'experiment'}"
     scale, target = diagnosis.scale, diagnosis.target
@@ -371,7 +375,7 @@ def build_report(
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
     ]
-    out.append(_summary(experiment, diagnosis, len(models)))
+    out.append(_summary(experiment, diagnosis, len(models), modeler))
     out.append(_warnings(diagnosis))
     out.append("<h2>Scaling error</h2>")
     out.append(_scaling_table(diagnosis))
@@ -420,7 +424,9 @@ def build_report(
     return "\n".join(out)
 
 
-def _summary(experiment: Experiment, diagnosis: Diagnosis, count: int) -> str:
+def _summary(
+    experiment: Experiment, diagnosis: Diagnosis, count: int, modeler: str | None
+) -> str:
     total = sum(max(r.predicted, 0.0) for r in diagnosis.ranking)
     meta = "".join(
         f"<tr><th>{escape(str(k))}</th><td>{escape(str(v))}</td></tr>"
@@ -431,6 +437,7 @@ def _summary(experiment: Experiment, diagnosis: Diagnosis, count: int) -> str:
         "<h2>Summary</h2><table>"
         f"<tr><th>metric</th><td>{escape(diagnosis.metric)}</td></tr>"
         f"<tr><th>kernels</th><td>{count}</td></tr>"
+        f"<tr><th>models</th><td>{_modeler_text(modeler)}</td></tr>"
         f"<tr><th>scale parameter</th><td>{escape(diagnosis.scale)}</td></tr>"
         f"<tr><th>scaling</th><td>{diagnosis.mode} ({escape(diagnosis.mode_reason)})</td></tr>"
         "<tr><th>largest measured point</th>"
@@ -440,6 +447,15 @@ def _summary(experiment: Experiment, diagnosis: Diagnosis, count: int) -> str:
         f"<tr><th>scalability bugs</th><td>{len(diagnosis.flagged)}</td></tr>"
         f"{meta}</table>"
     )
+
+
+def _modeler_text(modeler: str | None) -> str:
+    """The modeler's name and registry summary, escaped; "read from a file" when unknown."""
+    if modeler is None:
+        return "fitted elsewhere (modeler not recorded)"
+    entry = REGISTRY.get(modeler)
+    summary = f": {entry.summary}" if entry is not None else ""
+    return escape(f"{modeler}{summary}")
 
 
 def _warnings(diagnosis: Diagnosis) -> str:
