@@ -390,7 +390,7 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
         )
         if ax is None:
             _, ax = plt.subplots()
-        ax.plot(xs, model.evaluate(grid), label=model.expression(digits=3))
+        ax.plot(xs, model.evaluate(grid), label=f"model: {model.expression(digits=3)}")
         if experiment is not None:
             _plot_measured(ax, experiment, model, x_name, self.point)
         ax.set_xscale("log", base=2)
