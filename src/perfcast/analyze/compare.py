@@ -281,10 +281,7 @@ def compare_experiments(
             b.source,
         )
     if metric is None:
-        shared = [m for m in a.metric_names if m in b.metric_names]
-        if not shared:
-            raise InputError("the experiments share no metric", b.source)
-        metric = "time" if "time" in shared else shared[0]
+        metric = _default_metric(a, b)
     names = list(a.parameter_names)
     stats_a, stats_b = _statistics(a, metric), _statistics(b, metric)
     kernels_a = set(stats_a.index.get_level_values(KERNEL))
@@ -292,42 +289,95 @@ def compare_experiments(
     joined = stats_a.add_suffix("_a").join(stats_b.add_suffix("_b"), how="inner")
     if joined.empty:
         raise InputError("the experiments share no kernel measured at the same point", b.source)
-    p_slower = welch_one_sided(
-        joined["mean_a"].to_numpy(),
-        joined["var_a"].to_numpy(),
-        joined["n_a"].to_numpy(),
-        joined["mean_b"].to_numpy(),
-        joined["var_b"].to_numpy(),
-        joined["n_b"].to_numpy(),
+    joined = _point_tests(joined)
+    points = _point_changes(joined, names)
+    blocks = _kernel_blocks(joined)
+    p_slower, p_faster = joined["p_slower"].to_numpy(), joined["p_faster"].to_numpy()
+    combined = np.array([[fisher(p_slower[rows]), fisher(p_faster[rows])] for _, rows in blocks])
+    adjusted = holm(combined.ravel()).reshape(combined.shape)
+    by_kernel_a = {m.kernel: m for m in models_a or []}
+    by_kernel_b = {m.kernel: m for m in models_b or []}
+    path_start, path_end = _model_path(a, b, names, target)
+    changes = []
+    for (kernel, rows), (slower, faster) in zip(blocks, adjusted, strict=True):
+        models = None
+        if kernel in by_kernel_a and kernel in by_kernel_b:
+            models = compare_models(by_kernel_a[kernel], by_kernel_b[kernel], path_start, path_end)
+        changes.append(
+            _kernel_change(kernel, points[rows], slower, faster, alpha, min_effect, models)
+        )
+    return Comparison(
+        metric,
+        alpha,
+        min_effect,
+        changes,
+        sorted(kernels_a - kernels_b),
+        sorted(kernels_b - kernels_a),
     )
-    p_faster = welch_one_sided(
-        joined["mean_b"].to_numpy(),
-        joined["var_b"].to_numpy(),
-        joined["n_b"].to_numpy(),
-        joined["mean_a"].to_numpy(),
-        joined["var_a"].to_numpy(),
-        joined["n_a"].to_numpy(),
-    )
+
+
+def _default_metric(a: Experiment, b: Experiment) -> str:
+    """``time`` when both experiments measured it, else the first metric they share."""
+    shared = [m for m in a.metric_names if m in b.metric_names]
+    if not shared:
+        raise InputError("the experiments share no metric", b.source)
+    return "time" if "time" in shared else shared[0]
+
+
+def _point_tests(joined: pd.DataFrame) -> pd.DataFrame:
+    """``joined`` (statistics of A and B per kernel and point) with ratio and both p-values."""
+
+    def welch(base: str, candidate: str) -> np.ndarray:
+        return welch_one_sided(
+            joined[f"mean_{base}"].to_numpy(),
+            joined[f"var_{base}"].to_numpy(),
+            joined[f"n_{base}"].to_numpy(),
+            joined[f"mean_{candidate}"].to_numpy(),
+            joined[f"var_{candidate}"].to_numpy(),
+            joined[f"n_{candidate}"].to_numpy(),
+        )
+
+    p_slower, p_faster = welch("a", "b"), welch("b", "a")
     logged = (joined["log_a"] & joined["log_b"]).to_numpy()
     difference = (joined["mean_b"] - joined["mean_a"]).to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(logged, np.exp(difference), joined["mean_b"] / joined["mean_a"])
-    joined = joined.assign(ratio=ratio, p_slower=p_slower, p_faster=p_faster)
+    return joined.assign(ratio=ratio, p_slower=p_slower, p_faster=p_faster)
 
+
+def _kernel_blocks(joined: pd.DataFrame) -> list[tuple[str, slice]]:
+    """Each kernel with its rows in ``joined``, whose index is sorted by kernel."""
     kernel_column = joined.index.get_level_values(KERNEL).to_numpy().astype(str)
+    starts = np.flatnonzero(np.r_[True, kernel_column[1:] != kernel_column[:-1]])
+    ends = np.r_[starts[1:], len(joined)]
+    return [(str(kernel_column[b]), slice(b, e)) for b, e in zip(starts, ends, strict=True)]
+
+
+def _point_changes(joined: pd.DataFrame, names: list[str]) -> list[PointChange]:
+    """One :class:`PointChange` per row of the tested ``joined`` table."""
     point_values = np.column_stack(
         [joined.index.get_level_values(n).to_numpy(dtype=float) for n in names]
     )
-    # the joined index is sorted by kernel: each kernel is one contiguous block of rows
-    starts = np.flatnonzero(np.r_[True, kernel_column[1:] != kernel_column[:-1]])
-    blocks = [slice(b, e) for b, e in zip(starts, np.r_[starts[1:], len(joined)], strict=True)]
-    kernel_names = [str(kernel_column[b.start]) for b in blocks]
     ratio_column = joined["ratio"].to_numpy()
+    p_slower, p_faster = joined["p_slower"].to_numpy(), joined["p_faster"].to_numpy()
     counts_a, counts_b = joined["n_a"].to_numpy(), joined["n_b"].to_numpy()
-    combined = np.array([[fisher(p_slower[b]), fisher(p_faster[b])] for b in blocks])
-    adjusted = holm(combined.ravel()).reshape(combined.shape) if len(kernel_names) else combined
-    by_kernel_a = {m.kernel: m for m in models_a or []}
-    by_kernel_b = {m.kernel: m for m in models_b or []}
+    return [
+        PointChange(
+            dict(zip(names, map(float, point_values[i]), strict=True)),
+            float(ratio_column[i]),
+            float(p_slower[i]),
+            float(p_faster[i]),
+            int(counts_a[i]),
+            int(counts_b[i]),
+        )
+        for i in range(len(joined))
+    ]
+
+
+def _model_path(
+    a: Experiment, b: Experiment, names: list[str], target: Mapping[str, float] | None
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Where model crossings are searched: from the smallest point to ``target`` or the largest."""
     path_start = {
         n: float(min(a.points()[:, i].min(), b.points()[:, i].min())) for i, n in enumerate(names)
     }
@@ -339,46 +389,31 @@ def compare_experiments(
             for i, n in enumerate(names)
         }
     )
-    changes = []
-    for index, kernel in enumerate(kernel_names):
-        block = blocks[index]
-        points = [
-            PointChange(
-                dict(zip(names, map(float, point_values[i]), strict=True)),
-                float(ratio_column[i]),
-                float(p_slower[i]),
-                float(p_faster[i]),
-                int(counts_a[i]),
-                int(counts_b[i]),
-            )
-            for i in range(block.start, block.stop)
-        ]
-        slower, faster = adjusted[index]
-        verdict, onset = _verdict(points, slower, faster, alpha, min_effect)
-        models = None
-        if kernel in by_kernel_a and kernel in by_kernel_b:
-            models = compare_models(by_kernel_a[kernel], by_kernel_b[kernel], path_start, path_end)
-        ratios = np.array([c.ratio for c in points])
-        changes.append(
-            KernelChange(
-                kernel,
-                verdict,
-                float(slower),
-                float(faster),
-                onset,
-                float(np.nanmax(ratios)),
-                float(np.nanmin(ratios)),
-                points,
-                models,
-            )
-        )
-    return Comparison(
-        metric,
-        alpha,
-        min_effect,
-        changes,
-        sorted(kernels_a - kernels_b),
-        sorted(kernels_b - kernels_a),
+    return path_start, path_end
+
+
+def _kernel_change(
+    kernel: str,
+    points: list[PointChange],
+    slower: float,
+    faster: float,
+    alpha: float,
+    min_effect: float,
+    models: dict[str, Any] | None,
+) -> KernelChange:
+    """The verdict on one kernel from its points and its Holm-adjusted combined p-values."""
+    verdict, onset = _verdict(points, slower, faster, alpha, min_effect)
+    ratios = np.array([c.ratio for c in points])
+    return KernelChange(
+        kernel,
+        verdict,
+        float(slower),
+        float(faster),
+        onset,
+        float(np.nanmax(ratios)),
+        float(np.nanmin(ratios)),
+        points,
+        models,
     )
 
 

@@ -18,7 +18,7 @@ import shutil
 import string
 import tomllib
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,8 @@ _TABLES = ("parameters", "environment", "cache")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Point = tuple[Number, ...]
+# Makes the InputError for a message about a key of the campaign (and its table), with its line.
+_Fail = Callable[..., InputError]
 
 
 class CampaignWarning(UserWarning):
@@ -273,75 +275,17 @@ def campaign_from_mapping(
     if unknown:
         raise fail(f"unknown key '{unknown[0]}' (known: {', '.join(KNOWN_KEYS)})", unknown[0])
 
-    raw_parameters = data.get("parameters")
-    if not isinstance(raw_parameters, Mapping) or not raw_parameters:
-        raise fail("the campaign defines no [parameters]", "parameters")
-    parameters: dict[str, list[Number]] = {}
-    for name, raw in raw_parameters.items():
-        if not _IDENTIFIER.fullmatch(name):
-            raise fail(f"parameter name '{name}' is not an identifier", name, "parameters")
-        try:
-            parameters[name] = parse_values(raw)
-        except RangeError as error:
-            raise fail(f"parameter '{name}': {error}", name, "parameters") from None
-
+    parameters = _parameters(data, fail)
     command = _words(data.get("command"), "command", fail)
     if not command:
         raise fail("the campaign has no command", "command")
     launcher = _words(data.get("launcher", []), "launcher", fail)
 
-    environment = data.get("environment", {})
-    if not isinstance(environment, Mapping) or not all(
-        isinstance(v, str | int | float) and not isinstance(v, bool) for v in environment.values()
-    ):
-        raise fail("[environment] must map names to strings or numbers", "environment")
-    environment = {str(k): str(v) for k, v in environment.items()}
-
-    repetitions = data.get("repetitions", 1)
-    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
-        raise fail(f"repetitions must be a positive integer, not {repetitions!r}", "repetitions")
-    timeout = data.get("timeout")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
-    ):
-        raise fail(f"timeout must be a positive number of seconds, not {timeout!r}", "timeout")
-    seed = data.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise fail(f"seed must be an integer, not {seed!r}", "seed")
-
-    metrics = data.get("metrics", ["time"])
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    if not isinstance(metrics, list) or not metrics:
-        raise fail("metrics must be a non-empty list", "metrics")
-    for metric in metrics:
-        if metric not in METRIC_MODES:
-            raise fail(f"unknown metric '{metric}' (known: {', '.join(METRIC_MODES)})", "metrics")
-    metrics = list(dict.fromkeys(metrics))
-
-    cache = dict(DEFAULT_CACHE)
-    raw_cache = data.get("cache", {})
-    if not isinstance(raw_cache, Mapping):
-        raise fail("[cache] must be a table of I1, D1, LL geometries", "cache")
-    for level, geometry in raw_cache.items():
-        if level not in CACHE_LEVELS:
-            raise fail(f"unknown cache level '{level}' (known: I1, D1, LL)", level, "cache")
-        problem = cache_geometry_problem(geometry)
-        if problem:
-            raise fail(f"cache {level}: {problem}", level, "cache")
-        cache[level] = str(geometry).replace(" ", "")
-
-    workdir = (base / str(data.get("workdir", "."))).resolve()
-    if not workdir.is_dir():
-        raise fail(f"working directory {workdir} does not exist", "workdir")
-    default_output = f"{Path(source).stem}.csv" if source != "command line" else "campaign.csv"
-    output = (base / str(data.get("output", default_output))).resolve()
-    if not output.parent.is_dir():
-        raise fail(f"the output directory {output.parent} does not exist", "output")
-    try:
-        output_format_for(output)
-    except InputError as error:
-        raise fail(f"output '{output.name}': {error.message}", "output") from None
+    environment = _environment(data, fail)
+    repetitions, timeout, seed = _run_settings(data, fail)
+    metrics = _metrics(data, fail)
+    cache = _cache(data, fail)
+    workdir, output = _paths(data, base, source, fail)
 
     campaign = Campaign(
         parameters=parameters,
@@ -360,6 +304,97 @@ def campaign_from_mapping(
     _check_templates(campaign, fail)
     _check_programs(campaign, fail)
     return campaign
+
+
+def _parameters(data: Mapping[str, Any], fail: _Fail) -> dict[str, list[Number]]:
+    """The ``[parameters]`` table: each identifier with its values."""
+    raw_parameters = data.get("parameters")
+    if not isinstance(raw_parameters, Mapping) or not raw_parameters:
+        raise fail("the campaign defines no [parameters]", "parameters")
+    parameters: dict[str, list[Number]] = {}
+    for name, raw in raw_parameters.items():
+        if not _IDENTIFIER.fullmatch(name):
+            raise fail(f"parameter name '{name}' is not an identifier", name, "parameters")
+        try:
+            parameters[name] = parse_values(raw)
+        except RangeError as error:
+            raise fail(f"parameter '{name}': {error}", name, "parameters") from None
+    return parameters
+
+
+def _environment(data: Mapping[str, Any], fail: _Fail) -> dict[str, str]:
+    """The ``[environment]`` table, values as strings."""
+    environment = data.get("environment", {})
+    if not isinstance(environment, Mapping) or not all(
+        isinstance(v, str | int | float) and not isinstance(v, bool) for v in environment.values()
+    ):
+        raise fail("[environment] must map names to strings or numbers", "environment")
+    environment = {str(k): str(v) for k, v in environment.items()}
+    return environment
+
+
+def _run_settings(
+    data: Mapping[str, Any], fail: _Fail
+) -> tuple[int, float | int | None, int | None]:
+    """``repetitions``, ``timeout`` (seconds, or None) and ``seed`` (or None)."""
+    repetitions = data.get("repetitions", 1)
+    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
+        raise fail(f"repetitions must be a positive integer, not {repetitions!r}", "repetitions")
+    timeout = data.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+    ):
+        raise fail(f"timeout must be a positive number of seconds, not {timeout!r}", "timeout")
+    seed = data.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise fail(f"seed must be an integer, not {seed!r}", "seed")
+    return repetitions, timeout, seed
+
+
+def _metrics(data: Mapping[str, Any], fail: _Fail) -> list[str]:
+    """The metrics to measure, each once, in the order given."""
+    metrics = data.get("metrics", ["time"])
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if not isinstance(metrics, list) or not metrics:
+        raise fail("metrics must be a non-empty list", "metrics")
+    for metric in metrics:
+        if metric not in METRIC_MODES:
+            raise fail(f"unknown metric '{metric}' (known: {', '.join(METRIC_MODES)})", "metrics")
+    metrics = list(dict.fromkeys(metrics))
+    return metrics
+
+
+def _cache(data: Mapping[str, Any], fail: _Fail) -> dict[str, str]:
+    """The simulated cache geometries: the defaults with the ``[cache]`` table's entries."""
+    cache = dict(DEFAULT_CACHE)
+    raw_cache = data.get("cache", {})
+    if not isinstance(raw_cache, Mapping):
+        raise fail("[cache] must be a table of I1, D1, LL geometries", "cache")
+    for level, geometry in raw_cache.items():
+        if level not in CACHE_LEVELS:
+            raise fail(f"unknown cache level '{level}' (known: I1, D1, LL)", level, "cache")
+        problem = cache_geometry_problem(geometry)
+        if problem:
+            raise fail(f"cache {level}: {problem}", level, "cache")
+        cache[level] = str(geometry).replace(" ", "")
+    return cache
+
+
+def _paths(data: Mapping[str, Any], base: Path, source: str, fail: _Fail) -> tuple[Path, Path]:
+    """The working directory and the output file, resolved from ``base``."""
+    workdir = (base / str(data.get("workdir", "."))).resolve()
+    if not workdir.is_dir():
+        raise fail(f"working directory {workdir} does not exist", "workdir")
+    default_output = f"{Path(source).stem}.csv" if source != "command line" else "campaign.csv"
+    output = (base / str(data.get("output", default_output))).resolve()
+    if not output.parent.is_dir():
+        raise fail(f"the output directory {output.parent} does not exist", "output")
+    try:
+        output_format_for(output)
+    except InputError as error:
+        raise fail(f"output '{output.name}': {error.message}", "output") from None
+    return workdir, output
 
 
 def _words(raw: Any, key: str, fail: Any) -> list[str]:

@@ -18,7 +18,16 @@ from perfcast.static.annotations import Annotation, parse_annotations
 from perfcast.static.context import FAILURES, CallRecord, Context, KernelRecord, describe
 from perfcast.static.cursors import LOOPS, children, key, operator, strip, walk
 from perfcast.static.frontend import parse_sources
-from perfcast.static.loops import exits, for_parts, header, loop_body, make_level, writes_in
+from perfcast.static.guards import Guards
+from perfcast.static.loops import (
+    Header,
+    exits,
+    for_parts,
+    header,
+    loop_body,
+    make_level,
+    writes_in,
+)
 from perfcast.static.names import Names
 from perfcast.static.program import Program, collect
 from perfcast.static.propagation import Propagation, public
@@ -31,7 +40,6 @@ from perfcast.static.symbolic import (
     Negation,
     Piece,
     Undefined,
-    constraint,
     prove_nonnegative,
     sum_over_levels,
     total,
@@ -56,9 +64,6 @@ _SIMPLE = {
 def _work_sharing(kind: CursorKind) -> bool:
     """OpenMP loop directives split iterations among threads: the total count is unchanged."""
     return kind.name.startswith("OMP_") and kind.name.endswith("FOR_DIRECTIVE")
-
-
-_NEGATE = {"<": ">=", ">=": "<", "<=": ">", ">": "<=", "==": "!=", "!=": "=="}
 
 
 def analyze(
@@ -102,6 +107,7 @@ class _Analysis:
         self.annotations: dict[str, dict[int, list[Annotation]]] = {}
         self.top_level: dict[str, set[int]] = {}
         self.names = Names(program, self.symbols, self.top_level)
+        self.guards = Guards(self.names)
         self.propagation = Propagation(program, self.calls, self.names.formals)
         self.early_return: dict[str, Cursor] = {}
         self.jumps: dict[str, Cursor] = {}
@@ -118,11 +124,12 @@ class _Analysis:
         for name, function in self.program.functions.items():
             self._walk_function(name, function)
         self.reach.call_seeds = lambda h: self.calls[h].context.seeds if h in self.calls else ()
-        kernels = [self._finish(record) for record in self.kernels]
+        counting = _Counting(self.propagation, self.reach, self.parameter_names, self.extra_symbols)
+        kernels = [counting.kernel(record) for record in self.kernels]
         fingerprints = {r.name: fingerprint(r.cursor) for r in self.kernels if r.kind == "loop"}
         names = tuple(self.parameter_names) + tuple(sorted(self.extra_symbols))
         kernels = [replace(k, all_parameters=names) for k in kernels]
-        branches = [replace(self._finish(r), all_parameters=names) for r in self.branches]
+        branches = [replace(counting.kernel(r), all_parameters=names) for r in self.branches]
         return StaticReport(
             kernels, list(warnings) + self.program.diagnostics, names, fingerprints, branches
         )
@@ -250,18 +257,8 @@ class _Analysis:
         symbol_note = next((a for a in notes if a.kind == "symbol"), None)
         name = self._loop_name(context.function, cursor)
         kind = {CursorKind.FOR_STMT: "for", CursorKind.WHILE_STMT: "while"}.get(cursor.kind, "do")
-        reason = None
+        parts, seeds, reason = self._loop_header(cursor, preceding)
         level = None
-        parts = None
-        seeds: tuple[Cursor, ...] = ()
-        try:
-            parts = header(cursor, preceding)
-            seeds = (parts.start, parts.bound) + (
-                (parts.update.amount,) if parts.update.amount is not None else ()
-            )
-        except FAILURES as error:
-            reason = describe(error)
-            seeds = self._raw_header(cursor)
         if parts is not None and context.undef is None and count_note is None:
             try:
                 level = self._level(cursor, parts, context, kind, symbol_note, name)
@@ -273,40 +270,10 @@ class _Analysis:
             reason = f"several exits ({exit_reason})"
         if count_note is not None:
             reason = None
-            self.extra_symbols |= {str(s) for s in count_note.value.free_symbols} - set(
-                self.parameter_names
-            )
-            level = Level(
-                sympy.Dummy(name, integer=True),
-                sympy.Dummy(f"k{line}", integer=True, nonnegative=True),
-                None,
-                count_note.value,
-                (),
-                False,
-                None,
-                None,
-                None,
-                None,
-                line,
-            )
+            level = self._annotated_level(count_note, name, line)
         if symbol_note is not None:
             self.extra_symbols.add(str(symbol_note.value))
-        checked = replace(
-            context,
-            undef=context.undef or f"called in the guard or update of the loop at line {line}",
-        )
-        if cursor.kind == CursorKind.FOR_STMT:
-            init, condition, increment, _ = for_parts(cursor)
-            if init is not None:
-                self._calls_in(init, context, False)
-            for part in (condition, increment):
-                if part is not None:
-                    self._calls_in(part, checked, False)
-        else:
-            kids = children(cursor)
-            self._calls_in(
-                kids[-1] if cursor.kind == CursorKind.DO_STMT else kids[0], checked, False
-            )
+        self._header_calls(cursor, context)
         if context.undef is not None:
             own = context
         elif reason is not None:
@@ -326,6 +293,58 @@ class _Analysis:
                 inner, bindings=inner.bindings + ((key(parts.variable), level.variable, cursor),)
             )
         self._visit_body(body, replace(inner, region=name), parts, level, cursor, source)
+
+    def _loop_header(
+        self, cursor: Cursor, preceding: list
+    ) -> tuple[Header | None, tuple[Cursor, ...], str | None]:
+        """The recognised header of a loop (or None and why not) and the expressions it reads."""
+        try:
+            parts = header(cursor, preceding)
+        except FAILURES as error:
+            return None, self._raw_header(cursor), describe(error)
+        seeds = (parts.start, parts.bound) + (
+            (parts.update.amount,) if parts.update.amount is not None else ()
+        )
+        return parts, seeds, None
+
+    def _annotated_level(self, count_note: Annotation, name: str, line: int) -> Level:
+        """The level of a loop whose trip count a ``count`` annotation gives."""
+        self.extra_symbols |= {str(s) for s in count_note.value.free_symbols} - set(
+            self.parameter_names
+        )
+        return Level(
+            sympy.Dummy(name, integer=True),
+            sympy.Dummy(f"k{line}", integer=True, nonnegative=True),
+            None,
+            count_note.value,
+            (),
+            False,
+            None,
+            None,
+            None,
+            None,
+            line,
+        )
+
+    def _header_calls(self, cursor: Cursor, context: Context) -> None:
+        """Record the calls in a loop's header: those in its guard or update run uncounted."""
+        checked = replace(
+            context,
+            undef=context.undef
+            or f"called in the guard or update of the loop at line {cursor.location.line}",
+        )
+        if cursor.kind == CursorKind.FOR_STMT:
+            init, condition, increment, _ = for_parts(cursor)
+            if init is not None:
+                self._calls_in(init, context, False)
+            for part in (condition, increment):
+                if part is not None:
+                    self._calls_in(part, checked, False)
+        else:
+            kids = children(cursor)
+            self._calls_in(
+                kids[-1] if cursor.kind == CursorKind.DO_STMT else kids[0], checked, False
+            )
 
     @staticmethod
     def _raw_header(cursor: Cursor) -> tuple[Cursor, ...]:
@@ -409,99 +428,77 @@ class _Analysis:
         condition, then = kids[0], kids[1]
         other = kids[2] if len(kids) > 2 else None
         self._calls_in(condition, context, False)
+        then_context, else_context = self._branch_contexts(cursor, condition, context, source)
+        seeds = context.seeds + (condition,)
+        self._visit_arm("then", then, cursor, replace(then_context, seeds=seeds), source)
+        if other is not None:
+            self._visit_arm("else", other, cursor, replace(else_context, seeds=seeds), source)
+
+    def _branch_contexts(
+        self, cursor: Cursor, condition: Cursor, context: Context, source
+    ) -> tuple[Context, Context]:
+        """The contexts of the then and else arms: guarded by the condition or its negation,
+        weighted by a ``probability`` annotation, or undefined with the reason."""
         notes = self.annotations[str(source.path)].get(cursor.location.line, [])
         probability = next((a for a in notes if a.kind == "probability"), None)
-        seeds = context.seeds + (condition,)
         if context.undef is not None:
-            then_context = else_context = context
-        elif probability is not None:
+            return context, context
+        if probability is not None:
             self.extra_symbols |= {str(s) for s in probability.value.free_symbols}
             then_context = replace(context, guards=context.guards + (Factor(probability.value),))
             else_context = replace(
                 context, guards=context.guards + (Factor(1 - probability.value),)
             )
-        else:
-            try:
-                guards = self._guards(condition, context, True)
-                then_context = replace(context, guards=context.guards + tuple(guards))
-                else_context = replace(context, guards=context.guards + (Negation(tuple(guards)),))
-            except FAILURES as error:
-                reason = (
-                    f"guarded by the condition at line {cursor.location.line} ({describe(error)})"
-                )
-                then_context = else_context = replace(context, undef=reason)
-        line = cursor.location.line
+            return then_context, else_context
+        try:
+            guards = self.guards.of(condition, context, True)
+        except FAILURES as error:
+            reason = f"guarded by the condition at line {cursor.location.line} ({describe(error)})"
+            undefined = replace(context, undef=reason)
+            return undefined, undefined
+        then_context = replace(context, guards=context.guards + tuple(guards))
+        else_context = replace(context, guards=context.guards + (Negation(tuple(guards)),))
+        return then_context, else_context
+
+    def _visit_arm(
+        self, arm: str, statement: Cursor, branch: Cursor, context: Context, source
+    ) -> None:
+        """Record the ``then`` or ``else`` arm of the if statement ``branch`` and walk it."""
+        name = f"{context.function}:if@{branch.location.line}:{arm}"
         depth = len(context.levels)
-        then_context = replace(then_context, seeds=seeds)
-        self.branches.append(
-            KernelRecord(
-                f"{context.function}:if@{line}:then", "branch", then, source, depth, then_context
-            )
-        )
-        self._visit(
-            then, replace(then_context, region=f"{context.function}:if@{line}:then"), [], source
-        )
-        if other is not None:
-            else_context = replace(else_context, seeds=seeds)
-            self.branches.append(
-                KernelRecord(
-                    f"{context.function}:if@{line}:else",
-                    "branch",
-                    other,
-                    source,
-                    depth,
-                    else_context,
-                )
-            )
-            self._visit(
-                other,
-                replace(else_context, region=f"{context.function}:if@{line}:else"),
-                [],
-                source,
-            )
+        self.branches.append(KernelRecord(name, "branch", statement, source, depth, context))
+        self._visit(statement, replace(context, region=name), [], source)
 
-    def _guards(self, condition: Cursor, context: Context, positive: bool) -> list:
-        condition = strip(condition)
-        if condition.kind == CursorKind.UNARY_OPERATOR and operator(condition) == "!":
-            return self._guards(children(condition)[0], context, not positive)
-        op = operator(condition) if condition.kind == CursorKind.BINARY_OPERATOR else ""
-        if op not in _NEGATE and op not in ("&&", "||"):
-            # A plain value is a test against zero: `if (x)` means `x != 0`.
-            value = sympy.expand(self.names.translator(context).expression(condition))
-            zero = self._constraint(value, ">=", context) + self._constraint(value, "<=", context)
-            return [Negation(tuple(zero))] if positive else zero
-        left, right = children(condition)
-        if op in ("&&", "||"):
-            if (op == "&&") == positive:
-                return self._guards(left, context, positive) + self._guards(
-                    right, context, positive
-                )
-            negated = self._guards(left, context, not positive) + self._guards(
-                right, context, not positive
-            )
-            return [Negation(tuple(negated))]
-        if op not in _NEGATE:
-            raise Undefined(f"the condition uses {op or 'an unknown operator'}")
-        translator = self.names.translator(context)
-        difference = sympy.expand(translator.expression(left) - translator.expression(right))
-        op = op if positive else _NEGATE[op]
-        if op == "==":
-            return self._constraint(difference, ">=", context) + self._constraint(
-                difference, "<=", context
-            )
-        if op == "!=":
-            equal = self._constraint(difference, ">=", context) + self._constraint(
-                difference, "<=", context
-            )
-            return [Negation(tuple(equal))]
-        return self._constraint(difference, op, context)
 
-    def _constraint(self, difference: sympy.Expr, op: str, context: Context) -> list:
-        normal = {"<": -difference - 1, "<=": -difference, ">": difference - 1, ">=": difference}
-        return constraint(sympy.expand(normal[op]), list(context.levels))
+class _Counting:
+    """The count per program run of each recorded kernel, and the parameters that reach it.
 
-    # -- counting ---------------------------------------------------------------------------
-    def _finish(self, record: KernelRecord) -> StaticKernel:
+    Parameters
+    ----------
+    propagation : Propagation
+        Counts per call multiplied up the call graph.
+    reach : Reach
+        Which parameters reach a kernel's seeds.
+    parameter_names : list of str
+        The user's parameters.
+    extra_symbols : set of str
+        Symbols that annotations introduced.
+    """
+
+    def __init__(
+        self,
+        propagation: Propagation,
+        reach: Reach,
+        parameter_names: list[str],
+        extra_symbols: set[str],
+    ) -> None:
+        self.propagation = propagation
+        self.reach = reach
+        self.parameter_names = parameter_names
+        self.extra_symbols = extra_symbols
+
+    def kernel(self, record: KernelRecord) -> StaticKernel:
+        """The static kernel of ``record``: its count (or why it has none) and its parameters."""
         context = record.context
         count = None
         reason = None
