@@ -1,11 +1,10 @@
 """Results do not move: the models of real files equal, bit for bit, the committed golden models.
 
 The golden files in ``tests/data/golden`` were written by ``perfcast model FILE --format json``
-with the code before the layer refactor (commit 0840b52); ``tests/data/SOURCES.md`` says which
-shared file each one models and how to regenerate them. Only the ``models`` list is compared,
+with the code before the layer refactor (commit 0840b52) from the real files copied into
+``tests/data`` and ``examples/data``; ``tests/data/SOURCES.md`` says where each came from and how
+to regenerate the golden files. Only the ``models`` list is compared, entry by entry in order,
 so top-level keys added to the model document (modeler, settings, format version) do not matter.
-Models are matched by kernel and metric, not by list position: with ``--metric all`` the code of
-0840b52 listed them metric by metric, the ModelSet lists them kernel by kernel.
 """
 
 from __future__ import annotations
@@ -21,12 +20,14 @@ import pytest
 
 from perfcast import cli
 
-GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "data" / "golden"
 
 
 @dataclass(frozen=True)
 class GoldenCase:
-    """One ``perfcast model`` run: its input under shared/testdata, modeler and extra options."""
+    """One ``perfcast model`` run: its input (relative to the repository), modeler and extra
+    options."""
 
     name: str
     modeler: str
@@ -39,25 +40,20 @@ class GoldenCase:
 
 
 CASES = [
-    GoldenCase("one_parameter_6", "pmnf", "extrap/text/one_parameter_6.txt"),
+    GoldenCase("one_parameter_6", "pmnf", "tests/data/extrap/text/one_parameter_6.txt"),
     GoldenCase(
-        "strong_scaling_one_parameter_1", "pmnf", "extrap/text/strong_scaling/one_parameter_1.txt"
+        "strong_scaling_one_parameter_1",
+        "pmnf",
+        "tests/data/extrap/text/strong_scaling/one_parameter_1.txt",
     ),
-    GoldenCase("two_parameter_1", "pmnf", "extrap/text/two_parameter_1.txt"),
-    GoldenCase("two_parameter_1", "sparse", "extrap/text/two_parameter_1.txt"),
-    GoldenCase("three_parameter_1", "pmnf", "extrap/text/three_parameter_1.txt"),
-    GoldenCase("three_parameter_1", "sparse", "extrap/text/three_parameter_1.txt"),
-    GoldenCase("json_input_1", "pmnf", "extrap/json/input_1.JSON"),
-    GoldenCase("cubeset_single_parameter", "pmnf", "extrap/cubeset/single_parameter"),
-    GoldenCase("mpi_scaling_cali", "pmnf", "caliper/mpi_scaling_cali", ("--metric", "all")),
+    GoldenCase("two_parameter_1", "pmnf", "tests/data/extrap/text/two_parameter_1.txt"),
+    GoldenCase("two_parameter_1", "sparse", "tests/data/extrap/text/two_parameter_1.txt"),
+    GoldenCase("three_parameter_1", "pmnf", "tests/data/extrap/text/three_parameter_1.txt"),
+    GoldenCase("three_parameter_1", "sparse", "tests/data/extrap/text/three_parameter_1.txt"),
+    GoldenCase("json_input_1", "pmnf", "tests/data/extrap/json/input_1.JSON"),
+    GoldenCase("cubeset_single_parameter", "pmnf", "tests/data/extrap/cubeset/single_parameter"),
+    GoldenCase("mpi_scaling_cali", "pmnf", "examples/data/mpi_scaling_cali", ("--metric", "all")),
 ]
-
-
-def by_kernel_and_metric(models: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The model entries keyed ``kernel / metric`` (each pair must occur once)."""
-    keyed = {f"{model['kernel']} / {model['metric']}": model for model in models}
-    assert len(keyed) == len(models), "two models of one kernel and metric"
-    return keyed
 
 
 def differences(golden: Any, actual: Any, where: str = "") -> Iterator[str]:
@@ -90,14 +86,14 @@ def differences(golden: Any, actual: Any, where: str = "") -> Iterator[str]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: f"{case.name}.{case.modeler}")
-def test_models_equal_the_golden_models_exactly(case, testdata, tmp_path, capsys):
+def test_models_equal_the_golden_models_exactly(case, tmp_path, capsys):
     assert case.golden.is_file(), f"golden file missing: {case.golden} (see tests/data/SOURCES.md)"
-    golden = by_kernel_and_metric(json.loads(case.golden.read_text())["models"])
+    golden = json.loads(case.golden.read_text())["models"]
     out = tmp_path / "models.json"
-    argv = ["model", str(testdata / case.source), "--modeler", case.modeler, *case.options]
+    argv = ["model", str(ROOT / case.source), "--modeler", case.modeler, *case.options]
     status = cli.main([*argv, "--format", "json", "--out", str(out)])
     assert status == 0, capsys.readouterr().err
-    actual = by_kernel_and_metric(json.loads(out.read_text())["models"])
+    actual = json.loads(out.read_text())["models"]
     moved = list(differences(golden, actual, "models"))
     assert not moved, f"{len(moved)} results moved:\n" + "\n".join(moved[:40])
 

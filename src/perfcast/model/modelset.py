@@ -73,6 +73,7 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
         notes: Sequence[str] = (),
     ) -> None:
         self._models: dict[str, dict[str, Model]] = {}
+        self._order: list[Model] = []
         for model in models:
             per_kernel = self._models.setdefault(model.kernel, {})
             if model.metric in per_kernel:
@@ -80,6 +81,7 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
                     f"models: two models of kernel {model.kernel!r}, metric {model.metric!r}"
                 )
             per_kernel[model.metric] = model
+            self._order.append(model)
         self.modeler = modeler
         self.settings = dict(settings or {})
         self.ranges = {k: (float(lo), float(hi)) for k, (lo, hi) in (ranges or {}).items()}
@@ -111,8 +113,9 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
 
     @property
     def models(self) -> list[Model]:
-        """Every model, kernel by kernel in fitting order."""
-        return [m for per_kernel in self._models.values() for m in per_kernel.values()]
+        """Every model, in the order given (as fitted: metric by metric, kernels in the
+        experiment's order)."""
+        return list(self._order)
 
     @property
     def metrics(self) -> list[str]:
