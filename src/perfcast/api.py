@@ -78,8 +78,6 @@ def load(
         When the file is missing, of unknown format or malformed, or the metric is not measured.
     """
     experiment = read_experiment(path, format)
-    if metric is not None and metric not in experiment.metric_names:
-        raise InputError(f"no metric '{metric}' (have {', '.join(experiment.metric_names)})", path)
     if metric is None and kernels is None:
         return experiment
     return experiment.select(kernels=kernels, metric=metric)
@@ -100,7 +98,7 @@ def fit(
         From :func:`load` or built with :meth:`Experiment.from_frame`.
     modeler : str
         A registered modeler (see :func:`modelers`): ``pmnf`` (default), ``sparse`` or
-        ``hybrid`` (which needs ``report=`` from :func:`perfcast.static.analyze`).
+        ``hybrid`` (which needs ``report=`` from :func:`analyze_source`).
     metric : str or sequence of str, optional
         The metric(s) to model; every metric of the experiment when None.
     **settings
@@ -123,10 +121,10 @@ def fit(
     estimator = make_modeler(modeler, **settings)
     if metric is None:
         metrics = experiment.metric_names
-    elif isinstance(metric, str):
-        metrics = [metric]
     else:
-        metrics = list(metric)
+        metrics = [metric] if isinstance(metric, str) else list(metric)
+        for name in metrics:  # every name checked before anything is fitted
+            experiment.check_metric(name)
     models: list[Model] = []
     notes: dict[str, None] = {}
     for name in metrics:
@@ -175,27 +173,11 @@ def _models_of(
 ) -> tuple[Experiment, list[Model]]:
     """The experiment restricted to one metric and that metric's models (fitted when None)."""
     chosen = metric or (models.cost_metric() if models is not None else experiment.default_metric())
-    experiment = load_metric(experiment, chosen)
+    experiment = experiment.select(metric=chosen)
     if models is None:
         models = fit(experiment, modeler=modeler, metric=chosen)
     kernels = set(experiment.kernels)
     return experiment, [m for m in models.of_metric(chosen) if m.kernel in kernels]
-
-
-def load_metric(experiment: Experiment, metric: str) -> Experiment:
-    """``experiment`` with only ``metric``.
-
-    Raises
-    ------
-    InputError
-        When the metric is not measured (the error names the metrics there are).
-    """
-    if metric not in experiment.metric_names:
-        raise InputError(
-            f"no metric '{metric}' (have {', '.join(experiment.metric_names)})",
-            experiment.source,
-        )
-    return experiment.select(metric=metric)
 
 
 def diagnose(
@@ -285,7 +267,7 @@ def compare(
     chosen = metric or baseline.default_metric()
     if not with_models:
         return compare_experiments(
-            load_metric(baseline, chosen), load_metric(candidate, chosen), chosen, **options
+            baseline.select(metric=chosen), candidate.select(metric=chosen), chosen, **options
         )
     a_models, b_models = models if models is not None else (None, None)
     a, models_a = _models_of(baseline, a_models, chosen, modeler)
@@ -784,7 +766,6 @@ __all__ = [
     "instruction_mix",
     "load",
     "load_campaign",
-    "load_metric",
     "load_static_report",
     "metric_modes",
     "modelers",

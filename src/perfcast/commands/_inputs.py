@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from perfcast.api import Experiment, ModelSet, load, load_metric
+from perfcast.api import Experiment, ModelSet, load
 from perfcast.commands.common import readable_formats
 from perfcast.commands.model import add_model_arguments, fit_metrics
 
@@ -30,7 +30,7 @@ def load_experiment(path: str, args: argparse.Namespace) -> tuple[Experiment, st
     kernels; returns it and the metric."""
     experiment = load(path, format=args.input_format, kernels=args.kernel)
     metric = args.metric or experiment.default_metric()
-    return load_metric(experiment, metric), metric
+    return experiment.select(metric=metric), metric
 
 
 def obtain_models(

@@ -16,7 +16,6 @@ from perfcast.api import (
     analyze_source,
     fit,
     load,
-    load_metric,
     modelers,
     render,
 )
@@ -111,8 +110,6 @@ def fit_metrics(
     """Fit ``metrics`` (None: the default metric) with the modeler the options name, hybrid
     with ``--static``; print the fit's notes on stderr."""
     chosen = [metric or experiment.default_metric() for metric in metrics]
-    for metric in chosen:
-        load_metric(experiment, metric)
     if args.static:
         settings = {**modeler_settings(args), **_static_settings(experiment, args)}
         models = fit(experiment, modeler="hybrid", metric=chosen, **settings)

@@ -274,6 +274,22 @@ class Experiment:
         unique = self.frame[names].drop_duplicates().sort_values(names)
         return unique.to_numpy(dtype=float)
 
+    def check_metric(self, metric: str) -> None:
+        """Raise unless ``metric`` was measured.
+
+        Raises
+        ------
+        InputError
+            Naming the metrics there are (``reason`` ``unknown-metric``, ``value`` the metric).
+        """
+        if metric not in self.metric_names:
+            raise InputError(
+                f"no metric '{metric}' (have {', '.join(self.metric_names)})",
+                self.source,
+                reason="unknown-metric",
+                value=metric,
+            )
+
     def select(self, kernels: str | None = None, metric: str | None = None) -> Experiment:
         """Keep only the kernels matching a glob pattern and/or one metric.
 
@@ -284,11 +300,7 @@ class Experiment:
         """
         mask = np.ones(len(self.frame), dtype=bool)
         if metric is not None:
-            if metric not in self.metrics:
-                raise InputError(
-                    f"no metric '{metric}'; the experiment has {', '.join(self.metric_names)}",
-                    self.source,
-                )
+            self.check_metric(metric)
             mask &= (self.frame[METRIC] == metric).to_numpy()
         if kernels is not None:
             names = self.frame[KERNEL].to_numpy()
