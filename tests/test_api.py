@@ -218,3 +218,9 @@ def test_a_campaign_from_a_mapping_runs(tmp_path):
     assert result.experiment.kernels == ["true"]
     again = perfcast.run_campaign(campaign)
     assert (again.executed, again.skipped) == (0, 6)
+
+
+def test_analyses_refuse_models_that_miss_a_kernel(measured, models):
+    partial = ModelSet([m for m in models.models if m.kernel != "main->gather"], source="m.json")
+    with pytest.raises(InputError, match="m.json: no time model for kernel 'main->gather'"):
+        perfcast.diagnose(measured, partial)

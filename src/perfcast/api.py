@@ -171,13 +171,19 @@ def predict(
 def _models_of(
     experiment: Experiment, models: ModelSet | None, metric: str | None, modeler: str
 ) -> tuple[Experiment, list[Model]]:
-    """The experiment restricted to one metric and that metric's models (fitted when None)."""
+    """The experiment restricted to one metric and that metric's model of each kernel (fitted
+    when ``models`` is None).
+
+    Raises
+    ------
+    InputError
+        When a kernel of the experiment has no model of the metric.
+    """
     chosen = metric or (models.cost_metric() if models is not None else experiment.default_metric())
     experiment = experiment.select(metric=chosen)
     if models is None:
         models = fit(experiment, modeler=modeler, metric=chosen)
-    kernels = set(experiment.kernels)
-    return experiment, [m for m in models.of_metric(chosen) if m.kernel in kernels]
+    return experiment, models.for_experiment(experiment, chosen).models
 
 
 def diagnose(
