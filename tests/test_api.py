@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pydoc
+from dataclasses import replace
 from pathlib import Path
 
 import matplotlib
@@ -224,3 +225,11 @@ def test_analyses_refuse_models_that_miss_a_kernel(measured, models):
     partial = ModelSet([m for m in models.models if m.kernel != "main->gather"], source="m.json")
     with pytest.raises(InputError, match="m.json: no time model for kernel 'main->gather'"):
         perfcast.diagnose(measured, partial)
+
+
+def test_a_model_set_is_a_read_only_mapping_of_every_kernel(models):
+    extra = ModelSet([*models.models, replace(models.models[0], kernel="only_visits", metric="v")])
+    assert len(list(extra)) == len(extra) == 4
+    assert list(extra)[-1] == "only_visits"
+    with pytest.raises(TypeError):
+        extra["main->gather"]["time"] = models.models[0]  # type: ignore[index]

@@ -12,6 +12,7 @@ import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -92,14 +93,17 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
     # --- mapping -------------------------------------------------------------------------------
 
     def __getitem__(self, kernel: str) -> Mapping[str, Model]:
-        return self._models[kernel]
+        return MappingProxyType(self._models[kernel])
 
     def __len__(self) -> int:
         return len(self._models)
 
     def __iter__(self) -> Iterator[str]:
-        """Kernels, most expensive first at :attr:`point` (see :meth:`ranked`)."""
-        return iter([model.kernel for model in self.ranked()])
+        """Kernels, most expensive first at :attr:`point` (see :meth:`ranked`); kernels without
+        a model of the cost metric follow in the order given."""
+        ranked = [model.kernel for model in self.ranked()]
+        seen = set(ranked)
+        return iter(ranked + [k for k in self._models if k not in seen])
 
     def __repr__(self) -> str:
         parameters = ", ".join(self.parameters) or "none"
