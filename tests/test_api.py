@@ -233,3 +233,8 @@ def test_a_model_set_is_a_read_only_mapping_of_every_kernel(models):
     assert list(extra)[-1] == "only_visits"
     with pytest.raises(TypeError):
         extra["main->gather"]["time"] = models.models[0]  # type: ignore[index]
+
+
+def test_ranking_needs_every_parameter(models):
+    with pytest.raises(InputError, match="has no value of p"):
+        models.ranked(at={"n": 4})

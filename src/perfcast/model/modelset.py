@@ -158,6 +158,8 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
             raise InputError(
                 f"no models of metric '{metric}' (have {', '.join(self.metrics) or 'none'})",
                 self.source,
+                reason="unknown-metric",
+                value=metric,
             )
         return chosen
 
@@ -200,10 +202,23 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
             A value for every parameter.
         metric : str, optional
             Default: :meth:`cost_metric`.
+
+        Raises
+        ------
+        InputError
+            When ``at`` misses a parameter of the models.
         """
         if not self._models:
             return []
         point = dict(self.point if at is None else at)
+        missing = [p for p in self.parameters if p not in point]
+        if missing:
+            raise InputError(
+                f"the point {point} has no value of {', '.join(missing)}",
+                self.source,
+                reason="bad-point",
+                value=point,
+            )
         models = self.of_metric(metric or self.cost_metric())
         coordinates = np.array([[point[p] for p in models[0].parameters]], dtype=float)
         costs = [float(m.evaluate(coordinates)[0]) for m in models]
