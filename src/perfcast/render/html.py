@@ -424,9 +424,7 @@ def build_report(
     return "\n".join(out)
 
 
-def _summary(
-    experiment: Experiment, diagnosis: Diagnosis, count: int, modeler: str | None
-) -> str:
+def _summary(experiment: Experiment, diagnosis: Diagnosis, count: int, modeler: str | None) -> str:
     total = sum(max(r.predicted, 0.0) for r in diagnosis.ranking)
     meta = "".join(
         f"<tr><th>{escape(str(k))}</th><td>{escape(str(v))}</td></tr>"
