@@ -23,7 +23,7 @@ import numpy as np
 from perfcast.io.cube import read_cube
 
 ROOT = Path(__file__).resolve().parents[1]
-SETS = ROOT.parent / "shared" / "testdata" / "extrap" / "cubeset"
+SETS = ROOT / "tests" / "data" / "extrap" / "cubeset"
 
 EXTRAP_DUMP = """
 import json, sys, warnings

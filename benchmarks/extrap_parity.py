@@ -6,7 +6,7 @@ Usage::
 
 The first argument is the Python interpreter of an environment with Extra-P (PyPI ``extrap``)
 installed; Extra-P runs there in a subprocess because it pins numpy < 2. For every file under
-``../shared/testdata/extrap`` (text, JSON, JSON Lines, Talpas) the script compares parameters,
+``tests/data/extrap`` (text, JSON, JSON Lines, Talpas) the script compares parameters,
 points, kernels, metrics and every measured value (the repetitions where Extra-P keeps them, and
 mean, median, minimum, maximum and repetition count everywhere) and prints one line per file. The
 exit status is 1 when any difference was found. Cube file sets are listed as not compared:
@@ -32,7 +32,7 @@ from perfcast.core.experiment import KERNEL, METRIC, VALUE
 from perfcast.io import read_experiment, write_experiment
 from perfcast.io.extrap_text import DEFAULT_KERNEL, DEFAULT_METRIC
 
-DEFAULT_DATA = Path(__file__).resolve().parents[1] / "../shared/testdata/extrap"
+DEFAULT_DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "extrap"
 FOLDERS = ("text", "json", "jsonlines", "talpas")
 # Extra-P's complaint about a kernel measured at fewer points than the file has; perfcast's data
 # model allows that, so such files are read by perfcast only (not counted as a difference).

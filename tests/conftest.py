@@ -11,7 +11,7 @@ import pytest
 
 from perfcast.core.experiment import Experiment
 
-TESTDATA = Path(__file__).resolve().parents[1].parent / "shared" / "testdata"
+TESTDATA = Path(__file__).resolve().parent / "data"
 
 
 def synthetic_experiment(
@@ -43,7 +43,6 @@ def synthetic_experiment(
 
 @pytest.fixture
 def testdata() -> Path:
-    """The shared real-tool test files."""
-    if not TESTDATA.is_dir():
-        pytest.skip(f"shared test data not found at {TESTDATA}")
+    """The real-tool test files the repository carries (``tests/data``, see its SOURCES.md)."""
+    assert TESTDATA.is_dir(), f"test data missing from the repository: {TESTDATA}"
     return TESTDATA

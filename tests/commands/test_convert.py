@@ -14,7 +14,7 @@ import pytest
 from perfcast import cli
 from perfcast.io import read_experiment
 
-EXTRAP_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "extrap"
+EXTRAP_DATA = Path(__file__).resolve().parents[1] / "data" / "extrap"
 ONE_PARAMETER = EXTRAP_DATA / "text" / "one_parameter_1.txt"
 
 

@@ -1,4 +1,4 @@
-"""Where the shared Extra-P test files live."""
+"""Where the Extra-P test files live (copies in ``tests/data``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-EXTRAP_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "extrap"
+EXTRAP_DATA = Path(__file__).resolve().parents[1] / "data" / "extrap"
 
 
 @pytest.fixture

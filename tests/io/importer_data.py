@@ -1,13 +1,12 @@
-"""Where the shared real-tool files live, and small helpers the importer tests share."""
+"""Where the real-tool test files live (``tests/data``), and small helpers the importer tests
+share."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
-import pytest
-
-TESTDATA = Path(__file__).resolve().parents[2].parent / "shared" / "testdata"
+TESTDATA = Path(__file__).resolve().parents[1] / "data"
 CALI_SERIES = TESTDATA / "caliper" / "mpi_scaling_cali"
 CUBE_SINGLE = TESTDATA / "extrap" / "cubeset" / "single_parameter"
 CUBE_MULTI = TESTDATA / "extrap" / "cubeset" / "multi_parameter"
@@ -15,9 +14,8 @@ RANKS = (27, 64, 125, 216, 343)
 
 
 def require(path: Path) -> Path:
-    """Skip the test when the shared test data is not there."""
-    if not path.exists():
-        pytest.skip(f"shared test data not found at {path}")
+    """``path``, which the repository carries (a missing one is a broken checkout)."""
+    assert path.exists(), f"test data missing from the repository: {path}"
     return path
 
 

@@ -2,8 +2,8 @@
 
 The golden files in ``tests/data/golden`` were written by ``perfcast model FILE --format json``
 with the code before the layer refactor (commit 0840b52) from the real files copied into
-``tests/data`` and ``examples/data``; ``tests/data/SOURCES.md`` says where each came from and how
-to regenerate the golden files. Only the ``models`` list is compared, entry by entry in order,
+``tests/data``; ``tests/data/SOURCES.md`` says where each came from and how to regenerate the
+golden files. Only the ``models`` list is compared, entry by entry in order,
 so top-level keys added to the model document (modeler, settings, format version) do not matter.
 """
 
@@ -52,7 +52,7 @@ CASES = [
     GoldenCase("three_parameter_1", "sparse", "tests/data/extrap/text/three_parameter_1.txt"),
     GoldenCase("json_input_1", "pmnf", "tests/data/extrap/json/input_1.JSON"),
     GoldenCase("cubeset_single_parameter", "pmnf", "tests/data/extrap/cubeset/single_parameter"),
-    GoldenCase("mpi_scaling_cali", "pmnf", "examples/data/mpi_scaling_cali", ("--metric", "all")),
+    GoldenCase("mpi_scaling_cali", "pmnf", "tests/data/caliper/mpi_scaling_cali", ("--metric", "all")),
 ]
 
 
