@@ -155,3 +155,18 @@ def test_report_of_two_parameters_plots_along_the_scale():
     assert "Other parameters at n=40000" in html
     chart = html[html.index('data-k="solve"') :]
     assert chart[: chart.index("</details>")].count("<circle") == 4  # the p values at n = 4e4
+
+
+def test_a_hostile_parameter_name_is_escaped_everywhere():
+    name = 'p<img src=x onerror="alert(1)">'
+    truth = {"main->compute": lambda **kw: 100.0 / kw[name], "main->gather": lambda **kw: kw[name]}
+    models = [
+        _with_band(model("main->compute", [name], 0.0, (100.0, {name: (-1, 0)}))),
+        _with_band(model("main->gather", [name], 0.0, (1.0, {name: (1, 0)}))),
+    ]
+    exp = experiment(truth, {name: P}, repetitions=3, noise=0.01, seed=2, roles={name: "processes"})
+    html = build_report(exp, models, diagnose(exp, models, at={name: 4096}), "hostile")
+    assert "Hotspot shift" in html  # the paragraph that once wrote the name unescaped
+    assert "<img" not in html
+    assert "onerror=" not in html.replace("onerror=&quot;", "")
+    assert "p&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html

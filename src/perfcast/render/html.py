@@ -388,7 +388,7 @@ def build_report(
         out.append(
             "<p>Largest change of the profile: "
             + "; ".join(
-                f"{name.replace('_', ' ')} between {scale}={s.start:g} and {s.end:g}"
+                escape(f"{name.replace('_', ' ')} between {scale}={s.start:g} and {s.end:g}")
                 for name, s in most.items()
                 if s is not None
             )
