@@ -634,10 +634,7 @@ def render(
     ValueError
         For a format the value has no rendering in.
     """
-    from perfcast.analyze.compare import Comparison
-    from perfcast.analyze.diagnosis import Diagnosis
     from perfcast.render.tables import FORMATS, format_models, format_predictions
-    from perfcast.render.text import comparison_text, diagnosis_text, optimum_text
 
     if isinstance(value, ModelSet | Sequence):
         if format not in FORMATS:
@@ -645,6 +642,10 @@ def render(
         if isinstance(value, ModelSet):
             return format_models(value, format)
         return format_predictions(list(value), format)
+    # Here, not above: the analyses need pandas, which printing models does not.
+    from perfcast.analyze.compare import Comparison
+    from perfcast.analyze.diagnosis import Diagnosis
+    from perfcast.render.text import comparison_text, diagnosis_text, optimum_text
     from perfcast.static.instruction_mix import InstructionMix
 
     if isinstance(value, InstructionMix):

@@ -8,6 +8,8 @@ import sys
 import pytest
 
 from perfcast import cli
+from perfcast.core.experiment import Metric
+from perfcast.io import read_experiment, write_experiment
 
 
 def test_top_level_help_lists_every_command(capsys):
@@ -62,7 +64,8 @@ def test_a_command_does_not_import_the_other_commands_or_their_dependencies():
 
 
 def loaded_heavy_packages(argv: list[str]) -> list[str]:
-    """Which of sympy, pandas, matplotlib and clang ``perfcast ARGV`` leaves imported at exit."""
+    """Which of sympy, pandas, pyarrow, matplotlib and clang ``perfcast ARGV`` leaves imported
+    at exit."""
     script = (
         "import sys\n"
         "from perfcast import cli\n"
@@ -72,7 +75,8 @@ def loaded_heavy_packages(argv: list[str]) -> list[str]:
         "    status = stop.code\n"
         "assert status == 0, status\n"
         "packages = {name.split('.')[0] for name in sys.modules}\n"
-        "print('loaded:', *sorted(packages & {'sympy', 'pandas', 'matplotlib', 'clang'}))\n"
+        "heavy = {'sympy', 'pandas', 'pyarrow', 'matplotlib', 'clang'}\n"
+        "print('loaded:', *sorted(packages & heavy))\n"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
@@ -85,11 +89,19 @@ def test_top_level_help_imports_no_heavy_package():
     assert loaded_heavy_packages(["--help"]) == []
 
 
-def test_model_on_a_small_file_imports_neither_sympy_nor_matplotlib_nor_clang(tmp_path):
-    small = tmp_path / "small.txt"
-    small.write_text(
-        "PARAMETER p\nPOINTS 4 8 16 32 64\nREGION solve\nMETRIC time\n"
-        "DATA 2.0 2.1\nDATA 4.1 4.0\nDATA 8.0 8.2\nDATA 16.1 15.9\nDATA 32.0 32.3\n"
-    )
-    # pandas stays: an Experiment is a pandas table, so every reader and the modelers need it.
-    assert loaded_heavy_packages(["model", str(small)]) == ["pandas"]
+SMALL_EXTRAP_TEXT = (
+    "PARAMETER p\nPOINTS 4 8 16 32 64\nREGION solve\nMETRIC time\n"
+    "DATA 2.0 2.1\nDATA 4.1 4.0\nDATA 8.0 8.2\nDATA 16.1 15.9\nDATA 32.0 32.3\n"
+)
+
+
+@pytest.mark.parametrize("name", ["small.txt", "small.csv", "small.perfcast.json"])
+def test_model_on_a_small_file_imports_no_heavy_package(tmp_path, name):
+    text = tmp_path / "small.txt"
+    text.write_text(SMALL_EXTRAP_TEXT)
+    small = tmp_path / name
+    if name != text.name:
+        experiment = read_experiment(text)
+        experiment.metrics["time"] = Metric("time", "s")  # so that a CSV has its header line
+        write_experiment(experiment, small)
+    assert loaded_heavy_packages(["model", str(small)]) == []

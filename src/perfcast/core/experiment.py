@@ -1,21 +1,25 @@
 """The experiment data model: parameters, kernels, metrics and every measured repetition.
 
-An :class:`Experiment` wraps one pandas long table with the columns
-``kernel, metric, <one column per parameter>, repetition, value``. Readers produce it, modelers
-consume it; :meth:`Experiment.to_frame` and :meth:`Experiment.from_frame` expose it.
+An :class:`Experiment` holds one long table with the columns
+``kernel, metric, <one column per parameter>, repetition, value`` as numpy columns. Readers
+produce it (:meth:`Experiment.from_columns`, :meth:`Experiment.from_frame`), modelers consume it;
+:attr:`Experiment.frame` shows it as a pandas table. pandas is imported only when a table is
+converted, so that reading and modeling a small file does not pay for importing it.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from perfcast.core.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 KERNEL = "kernel"
 METRIC = "metric"
@@ -102,17 +106,125 @@ class Series:
         return counts
 
 
-@dataclass
+def _first_appearance(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Renumber integer codes in order of first appearance.
+
+    Returns the new code of every entry and, for each new code, the old one.
+    """
+    if not len(codes):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    uniques, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    renumber = np.empty(len(uniques), dtype=np.int64)
+    renumber[order] = np.arange(len(uniques))
+    return renumber[inverse.ravel()], uniques[order]
+
+
+def _factorize(names: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """Codes of ``names`` in order of first appearance, and the distinct names in that order."""
+    index: dict[str, int] = {}
+    codes = np.fromiter((index.setdefault(name, len(index)) for name in names), dtype=np.int64)
+    return codes, list(index)
+
+
+def _dense_ids(columns: Sequence[np.ndarray], rows: int) -> np.ndarray:
+    """One id per distinct combination of the columns' values, shape (rows,).
+
+    Ids follow the lexicographic order of the combinations (the first column first).
+    """
+    ids = np.zeros(rows, dtype=np.int64)
+    for column in columns:
+        values, codes = np.unique(column, return_inverse=True)
+        _, inverse = np.unique(ids * len(values) + codes.ravel(), return_inverse=True)
+        ids = inverse.ravel().astype(np.int64)
+    return ids
+
+
+def _rank_within(groups: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """For rows sorted by ``order`` (group by group), each row's position inside its group."""
+    ranks = np.empty(len(groups), dtype=np.int64)
+    if not len(groups):
+        return ranks
+    sorted_groups = groups[order]
+    starts = np.flatnonzero(np.r_[True, sorted_groups[1:] != sorted_groups[:-1]])
+    sizes = np.diff(np.r_[starts, len(groups)])
+    ranks[order] = np.arange(len(groups)) - np.repeat(starts, sizes)
+    return ranks
+
+
+def _cumcount(groups: np.ndarray) -> np.ndarray:
+    """Each row's number among the earlier rows of its group (0, 1, 2, ... in row order)."""
+    return _rank_within(groups, np.argsort(groups, kind="stable"))
+
+
+def _sorted_points(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of ``matrix`` sorted lexicographically, and the index of every row's one."""
+    if not len(matrix):
+        return np.zeros((0, matrix.shape[1])), np.zeros(0, dtype=np.int64)
+    order = np.lexsort(matrix.T[::-1])
+    ordered = matrix[order]
+    new = np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)]
+    codes = np.empty(len(matrix), dtype=np.int64)
+    codes[order] = np.cumsum(new) - 1
+    return ordered[new], codes
+
+
+def _finite(raw: Sequence[Any] | np.ndarray, column: str, where: str) -> np.ndarray:
+    """``raw`` as floats; an InputError naming the first record that is not a finite number."""
+    numbers = np.asarray(raw, dtype=float)
+    bad = ~np.isfinite(numbers)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        value = raw[row]
+        value = value.item() if isinstance(value, np.generic) else value
+        raise InputError(f"record {row + 1}: {column} is {value!r}, not a finite number", where)
+    return numbers
+
+
+def _integers(numbers: np.ndarray, where: str) -> np.ndarray:
+    """Repetition numbers as integers; an InputError naming the first one that is not."""
+    bad = ~np.isfinite(numbers) | (numbers != np.round(numbers))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(f"record {row + 1}: repetition is not an integer", where)
+    return numbers.astype(np.int64)
+
+
+def _parameters_of(
+    parameters: Iterable[Parameter | str] | None, columns: Sequence[object], where: str
+) -> tuple[Parameter, ...]:
+    """The parameters, by default every column that is not a fixed one; checked against
+    ``columns``."""
+    if parameters is None:
+        params = tuple(Parameter(str(n)) for n in columns if n not in FIXED_COLUMNS)
+    else:
+        params = tuple(p if isinstance(p, Parameter) else Parameter(str(p)) for p in parameters)
+    names = [p.name for p in params]
+    if not names:
+        raise InputError("the table has no parameter columns", where)
+    if len(set(names)) != len(names):
+        raise InputError(f"duplicate parameter names {names}", where)
+    for name in names:
+        if name not in columns:
+            raise InputError(f"the table has no column for parameter '{name}'", where)
+    return params
+
+
+def _missing_name(names: Sequence[str | None], column: str, where: str) -> None:
+    """Raise an InputError naming the first record without a kernel (or metric) name."""
+    for row, name in enumerate(names):
+        if name is None:
+            raise InputError(f"record {row + 1}: {column} name is missing", where)
+
+
 class Experiment:
     """A set of measurements plus the metadata needed to interpret them.
 
-    Build one with :meth:`from_frame` (which validates the table) or a reader from
-    :mod:`perfcast.io`.
+    Build one with :meth:`from_columns` or :meth:`from_frame` (both validate the table) or a
+    reader from :mod:`perfcast.io`.
 
     Attributes
     ----------
-    frame : pandas.DataFrame
-        The long table ``kernel, metric, <parameters...>, repetition, value``.
     parameters : tuple of Parameter
         The parameters, in column order.
     metrics : dict of str to Metric
@@ -123,11 +235,152 @@ class Experiment:
         Where the data came from, used in messages.
     """
 
-    frame: pd.DataFrame
-    parameters: tuple[Parameter, ...]
-    metrics: dict[str, Metric] = field(default_factory=dict)
-    metadata: dict[str, Any] = field(default_factory=dict)
-    source: str | None = None
+    def __init__(
+        self,
+        kernels: tuple[np.ndarray, list[str]],
+        metrics_measured: tuple[np.ndarray, list[str]],
+        coordinates: dict[str, np.ndarray],
+        repetitions: np.ndarray,
+        values: np.ndarray,
+        parameters: tuple[Parameter, ...],
+        metrics: dict[str, Metric],
+        metadata: dict[str, Any],
+        source: str | None,
+    ):
+        # Validated columns, one entry per row; kernels and metrics as codes into their names,
+        # which are listed in order of first appearance and all appear.
+        self._kernel_codes, self._kernel_names = kernels
+        self._metric_codes, self._metric_names = metrics_measured
+        self._coordinates = coordinates
+        self._repetitions = repetitions
+        self._values = values
+        self._frame: pd.DataFrame | None = None
+        self.parameters = parameters
+        self.metrics = metrics
+        self.metadata = metadata
+        self.source = source
+
+    @classmethod
+    def _validated(
+        cls,
+        kernels: Sequence[str],
+        metrics_measured: Sequence[str],
+        coordinates: dict[str, np.ndarray],
+        repetitions: np.ndarray | None,
+        values: np.ndarray,
+        params: tuple[Parameter, ...],
+        metrics: Mapping[str, Metric] | Iterable[Metric] | None,
+        metadata: Mapping[str, Any] | None,
+        source: str | None,
+    ) -> Experiment:
+        """Number the repetitions when absent, refuse duplicated ones, and wrap the columns."""
+        kernel_codes, kernel_names = _factorize(kernels)
+        metric_codes, metric_names = _factorize(metrics_measured)
+        point_columns = [coordinates[p.name] for p in params]
+        rows = len(values)
+        if repetitions is None:
+            groups = _dense_ids([kernel_codes, metric_codes, *point_columns], rows)
+            repetitions = _cumcount(groups)
+        groups = _dense_ids([kernel_codes, metric_codes, *point_columns, repetitions], rows)
+        duplicated = np.flatnonzero(_cumcount(groups) > 0)
+        if len(duplicated):
+            row = int(duplicated[0])
+            raise InputError(
+                f"record {row + 1}: repetition {repetitions[row]} of kernel "
+                f"'{kernel_names[kernel_codes[row]]}' at this point appears twice",
+                source or "<table>",
+            )
+        known: dict[str, Metric] = {}
+        if metrics is not None:
+            items = metrics.values() if isinstance(metrics, Mapping) else metrics
+            known = {m.name: m for m in items}
+        for name in metric_names:
+            known.setdefault(name, Metric(name))
+        return cls(
+            (kernel_codes, kernel_names),
+            (metric_codes, metric_names),
+            {p.name: coordinates[p.name] for p in params},
+            repetitions,
+            values,
+            params,
+            known,
+            dict(metadata or {}),
+            source,
+        )
+
+    @classmethod
+    def from_columns(
+        cls,
+        kernels: Sequence[str],
+        metrics_measured: Sequence[str],
+        coordinates: Mapping[str, Sequence[float] | np.ndarray],
+        values: Sequence[float] | np.ndarray,
+        repetitions: Sequence[int] | np.ndarray | None = None,
+        parameters: Iterable[Parameter | str] | None = None,
+        metrics: Mapping[str, Metric] | Iterable[Metric] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        source: str | None = None,
+    ) -> Experiment:
+        """Validate the columns of a long table and wrap them, without pandas.
+
+        Parameters
+        ----------
+        kernels, metrics_measured : sequence of str
+            The kernel and the metric of every row.
+        coordinates : mapping of str to sequence of float
+            One column of numbers per parameter.
+        values : sequence of float
+            The measured value of every row.
+        repetitions : sequence of int, optional
+            Repetition numbers; numbered per kernel, metric and point in row order when absent.
+        parameters : iterable of Parameter or str, optional
+            The parameters; by default every column of ``coordinates``.
+        metrics : mapping or iterable of Metric, optional
+            Units for the metrics; metrics without an entry get an empty unit.
+        metadata : mapping, optional
+            Facts about the runs.
+        source : str, optional
+            Name of the input, used in error messages.
+
+        Returns
+        -------
+        Experiment
+
+        Raises
+        ------
+        InputError
+            As :meth:`from_frame` does.
+        ValueError
+            When the columns differ in length.
+        """
+        where = source or "<table>"
+        params = _parameters_of(parameters, list(coordinates), where)
+        lengths = {len(kernels), len(metrics_measured), len(values)}
+        lengths |= {len(coordinates[p.name]) for p in params}
+        if repetitions is not None:
+            lengths.add(len(repetitions))
+        if len(lengths) != 1:
+            raise ValueError(f"columns of different lengths {sorted(lengths)}")
+        if not len(values):
+            raise InputError("the table holds no measurements", where)
+        _missing_name(kernels, KERNEL, where)
+        _missing_name(metrics_measured, METRIC, where)
+        numbers = {p.name: _finite(coordinates[p.name], p.name, where) for p in params}
+        measured = _finite(values, VALUE, where)
+        numbered = None
+        if repetitions is not None:
+            numbered = _integers(np.asarray(repetitions, dtype=float), where)
+        return cls._validated(
+            [str(k) for k in kernels],
+            [str(m) for m in metrics_measured],
+            numbers,
+            numbered,
+            measured,
+            params,
+            metrics,
+            metadata,
+            source,
+        )
 
     @classmethod
     def from_frame(
@@ -163,75 +416,71 @@ class Experiment:
         InputError
             When a column is missing, a value or parameter is not finite, or a row is duplicated.
         """
+        import pandas as pd  # here, not above: reading and modeling a small file needs no pandas
+
         where = source or "<table>"
         for column in (KERNEL, METRIC, VALUE):
             if column not in frame.columns:
                 raise InputError(f"the table has no '{column}' column", where)
-        if parameters is None:
-            names = [c for c in frame.columns if c not in FIXED_COLUMNS]
-            params = tuple(Parameter(str(n)) for n in names)
-        else:
-            params = tuple(p if isinstance(p, Parameter) else Parameter(str(p)) for p in parameters)
-        names = [p.name for p in params]
-        if not names:
-            raise InputError("the table has no parameter columns", where)
-        if len(set(names)) != len(names):
-            raise InputError(f"duplicate parameter names {names}", where)
-        for name in names:
-            if name not in frame.columns:
-                raise InputError(f"the table has no column for parameter '{name}'", where)
-
-        table = frame.loc[
-            :, [KERNEL, METRIC, *names, *([REPETITION] if REPETITION in frame else [])]
-        ]
-        table = table.assign(**{VALUE: frame[VALUE]}).reset_index(drop=True)
-        if table.empty:
+        params = _parameters_of(parameters, list(frame.columns), where)
+        if frame.empty:
             raise InputError("the table holds no measurements", where)
+        names: dict[str, list[str]] = {}
         for column in (KERNEL, METRIC):
-            missing = table[column].isna().to_numpy()
+            missing = frame[column].isna().to_numpy()
             if missing.any():
                 row = int(np.flatnonzero(missing)[0])
                 raise InputError(f"record {row + 1}: {column} name is missing", where)
-            table[column] = table[column].astype(str)
-        for column in [*names, VALUE]:
-            numeric = pd.to_numeric(table[column], errors="coerce").astype(float)
-            bad = ~np.isfinite(numeric.to_numpy())
+            names[column] = frame[column].astype(str).tolist()
+        numbers: dict[str, np.ndarray] = {}
+        for column in [*(p.name for p in params), VALUE]:
+            numeric = pd.to_numeric(frame[column], errors="coerce").astype(float).to_numpy()
+            bad = ~np.isfinite(numeric)
             if bad.any():
                 row = int(np.flatnonzero(bad)[0])
-                raw = table[column].iloc[row]
+                raw = frame[column].iloc[row]
                 raw = raw.item() if isinstance(raw, np.generic) else raw
                 raise InputError(
-                    f"record {row + 1}: {column} is {raw!r}, not a finite number",
-                    where,
+                    f"record {row + 1}: {column} is {raw!r}, not a finite number", where
                 )
-            table[column] = numeric
-        if REPETITION not in table:
-            table[REPETITION] = table.groupby([KERNEL, METRIC, *names], sort=False).cumcount()
-        else:
-            table[REPETITION] = pd.to_numeric(table[REPETITION], errors="coerce")
-            numbers = table[REPETITION].to_numpy(dtype=float)
-            bad = ~np.isfinite(numbers) | (numbers != np.round(numbers))
-            if bad.any():
-                row = int(np.flatnonzero(bad)[0])
-                raise InputError(f"record {row + 1}: repetition is not an integer", where)
-            table[REPETITION] = table[REPETITION].astype(int)
-        duplicated = table.duplicated([KERNEL, METRIC, *names, REPETITION])
-        if duplicated.any():
-            row = int(np.flatnonzero(duplicated.to_numpy())[0])
-            raise InputError(
-                f"record {row + 1}: repetition {table[REPETITION].iloc[row]} of kernel "
-                f"'{table[KERNEL].iloc[row]}' at this point appears twice",
-                where,
-            )
-        table = table[[KERNEL, METRIC, *names, REPETITION, VALUE]]
+            numbers[column] = numeric
+        repetitions = None
+        if REPETITION in frame:
+            coerced = pd.to_numeric(frame[REPETITION], errors="coerce")
+            repetitions = _integers(coerced.to_numpy(dtype=float), where)
+        values = numbers.pop(VALUE)
+        return cls._validated(
+            names[KERNEL],
+            names[METRIC],
+            numbers,
+            repetitions,
+            values,
+            params,
+            metrics,
+            metadata,
+            source,
+        )
 
-        known: dict[str, Metric] = {}
-        if metrics is not None:
-            items = metrics.values() if isinstance(metrics, Mapping) else metrics
-            known = {m.name: m for m in items}
-        for name in pd.unique(table[METRIC]):
-            known.setdefault(name, Metric(name))
-        return cls(table, params, known, dict(metadata or {}), source)
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The long table ``kernel, metric, <parameters...>, repetition, value``.
+
+        Built on first use and kept; treat it as read-only (:meth:`to_frame` gives a copy).
+        """
+        if self._frame is None:
+            import pandas as pd  # here, not above: reading and modeling needs no pandas
+
+            kernel_names = np.asarray(self._kernel_names, dtype=object)
+            metric_names = np.asarray(self._metric_names, dtype=object)
+            columns: dict[str, np.ndarray] = {
+                KERNEL: kernel_names[self._kernel_codes],
+                METRIC: metric_names[self._metric_codes],
+                **self._coordinates,
+                REPETITION: self._repetitions,
+                VALUE: self._values,
+            }
+            self._frame = pd.DataFrame(columns).astype({KERNEL: str, METRIC: str})
+        return self._frame
 
     def to_frame(self) -> pd.DataFrame:
         """Return a copy of the long table."""
@@ -239,16 +488,21 @@ class Experiment:
 
     def __repr__(self) -> str:
         """One line: source, kernels, metrics, parameters with their value counts, repetitions."""
-        frame = self.frame
-        parameters = ", ".join(f"{name}[{frame[name].nunique()}]" for name in self.parameter_names)
-        repetitions = frame.groupby([KERNEL, METRIC, *self.parameter_names], sort=False).size()
+        parameters = ", ".join(
+            f"{name}[{len(np.unique(self._coordinates[name]))}]" for name in self.parameter_names
+        )
+        groups = _dense_ids(
+            [self._kernel_codes, self._metric_codes, *self._coordinates.values()],
+            len(self._values),
+        )
+        repetitions = np.bincount(groups)
         reps = (
             f"{repetitions.min()}"
             if len(repetitions) and repetitions.min() == repetitions.max()
             else (f"{repetitions.min()}-{repetitions.max()}" if len(repetitions) else "0")
         )
         return (
-            f"<Experiment {self.source or 'in memory'!r}: {frame[KERNEL].nunique()} kernels, "
+            f"<Experiment {self.source or 'in memory'!r}: {len(self._kernel_names)} kernels, "
             f"metrics {', '.join(self.metric_names)}, parameters {parameters}, "
             f"{len(self.points())} points, {reps} repetitions>"
         )
@@ -261,18 +515,21 @@ class Experiment:
     @property
     def kernels(self) -> list[str]:
         """Kernel names in order of first appearance."""
-        return list(pd.unique(self.frame[KERNEL]))
+        return list(self._kernel_names)
 
     @property
     def metric_names(self) -> list[str]:
         """Metric names in order of first appearance."""
-        return list(pd.unique(self.frame[METRIC]))
+        return list(self._metric_names)
+
+    def _point_matrix(self, rows: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """The coordinates of the chosen rows, shape (n_rows, n_parameters)."""
+        return np.column_stack([self._coordinates[name][rows] for name in self.parameter_names])
 
     def points(self) -> np.ndarray:
         """Distinct measured configurations, shape (n_points, n_parameters), sorted."""
-        names = list(self.parameter_names)
-        unique = self.frame[names].drop_duplicates().sort_values(names)
-        return unique.to_numpy(dtype=float)
+        points, _ = _sorted_points(self._point_matrix())
+        return points
 
     def check_metric(self, metric: str) -> None:
         """Raise unless ``metric`` was measured.
@@ -298,20 +555,33 @@ class Experiment:
         InputError
             When nothing matches.
         """
-        mask = np.ones(len(self.frame), dtype=bool)
+        mask = np.ones(len(self._values), dtype=bool)
         if metric is not None:
             self.check_metric(metric)
-            mask &= (self.frame[METRIC] == metric).to_numpy()
+            mask &= self._metric_codes == self._metric_names.index(metric)
         if kernels is not None:
-            names = self.frame[KERNEL].to_numpy()
-            unique = pd.unique(names)
-            chosen = {k for k in unique if fnmatch.fnmatchcase(k, kernels)}
+            chosen = [
+                code
+                for code, name in enumerate(self._kernel_names)
+                if fnmatch.fnmatchcase(name, kernels)
+            ]
             if not chosen:
                 raise InputError(f"no kernel matches '{kernels}'", self.source)
-            mask &= np.isin(names, list(chosen))
-        frame = self.frame.loc[mask].reset_index(drop=True)
-        metrics = {m: self.metrics[m] for m in pd.unique(frame[METRIC])}
-        return Experiment(frame, self.parameters, metrics, dict(self.metadata), self.source)
+            mask &= np.isin(self._kernel_codes, chosen)
+        kernel_codes, kept_kernels = _first_appearance(self._kernel_codes[mask])
+        metric_codes, kept_metrics = _first_appearance(self._metric_codes[mask])
+        metric_names = [self._metric_names[code] for code in kept_metrics]
+        return Experiment(
+            (kernel_codes, [self._kernel_names[code] for code in kept_kernels]),
+            (metric_codes, metric_names),
+            {name: column[mask] for name, column in self._coordinates.items()},
+            self._repetitions[mask],
+            self._values[mask],
+            self.parameters,
+            {m: self.metrics[m] for m in metric_names},
+            dict(self.metadata),
+            self.source,
+        )
 
     def series(self, metric: str | None = None) -> list[Series]:
         """Group the measurements of one metric into :class:`Series` of kernels sharing points.
@@ -328,14 +598,15 @@ class Experiment:
         """
         metric = self.default_metric() if metric is None else metric
         names = list(self.parameter_names)
-        table = self.frame[self.frame[METRIC] == metric]
-        if table.empty:
+        if metric not in self._metric_names:
             raise InputError(f"no measurements of metric '{metric}'", self.source)
-        kernel_codes, kernel_names = pd.factorize(table[KERNEL], sort=False)
-        point_codes = table.groupby(names, sort=True).ngroup().to_numpy()
-        point_table = table[names].drop_duplicates().sort_values(names).to_numpy(dtype=float)
+        table = np.flatnonzero(self._metric_codes == self._metric_names.index(metric))
+        kernel_codes, kernel_ids = _first_appearance(self._kernel_codes[table])
+        point_table, point_codes = _sorted_points(self._point_matrix(table))
+        repetition_numbers = self._repetitions[table]
+        measured = self._values[table]
         # Kernels measured at the same set of points share a row of this membership matrix.
-        membership = np.zeros((len(kernel_names), len(point_table)), dtype=bool)
+        membership = np.zeros((len(kernel_ids), len(point_table)), dtype=bool)
         membership[kernel_codes, point_codes] = True
         signatures, group_of_kernel = np.unique(membership, axis=0, return_inverse=True)
         group_of_kernel = group_of_kernel.ravel()
@@ -347,18 +618,16 @@ class Experiment:
             rows = np.isin(kernel_codes, ids)
             k_local = np.searchsorted(ids, kernel_codes[rows])
             p_local = np.searchsorted(point_ids, point_codes[rows])
-            # Repetitions in the order of their numbers, whatever the row order.
-            sub = pd.DataFrame(
-                {"k": k_local, "p": p_local, "r": table[REPETITION].to_numpy()[rows]}
-            )
-            r_local = sub.groupby(["k", "p"])["r"].rank(method="first").to_numpy(dtype=int) - 1
+            # Repetitions in the order of their numbers, whatever the row order (ties by row).
+            order = np.lexsort((repetition_numbers[rows], p_local, k_local))
+            r_local = _rank_within(k_local * len(point_ids) + p_local, order)
             values = np.full((len(ids), len(point_ids), r_local.max() + 1), np.nan)
-            values[k_local, p_local, r_local] = table[VALUE].to_numpy()[rows]
+            values[k_local, p_local, r_local] = measured[rows]
             result.append(
                 Series(
                     metric=metric,
                     parameters=tuple(names),
-                    kernels=[str(name) for name in kernel_names[ids]],
+                    kernels=[self._kernel_names[code] for code in kernel_ids[ids]],
                     points=point_table[point_ids],
                     values=values,
                 )

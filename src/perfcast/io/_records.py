@@ -14,14 +14,9 @@ from numbers import Real
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import (
     FIXED_COLUMNS,
-    KERNEL,
-    METRIC,
-    VALUE,
     Experiment,
     Metric,
     Parameter,
@@ -110,13 +105,17 @@ class Rows:
         for name in names:
             if name in FIXED_COLUMNS:
                 raise InputError(f"a parameter may not be named '{name}'", self.source)
-        columns: dict[str, Sequence[object]] = {KERNEL: self.kernels, METRIC: self.metrics}
         coordinates = list(zip(*self.points, strict=True))
-        for index, name in enumerate(names):
-            columns[name] = coordinates[index]
-        columns[VALUE] = self.values
-        frame = pd.DataFrame(columns)
-        return Experiment.from_frame(frame, parameters, metrics, metadata, str(self.source))
+        return Experiment.from_columns(
+            self.kernels,
+            self.metrics,
+            {name: coordinates[index] for index, name in enumerate(names)},
+            self.values,
+            parameters=parameters,
+            metrics=metrics,
+            metadata=metadata,
+            source=str(self.source),
+        )
 
 
 def talpas_object(line: str) -> dict | None:

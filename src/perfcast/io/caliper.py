@@ -23,14 +23,15 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import CALL_PATH_SEPARATOR, KERNEL, METRIC, VALUE, Experiment, Metric
 from perfcast.io.caliper_metrics import CaliperMetric, caliper_metric, rank_metric
 from perfcast.io.profile_set import Run, build_experiment
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 NAME = "caliper"
 UNANNOTATED = "<unannotated>"
@@ -287,6 +288,8 @@ def _measurements(
             values.append(value)
     if not values:
         raise InputError("the profile holds no region measurements", source)
+    import pandas as pd  # here, not above: reading and modeling a small file needs no pandas
+
     table = pd.DataFrame({KERNEL: kernels, "rank": ranks, METRIC: names, VALUE: values})
     # Records of one region and rank that another attribute splits merge by the metric's own
     # operation; per-rank values then reduce across ranks by the chosen statistic.

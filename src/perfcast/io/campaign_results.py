@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment, Metric, Parameter
 
@@ -203,6 +201,8 @@ def load_results(results_path: str | Path) -> Experiment:
     if not rows:
         raise InputError("no successful run recorded in this results file", path)
     parameters = [Parameter(n, "processes" if n in in_launcher else None) for n in names]
+    import pandas as pd  # here, not above: reading and modeling a small file needs no pandas
+
     frame = pd.DataFrame(rows, columns=["kernel", "metric", *names, "repetition", "value"])
     metrics = {m: Metric(m, _unit(m)) for m in pd.unique(frame["metric"])}
     statuses = [line["status"] for key, line in journal.runs.items() if in_scope(key)]

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import CALL_PATH_SEPARATOR, KERNEL, METRIC, VALUE, Experiment, Metric
@@ -171,6 +170,8 @@ def read_profile(
         ) from None
     if not values:
         raise InputError("the profile holds no measurements", path)
+    import pandas as pd  # here, not above: reading and modeling a small file needs no pandas
+
     rows = pd.DataFrame({KERNEL: kernels, METRIC: names, VALUE: values})
     return Run(path, rows, {}, name=path.parent), metrics, empty
 

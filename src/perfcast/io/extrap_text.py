@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import NoReturn
 
 import numpy as np
-import pandas as pd
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
@@ -240,6 +239,8 @@ def _require_complete(
     experiment: Experiment, codes: dict[str, np.ndarray], points: np.ndarray, path: Path
 ) -> None:
     """Raise an InputError naming the first kernel and metric not measured at every point."""
+    import pandas as pd  # here, not above: reading and modeling a small file needs no pandas
+
     pairs = pd.DataFrame(codes).drop_duplicates()
     sizes = pairs.groupby(["k", "m"], sort=False).size()
     incomplete = sizes[sizes < len(points)]
@@ -266,6 +267,8 @@ def write(experiment: Experiment, path: Path) -> None:
         When a kernel lacks data at one of the experiment's points (the format has no way to say
         so) or a name does not survive the format's whitespace rules.
     """
+    import pandas as pd  # here, not above: reading and modeling a small file needs no pandas
+
     names = list(experiment.parameter_names)
     for name in names:
         if len(name.split()) != 1:

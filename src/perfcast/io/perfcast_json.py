@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import (
@@ -36,6 +35,9 @@ from perfcast.core.experiment import (
     Parameter,
 )
 from perfcast.io._records import parse_number, read_text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 NAME = "perfcast-json"
 SUFFIXES = (".perfcast.json", ".json")
@@ -199,10 +201,14 @@ def read(path: Path) -> Experiment:
         columns[REPETITION] += entry["repetitions"] or [0] * count
         coordinates += [entry["point"]] * count
     table = np.asarray(coordinates, dtype=float)
-    frame = pd.DataFrame({KERNEL: columns[KERNEL], METRIC: columns[METRIC]})
-    for column, parameter in enumerate(parameters):
-        frame[parameter.name] = table[:, column]
-    if with_repetitions:
-        frame[REPETITION] = columns[REPETITION]
-    frame[VALUE] = columns[VALUE]
-    return Experiment.from_frame(frame, parameters, metrics, metadata, str(path))
+    return Experiment.from_columns(
+        columns[KERNEL],
+        columns[METRIC],
+        {parameter.name: table[:, column] for column, parameter in enumerate(parameters)},
+        columns[VALUE],
+        columns[REPETITION] if with_repetitions else None,
+        parameters=parameters,
+        metrics=metrics,
+        metadata=metadata,
+        source=str(path),
+    )

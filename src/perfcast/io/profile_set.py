@@ -13,9 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import (
@@ -28,6 +26,9 @@ from perfcast.core.experiment import (
     Parameter,
 )
 from perfcast.io.patterns import REPETITION_GROUP, NamePattern, guess_role, infer_name_values
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # Metadata keys that conventionally carry a run parameter, in order of preference, with the
 # parameter name and role they get when detected.
@@ -173,6 +174,8 @@ def build_experiment(
             frame[name] = point[name]
         frame[REPETITION] = repetition
         frames.append(frame)
+    import pandas as pd  # here, not above: reading and modeling a small file needs no pandas
+
     table = pd.concat(frames, ignore_index=True)
     if table.empty:
         raise InputError("the profiles hold no measurements", where)

@@ -8,6 +8,10 @@ keeps them as JSON under the key ``perfcast`` of the file's schema metadata; CSV
 comment line ``# perfcast {...}`` before the header (the JSON of :func:`perfcast_json.describe`).
 Other leading ``#`` lines of a CSV file are comments. pandas reads such a CSV file with
 ``comment="#"`` as long as no name contains ``#``.
+
+A plain CSV file (every row complete, every kernel and metric named, every other cell a decimal
+number, as perfcast writes them) is read without pandas, which saves importing it; any other file
+goes through pandas' reader, whose messages name what is wrong.
 """
 
 from __future__ import annotations
@@ -17,21 +21,25 @@ import io
 import json
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
 from perfcast.io._records import first_content_line, read_text
 from perfcast.io.perfcast_json import describe, parse_description
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 NAME = "table"
 SUFFIXES = (".csv", ".parquet")
 HEADER_PREFIX = "# perfcast "
 METADATA_KEY = b"perfcast"
 PARQUET_MAGIC = "PAR1"
+_DECIMAL = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_INTEGER = re.compile(r"[-+]?[0-9]+")
 
 
 def sniff(path: Path, head: str) -> bool:
@@ -47,6 +55,7 @@ def _check(frame: pd.DataFrame, path: Path, first_line: int | None) -> None:
 
     ``first_line`` is the line of the first row in a CSV file; None names rows (Parquet).
     """
+    import pandas as pd  # here, not above: plain CSV files are read without pandas
 
     def fail(message: str, row: int) -> None:
         if first_line is None:
@@ -77,7 +86,51 @@ def _check(frame: pd.DataFrame, path: Path, first_line: int | None) -> None:
             fail(f"{column} is {cell!r}, not {kind}", row)
 
 
-def _read_csv(path: Path) -> tuple[pd.DataFrame, dict]:
+def _column_of_numbers(cells: list[str], pattern: re.Pattern[str]) -> np.ndarray | None:
+    """The cells as finite floats when every one is written as ``pattern``, else None."""
+    if not all(map(pattern.fullmatch, cells)):
+        return None
+    numbers = np.fromiter(map(float, cells), dtype=float, count=len(cells))
+    return numbers if np.isfinite(numbers).all() else None
+
+
+class _PlainTable(NamedTuple):
+    """The columns of a plain CSV table: kernel and metric names, and the numbers of the other
+    columns (repetition numbers as integers) in the order of the header."""
+
+    names: dict[str, list[str]]
+    numbers: dict[str, np.ndarray]
+
+
+def _plain_csv(body: str, header: list[str]) -> _PlainTable | None:
+    """The columns of a plain CSV table (see the module's description), None for any other.
+
+    The body is the header line and the rows.
+    """
+    if not {KERNEL, METRIC, VALUE} <= set(header):
+        return None
+    try:
+        rows = list(csv.reader(io.StringIO(body, newline=""), strict=True))
+    except csv.Error:
+        return None
+    if len(rows) < 2 or rows[0] != header or any(len(row) != len(header) for row in rows):
+        return None
+    table = _PlainTable({}, {})
+    for name, cells in zip(header, zip(*rows[1:], strict=True), strict=True):
+        if name in (KERNEL, METRIC):
+            if not all(cells):
+                return None
+            table.names[name] = list(cells)
+            continue
+        numbers = _column_of_numbers(list(cells), _INTEGER if name == REPETITION else _DECIMAL)
+        if numbers is None:
+            return None
+        table.numbers[name] = numbers.astype(np.int64) if name == REPETITION else numbers
+    return table
+
+
+def _read_csv(path: Path) -> tuple[pd.DataFrame | _PlainTable, dict]:
+    """The table (as columns when plain, else as a pandas table) and the perfcast header."""
     lines = read_text(path).splitlines(keepends=True)
     description: dict = {}
     skipped = 0
@@ -101,6 +154,11 @@ def _read_csv(path: Path) -> tuple[pd.DataFrame, dict]:
             raise InputError(f"column {index + 1} of the header has no name", path, skipped + 1)
         if name in header[:index]:
             raise InputError(f"column '{name}' appears twice in the header", path, skipped + 1)
+    plain = _plain_csv(body, header)
+    if plain is not None:
+        return plain, description
+    import pandas as pd  # here, not above: plain CSV files are read without pandas
+
     try:
         frame = pd.read_csv(io.StringIO(body), dtype=str, keep_default_na=False)
     except pd.errors.ParserError as error:
@@ -116,7 +174,8 @@ def _read_csv(path: Path) -> tuple[pd.DataFrame, dict]:
 
 
 def _read_parquet(path: Path) -> tuple[pd.DataFrame, dict]:
-    import pyarrow.parquet as pq  # here, not above: not every run of perfcast reads Parquet
+    import pyarrow as pa  # here, not above: not every run of perfcast reads Parquet
+    import pyarrow.parquet as pq
 
     try:
         table = pq.read_table(path)
@@ -146,18 +205,36 @@ def read(path: Path) -> Experiment:
     path = Path(path)
     with path.open("rb") as handle:
         is_parquet = handle.read(4) == PARQUET_MAGIC.encode()
-    frame, description = _read_parquet(path) if is_parquet else _read_csv(path)
-    if frame.empty:
-        raise InputError("the table has no rows", path)
+    table, description = _read_parquet(path) if is_parquet else _read_csv(path)
+    if isinstance(table, _PlainTable):
+        column_names = list(table.numbers)
+    else:
+        if table.empty:
+            raise InputError("the table has no rows", path)
+        column_names = list(table.columns)
     parameters, metrics, metadata = parse_description(description, path)
     if parameters is not None:
         names = [p.name for p in parameters]
-        columns = [c for c in frame.columns if c not in (KERNEL, METRIC, REPETITION, VALUE)]
+        columns = [c for c in column_names if c not in (KERNEL, METRIC, REPETITION, VALUE)]
         if sorted(names) != sorted(columns):
             raise InputError(
                 f"the header lists parameters {names}, the table has columns {columns}", path
             )
-    return Experiment.from_frame(frame, parameters, metrics, metadata, str(path))
+    if not isinstance(table, _PlainTable):
+        return Experiment.from_frame(table, parameters, metrics, metadata, str(path))
+    numbers = dict(table.numbers)
+    values, repetitions = numbers.pop(VALUE), numbers.pop(REPETITION, None)
+    return Experiment.from_columns(
+        table.names[KERNEL],
+        table.names[METRIC],
+        numbers,
+        values,
+        repetitions,
+        parameters=parameters,
+        metrics=metrics,
+        metadata=metadata,
+        source=str(path),
+    )
 
 
 def _description(experiment: Experiment, path: Path) -> dict | None:
@@ -176,7 +253,8 @@ def write(experiment: Experiment, path: Path) -> None:
     path = Path(path)
     description = _description(experiment, path)
     if path.name.lower().endswith(".parquet"):
-        import pyarrow.parquet as pq  # here, not above: not every run of perfcast writes Parquet
+        import pyarrow as pa  # here, not above: not every run of perfcast writes Parquet
+        import pyarrow.parquet as pq
 
         table = pa.Table.from_pandas(experiment.frame, preserve_index=False)
         if description is not None:

@@ -21,7 +21,6 @@ import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 import sympy
 
 from perfcast.core.experiment import KERNEL, METRIC, REPETITION, Experiment, call_path
@@ -266,7 +265,9 @@ def _basis(factors: Sequence[Factor], columns: Mapping[str, np.ndarray]) -> np.n
 def subset(experiment: Experiment, kernels: Sequence[str]) -> Experiment:
     """The experiment restricted to some kernels."""
     frame = experiment.frame[experiment.frame[KERNEL].isin(list(kernels))].reset_index(drop=True)
-    return dataclasses.replace(experiment, frame=frame)
+    return Experiment.from_frame(
+        frame, experiment.parameters, experiment.metrics, experiment.metadata, experiment.source
+    )
 
 
 def drop_parameters(experiment: Experiment, keep: Sequence[str]) -> Experiment:
@@ -276,5 +277,5 @@ def drop_parameters(experiment: Experiment, keep: Sequence[str]) -> Experiment:
     frame[REPETITION] = frame.groupby([KERNEL, METRIC, *keep], sort=False).cumcount()
     parameters = [p for p in experiment.parameters if p.name in keep]
     return Experiment.from_frame(
-        pd.DataFrame(frame), parameters, experiment.metrics, experiment.metadata, experiment.source
+        frame, parameters, experiment.metrics, experiment.metadata, experiment.source
     )
