@@ -5,7 +5,8 @@ checkout first on ``PYTHONPATH``), once to warm the file cache and then ``--runs
 table gives the wall seconds (min / median / max) and the median CPU seconds of the child.
 One more run of each under ``python -X importtime`` is saved to ``--out``
 (``importtime-help.txt``, ``importtime-model.txt``) and summarised: the packages that took the
-most import time, and which of sympy, pandas, matplotlib and the clang bindings were imported.
+most import time, and which of sympy, pandas, pyarrow, matplotlib and the clang bindings were
+imported.
 
 The small file is an Extra-P text file of two kernels over five points, three repetitions each,
 written to ``--out`` (``startup-small.txt``).
@@ -29,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_HELP_SECONDS = 0.25
 """Issue 12's target for the wall time of ``perfcast --help``."""
-HEAVY_PACKAGES = ("sympy", "pandas", "matplotlib", "clang")
+HEAVY_PACKAGES = ("sympy", "pandas", "pyarrow", "matplotlib", "clang")
 """Packages neither command should import unless it needs them (issue 12)."""
 SMALL_EXPERIMENT = """\
 PARAMETER p
