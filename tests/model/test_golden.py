@@ -52,7 +52,9 @@ CASES = [
     GoldenCase("three_parameter_1", "sparse", "tests/data/extrap/text/three_parameter_1.txt"),
     GoldenCase("json_input_1", "pmnf", "tests/data/extrap/json/input_1.JSON"),
     GoldenCase("cubeset_single_parameter", "pmnf", "tests/data/extrap/cubeset/single_parameter"),
-    GoldenCase("mpi_scaling_cali", "pmnf", "tests/data/caliper/mpi_scaling_cali", ("--metric", "all")),
+    GoldenCase(
+        "mpi_scaling_cali", "pmnf", "tests/data/caliper/mpi_scaling_cali", ("--metric", "all")
+    ),
 ]
 
 
