@@ -337,3 +337,14 @@ def test_every_flag_reaches_the_campaign(tmp_path: Path) -> None:
     assert campaign.workdir == tmp_path and campaign.output == tmp_path / "o.csv"
     assert campaign.metrics == ("instructions", "cache")
     assert campaign.cache == {"I1": "16384,4,64", "D1": "8192,2,64", "LL": "1048576,8,64"}
+
+
+def test_an_output_that_is_a_directory_is_rejected_before_anything_runs(tmp_path: Path) -> None:
+    (tmp_path / "out.csv").mkdir()
+    path = write_campaign(
+        tmp_path, 'command = "echo {n}"\noutput = "out.csv"\n[parameters]\nn = [1]\n'
+    )
+    with pytest.raises(InputError, match="out.csv is a directory, not a file") as caught:
+        load_campaign(path)
+    assert caught.value.source == str(path) and caught.value.line == 2
+    assert not (tmp_path / "c.results.jsonl").exists()

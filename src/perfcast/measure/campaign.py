@@ -341,8 +341,11 @@ def write_output(experiment: Experiment, output: Path) -> None:
     """
     output_format = output_format_for(output)
     partial = output.with_name(f".partial.{output.name}")
-    if output.suffix.lower() == ".csv":
-        experiment.to_frame().to_csv(partial, index=False)
-    else:
-        write_experiment(experiment, partial, output_format)
-    os.replace(partial, output)
+    try:
+        if output.suffix.lower() == ".csv":
+            experiment.to_frame().to_csv(partial, index=False)
+        else:
+            write_experiment(experiment, partial, output_format)
+        os.replace(partial, output)
+    except OSError as error:
+        raise InputError(f"cannot write: {error.strerror}", output) from None

@@ -390,6 +390,8 @@ def _paths(data: Mapping[str, Any], base: Path, source: str, fail: _Fail) -> tup
     output = (base / str(data.get("output", default_output))).resolve()
     if not output.parent.is_dir():
         raise fail(f"the output directory {output.parent} does not exist", "output")
+    if output.is_dir():
+        raise fail(f"the output {output} is a directory, not a file", "output")
     try:
         output_format_for(output)
     except InputError as error:
