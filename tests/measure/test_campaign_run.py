@@ -6,7 +6,9 @@ import io
 import json
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -337,3 +339,27 @@ def test_results_journal_reader_module(tmp_path: Path, program: Path) -> None:
     experiment = campaign_results.read(results)
     assert experiment.metadata["campaign"]["parameters"] == {"n": [1, 2]}
     assert len(experiment.frame) == 2 * 2 * 3
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda run: run.pop("records"), r":2: corrupt run line \(missing records\)"),
+        (
+            lambda run: run.update(status="exploded"),
+            r":2: corrupt run line \(status 'exploded', not one of ok, failed, timeout\)",
+        ),
+    ],
+)
+def test_a_corrupt_run_line_says_what_is_wrong(
+    tmp_path: Path, program: Path, change: Callable[[dict[str, Any]], object], message: str
+) -> None:
+    path = campaign_file(tmp_path, program, "", "n = [1]")
+    run_campaign(load_campaign(path))
+    results = tmp_path / "solver.results.jsonl"
+    session, run, *rest = results.read_text().splitlines()
+    fields = json.loads(run)
+    change(fields)
+    results.write_text("\n".join([session, json.dumps(fields), *rest]) + "\n")
+    with pytest.raises(InputError, match=message):
+        load_results(results)

@@ -121,8 +121,16 @@ def read_journal(path: str | Path) -> Journal:
         if not journal.sessions:
             raise InputError("run line before any session line", path, number)
         missing = [f for f in _RUN_FIELDS if f not in line]
-        if missing or line["status"] not in RUN_STATUSES:
+        if missing:
             raise InputError(f"corrupt run line (missing {', '.join(missing)})", path, number)
+        if line["status"] not in RUN_STATUSES:
+            raise InputError(
+                f"corrupt run line (status {line['status']!r}, not one of "
+                f"{', '.join(RUN_STATUSES)})",
+                path,
+                number,
+                value=line["status"],
+            )
         try:
             key = run_key(line, journal.parameter_names)
         except (KeyError, TypeError, ValueError, AttributeError):
