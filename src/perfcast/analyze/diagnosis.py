@@ -189,7 +189,9 @@ def diagnose(
     along = along or scale
     if along not in experiment.parameter_names:
         raise InputError(
-            f"cannot follow '{along}': not a parameter ({', '.join(experiment.parameter_names)})"
+            f"cannot follow '{along}': not a parameter ({', '.join(experiment.parameter_names)})",
+            experiment.source,
+            value=along,
         )
     try:
         hotspots = profile_shift(experiment, along, metric, models, target[along])

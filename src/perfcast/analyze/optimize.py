@@ -281,7 +281,9 @@ def optimize_configuration(
     if objective == DIVERGENCE:
         if scale is None or scale in config_params:
             raise InputError(
-                "the divergence objective needs a scale parameter that is not searched"
+                "the divergence objective needs a scale parameter that is not searched",
+                experiment.source,
+                value=scale,
             )
         if mode not in (STRONG, WEAK):
             raise InputError(
@@ -308,7 +310,7 @@ def optimize_configuration(
     for constraint in constraints:
         feasible &= constraint(columns)
     if not feasible.any():
-        raise InputError("no configuration satisfies the constraints")
+        raise InputError("no configuration satisfies the constraints", experiment.source)
     combos = combos[feasible]
     varying = {n: combos[:, i] for i, n in enumerate(config_params)}
     if objective == TIME:
