@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,8 +12,8 @@ from perfcast.analyze.diagnosis import diagnose
 from perfcast.core.function import Uncertainty
 from perfcast.render.html import build_report
 from tests.analyze.synthetic import experiment, model
+from tests.render.chromium import allow_inline_scripts, chromium, script_hash, with_script
 
-CHROMIUM = Path("/usr/bin/chromium")
 P = [2, 4, 8, 16, 32, 64]
 
 
@@ -82,25 +79,9 @@ def test_report_for_1000_kernels_stays_under_10_mb():
     assert size < 10 * 1024 * 1024, f"{size / 2**20:.1f} MiB"
 
 
-def _chromium(tmp_path: Path, html: str, *extra: str) -> tuple[str, list[str]]:
-    if not CHROMIUM.exists() or shutil.which(str(CHROMIUM)) is None:
-        pytest.skip("Debian's chromium is not installed (scripts/setup installs it)")
-    page = tmp_path / "report.html"
-    page.write_text(html, encoding="utf-8")
-    command = [
-        str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-        "--no-first-run", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr",
-        "--v=0", *extra, page.as_uri(),
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
-    return done.stdout, console
-
-
 @pytest.mark.slow
 def test_chromium_draws_the_report_without_console_errors(tmp_path):
-    dom, console = _chromium(tmp_path, small_report(), "--dump-dom")
+    dom, console = chromium(tmp_path, small_report(), "--dump-dom")
     assert console == []
     assert re.search(r'<body class="js-ready"', dom), "the inline script did not run"
     assert '<span id="shown">3</span>' in dom  # filled in by the script
@@ -117,11 +98,11 @@ def test_chromium_draws_the_report_without_console_errors(tmp_path):
 @pytest.mark.slow
 def test_hovering_a_kernel_chart_reads_out_the_model(tmp_path):
     hover = (
-        "<script>var svg=document.querySelector('svg[data-px]'),box=svg.getBoundingClientRect();"
+        "var svg=document.querySelector('svg[data-px]'),box=svg.getBoundingClientRect();"
         "svg.dispatchEvent(new MouseEvent('mousemove',"
-        "{clientX:box.left+box.width/2,clientY:box.top+60,bubbles:true}));</script></body>"
+        "{clientX:box.left+box.width/2,clientY:box.top+60,bubbles:true}));"
     )
-    dom, console = _chromium(tmp_path, small_report().replace("</body>", hover), "--dump-dom")
+    dom, console = chromium(tmp_path, with_script(small_report(), hover), "--dump-dom")
     assert console == []
     readout = re.search(r'<text class="readout"[^>]*>([^<]*)</text>', dom).group(1)
     assert re.fullmatch(r"p=[\d.e+]+: model [\d.e+-]+ \(95 %: [\d.e+-]+ to [\d.e+-]+\)", readout)
@@ -130,16 +111,55 @@ def test_hovering_a_kernel_chart_reads_out_the_model(tmp_path):
 
 @pytest.mark.slow
 def test_the_console_check_catches_a_script_error(tmp_path):
-    broken = small_report().replace("<script>", "<script>undefinedFunction();", 1)
-    dom, console = _chromium(tmp_path, broken, "--dump-dom")
+    broken = allow_inline_scripts(
+        small_report().replace("<script>", "<script>undefinedFunction();", 1)
+    )
+    dom, console = chromium(tmp_path, broken, "--dump-dom")
     assert any("undefinedFunction is not defined" in line for line in console)
     assert '<body class="js-ready"' not in dom
+
+
+def test_the_policy_allows_only_the_reports_own_script_and_style():
+    html = small_report()
+    head = html[: html.index("</head>")]
+    policy = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', head)
+    assert policy and policy.start() < head.index("<style>")  # in force before anything runs
+    directives = dict(d.strip().split(" ", 1) for d in policy.group(1).split(";"))
+    (script,) = re.findall(r"<script>(.*?)</script>", html, flags=re.S)
+    (style,) = re.findall(r"<style>(.*?)</style>", html, flags=re.S)
+    assert directives == {
+        "default-src": "'none'",
+        "script-src": script_hash(script),
+        "style-src": script_hash(style),  # the same hash form applies to inline styles
+        "base-uri": "'none'",
+        "form-action": "'none'",
+        "connect-src": "'none'",
+    }
+    assert not re.search(r"\son[a-z]+=", html)  # no event-handler attributes, which it would block
+
+
+@pytest.mark.slow
+def test_the_policy_blocks_script_that_escaping_would_miss(tmp_path):
+    run = "document.title='PWNED-'+'csp'"
+    click = "document.getElementById('link').click();"  # a test's script, allowed by its hash
+    injected = (
+        f'<img src=x onerror="{run}"><svg onload="{run}"></svg><script>{run}</script>'
+        f'<a id="link" href="javascript:{run}">link</a><script>{click}</script></body>'
+    )
+    page = small_report().replace("</body>", injected)
+    page = page.replace("script-src ", f"script-src {script_hash(click)} ", 1)
+    dom, console = chromium(tmp_path, page, "--dump-dom")
+    assert "<title>test report</title>" in dom and "PWNED-csp" not in dom
+    assert re.search(r'<body class="js-ready"', dom), "the report's own script was blocked"
+    blocked = " ".join(line for line in console if "Content Security Policy" in line)
+    for what in ("inline event handler", "inline script", "JavaScript URL", "Loading the image"):
+        assert what in blocked, console
 
 
 @pytest.mark.slow
 def test_chromium_screenshot(tmp_path):
     shot = tmp_path / "shot.png"
-    _chromium(tmp_path, small_report(), f"--screenshot={shot}", "--window-size=1200,2000")
+    chromium(tmp_path, small_report(), f"--screenshot={shot}", "--window-size=1200,2000")
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 50_000  # a blank page is ~10 KB
 

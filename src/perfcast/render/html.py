@@ -8,6 +8,8 @@ extrapolation to the target (dashed) and the 95 % prediction band (``Model.predi
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -92,6 +94,22 @@ _JS = """
   document.body.classList.add('js-ready');
 })();
 """
+
+
+def _source_hash(text: str) -> str:
+    """The CSP source expression that allows exactly one inline element with this text."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
+
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; "
+    f"script-src {_source_hash(_JS)}; "
+    f"style-src {_source_hash(_CSS)}; "
+    "base-uri 'none'; form-action 'none'; connect-src 'none'"
+)
+"""The report's policy: nothing loaded from anywhere, only its own inline script and style (by
+hash), so no event-handler attribute, ``javascript:`` URL or injected element can run script."""
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -371,6 +389,7 @@ def build_report(
     out: list[str] = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
@@ -437,7 +456,8 @@ def _summary(experiment: Experiment, diagnosis: Diagnosis, count: int, modeler: 
         f"<tr><th>kernels</th><td>{count}</td></tr>"
         f"<tr><th>models</th><td>{_modeler_text(modeler)}</td></tr>"
         f"<tr><th>scale parameter</th><td>{escape(diagnosis.scale)}</td></tr>"
-        f"<tr><th>scaling</th><td>{diagnosis.mode} ({escape(diagnosis.mode_reason)})</td></tr>"
+        f"<tr><th>scaling</th><td>{escape(diagnosis.mode)} "
+        f"({escape(diagnosis.mode_reason)})</td></tr>"
         "<tr><th>largest measured point</th>"
         f"<td>{escape(_point_text(diagnosis.reference))}</td></tr>"
         f"<tr><th>target</th><td>{escape(_point_text(diagnosis.target))}</td></tr>"
@@ -481,9 +501,9 @@ def _warnings(diagnosis: Diagnosis) -> str:
 def _scaling_table(diagnosis: Diagnosis) -> str:
     rows = [*diagnosis.measured, diagnosis.modeled]
     body = "".join(
-        f"<tr><td>{s.origin}</td><td>{escape(_point_text(s.fixed)) or '–'}</td>"
+        f"<tr><td>{escape(s.origin)}</td><td>{escape(_point_text(s.fixed)) or '–'}</td>"
         f"<td>{s.scales[0]:g}–{s.scales[-1]:g}</td><td class=n>{_fmt(s.efficiency_loss)}</td>"
-        f"<td class=n>{_fmt(s.paper_divergence)}</td><td>{s.growth.kind}</td>"
+        f"<td class=n>{_fmt(s.paper_divergence)}</td><td>{escape(s.growth.kind)}</td>"
         f"<td class=n>{_fmt(s.growth.linear_r2)}</td>"
         f"<td class=n>{_fmt(s.growth.exponential_r2)}</td></tr>"
         for s in rows
