@@ -166,7 +166,7 @@ CASES = {
         "a.csv",
         "# perfcast {}\nkernel,metric,p,value\nmain,time,2,1\nmain,time,x4,1\n",
         4,
-        "p is 'x4', not a finite number",
+        "p is 'x4', not a number",
     ),
     "json-malformed": ("a.json", '{"parameters": ["x"],\n "measurements": {\n', 3, "malformed"),
 }

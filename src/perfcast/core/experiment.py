@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from perfcast.core.errors import InputError
+from perfcast.core.numbers import parse_number
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -170,8 +171,21 @@ def _sorted_points(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _finite(raw: Sequence[Any] | np.ndarray, column: str, where: str) -> np.ndarray:
-    """``raw`` as floats; an InputError naming the first record that is not a finite number."""
-    numbers = np.asarray(raw, dtype=float)
+    """``raw`` as floats; an InputError naming the first record that is not a finite number.
+
+    Text is read by :func:`perfcast.core.numbers.parse_number` (ASCII decimal notation within a
+    double's range).
+    """
+    array = np.asarray(raw)
+    if array.dtype.kind in "OUS":
+        return np.array(
+            [
+                parse_number(cell, f"record {row + 1}: {column}", where, None)
+                for row, cell in enumerate(array.tolist())
+            ],
+            dtype=float,
+        )
+    numbers = array.astype(float)
     bad = ~np.isfinite(numbers)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
@@ -434,16 +448,7 @@ class Experiment:
             names[column] = frame[column].astype(str).tolist()
         numbers: dict[str, np.ndarray] = {}
         for column in [*(p.name for p in params), VALUE]:
-            numeric = pd.to_numeric(frame[column], errors="coerce").astype(float).to_numpy()
-            bad = ~np.isfinite(numeric)
-            if bad.any():
-                row = int(np.flatnonzero(bad)[0])
-                raw = frame[column].iloc[row]
-                raw = raw.item() if isinstance(raw, np.generic) else raw
-                raise InputError(
-                    f"record {row + 1}: {column} is {raw!r}, not a finite number", where
-                )
-            numbers[column] = numeric
+            numbers[column] = _finite(frame[column].to_numpy(), column, where)
         repetitions = None
         if REPETITION in frame:
             coerced = pd.to_numeric(frame[REPETITION], errors="coerce")

@@ -1,18 +1,15 @@
-"""Helpers shared by the readers: number parsing with file positions and a row collector.
+"""Helpers shared by the readers: JSON records, text files and a row collector.
 
-Readers check every value where they find it, so an error names the file and the line (or
-record) it came from; :class:`Rows` then turns the collected measurements into an
-:class:`~perfcast.core.experiment.Experiment`.
+Readers check every value where they find it (with :func:`perfcast.core.numbers.parse_number`),
+so an error names the file and the line (or record) it came from; :class:`Rows` then turns the
+collected measurements into an :class:`~perfcast.core.experiment.Experiment`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Sequence
-from numbers import Real
 from pathlib import Path
-from typing import Any
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import (
@@ -21,33 +18,7 @@ from perfcast.core.experiment import (
     Metric,
     Parameter,
 )
-
-
-def parse_number(raw: Any, what: str, source: Path | str, line: int | None) -> float:
-    """Convert ``raw`` (text or a JSON number) to a finite float or raise an :class:`InputError`.
-
-    Parameters
-    ----------
-    raw : str or number
-        The value as found in the file.
-    what : str
-        What the value is, for the message (e.g. ``"value"`` or ``"parameter 'p'"``).
-    source, line
-        Where it was found.
-    """
-    kind = type(raw)
-    if (kind is float or kind is int) and math.isfinite(raw):
-        return float(raw)
-    if isinstance(raw, bool) or raw is None or not isinstance(raw, str | Real):
-        shown = "missing" if raw is None else f"{json.dumps(raw)}, not a number"
-        raise InputError(f"{what} is {shown}", source, line)
-    try:
-        number = float(raw)
-    except ValueError:
-        raise InputError(f"{what} is {raw!r}, not a number", source, line) from None
-    if not math.isfinite(number):
-        raise InputError(f"{what} is {raw!r}, not a finite number", source, line)
-    return number
+from perfcast.core.numbers import json_float
 
 
 def first_content_line(head: str) -> str:
@@ -62,7 +33,7 @@ def first_content_line(head: str) -> str:
 def json_object(line: str) -> dict | None:
     """``line`` parsed as a JSON object, or None when it is not one."""
     try:
-        value = json.loads(line)
+        value = json.loads(line, parse_float=json_float)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

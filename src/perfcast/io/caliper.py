@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import CALL_PATH_SEPARATOR, KERNEL, METRIC, VALUE, Experiment, Metric
+from perfcast.core.numbers import json_float, parse_number
 from perfcast.io.caliper_metrics import CaliperMetric, caliper_metric, rank_metric
 from perfcast.io.profile_set import Run, build_experiment
 
@@ -200,7 +201,7 @@ def _read_json_split(
     path: Path,
 ) -> tuple[list[_Record], dict[str, Any], dict[str, CaliperMetric]]:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(path.read_text(encoding="utf-8"), parse_float=json_float)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise InputError(f"not a readable json-split file ({error})", path) from None
     if not isinstance(document, dict) or any(k not in document for k in _JSON_SPLIT_KEYS):
@@ -271,14 +272,9 @@ def _measurements(
         kernel = CALL_PATH_SEPARATOR.join(call_path) if call_path else UNANNOTATED
         for attribute, text in record.items():
             mapped = attributes.get(attribute)
-            if mapped is None or text is None or text == "":
+            if mapped is None or text is None:
                 continue
-            try:
-                value = float(text)
-            except (TypeError, ValueError):
-                raise InputError(
-                    f"record {number}: {attribute} is {text!r}, not a number", source
-                ) from None
+            value = parse_number(text, f"record {number}: {attribute}", source, None)
             metric = rank_metric(mapped, rank_statistic).metric if per_rank else mapped.metric
             metrics[metric.name] = metric
             merge[metric.name] = mapped.combine

@@ -40,11 +40,11 @@ from typing import Any
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
+from perfcast.core.numbers import json_float, parse_number
 from perfcast.io._records import (
     Rows,
     first_content_line,
     json_object,
-    parse_number,
     read_text,
     talpas_object,
 )
@@ -67,7 +67,7 @@ def sniff(path: Path, head: str) -> bool:
 def _load(path: Path) -> Any:
     text = read_text(path)
     try:
-        return json.loads(text)
+        return json.loads(text, parse_float=json_float)
     except json.JSONDecodeError as error:
         raise InputError(f"malformed JSON: {error.msg}", path, error.lineno) from None
 

@@ -40,7 +40,8 @@ import numpy as np
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
-from perfcast.io._records import Rows, first_content_line, parse_number, read_text
+from perfcast.core.numbers import parse_number
+from perfcast.io._records import Rows, first_content_line, read_text
 
 NAME = "extrap-text"
 SUFFIXES = (".txt",)

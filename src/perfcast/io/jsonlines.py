@@ -33,7 +33,8 @@ from pathlib import Path
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import KERNEL, METRIC, VALUE, Experiment
-from perfcast.io._records import Rows, first_content_line, json_object, parse_number, read_text
+from perfcast.core.numbers import parse_number
+from perfcast.io._records import Rows, first_content_line, json_object, read_text
 
 NAME = "extrap-jsonlines"
 SUFFIXES = (".jsonl",)

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from perfcast.core.errors import InputError
+from perfcast.core.numbers import parse_number
 
 REPETITION_GROUP = "rep"
 
 # A decimal number; a comma is accepted as decimal separator (as in Extra-P's cube-set names).
-_NUMBER = r"[-+]?(?:\d+(?:[.,]\d*)?|[.,]\d+)(?:[eE][-+]?\d+)?"
+_NUMBER = r"[-+]?(?:[0-9]+(?:[.,][0-9]*)?|[.,][0-9]+)(?:[eE][-+]?[0-9]+)?"
 _FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 _ROLES = {
@@ -45,9 +46,10 @@ def guess_role(name: str) -> str | None:
     return _ROLES.get(name.lower())
 
 
-def parse_number(text: str) -> float:
-    """Convert a number matched in a name (``"2,5"`` or ``"2.5"``) to float."""
-    return float(text.replace(",", "."))
+def parse_name_number(text: str, source: str | Path) -> float:
+    """Convert a number matched in a name (``"2,5"`` or ``"2.5"``, ASCII digits only) to float;
+    an :class:`InputError` naming ``source`` when a double cannot hold it."""
+    return parse_number(text.replace(",", "."), f"the number {text!r} in the name", source, None)
 
 
 @dataclass
@@ -123,7 +125,9 @@ class NamePattern:
         for subject in subjects:
             found = self.regex.fullmatch(subject)
             if found is not None:
-                return {name: parse_number(text) for name, text in found.groupdict().items()}
+                return {
+                    name: parse_name_number(text, path) for name, text in found.groupdict().items()
+                }
         raise InputError(
             f"the name '{subjects[0]}' does not match the pattern '{self.template}'", path
         )
@@ -133,8 +137,8 @@ def _literal(text: str) -> str:
     return ".*?".join(re.escape(piece) for piece in text.split("*"))
 
 
-_EXTRAP_PAIR = re.compile(r"([A-Za-z_]+)(\d+(?:[.,]\d+)?\.?)")
-_REPETITION_SUFFIX = re.compile(r"\.r(\d+)$")
+_EXTRAP_PAIR = re.compile(r"([A-Za-z_]+)([0-9]+(?:[.,][0-9]+)?\.?)")
+_REPETITION_SUFFIX = re.compile(r"\.r([0-9]+)$")
 
 
 def infer_name_values(name: str, source: str | Path | None = None) -> dict[str, float]:
@@ -170,7 +174,7 @@ def infer_name_values(name: str, source: str | Path | None = None) -> dict[str, 
         key = pair.group(1)
         if key in values:
             raise InputError(f"parameter '{key}' appears twice in the name '{name}'", where)
-        values[key] = parse_number(pair.group(2).rstrip("."))
+        values[key] = parse_name_number(pair.group(2).rstrip("."), where)
         position = pair.end()
     if position != len(body) or len(values) == (REPETITION_GROUP in values):
         raise InputError(

@@ -34,7 +34,8 @@ from perfcast.core.experiment import (
     Metric,
     Parameter,
 )
-from perfcast.io._records import parse_number, read_text
+from perfcast.core.numbers import json_float, parse_number
+from perfcast.io._records import read_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -169,7 +170,7 @@ def read(path: Path) -> Experiment:
     """
     path = Path(path)
     try:
-        data = json.loads(read_text(path))
+        data = json.loads(read_text(path), parse_float=json_float)
     except json.JSONDecodeError as error:
         raise InputError(f"malformed JSON: {error.msg}", path, error.lineno) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:

@@ -8,7 +8,6 @@ into the long table.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from perfcast.core.experiment import (
     Metric,
     Parameter,
 )
+from perfcast.core.numbers import parse_number
 from perfcast.io.patterns import REPETITION_GROUP, NamePattern, guess_role, infer_name_values
 
 if TYPE_CHECKING:
@@ -265,12 +265,7 @@ def _run_values(
         if key not in run.metadata:
             raise InputError(f"the profile has no metadata key '{key}'", run.source)
         text = run.metadata[key]
-        try:
-            number = float(str(text))
-        except ValueError:
-            raise InputError(f"metadata '{key}' is {text!r}, not a number", run.source) from None
-        if not math.isfinite(number):
-            raise InputError(f"metadata '{key}' is {text!r}, not a finite number", run.source)
+        number = parse_number(str(text), f"metadata '{key}'", run.source, None)
         if name in values:
             raise InputError(f"parameter '{name}' comes both from the name and '{key}'", run.source)
         values[name] = number

@@ -27,6 +27,7 @@ import numpy as np
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
+from perfcast.core.numbers import BAD_NUMBER, number_problem, parse_numbers
 from perfcast.io._records import first_content_line, read_text
 from perfcast.io.perfcast_json import describe, parse_description
 
@@ -38,7 +39,6 @@ SUFFIXES = (".csv", ".parquet")
 HEADER_PREFIX = "# perfcast "
 METADATA_KEY = b"perfcast"
 PARQUET_MAGIC = "PAR1"
-_DECIMAL = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _INTEGER = re.compile(r"[-+]?[0-9]+")
 
 
@@ -57,10 +57,11 @@ def _check(frame: pd.DataFrame, path: Path, first_line: int | None) -> None:
     """
     import pandas as pd  # here, not above: plain CSV files are read without pandas
 
-    def fail(message: str, row: int) -> None:
+    def fail(message: str, row: int, cell: object = None) -> None:
+        reason = None if cell is None else BAD_NUMBER
         if first_line is None:
-            raise InputError(f"row {row + 1}: {message}", path)
-        raise InputError(message, path, row + first_line)
+            raise InputError(f"row {row + 1}: {message}", path, reason=reason, value=cell)
+        raise InputError(message, path, row + first_line, reason=reason, value=cell)
 
     for column in (KERNEL, METRIC, VALUE):
         if column not in frame.columns:
@@ -73,7 +74,16 @@ def _check(frame: pd.DataFrame, path: Path, first_line: int | None) -> None:
         if column in (KERNEL, METRIC):
             continue
         raw = frame[column]
-        numbers = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+        cells = raw.tolist()
+        if all(isinstance(cell, str) for cell in cells):
+            numbers, bad_row = parse_numbers(cells)
+            if bad_row is not None:
+                cell = cells[bad_row]
+                if not cell.strip():
+                    fail(f"{column} is missing", bad_row)
+                fail(f"{column} is {cell!r}, {number_problem(cell)}", bad_row, cell)
+        else:
+            numbers = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
         bad = ~np.isfinite(numbers)
         if column == REPETITION:
             bad |= np.isfinite(numbers) & (numbers != np.round(numbers))
@@ -86,12 +96,13 @@ def _check(frame: pd.DataFrame, path: Path, first_line: int | None) -> None:
             fail(f"{column} is {cell!r}, not {kind}", row)
 
 
-def _column_of_numbers(cells: list[str], pattern: re.Pattern[str]) -> np.ndarray | None:
-    """The cells as finite floats when every one is written as ``pattern``, else None."""
-    if not all(map(pattern.fullmatch, cells)):
+def _column_of_numbers(cells: list[str], pattern: re.Pattern[str] | None) -> np.ndarray | None:
+    """The cells as finite floats when every one is a number (:mod:`perfcast.core.numbers`)
+    written as ``pattern`` (when given), else None."""
+    if pattern is not None and not all(map(pattern.fullmatch, cells)):
         return None
-    numbers = np.fromiter(map(float, cells), dtype=float, count=len(cells))
-    return numbers if np.isfinite(numbers).all() else None
+    numbers, bad_row = parse_numbers(cells)
+    return numbers if bad_row is None else None
 
 
 class _PlainTable(NamedTuple):
@@ -122,7 +133,7 @@ def _plain_csv(body: str, header: list[str]) -> _PlainTable | None:
                 return None
             table.names[name] = list(cells)
             continue
-        numbers = _column_of_numbers(list(cells), _INTEGER if name == REPETITION else _DECIMAL)
+        numbers = _column_of_numbers(list(cells), _INTEGER if name == REPETITION else None)
         if numbers is None:
             return None
         table.numbers[name] = numbers.astype(np.int64) if name == REPETITION else numbers

@@ -8,8 +8,10 @@ nothing is dropped silently.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
+
+from perfcast.core.errors import InputError
+from perfcast.core.numbers import json_float, parse_number
 
 OUTPUT_VARIABLE = "PERFCAST_OUTPUT"
 
@@ -25,10 +27,10 @@ def parse_record(line: str, number: int) -> dict[str, object]:
     ------
     RecordError
         When the line is not a JSON object with a non-empty string ``kernel`` and ``metric``
-        and a finite numeric ``value``.
+        and a finite numeric ``value`` a double holds (:mod:`perfcast.core.numbers`).
     """
     try:
-        data = json.loads(line)
+        data = json.loads(line, parse_float=json_float)
     except json.JSONDecodeError as error:
         raise RecordError(f"line {number}: not JSON ({error.msg})") from None
     if not isinstance(data, dict):
@@ -37,8 +39,12 @@ def parse_record(line: str, number: int) -> dict[str, object]:
         if not isinstance(data.get(key), str) or not data[key]:
             raise RecordError(f"line {number}: '{key}' missing or not a non-empty string")
     value = data.get("value")
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise RecordError(f"line {number}: 'value' is {value!r}, not a finite number")
+    try:
+        parse_number(value, "'value'", None, number)  # range only: the record keeps its number
+    except InputError as error:
+        raise RecordError(str(error)) from None
     return {"kernel": data["kernel"], "metric": data["metric"], "value": value}
 
 

@@ -80,8 +80,17 @@ class SeriesModeler:
 
     def notes(self) -> list[str]:
         """What a user should know about the last :meth:`fit`: how point values were taken when
-        not as means (the first series that did so)."""
-        return next(([loc.note] for loc in self.locations_ if loc.note is not None), [])
+        not as means (the first series that did so), and models with a figure beyond a double's
+        range (JSON writes it as null)."""
+        notes = next(([loc.note] for loc in self.locations_ if loc.note is not None), [])
+        beyond = [m.kernel for m in self.models_ if not _representable(m)]
+        if beyond:
+            notes.append(
+                f"{len(beyond)} model(s) (the first of kernel '{beyond[0]}') have a figure beyond "
+                "the range of a double-precision number, such as the residual sum of squares of "
+                "values above 1e154; JSON output writes it as null"
+            )
+        return notes
 
     def predict(self, points: np.ndarray) -> np.ndarray:
         """Predictions of every model at ``points``, shape (n_models, n_points)."""
@@ -89,3 +98,10 @@ class SeriesModeler:
 
     def _fit_series(self, series: Series, source: str | None) -> list[Model]:
         raise NotImplementedError
+
+
+def _representable(model: Model) -> bool:
+    """True when every number of ``model`` (coefficients, quality figures) is finite or absent."""
+    quality = model.quality.to_dict().values() if model.quality is not None else ()
+    numbers = [model.constant, *(t.coefficient for t in model.terms), *quality]
+    return all(n is None or np.isfinite(n) for n in numbers)

@@ -4,19 +4,22 @@ modeler makes of a series' points before it searches.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Series
-from perfcast.core.function import Factor, Model, Term
+from perfcast.core.function import Factor, Model, Quality, Term, Uncertainty
 from perfcast.model.fitting.candidates import SlotShapes, marginal_means
 from perfcast.model.fitting.data import FitData
 from perfcast.model.fitting.quality import assess
 from perfcast.model.fitting.selection import Choice
 
 MIN_VALUES_PER_PARAMETER = 3
+RESIDUE = 1e-9
+"""Terms contributing less than this fraction of a kernel's largest value are dropped."""
 
 
 def check_points(series: Series, source: str | None) -> None:
@@ -54,34 +57,93 @@ def build_models(
     pool: np.ndarray,
     shapes: Sequence[Sequence[tuple[Factor, ...]]] | SlotShapes,
 ) -> list[Model]:
-    """Turn the chosen hypotheses into :class:`Model` objects with quality and uncertainty."""
+    """Turn the chosen hypotheses into :class:`Model` objects with quality and uncertainty.
+
+    Terms and constants that are numerical residue (see :func:`residue_free`) are dropped, and
+    the values of kernels :class:`FitData` rescaled are multiplied back into coefficients,
+    residual sums of squares and covariances.
+    """
     series = data.series
     n_kernels, n_points = data.means.shape
-    width = 1 + max((len(t) for t in choice.terms), default=0)
+    terms, constants, term_coefficients = residue_free(data, choice, pool)
+    width = 1 + max((len(t) for t in terms), default=0)
     designs = np.zeros((n_kernels, n_points, width))
     designs[:, :, 0] = 1.0
     coefficients = np.zeros((n_kernels, width))
-    coefficients[:, 0] = choice.constants
-    for k, chosen in enumerate(choice.terms):
+    coefficients[:, 0] = constants
+    for k, chosen in enumerate(terms):
         designs[k, :, 1 : 1 + len(chosen)] = pool[k, chosen].T
-        coefficients[k, 1 : 1 + len(chosen)] = choice.coefficients[k]
-    sizes = np.array([1 + len(t) for t in choice.terms])
+        coefficients[k, 1 : 1 + len(chosen)] = term_coefficients[k]
+    sizes = np.array([1 + len(t) for t in terms])
     assessment = assess(designs, coefficients, sizes, data)
     models = []
     for k, kernel in enumerate(series.kernels):
-        terms = tuple(
-            Term(float(c), shapes[k][t])
-            for t, c in zip(choice.terms[k], choice.coefficients[k], strict=True)
-        )
+        exponent = int(data.exponents[k]) if len(data.exponents) else 0
+        quality, uncertainty = assessment.qualities[k], assessment.uncertainties[k]
+        if exponent:
+            quality, uncertainty = _unscaled(quality, uncertainty, exponent)
+        factors = np.ldexp(term_coefficients[k], exponent)
         models.append(
             Model(
                 kernel=kernel,
                 metric=series.metric,
                 parameters=series.parameters,
-                constant=float(choice.constants[k]),
-                terms=terms,
-                quality=assessment.qualities[k],
-                uncertainty=assessment.uncertainties[k],
+                constant=float(np.ldexp(constants[k], exponent)),
+                terms=tuple(
+                    Term(float(c), shapes[k][t]) for t, c in zip(terms[k], factors, strict=True)
+                ),
+                quality=quality,
+                uncertainty=uncertainty,
             )
         )
     return models
+
+
+def residue_free(
+    data: FitData, choice: Choice, pool: np.ndarray
+) -> tuple[list[np.ndarray], np.ndarray, list[np.ndarray]]:
+    """The chosen terms, constants and term coefficients without numerical residue.
+
+    A term is residue when its contribution stays below :data:`RESIDUE` times the kernel's
+    largest absolute point value at every measured point, a constant when it is below that
+    itself: least squares leaves such values (1e-17 coefficients on counters with zeros,
+    constants of 1e-11 on integer counts) where the exact answer is 0. A kernel whose values are
+    all 0 gets the exact constant 0.
+
+    Returns
+    -------
+    terms : list of ndarray of int
+        Per kernel, the pool indices of the terms kept.
+    constants : ndarray, shape (K,)
+    coefficients : list of ndarray
+        Per kernel, the coefficients of the terms kept.
+    """
+    threshold = RESIDUE * np.max(np.abs(data.means), axis=1)
+    constants = np.where(np.abs(choice.constants) > threshold, choice.constants, 0.0)
+    terms, coefficients = [], []
+    for k, chosen in enumerate(choice.terms):
+        contributions = np.abs(choice.coefficients[k][:, None] * pool[k, chosen])
+        keep = np.max(contributions, axis=1, initial=0.0) > threshold[k]
+        terms.append(chosen[keep])
+        coefficients.append(choice.coefficients[k][keep])
+    return terms, constants, coefficients
+
+
+def _unscaled(
+    quality: Quality, uncertainty: Uncertainty | None, exponent: int
+) -> tuple[Quality, Uncertainty | None]:
+    """Quality and uncertainty of values ``2**exponent`` times those fitted.
+
+    Relative figures stay; the residual sum of squares and the covariance scale by
+    ``4**exponent`` (a residual sum beyond a double's range becomes infinity, written as null in
+    JSON; an uncertainty beyond it is dropped).
+    """
+    with np.errstate(over="ignore"):
+        rss = float(np.ldexp(quality.rss, 2 * exponent))
+        if uncertainty is not None:
+            covariance = np.ldexp(uncertainty.covariance, 2 * exponent)
+            finite = bool(np.all(np.isfinite(covariance)))
+            uncertainty = (
+                dataclasses.replace(uncertainty, covariance=covariance) if finite else None
+            )
+    return dataclasses.replace(quality, rss=rss), uncertainty

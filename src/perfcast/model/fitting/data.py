@@ -13,6 +13,9 @@ from perfcast.core.experiment import Series
 from perfcast.model.fitting.location import Location, locate
 from perfcast.model.fitting.moderation import NO_PRIOR, NoisePrior, estimate_prior
 
+SAFE_MAGNITUDES = (1e-100, 1e100)
+"""Kernels whose largest absolute value lies in this range are fitted without rescaling."""
+
 
 @dataclass
 class FitData:
@@ -45,6 +48,9 @@ class FitData:
     prior : NoisePrior
         The series' common noise level, towards which :attr:`noise_ss` and :attr:`noise_dof`
         moderate each kernel's pure error (:mod:`perfcast.model.fitting.moderation`).
+    exponents : ndarray of int, shape (K,)
+        Each kernel's values in :attr:`series` are the measured ones times ``2**-exponent``
+        (see :func:`scale_exponents`); models multiply their coefficients back.
     """
 
     series: Series
@@ -55,6 +61,7 @@ class FitData:
     observations: np.ndarray
     location: Location | None = None
     prior: NoisePrior = NO_PRIOR
+    exponents: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=int))
 
     @classmethod
     def from_series(
@@ -80,9 +87,15 @@ class FitData:
                 f"{_point_text(series, point)}",
                 source,
             )
+        exponents = scale_exponents(values)
+        if exponents.any():
+            values = np.ldexp(values, -exponents[:, None, None])
+            series = dataclasses.replace(series, values=values)
         estimate = locate(values, location)
         magnitude = np.abs(estimate.values)
-        floor = 1e-9 * np.maximum(magnitude.max(axis=1, keepdims=True), 1e-300)
+        largest = magnitude.max(axis=1, keepdims=True)
+        # An all-zero kernel has no scale of its own: any positive one gives the exact fit 0.
+        floor = 1e-9 * np.where(largest > 0, np.maximum(largest, 1e-300), 1.0)
         scale = np.maximum(magnitude, floor)
         weights = 1.0 / (estimate.variance_factors * scale**2)
         deviations = (values - series.means[:, :, None]) / scale[:, :, None]
@@ -92,7 +105,15 @@ class FitData:
         shape = estimate.shape
         prior = estimate_prior(pure_ss, pure_dof, shape.reference, shape.points, shape.repetitions)
         return cls(
-            series, estimate.values, weights, pure_ss, pure_dof, observations, estimate, prior
+            series,
+            estimate.values,
+            weights,
+            pure_ss,
+            pure_dof,
+            observations,
+            estimate,
+            prior,
+            exponents,
         )
 
     def rows(self, kernels: np.ndarray) -> FitData:
@@ -111,6 +132,7 @@ class FitData:
             self.observations[kernels],
             self.location,
             self.prior,
+            self.exponents[kernels],
         )
 
     @functools.cached_property
@@ -136,6 +158,28 @@ class FitData:
         ss, dof = self._moderated
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(dof > 0, ss / dof, np.nan)
+
+
+def scale_exponents(values: np.ndarray) -> np.ndarray:
+    """Per kernel, the power of two its values are divided by before fitting, shape (K,).
+
+    Kernels whose largest absolute value lies within :data:`SAFE_MAGNITUDES` are fitted as
+    measured (exponent 0: results for ordinary data stay exactly as they were); any other kernel
+    is brought to a largest absolute value in [0.5, 1), so that squares, weights and Gram
+    matrices of values between 1e-300 and 1e300 neither overflow nor underflow. Dividing by a
+    power of two is exact, and so is multiplying the coefficients back.
+
+    Parameters
+    ----------
+    values : ndarray, shape (K, P, R)
+        Every repetition, NaN where there is none (each kernel has at least one value).
+    """
+    with np.errstate(invalid="ignore"):
+        largest = np.nanmax(np.abs(values), axis=(1, 2))
+    low, high = SAFE_MAGNITUDES
+    outside = (largest > 0) & ((largest < low) | (largest > high))
+    exponents: np.ndarray = np.where(outside, np.frexp(largest)[1], 0)
+    return exponents
 
 
 def _point_text(series: Series, point: int) -> str:
