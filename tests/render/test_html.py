@@ -190,3 +190,13 @@ def test_a_hostile_parameter_name_is_escaped_everywhere():
     assert "<img" not in html
     assert "onerror=" not in html.replace("onerror=&quot;", "")
     assert "p&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_an_axis_over_values_beyond_a_double_still_has_ticks(log):
+    from perfcast.render.svg import Axis
+
+    axis = Axis(1.0, float("inf"), 0.0, 100.0, log)
+    ticks = axis.ticks()
+    assert ticks and all(np.isfinite(ticks))
+    assert np.all(np.isfinite(axis(np.array([1.0, 1e308]))))

@@ -224,9 +224,11 @@ class Model:
         Returns
         -------
         ndarray of shape (n_points,)
+            Infinite where the prediction exceeds the range of a double.
         """
         coefficients = np.array([self.constant] + [t.coefficient for t in self.terms])
-        values: np.ndarray = self.design(points) @ coefficients
+        with np.errstate(over="ignore"):  # far extrapolations may exceed a double: inf
+            values: np.ndarray = self.design(points) @ coefficients
         return values
 
     def predict_interval(

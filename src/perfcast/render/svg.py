@@ -18,6 +18,9 @@ LEFT, RIGHT, TOP, BOTTOM = 58, 12, 14, 36
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f")
 
 
+LARGEST = float(np.finfo(float).max) / 16  # leaves room for the axis arithmetic
+
+
 def _number(value: float) -> str:
     return f"{value:.1f}".rstrip("0").rstrip(".")
 
@@ -43,8 +46,10 @@ class Axis:
     log: bool = False
 
     def __post_init__(self) -> None:
+        # Values beyond a double (a prediction that overflowed) are drawn at the largest one.
+        self.low, self.high = (float(np.clip(v, -LARGEST, LARGEST)) for v in (self.low, self.high))
         if self.log:
-            self.low, self.high = math.log(self.low), math.log(self.high)
+            self.low, self.high = math.log(max(self.low, 1e-300)), math.log(max(self.high, 1e-300))
         if self.high <= self.low:
             self.high = self.low + 1.0
 
@@ -63,8 +68,8 @@ class Axis:
             while len(values) > 8:
                 values = values[::2]
             return values
-        span = self.high - self.low
-        step = 10 ** math.floor(math.log10(span / 4))
+        span = min(self.high - self.low, LARGEST)
+        step = 10.0 ** math.floor(math.log10(span / 4))
         for factor in (1, 2, 5, 10):
             if span / (step * factor) <= 6:
                 step *= factor
