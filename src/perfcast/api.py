@@ -27,6 +27,7 @@ from perfcast.core.function import Model
 from perfcast.core.jsonout import dumps
 from perfcast.core.points import parse_point
 from perfcast.io import read_experiment, write_experiment
+from perfcast.model.fitting.assembly import Skip, require_models
 from perfcast.model.fitting.location import LOCATIONS
 from perfcast.model.modelset import ModelSet, measured_ranges
 from perfcast.model.predict import Prediction
@@ -88,9 +89,14 @@ def fit(
     *,
     modeler: str = "pmnf",
     metric: str | Sequence[str] | None = None,
+    strict: bool = False,
     **settings: Any,
 ) -> ModelSet:
     """Fit a scaling model to every kernel of ``experiment``.
+
+    A kernel whose data admits no model (too few values of a parameter, non-positive parameter
+    values, parameters that only vary together) is skipped and listed, with the reason, in the
+    result's ``skipped``; the other kernels are modeled as if it were not there.
 
     Parameters
     ----------
@@ -101,6 +107,8 @@ def fit(
         ``hybrid`` (which needs ``report=`` from :func:`analyze_source`).
     metric : str or sequence of str, optional
         The metric(s) to model; every metric of the experiment when None.
+    strict : bool
+        Refuse to skip: any kernel that cannot be modeled is an error.
     **settings
         The modeler's settings, e.g. ``alpha=0.01`` or ``location="median"``; each is checked
         against its allowed range.
@@ -109,14 +117,15 @@ def fit(
     -------
     ModelSet
         Models by kernel and metric, ranked by cost at the largest measured configuration,
-        recording the modeler and its settings.
+        recording the modeler and its settings and the kernels skipped.
 
     Raises
     ------
     ValueError
         For an unknown modeler or a setting outside its allowed range.
     InputError
-        When the data cannot be modeled (too few points, non-positive parameter values, ...).
+        When no kernel can be modeled, or with ``strict`` when one cannot (naming the first
+        such kernel and why, ``reason`` ``unmodelable-kernel``).
     """
     estimator = make_modeler(modeler, **settings)
     if metric is None:
@@ -126,10 +135,16 @@ def fit(
         for name in metrics:  # every name checked before anything is fitted
             experiment.check_metric(name)
     models: list[Model] = []
+    skipped: list[Skip] = []
     notes: dict[str, None] = {}
     for name in metrics:
-        models.extend(estimator.fit(experiment, name).models_)
+        estimator.fit(experiment, name)
+        if strict and estimator.skipped_:
+            raise estimator.skipped_[0].error(experiment.source)
+        models.extend(estimator.models_)
+        skipped.extend(estimator.skipped_)
         notes.update(dict.fromkeys(estimator.notes()))
+    require_models(models, skipped, experiment.source)
     return ModelSet(
         models,
         modeler=modeler,
@@ -137,6 +152,7 @@ def fit(
         ranges=measured_ranges(experiment),
         source=experiment.source,
         notes=list(notes),
+        skipped=skipped,
     )
 
 
@@ -171,19 +187,26 @@ def predict(
 def _models_of(
     experiment: Experiment, models: ModelSet | None, metric: str | None, modeler: str
 ) -> tuple[Experiment, list[Model]]:
-    """The experiment restricted to one metric and that metric's model of each kernel (fitted
-    when ``models`` is None).
+    """The experiment restricted to one metric and to the kernels modeled, and that metric's
+    model of each kernel (fitted when ``models`` is None).
+
+    Kernels that ``models`` lists as skipped (their data admitted no model) are left out of the
+    experiment, so that every analysis sees only modeled kernels; the command line warns about
+    them.
 
     Raises
     ------
     InputError
-        When a kernel of the experiment has no model of the metric.
+        When a kernel of the experiment has no model of the metric and was not skipped.
     """
     chosen = metric or (models.cost_metric() if models is not None else experiment.default_metric())
     experiment = experiment.select(metric=chosen)
     if models is None:
         models = fit(experiment, modeler=modeler, metric=chosen)
-    return experiment, models.for_experiment(experiment, chosen).models
+    models = models.for_experiment(experiment, chosen)
+    if models.skipped:
+        experiment = experiment.without_kernels(models.skipped_kernels(chosen))
+    return experiment, models.models
 
 
 def diagnose(

@@ -6,7 +6,7 @@ import argparse
 
 from perfcast.api import Experiment, ModelSet, load
 from perfcast.commands.common import readable_formats
-from perfcast.commands.model import add_model_arguments, fit_metrics
+from perfcast.commands.model import add_model_arguments, fit_metrics, warn_skipped
 
 
 def add_analysis_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +36,10 @@ def load_experiment(path: str, args: argparse.Namespace) -> tuple[Experiment, st
 def obtain_models(
     experiment: Experiment, metric: str, args: argparse.Namespace, path: str | None
 ) -> ModelSet:
-    """Models from ``path`` when given, else fitted."""
+    """Models from ``path`` when given (a warning on stderr for each kernel they skipped), else
+    fitted."""
     if path:
-        return ModelSet.load(path).for_experiment(experiment, metric)
+        models = ModelSet.load(path).for_experiment(experiment, metric)
+        warn_skipped(models)
+        return models
     return fit_metrics(experiment, args, [metric])

@@ -88,6 +88,11 @@ def add_model_arguments(parser: argparse.ArgumentParser, all_metrics: bool = Fal
         help="how repetitions give a point's value (adaptive: mean, midrange, trimmed mean or "
         "median, whichever the noise shape of all kernels favours)",
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail (exit 2) when a kernel cannot be modeled instead of skipping it",
+    )
 
 
 def modeler_settings(args: argparse.Namespace) -> dict[str, object]:
@@ -108,17 +113,48 @@ def fit_metrics(
     experiment: Experiment, args: argparse.Namespace, metrics: Sequence[str | None]
 ) -> ModelSet:
     """Fit ``metrics`` (None: the default metric) with the modeler the options name, hybrid
-    with ``--static``; print the fit's notes on stderr."""
+    with ``--static``; print the fit's notes and one warning per skipped kernel on stderr."""
     chosen = [metric or experiment.default_metric() for metric in metrics]
     if args.static:
         settings = {**modeler_settings(args), **_static_settings(experiment, args)}
-        models = fit(experiment, modeler="hybrid", metric=chosen, **settings)
+        models = fit(experiment, modeler="hybrid", metric=chosen, strict=args.strict, **settings)
     else:
-        models = fit(experiment, modeler=args.modeler, metric=chosen, **modeler_settings(args))
+        models = fit(
+            experiment,
+            modeler=args.modeler,
+            metric=chosen,
+            strict=args.strict,
+            **modeler_settings(args),
+        )
     for note in models.notes:
         advice = " (--location mean for means)" if note.startswith("point values:") else ""
         print(note + advice, file=sys.stderr)
+    warn_skipped(models)
     return models
+
+
+def warn_skipped(models: ModelSet) -> None:
+    """One line on stderr for every kernel the fit skipped."""
+    for skip in models.skipped:
+        print(
+            f"perfcast: warning: kernel '{skip.kernel}' ({skip.metric}) skipped: {skip.reason}",
+            file=sys.stderr,
+        )
+
+
+def skipped_summary(models: ModelSet) -> str:
+    """How many kernels were skipped and why, one line per reason (empty when none)."""
+    by_reason: dict[str, list[str]] = {}
+    for skip in models.skipped:
+        by_reason.setdefault(skip.reason, []).append(skip.kernel)
+    lines = []
+    for reason, kernels in by_reason.items():
+        shown = ", ".join(kernels[:3]) + (
+            f" and {len(kernels) - 3} more" if len(kernels) > 3 else ""
+        )
+        noun = "kernel" if len(kernels) == 1 else "kernels"
+        lines.append(f"{len(kernels)} {noun} skipped ({shown}): {reason}")
+    return "\n".join(lines)
 
 
 def _static_settings(experiment: Experiment, args: argparse.Namespace) -> dict[str, object]:
@@ -152,7 +188,14 @@ def _constant(text: str) -> tuple[str, float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Fit and print."""
+    """Fit and print; the text output ends with the kernels skipped."""
     models = fit_from_args(args)
-    write_output(render(models, args.format), args.out)
+    if args.format == "json":  # written model by model: a large set is never one string
+        models.write_json(sys.stdout if args.out is None else args.out)
+        return 0
+    text = render(models, args.format)
+    summary = skipped_summary(models)
+    if args.format == "text" and summary:
+        text = text.rstrip("\n") + "\n\n" + summary
+    write_output(text, args.out)
     return 0

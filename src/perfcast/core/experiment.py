@@ -10,7 +10,7 @@ converted, so that reading and modeling a small file does not pay for importing 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -573,6 +573,26 @@ class Experiment:
             if not chosen:
                 raise InputError(f"no kernel matches '{kernels}'", self.source)
             mask &= np.isin(self._kernel_codes, chosen)
+        return self._masked(mask)
+
+    def without_kernels(self, kernels: Collection[str]) -> Experiment:
+        """The experiment without the measurements of ``kernels`` (names it does not have are
+        ignored).
+
+        Raises
+        ------
+        InputError
+            When no kernel is left.
+        """
+        dropped = set(kernels)
+        codes = [code for code, name in enumerate(self._kernel_names) if name in dropped]
+        mask = ~np.isin(self._kernel_codes, codes)
+        if not mask.any():
+            raise InputError("no kernel is left", self.source)
+        return self._masked(mask)
+
+    def _masked(self, mask: np.ndarray) -> Experiment:
+        """The experiment of the rows where ``mask`` is true."""
         kernel_codes, kept_kernels = _first_appearance(self._kernel_codes[mask])
         metric_codes, kept_metrics = _first_appearance(self._metric_codes[mask])
         metric_names = [self._metric_names[code] for code in kept_metrics]

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -40,6 +42,7 @@ HEADER_PREFIX = "# perfcast "
 METADATA_KEY = b"perfcast"
 PARQUET_MAGIC = "PAR1"
 _INTEGER = re.compile(r"[-+]?[0-9]+")
+_BATCH_ROWS = 65_536
 
 
 def sniff(path: Path, head: str) -> bool:
@@ -113,42 +116,67 @@ class _PlainTable(NamedTuple):
     numbers: dict[str, np.ndarray]
 
 
-def _plain_csv(body: str, header: list[str]) -> _PlainTable | None:
+def _plain_csv(lines: Iterable[str], header: list[str]) -> _PlainTable | None:
     """The columns of a plain CSV table (see the module's description), None for any other.
 
-    The body is the header line and the rows.
+    ``lines`` are the header line and the rows. They are converted :data:`_BATCH_ROWS` rows
+    at a time, and equal names share one string, so that a large table is never held as a
+    list of rows of strings.
     """
     if not {KERNEL, METRIC, VALUE} <= set(header):
         return None
+    reader = csv.reader(lines, strict=True)
+    names: dict[str, list[str]] = {KERNEL: [], METRIC: []}
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in header if name not in names}
+    shared: dict[str, str] = {}
     try:
-        rows = list(csv.reader(io.StringIO(body, newline=""), strict=True))
+        if next(reader, None) != header:
+            return None
+        while rows := list(itertools.islice(reader, _BATCH_ROWS)):
+            if any(len(row) != len(header) for row in rows):
+                return None
+            for name, cells in zip(header, zip(*rows, strict=True), strict=True):
+                if name in names:
+                    if not all(cells):
+                        return None
+                    names[name].extend(shared.setdefault(cell, cell) for cell in cells)
+                    continue
+                pattern = _INTEGER if name == REPETITION else None
+                numbers = _column_of_numbers(list(cells), pattern)
+                if numbers is None:
+                    return None
+                parts[name].append(numbers)
     except csv.Error:
         return None
-    if len(rows) < 2 or rows[0] != header or any(len(row) != len(header) for row in rows):
+    if not names[KERNEL]:
         return None
-    table = _PlainTable({}, {})
-    for name, cells in zip(header, zip(*rows[1:], strict=True), strict=True):
-        if name in (KERNEL, METRIC):
-            if not all(cells):
-                return None
-            table.names[name] = list(cells)
-            continue
-        numbers = _column_of_numbers(list(cells), _INTEGER if name == REPETITION else None)
-        if numbers is None:
-            return None
+    table = _PlainTable(names, {})
+    for name, columns in parts.items():
+        numbers = np.concatenate(columns)
         table.numbers[name] = numbers.astype(np.int64) if name == REPETITION else numbers
     return table
 
 
+def _lines_from(text: str, start: int) -> Iterator[str]:
+    """The lines of ``text`` from the offset ``start``, each with its ``\\n``."""
+    while start < len(text):
+        end = text.find("\n", start) + 1 or len(text)
+        yield text[start:end]
+        start = end
+
+
 def _read_csv(path: Path) -> tuple[pd.DataFrame | _PlainTable, dict]:
     """The table (as columns when plain, else as a pandas table) and the perfcast header."""
-    lines = read_text(path).splitlines(keepends=True)
+    text = read_text(path)
     description: dict = {}
-    skipped = 0
-    while skipped < len(lines) and (lines[skipped].startswith("#") or not lines[skipped].strip()):
-        if lines[skipped].startswith(HEADER_PREFIX):
+    skipped = 0  # leading comment and blank lines
+    start = 0  # offset of the first line after them
+    for line in _lines_from(text, 0):
+        if not (line.startswith("#") or not line.strip()):
+            break
+        if line.startswith(HEADER_PREFIX):
             try:
-                description = json.loads(lines[skipped][len(HEADER_PREFIX) :])
+                description = json.loads(line[len(HEADER_PREFIX) :])
             except json.JSONDecodeError as error:
                 raise InputError(
                     f"malformed perfcast header: {error.msg}", path, skipped + 1
@@ -156,18 +184,19 @@ def _read_csv(path: Path) -> tuple[pd.DataFrame | _PlainTable, dict]:
             if not isinstance(description, dict):
                 raise InputError("malformed perfcast header", path, skipped + 1)
         skipped += 1
-    body = "".join(lines[skipped:])
-    if not body.strip():
+        start += len(line)
+    if not text[start:].strip():
         raise InputError("the table has no header and no rows", path)
-    header = next(csv.reader([lines[skipped]]))
+    header = next(csv.reader([next(_lines_from(text, start))]))
     for index, name in enumerate(header):
         if not name.strip():
             raise InputError(f"column {index + 1} of the header has no name", path, skipped + 1)
         if name in header[:index]:
             raise InputError(f"column '{name}' appears twice in the header", path, skipped + 1)
-    plain = _plain_csv(body, header)
+    plain = _plain_csv(_lines_from(text, start), header)
     if plain is not None:
         return plain, description
+    body = text[start:]
     import pandas as pd  # here, not above: plain CSV files are read without pandas
 
     try:

@@ -13,6 +13,7 @@ from typing import Any
 
 from perfcast.core.experiment import Experiment
 from perfcast.core.function import Model
+from perfcast.model.fitting.assembly import require_models
 from perfcast.model.registry import make_modeler
 
 
@@ -34,6 +35,13 @@ def fit(
     Returns
     -------
     list of Model
-        One per kernel, in the experiment's kernel order.
+        One per kernel whose data admits a model, in the experiment's kernel order.
+
+    Raises
+    ------
+    InputError
+        When no kernel's data admits a model (the first kernel's reason).
     """
-    return make_modeler(modeler, **settings).fit(experiment, metric).models_
+    fitted = make_modeler(modeler, **settings).fit(experiment, metric)
+    require_models(fitted.models_, fitted.skipped_, experiment.source)
+    return fitted.models_

@@ -10,6 +10,7 @@ import numpy as np
 
 from perfcast.core.experiment import Experiment, Series
 from perfcast.core.function import Model
+from perfcast.model.fitting.assembly import Skip, skips_of
 from perfcast.model.fitting.data import FitData
 from perfcast.model.fitting.location import LOCATIONS, Location
 from perfcast.model.settings import check_bool, check_choice, check_open_interval
@@ -22,11 +23,15 @@ class SeriesModeler:
     settings as constructor keywords stored under the same names (so :meth:`get_params` can
     report them), validate them with :meth:`_check_common` and their own checks, implement
     ``_fit_series(series, source) -> list[Model]`` and take their data from :meth:`_fit_data`.
+    :meth:`fit` hands them only series whose points admit a model; the kernels of the others
+    are skipped (:attr:`skipped_`).
 
     Attributes
     ----------
     models_ : list of Model
-        One model per kernel, after :meth:`fit`.
+        One model per kernel that could be modeled, after :meth:`fit`.
+    skipped_ : list of Skip
+        The kernels left out, and why (too few values of a parameter, ...).
     locations_ : list of Location
         How the points' values were estimated, one per series fitted.
     """
@@ -64,11 +69,17 @@ class SeriesModeler:
         return f"{type(self).__name__}({settings})"
 
     def fit(self, experiment: Experiment, metric: str | None = None) -> SeriesModeler:
-        """Model every kernel of ``experiment`` for ``metric``; returns self."""
+        """Model every kernel of ``experiment`` for ``metric`` whose data admits a model, skip
+        the others (see :attr:`skipped_`); returns self."""
         self.models_: list[Model] = []
         self.locations_: list[Location] = []
+        self.skipped_: list[Skip] = []
         for series in experiment.series(metric):
-            self.models_.extend(self._fit_series(series, experiment.source))
+            skips = skips_of(series)
+            if skips:
+                self.skipped_.extend(skips)
+            else:
+                self.models_.extend(self._fit_series(series, experiment.source))
         return self
 
     def _fit_data(self, series: Series, source: str | None) -> FitData:

@@ -26,7 +26,7 @@ import sympy
 from perfcast.core.experiment import KERNEL, METRIC, REPETITION, Experiment, call_path
 from perfcast.core.function import Factor, Model
 from perfcast.model.base import SeriesModeler
-from perfcast.model.fitting.assembly import build_models
+from perfcast.model.fitting.assembly import Skip, build_models
 from perfcast.model.fitting.blocks import EXTRAP_BUILDING_BLOCKS
 from perfcast.model.fitting.data import FitData
 from perfcast.model.fitting.location import locate
@@ -59,7 +59,9 @@ class HybridModeler(SeriesModeler):
     Attributes
     ----------
     models_ : list of Model
-        One per kernel, in the experiment's kernel order.
+        One per kernel, in the experiment's kernel order, but for those skipped.
+    skipped_ : list of Skip
+        Kernels searched empirically whose measured points admit no model, and why.
     provenance_ : dict of str to str
         Per kernel: ``"static count"``, ``"reach: p, n"`` or ``"empirical"``.
     predictors_ : dict of str to tuple of int
@@ -114,6 +116,7 @@ class HybridModeler(SeriesModeler):
         reach: dict[tuple[str, ...], list[str]] = {}
         self.provenance_: dict[str, str] = {}
         self.predictors_: dict[str, tuple[int, int]] = {}
+        self.skipped_: list[Skip] = []
         for kernel in experiment.kernels:
             static = match_kernel(kernel, self.report)
             shapes = None if static is None else self._terms(static, to_experiment, names)
@@ -136,7 +139,7 @@ class HybridModeler(SeriesModeler):
         for reached, kernels in reach.items():
             for model in self._fit_reach(subset(experiment, kernels), reached):
                 fitted[model.kernel] = model
-        self.models_ = [fitted[k] for k in experiment.kernels]
+        self.models_ = [fitted[k] for k in experiment.kernels if k in fitted]
         return self
 
     def notes(self) -> list[str]:
@@ -215,7 +218,9 @@ class HybridModeler(SeriesModeler):
             location=self.location_,
         )
         full = experiment.parameter_names
-        return [dataclasses.replace(m, parameters=full) for m in modeler.fit(reduced).models_]
+        modeler.fit(reduced)
+        self.skipped_.extend(modeler.skipped_)
+        return [dataclasses.replace(m, parameters=full) for m in modeler.models_]
 
 
 def match_kernel(kernel: str, report: StaticReport) -> StaticKernel | None:

@@ -4,6 +4,12 @@ A :class:`ModelSet` maps kernel -> metric -> :class:`~perfcast.core.function.Mod
 it gives the kernels, most expensive first at its cost point; it predicts, renders a table
 (pandas), plots one kernel (matplotlib) and round-trips through JSON that records the modeler,
 its settings and the format version.
+
+The JSON document (format ``perfcast-models``, version 1) holds ``format``, ``version``,
+``modeler`` (``name``, ``settings``), ``source``, ``ranges``, ``notes``, ``models`` and
+``skipped``: the kernels whose data admitted no model, each ``{"kernel", "metric", "reason"}``.
+``skipped`` came after the first documents of version 1; readers treat it as optional (absent:
+none skipped), so the version did not change.
 """
 
 from __future__ import annotations
@@ -13,13 +19,14 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
 from perfcast.core.errors import InputError
 from perfcast.core.function import Model
 from perfcast.core.jsonout import dumps
+from perfcast.model.fitting.assembly import Skip
 from perfcast.model.predict import Prediction, predict
 
 if TYPE_CHECKING:
@@ -55,6 +62,8 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
         Where the measurements came from.
     notes : sequence of str, optional
         What a user should know about the fit (e.g. how point values were estimated).
+    skipped : sequence of Skip, optional
+        Kernels the fit left out because their data admits no model, with the reason.
 
     Raises
     ------
@@ -72,6 +81,7 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
         ranges: Mapping[str, tuple[float, float]] | None = None,
         source: str | None = None,
         notes: Sequence[str] = (),
+        skipped: Sequence[Skip] = (),
     ) -> None:
         self._models: dict[str, dict[str, Model]] = {}
         self._order: list[Model] = []
@@ -88,6 +98,7 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
         self.ranges = {k: (float(lo), float(hi)) for k, (lo, hi) in (ranges or {}).items()}
         self.source = source
         self.notes = list(notes)
+        self.skipped = list(skipped)
         self.point = dict(point) if point is not None else self._default_point()
 
     # --- mapping -------------------------------------------------------------------------------
@@ -163,18 +174,24 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
             )
         return chosen
 
+    def skipped_kernels(self, metric: str) -> list[str]:
+        """The kernels skipped for ``metric`` (their data admitted no model)."""
+        return [skip.kernel for skip in self.skipped if skip.metric == metric]
+
     def for_experiment(self, experiment: Experiment, metric: str) -> ModelSet:
-        """The models of ``metric`` for the kernels of ``experiment``, one for each.
+        """The models of ``metric`` for the kernels of ``experiment``, one for each kernel that
+        was not skipped (the skipped ones stay listed in :attr:`skipped`).
 
         Raises
         ------
         InputError
-            When a kernel of the experiment has no model of that metric (``value``: the
-            kernel).
+            When a kernel of the experiment that was not skipped has no model of that metric
+            (``value``: the kernel).
         """
         kernels = set(experiment.kernels)
         chosen = [m for m in self.models if m.metric == metric and m.kernel in kernels]
-        missing = sorted(kernels - {m.kernel for m in chosen})
+        skipped = [s for s in self.skipped if s.metric == metric and s.kernel in kernels]
+        missing = sorted(kernels - {m.kernel for m in chosen} - {s.kernel for s in skipped})
         if missing:
             raise InputError(
                 f"no {metric} model for kernel '{missing[0]}' of the experiment",
@@ -189,6 +206,7 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
             ranges=self.ranges or measured_ranges(experiment),
             source=self.source,
             notes=self.notes,
+            skipped=skipped,
         )
 
     def ranked(
@@ -249,7 +267,16 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
     # --- JSON ----------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document as plain data (format, version, modeler, settings, models)."""
+        """The JSON document as plain data (format, version, modeler, settings, models, skipped
+        kernels)."""
+        return {
+            **self._document_head(),
+            "models": [m.to_dict() for m in self.models],
+            "skipped": [skip.to_dict() for skip in self.skipped],
+        }
+
+    def _document_head(self) -> dict[str, Any]:
+        """The fields of :meth:`to_dict` before the models."""
         return {
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,
@@ -257,7 +284,6 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
             "source": self.source,
             "ranges": {k: list(v) for k, v in self.ranges.items()},
             "notes": self.notes,
-            "models": [m.to_dict() for m in self.models],
         }
 
     def to_json(self, path: str | Path | None = None) -> str:
@@ -268,13 +294,52 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
         InputError
             When ``path`` cannot be written.
         """
-        text = dumps(self.to_dict()) + "\n"
+        text = "".join(self._json_pieces())
         if path is not None:
             try:
                 Path(path).write_text(text, encoding="utf-8")
             except OSError as error:
                 raise InputError(f"cannot write: {error.strerror}", path) from None
         return text
+
+    def write_json(self, target: str | Path | TextIO) -> None:
+        """Write the text of :meth:`to_json` to a file or stream one model at a time, so that
+        a set of many models is never held as one string.
+
+        Raises
+        ------
+        InputError
+            When ``target`` is a path that cannot be written.
+        """
+        if not isinstance(target, str | Path):
+            target.writelines(self._json_pieces())
+            return
+        try:
+            with Path(target).open("w", encoding="utf-8") as stream:
+                stream.writelines(self._json_pieces())
+        except OSError as error:
+            raise InputError(f"cannot write: {error.strerror}", target) from None
+
+    def _json_pieces(self) -> Iterator[str]:
+        """The text of :meth:`to_dict` as ``json.dumps(..., indent=2)`` writes it, in pieces:
+        the lists of models and skipped kernels item by item."""
+        head = self._document_head()
+        lists = {
+            "models": (m.to_dict() for m in self.models),
+            "skipped": (skip.to_dict() for skip in self.skipped),
+        }
+        yield "{"
+        for index, key in enumerate([*head, *lists]):
+            yield ("," if index else "") + f"\n  {json.dumps(key)}: "
+            if key in head:
+                yield dumps(head[key]).replace("\n", "\n  ")
+                continue
+            empty = True
+            for item in lists[key]:
+                yield ("[" if empty else ",") + "\n    " + dumps(item).replace("\n", "\n    ")
+                empty = False
+            yield "[]" if empty else "\n  ]"
+        yield "\n}\n"
 
     @classmethod
     def from_json(
@@ -329,6 +394,7 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
                 ranges={k: (float(v[0]), float(v[1])) for k, v in ranges.items()},
                 source=data.get("source") or source,
                 notes=[str(note) for note in data.get("notes") or []],
+                skipped=_skips(data.get("skipped"), source),
             )
         except (TypeError, ValueError, IndexError, AttributeError) as error:
             raise InputError(f"malformed model document: {error}", source) from None
@@ -458,6 +524,26 @@ def _plot_measured(
         line = line[line[name] == point[name]]
     means = (line if len(line) else frame).groupby(x_name)["value"].mean()
     ax.plot(means.index.to_numpy(), means.to_numpy(), "o", label="measured means")
+
+
+def _skips(entries: Any, source: str | None) -> list[Skip]:
+    """The ``skipped`` list of a model document (None when absent: none skipped)."""
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise InputError("malformed model document: 'skipped' is not a list", source)
+    skips = []
+    for index, entry in enumerate(entries, start=1):
+        fields = (
+            [entry.get(k) for k in ("kernel", "metric", "reason")]
+            if isinstance(entry, Mapping)
+            else []
+        )
+        if len(fields) != 3 or not all(isinstance(f, str) for f in fields):
+            where = f"{source}: skipped {index}" if source else f"skipped {index}"
+            raise InputError("not an object of strings kernel, metric and reason", where)
+        skips.append(Skip(*fields))
+    return skips
 
 
 def _finite_or_low(value: float) -> float:

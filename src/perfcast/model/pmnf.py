@@ -18,7 +18,7 @@ import numpy as np
 from perfcast.core.experiment import Series
 from perfcast.core.function import Factor, Model
 from perfcast.model.base import SeriesModeler
-from perfcast.model.fitting.assembly import build_models, check_points
+from perfcast.model.fitting.assembly import build_models
 from perfcast.model.fitting.blocks import EXTRAP_BUILDING_BLOCKS, Block, evaluate_blocks
 from perfcast.model.fitting.candidates import (
     candidate_factors,
@@ -95,7 +95,6 @@ class PMNFModeler(SeriesModeler):
         return SearchSettings(alpha=self.alpha, positive_terms=self.positive_terms)
 
     def _fit_series(self, series: Series, source: str | None) -> list[Model]:
-        check_points(series, source)
         data = self._fit_data(series, source)
         if len(series.parameters) == 1:
             choice, pool, shapes = self._fit_single_parameter(data)

@@ -22,7 +22,7 @@ from perfcast.core.experiment import Series
 from perfcast.core.function import Factor, Model
 from perfcast.core.progress import ProgressBar
 from perfcast.model.base import SeriesModeler
-from perfcast.model.fitting.assembly import build_models, check_points
+from perfcast.model.fitting.assembly import build_models
 from perfcast.model.fitting.blocks import EXTRAP_BUILDING_BLOCKS, evaluate_blocks
 from perfcast.model.fitting.candidates import (
     allowed_blocks,
@@ -100,7 +100,6 @@ class SparseModeler(SeriesModeler):
         check_int("max_terms", max_terms, 1, MAX_TERMS)
 
     def _fit_series(self, series: Series, source: str | None) -> list[Model]:
-        check_points(series, source)
         data = self._fit_data(series, source)
         pool, shapes, allowed = self._predictors(data)
         self.predictors_ = pool.shape[1]

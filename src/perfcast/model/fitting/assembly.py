@@ -1,11 +1,12 @@
 """From chosen hypotheses to :class:`~perfcast.core.function.Model` objects, and the check every
-modeler makes of a series' points before it searches.
+modeler makes of a series' points before it searches (kernels that fail it are skipped).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,33 +23,79 @@ RESIDUE = 1e-9
 """Terms contributing less than this fraction of a kernel's largest value are dropped."""
 
 
-def check_points(series: Series, source: str | None) -> None:
-    """Reject data no PMNF model can be fitted to, naming the problem."""
+@dataclass(frozen=True)
+class Skip:
+    """A kernel a modeler left out, and why (its data admits no model).
+
+    Attributes
+    ----------
+    kernel, metric : str
+        The kernel and the metric it was not modeled for.
+    reason : str
+        What is wrong with its data, in words.
+    """
+
+    kernel: str
+    metric: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        """``{"kernel", "metric", "reason"}``, the entry of a model document's ``skipped``."""
+        return {"kernel": self.kernel, "metric": self.metric, "reason": self.reason}
+
+    def error(self, source: str | None) -> InputError:
+        """The skip as an error, for callers that want every kernel modeled or none."""
+        return InputError(
+            f"kernel '{self.kernel}' ({self.metric}) cannot be modeled: {self.reason}",
+            source,
+            reason="unmodelable-kernel",
+            value=self.kernel,
+        )
+
+
+def unmodelable_reason(series: Series) -> str | None:
+    """Why no PMNF model can be fitted to the kernels of ``series``; None when one can.
+
+    The checks concern the measured points, which all kernels of a series share: either every
+    kernel of the series can be modeled or none.
+    """
     for j, name in enumerate(series.parameters):
         values = series.points[:, j]
         if np.any(values <= 0):
-            raise InputError(
+            return (
                 f"parameter '{name}' has the value {values[values <= 0][0]:g}; PMNF terms "
-                "(powers and log2) need positive parameter values",
-                source,
+                "(powers and log2) need positive parameter values"
             )
         distinct = len(np.unique(values))
         if distinct < MIN_VALUES_PER_PARAMETER:
-            raise InputError(
-                f"kernel '{series.kernels[0]}' was measured at {distinct} value(s) of '{name}'; "
-                f"a model needs at least {MIN_VALUES_PER_PARAMETER} (5 recommended)",
-                source,
+            return (
+                f"measured at {distinct} value(s) of '{name}'; a model needs at least "
+                f"{MIN_VALUES_PER_PARAMETER} (5 recommended)"
             )
         if len(series.parameters) > 1:
             xs, _, _ = marginal_means(series.points, np.zeros((1, len(series.points))), j)
             if len(xs) < MIN_VALUES_PER_PARAMETER:
-                raise InputError(
+                return (
                     f"no {MIN_VALUES_PER_PARAMETER} measurements differ in '{name}' alone (the "
                     "other parameters fixed), so its effect cannot be told apart from theirs; "
                     f"measure at least {MIN_VALUES_PER_PARAMETER} values of '{name}' with the "
-                    "others held constant",
-                    source,
+                    "others held constant"
                 )
+    return None
+
+
+def skips_of(series: Series) -> list[Skip]:
+    """One :class:`Skip` per kernel of ``series`` when its points admit no model, else none."""
+    reason = unmodelable_reason(series)
+    if reason is None:
+        return []
+    return [Skip(kernel, series.metric, reason) for kernel in series.kernels]
+
+
+def require_models(models: Sequence[Model], skipped: Sequence[Skip], source: str | None) -> None:
+    """Raise the first skip as an :class:`InputError` when no kernel at all was modeled."""
+    if not models and skipped:
+        raise skipped[0].error(source)
 
 
 def build_models(

@@ -6,6 +6,10 @@ best of each size competes with the model chosen so far in a forward F-test whos
 pools the repetitions' scatter (pure error) with the residuals, so a bigger model must earn its
 terms against the measured noise. A size is only tried for kernels whose current model still
 shows a significant lack of fit.
+
+Every kernel's search is its own (the pool, the hypotheses and the noise prior are decided for
+the whole series beforehand), so kernels are searched in chunks of :data:`CHUNK_KERNELS`: the
+pool's moments, ``K x T`` arrays, then take memory for one chunk, not for all kernels.
 """
 
 from __future__ import annotations
@@ -18,6 +22,10 @@ from scipy import special
 from perfcast.model.fitting.data import FitData
 from perfcast.model.fitting.least_squares import PoolMoments
 from perfcast.model.fitting.location import NOISE_FLOOR
+
+#: Kernels searched together; a power of two, so that the chunks' matrix products compute every
+#: kernel's moments as one product over all kernels does.
+CHUNK_KERNELS = 4096
 
 
 @dataclass
@@ -53,6 +61,16 @@ class Choice:
         self.constants[rows] = other.constants
         self.wrss[rows] = other.wrss
 
+    @classmethod
+    def concatenate(cls, parts: list[Choice]) -> Choice:
+        """The hypotheses of the kernels of ``parts``, in order."""
+        return cls(
+            [terms for part in parts for terms in part.terms],
+            np.concatenate([part.constants for part in parts]),
+            [c for part in parts for c in part.coefficients],
+            np.concatenate([part.wrss for part in parts]),
+        )
+
 
 @dataclass
 class SearchSettings:
@@ -81,8 +99,9 @@ def search(
     subsets_by_size: list[np.ndarray],
     allowed: np.ndarray | None,
     settings: SearchSettings,
+    chunk: int = CHUNK_KERNELS,
 ) -> Choice:
-    """Choose a model for every kernel.
+    """Choose a model for every kernel, ``chunk`` kernels at a time.
 
     Parameters
     ----------
@@ -94,11 +113,39 @@ def search(
     allowed : ndarray of bool, shape (K, T), optional
         Which pool terms each kernel may use.
     settings : SearchSettings
+    chunk : int
+        Kernels searched together (the choice does not depend on it).
 
     Returns
     -------
     Choice
     """
+    n_kernels = data.means.shape[0]
+    if n_kernels <= chunk:
+        return _search_chunk(data, pool, subsets_by_size, allowed, settings)
+    parts = []
+    for start in range(0, n_kernels, chunk):
+        rows = np.arange(start, min(start + chunk, n_kernels))
+        parts.append(
+            _search_chunk(
+                data.rows(rows),
+                pool if pool.ndim == 2 else pool[rows],
+                subsets_by_size,
+                None if allowed is None else allowed[rows],
+                settings,
+            )
+        )
+    return Choice.concatenate(parts)
+
+
+def _search_chunk(
+    data: FitData,
+    pool: np.ndarray,
+    subsets_by_size: list[np.ndarray],
+    allowed: np.ndarray | None,
+    settings: SearchSettings,
+) -> Choice:
+    """:func:`search` of all kernels of ``data`` at once."""
     n_kernels, n_points = data.means.shape
     moments = PoolMoments(pool, data.means, data.weights)
     wrss = moments.constant_wrss()
