@@ -34,7 +34,9 @@ def experiment_file(tmp_path):
 def test_json_output_has_exactly_the_design_schema(experiment_file, capsys):
     assert main(["model", str(experiment_file), "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert list(document) == ["format", "version", "modeler", "source", "ranges", "notes", "models"]
+    assert list(document) == [
+        "format", "version", "modeler", "source", "ranges", "notes", "models", "skipped"
+    ]  # fmt: skip
     assert (document["format"], document["version"]) == ("perfcast-models", 1)
     assert document["modeler"]["name"] == "pmnf"
     assert document["modeler"]["settings"]["alpha"] == 0.05

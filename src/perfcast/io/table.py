@@ -171,12 +171,12 @@ def _read_csv(path: Path) -> tuple[pd.DataFrame | _PlainTable, dict]:
     description: dict = {}
     skipped = 0  # leading comment and blank lines
     start = 0  # offset of the first line after them
-    for line in _lines_from(text, 0):
-        if not (line.startswith("#") or not line.strip()):
+    for leading in _lines_from(text, 0):
+        if not (leading.startswith("#") or not leading.strip()):
             break
-        if line.startswith(HEADER_PREFIX):
+        if leading.startswith(HEADER_PREFIX):
             try:
-                description = json.loads(line[len(HEADER_PREFIX) :])
+                description = json.loads(leading[len(HEADER_PREFIX) :])
             except json.JSONDecodeError as error:
                 raise InputError(
                     f"malformed perfcast header: {error.msg}", path, skipped + 1
@@ -184,7 +184,7 @@ def _read_csv(path: Path) -> tuple[pd.DataFrame | _PlainTable, dict]:
             if not isinstance(description, dict):
                 raise InputError("malformed perfcast header", path, skipped + 1)
         skipped += 1
-        start += len(line)
+        start += len(leading)
     if not text[start:].strip():
         raise InputError("the table has no header and no rows", path)
     header = next(csv.reader([next(_lines_from(text, start))]))

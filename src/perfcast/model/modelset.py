@@ -534,15 +534,12 @@ def _skips(entries: Any, source: str | None) -> list[Skip]:
         raise InputError("malformed model document: 'skipped' is not a list", source)
     skips = []
     for index, entry in enumerate(entries, start=1):
-        fields = (
-            [entry.get(k) for k in ("kernel", "metric", "reason")]
-            if isinstance(entry, Mapping)
-            else []
-        )
-        if len(fields) != 3 or not all(isinstance(f, str) for f in fields):
+        fields = entry if isinstance(entry, Mapping) else {}
+        kernel, metric, reason = (fields.get(k) for k in ("kernel", "metric", "reason"))
+        if not (isinstance(kernel, str) and isinstance(metric, str) and isinstance(reason, str)):
             where = f"{source}: skipped {index}" if source else f"skipped {index}"
             raise InputError("not an object of strings kernel, metric and reason", where)
-        skips.append(Skip(*fields))
+        skips.append(Skip(kernel, metric, reason))
     return skips
 
 
