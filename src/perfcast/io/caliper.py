@@ -253,9 +253,11 @@ def _node_paths(nodes: list[Any], source: Path) -> list[tuple[str, ...]]:
     for index in range(len(nodes)):
         chain: list[int] = []
         current: int | None = index
-        while current is not None and paths[current] is None:
+        while current is not None:
             if current in chain or not (isinstance(current, int) and 0 <= current < len(nodes)):
                 raise InputError(f"node {index}: broken parent chain at {current!r}", source)
+            if paths[current] is not None:
+                break
             chain.append(current)
             node = nodes[current]
             if not isinstance(node, dict) or "label" not in node:
