@@ -14,7 +14,13 @@ from perfcast.core.errors import InputError
 from perfcast.io.campaign_results import RunKey
 from perfcast.measure.ranges import RangeError, expand_range, parse_values
 from perfcast.measure.schedule import plan_runs
-from perfcast.measure.spec import CampaignWarning, campaign_from_mapping, load_campaign
+from perfcast.measure.spec import (
+    MAX_FIELD_WIDTH,
+    MAX_RUNS,
+    CampaignWarning,
+    campaign_from_mapping,
+    load_campaign,
+)
 
 
 @pytest.mark.parametrize(
@@ -171,6 +177,21 @@ def test_fingerprint_ignores_counts_but_not_the_command(tmp_path: Path) -> None:
         ('command = "echo"\n', "no \\[parameters\\]", None),
         ('command = "echo {n}"\n[parameters]\n"n-1" = [1]\n', "not an identifier", 3),
         ('command = "echo {n:d}"\n[parameters]\nn = [1.5]\n', "cannot be filled in", 1),
+        ('command = "echo {n:99999999999d}"\n[parameters]\nn = [1]\n', "99999999999, more", 1),
+        ('command = "echo"\nlauncher = "env {n:.2000f}"\n[parameters]\nn = [1]\n', "2000", 2),
+        ('command = "echo {n:{n}d}"\n[parameters]\nn = [1]\n', "nested field", 1),
+        (
+            'command = "echo {n} {m}"\n[parameters]\nn = "1..1000"\nm = "1..1000"\n',
+            r"1000000 runs \(1000 x 1000 points x 1 repetitions x 1 metric modes\), more than "
+            "max_runs = 100000",
+            2,
+        ),
+        (
+            'command = "echo {n}"\nmax_runs = 10\nrepetitions = 3\n[parameters]\nn = "1..4"\n',
+            "12 runs",
+            2,
+        ),
+        ('command = "echo {n}"\nmax_runs = 0\n[parameters]\nn = [1]\n', "max_runs must be", 2),
     ],
 )
 def test_bad_campaigns_are_rejected_with_file_and_line(
@@ -348,3 +369,38 @@ def test_an_output_that_is_a_directory_is_rejected_before_anything_runs(tmp_path
         load_campaign(path)
     assert caught.value.source == str(path) and caught.value.line == 2
     assert not (tmp_path / "c.results.jsonl").exists()
+
+
+def test_field_width_up_to_the_limit_is_filled_in(tmp_path: Path) -> None:
+    campaign = campaign_from_mapping(
+        {"parameters": {"n": [7]}, "command": ["echo", f"{{n:0{MAX_FIELD_WIDTH}d}}"]},
+        base=tmp_path,
+    )
+    assert campaign.render((7,))[1][1] == "7".rjust(MAX_FIELD_WIDTH, "0")
+
+
+def test_max_runs_raises_the_limit(tmp_path: Path) -> None:
+    mapping = {"parameters": {"n": "1..1000", "m": "1..1000"}, "command": ["echo", "{n}{m}"]}
+    with pytest.raises(InputError, match="more than max_runs") as caught:
+        campaign_from_mapping(mapping, base=tmp_path)
+    assert caught.value.source == "command line"
+    assert caught.value.reason == "campaign-too-large"
+    campaign = campaign_from_mapping({**mapping, "max_runs": MAX_RUNS * 10}, base=tmp_path)
+    assert campaign.run_count == 1_000_000
+
+
+def test_dry_run_refuses_a_huge_campaign_before_expanding_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # 10^15 points: expanding them would never finish; the size is checked first.
+    argv = ["run", "--dry-run", "-o", str(tmp_path / "o.csv")]
+    argv += [f"--param={name}=1..100000" for name in "abc"]
+    assert run_cli([*argv, "--", "echo", "{a}{b}{c}"]) == 2
+    error = capsys.readouterr().err
+    assert error.splitlines() == [
+        "perfcast: error: command line: the campaign has 1000000000000000 runs (100000 x 100000 "
+        "x 100000 points x 1 repetitions x 1 metric modes), more than max_runs = 100000; or raise "
+        "the limit with --max-runs"
+    ]
+    assert run_cli([*argv, "--max-runs", str(10**15), "--", "echo", "{a:99999999999d}"]) == 2
+    assert "more than 1000" in capsys.readouterr().err

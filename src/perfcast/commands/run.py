@@ -67,6 +67,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("-o", "--output", help="experiment table to write (.csv)")
     parser.add_argument("--seed", type=int, help="seed of the randomized run order")
     parser.add_argument(
+        "--max-runs",
+        type=int,
+        metavar="N",
+        help="the most runs (points x repetitions x metric modes) the campaign may have",
+    )
+    parser.add_argument(
         "--retry-failed", action="store_true", help="repeat runs recorded as failed"
     )
     parser.add_argument(
@@ -101,6 +107,7 @@ def settings_from_flags(args: argparse.Namespace, command: list[str]) -> dict[st
         "workdir": args.workdir,
         "output": args.output,
         "seed": args.seed,
+        "max_runs": args.max_runs,
         "metrics": args.metric,
     }
     settings.update({k: v for k, v in simple.items() if v is not None})
@@ -115,7 +122,7 @@ def settings_from_flags(args: argparse.Namespace, command: list[str]) -> dict[st
 
 def _print_plan(campaign: Campaign, retry_failed: bool) -> int:
     runs = pending_runs(campaign, retry_failed=retry_failed)
-    total = len(campaign.points()) * campaign.repetitions * len(campaign.metrics)
+    total = campaign.run_count
     order = "in this order" if campaign.seed is not None else "order drawn when run (no seed)"
     print(f"{len(runs)} of {total} runs to take, {order}:")
     for run in runs:

@@ -184,8 +184,14 @@ def _read_cali(path: Path) -> tuple[list[_Record], dict[str, Any], dict[str, Cal
         raise InputError("not a Caliper .cali file: no records and no metadata", path)
     attributes: dict[str, CaliperMetric] = {}
     for name in reader.attributes():
-        attribute = reader.attribute(name)
-        meta = attribute.metadata()
+        try:
+            meta = reader.attribute(name).metadata()
+        except Exception as error:  # a damaged attribute node: caliper-reader fails on access
+            raise InputError(
+                f"not a readable Caliper .cali file (attribute {name!r}: {type(error).__name__})",
+                path,
+                value=name,
+            ) from None
         if not meta.get("is_value") or meta.get("type") not in ("double", "int", "uint"):
             continue
         mapped = caliper_metric(name, meta.get("attribute.unit"))
@@ -210,6 +216,11 @@ def _read_json_split(
         )
     columns, column_metadata = document["columns"], document["column_metadata"]
     nodes, data = document["nodes"], document["data"]
+    for key in _JSON_SPLIT_KEYS:
+        if not isinstance(document[key], list):
+            raise InputError(f"'{key}' is not a list", path, value=document[key])
+    if not all(isinstance(column, str) for column in columns):
+        raise InputError("'columns' holds a name that is not a string", path, value=columns)
     if len(columns) != len(column_metadata):
         raise InputError("'columns' and 'column_metadata' differ in length", path)
     hierarchy = "path" if "path" in columns else "source.function#callpath.address"
@@ -242,9 +253,11 @@ def _node_paths(nodes: list[Any], source: Path) -> list[tuple[str, ...]]:
     for index in range(len(nodes)):
         chain: list[int] = []
         current: int | None = index
-        while current is not None and paths[current] is None:
+        while current is not None:
             if current in chain or not (isinstance(current, int) and 0 <= current < len(nodes)):
                 raise InputError(f"node {index}: broken parent chain at {current!r}", source)
+            if paths[current] is not None:
+                break
             chain.append(current)
             node = nodes[current]
             if not isinstance(node, dict) or "label" not in node:
@@ -309,7 +322,7 @@ def _rank(record: Mapping[str, Any], source: Path, number: int) -> int | None:
         return None
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InputError(f"record {number}: mpi.rank is {value!r}", source) from None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 import shlex
@@ -43,7 +44,15 @@ KNOWN_KEYS = (
     "cache",
     "output",
     "seed",
+    "max_runs",
 )
+#: Most runs (points x repetitions x metric modes) a campaign may have unless its ``max_runs``
+#: key raises the limit: checked before any run is planned, so a typo like ``1..1e9`` in two
+#: parameters fails at once instead of exhausting memory.
+MAX_RUNS = 100_000
+#: Largest width or precision a template field may ask for (``{n:08d}`` asks for 8): a command
+#: word is at most 128 KiB on Linux, and ``{n:99999999999d}`` would exhaust memory when filled in.
+MAX_FIELD_WIDTH = 1_000
 _TABLES = ("parameters", "environment", "cache")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -116,6 +125,11 @@ class Campaign:
     def points(self) -> list[Point]:
         """Every point of the parameter space (Cartesian product, declaration order)."""
         return list(itertools.product(*self.parameters.values()))
+
+    @property
+    def run_count(self) -> int:
+        """Runs of the whole campaign: points x repetitions x metric modes (none expanded)."""
+        return math.prod(map(len, self.parameters.values())) * self.repetitions * len(self.metrics)
 
     def values_of(self, point: Point) -> dict[str, Number]:
         """The point as a mapping from parameter name to value."""
@@ -267,9 +281,11 @@ def campaign_from_mapping(
     """
     base = Path.cwd() if base is None else base
 
-    def fail(message: str, key: str | None = None, section: str | None = None) -> InputError:
+    def fail(
+        message: str, key: str | None = None, section: str | None = None, **details: Any
+    ) -> InputError:
         line = _key_line(text, key, section) if text is not None and key is not None else None
-        return InputError(message, source, line)
+        return InputError(message, source, line, **details)
 
     unknown = [k for k in data if k not in KNOWN_KEYS]
     if unknown:
@@ -301,6 +317,7 @@ def campaign_from_mapping(
         seed=seed,
         source=source,
     )
+    _check_size(campaign, data, fail)
     _check_templates(campaign, fail)
     _check_programs(campaign, fail)
     return campaign
@@ -349,6 +366,24 @@ def _run_settings(
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise fail(f"seed must be an integer, not {seed!r}", "seed")
     return repetitions, timeout, seed
+
+
+def _check_size(campaign: Campaign, data: Mapping[str, Any], fail: _Fail) -> None:
+    """Refuse a campaign of more runs than its ``max_runs`` (default :data:`MAX_RUNS`) allows,
+    before any run is planned."""
+    limit = data.get("max_runs", MAX_RUNS)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise fail(f"max_runs must be a positive integer, not {limit!r}", "max_runs")
+    if campaign.run_count > limit:
+        sizes = " x ".join(str(len(values)) for values in campaign.parameters.values())
+        raise fail(
+            f"the campaign has {campaign.run_count} runs ({sizes} points x "
+            f"{campaign.repetitions} repetitions x {len(campaign.metrics)} metric modes), "
+            f"more than max_runs = {limit}",
+            "max_runs" if "max_runs" in data else "parameters",
+            reason="campaign-too-large",
+            value=campaign.run_count,
+        )
 
 
 def _metrics(data: Mapping[str, Any], fail: _Fail) -> list[str]:
@@ -442,6 +477,27 @@ def template_fields(words: Iterable[str]) -> Iterator[str]:
                 yield name
 
 
+def _format_spec_problem(word: str) -> str | None:
+    """Why a format spec of the template ``word`` cannot be filled in safely (None if none).
+
+    A nested field (``{n:{w}d}``) would take its width from a parameter value, unchecked; a
+    width or precision above :data:`MAX_FIELD_WIDTH` would build a huge string.
+    """
+    for _, name, spec, _ in string.Formatter().parse(word):
+        if name is None or not spec:
+            continue
+        if "{" in spec or "}" in spec:
+            return f"the format of {{{name}}} holds a nested field, which is not supported"
+        for run in re.findall(r"\d+", spec):
+            digits = run.lstrip("0") or "0"
+            if len(digits) > len(str(MAX_FIELD_WIDTH)) or int(digits) > MAX_FIELD_WIDTH:
+                return (
+                    f"the format of {{{name}}} asks for a width or precision of {digits}, "
+                    f"more than {MAX_FIELD_WIDTH}"
+                )
+    return None
+
+
 def _check_templates(campaign: Campaign, fail: Any) -> None:
     templates = {
         "command": campaign.command,
@@ -455,6 +511,9 @@ def _check_templates(campaign: Campaign, fail: Any) -> None:
                 names = list(template_fields([word]))
             except ValueError as error:
                 raise fail(f"{key}: bad template {word!r}: {error}", key) from None
+            problem = _format_spec_problem(word)
+            if problem:
+                raise fail(f"{key}: template {word!r}: {problem}", key, value=word)
             for name in names:
                 if name not in campaign.parameters:
                     defined = ", ".join(campaign.parameters)
@@ -464,8 +523,9 @@ def _check_templates(campaign: Campaign, fail: Any) -> None:
                         key,
                     )
                 used.add(name)
+    first = tuple(values[0] for values in campaign.parameters.values())
     try:
-        campaign.render(campaign.points()[0])
+        campaign.render(first)
     except (ValueError, KeyError, IndexError) as error:
         raise fail(f"a template cannot be filled in: {error}", "command") from None
     for name in campaign.parameters:

@@ -86,7 +86,8 @@ def parse_sources(
     Raises
     ------
     InputError
-        When a file is missing or clang reports an error (all error diagnostics are listed).
+        When a file is missing or clang reports an error (the first one, with the count of
+        the others).
     """
     cindex = _clang()
     try:
@@ -123,11 +124,22 @@ def parse_sources(
             elif diagnostic.severity >= cindex.Diagnostic.Warning:
                 warnings.append(message)
         if errors:
-            first = next(iter(d for d in unit.diagnostics if d.severity >= cindex.Diagnostic.Error))
-            line = first.location.line if first.location.file else None
-            raise InputError("clang reports errors:\n" + "\n".join(errors), path, line)
+            raise _first_error(unit, path, len(errors))
         parsed.append(ParsedSource(path, unit, text, defines))
     return parsed, warnings
+
+
+def _first_error(unit: TranslationUnit, path: Path, count: int) -> InputError:
+    """One line about the first of the ``count`` errors clang reports for ``path``: its line
+    when it is in ``path`` itself, else the header and line it is in."""
+    error = _clang().Diagnostic.Error
+    first = next(d for d in unit.diagnostics if d.severity >= error)
+    location = first.location
+    more = f" (and {count - 1} more errors)" if count > 1 else ""
+    if location.file is not None and location.file.name == str(path) and location.line:
+        message = f"clang: {first.spelling} (column {location.column}){more}"
+        return InputError(message, path, location.line, value=first.spelling)
+    return InputError(f"clang: {_format(first, path)}{more}", path, value=first.spelling)
 
 
 def _format(diagnostic, path: Path) -> str:
