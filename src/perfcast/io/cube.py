@@ -16,7 +16,9 @@ locations (processes, threads) reduce to one per run by ``location_statistic`` (
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -131,7 +133,7 @@ def read_profile(
     metrics: dict[str, Metric] = {}
     empty: list[str] = []
     try:
-        with CubexParser(str(path)) as cube:
+        with _without_checksum_warning(), CubexParser(str(path)) as cube:
             call_paths = _call_paths(cube.get_root_cnodes())
             for cube_metric in cube.get_metrics():
                 try:
@@ -215,6 +217,15 @@ def _call_paths(roots: Iterable[Any]) -> dict[int, str]:
         paths[cnode.id] = path
         stack.extend((child, path) for child in cnode.get_children())
     return paths
+
+
+@contextlib.contextmanager
+def _without_checksum_warning() -> Iterator[None]:
+    """Silence pycubexr's warning about a tar header with a wrong checksum: CubeWriter 4.8
+    writes such headers, pycubexr reads on, and a damaged file fails later with a message."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Detected invalid checksum", UserWarning)
+        yield
 
 
 def _reduce(per_location: Any, statistic: str) -> float:
