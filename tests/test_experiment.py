@@ -123,3 +123,14 @@ def test_default_metric_needs_a_choice_among_several():
     experiment = Experiment.from_frame(_frame(metric=["flops", "visits"]), source="t.csv")
     with pytest.raises(InputError, match="several metrics"):
         experiment.series()
+
+
+def test_a_name_with_a_lone_surrogate_is_refused_naming_its_record():
+    columns = {"coordinates": {"p": [1, 2, 3]}, "values": [1.0, 2.0, 3.0], "source": "x.jsonl"}
+    kernels = ["a", "b\ud800", "b\ud800"]
+    with pytest.raises(InputError, match=r"x.jsonl: record 2: kernel name .* lone surrogate"):
+        Experiment.from_columns(kernels, ["time"] * 3, **columns)
+    with pytest.raises(InputError, match=r"x.jsonl: parameter name .* lone surrogate"):
+        Experiment.from_columns(
+            ["a"] * 3, ["time"] * 3, {"p\udc80": [1, 2, 3]}, [1.0, 2.0, 3.0], source="x.jsonl"
+        )

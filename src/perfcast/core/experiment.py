@@ -231,6 +231,27 @@ def _missing_name(names: Sequence[str | None], column: str, where: str) -> None:
             raise InputError(f"record {row + 1}: {column} name is missing", where)
 
 
+def _check_unicode(
+    column: str, codes: np.ndarray | None, names: Sequence[str], where: str | None
+) -> None:
+    """Raise an InputError for the first name no UTF-8 output can hold (a lone surrogate, which
+    a JSON ``\\ud800`` escape gives), naming its first record when ``codes`` maps rows to
+    names."""
+    for index, name in enumerate(names):
+        try:
+            name.encode("utf-8")
+        except UnicodeEncodeError:
+            record = (
+                "" if codes is None else f"record {int(np.flatnonzero(codes == index)[0]) + 1}: "
+            )
+            raise InputError(
+                f"{record}{column} name {name!r} is not valid Unicode (a lone surrogate)",
+                where,
+                reason="bad-text",
+                value=name,
+            ) from None
+
+
 class Experiment:
     """A set of measurements plus the metadata needed to interpret them.
 
@@ -290,6 +311,9 @@ class Experiment:
         """Number the repetitions when absent, refuse duplicated ones, and wrap the columns."""
         kernel_codes, kernel_names = _factorize(kernels)
         metric_codes, metric_names = _factorize(metrics_measured)
+        _check_unicode(KERNEL, kernel_codes, kernel_names, source or "<table>")
+        _check_unicode(METRIC, metric_codes, metric_names, source or "<table>")
+        _check_unicode("parameter", None, [p.name for p in params], source)
         point_columns = [coordinates[p.name] for p in params]
         rows = len(values)
         if repetitions is None:
