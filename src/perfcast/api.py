@@ -53,7 +53,8 @@ def load(
     *,
     format: str | None = None,  # noqa: A002 - the documented keyword
     metric: str | None = None,
-    kernels: str | None = None,
+    kernels: str | Sequence[str] | None = None,
+    exclude: str | Sequence[str] = (),
 ) -> Experiment:
     """Read measurements from a file or directory of any supported format.
 
@@ -66,8 +67,10 @@ def load(
         The format's name (see :func:`formats`); detected from the content when None.
     metric : str, optional
         Keep only this metric.
-    kernels : str, optional
-        Keep only the kernels matching this glob pattern.
+    kernels : str or sequence of str, optional
+        Keep only the kernels matching one of these glob patterns (each must match one).
+    exclude : str or sequence of str
+        Leave out the kernels matching one of these glob patterns.
 
     Returns
     -------
@@ -76,12 +79,13 @@ def load(
     Raises
     ------
     InputError
-        When the file is missing, of unknown format or malformed, or the metric is not measured.
+        When the file is missing, of unknown format or malformed, the metric is not measured,
+        a pattern of ``kernels`` matches nothing or no kernel is left.
     """
     experiment = read_experiment(path, format)
-    if metric is None and kernels is None:
+    if metric is None and kernels is None and not exclude:
         return experiment
-    return experiment.select(kernels=kernels, metric=metric)
+    return experiment.select(kernels=kernels, metric=metric, exclude=exclude)
 
 
 def fit(
@@ -637,6 +641,10 @@ def analyze_source(
 def render(
     value: ModelSet | Sequence[Prediction] | Diagnosis | Comparison | Optimum | InstructionMix,
     format: str = "text",  # noqa: A002 - the documented keyword
+    *,
+    at: Mapping[str, float] | str | None = None,
+    width: int | None = None,
+    tree: bool = False,
 ) -> str:
     """A result as text for people or strict JSON (no NaN) for scripts.
 
@@ -646,6 +654,15 @@ def render(
     format : str
         ``text`` or ``json``; model sets and predictions also ``markdown`` and ``csv``;
         instruction mixes also ``python`` (an importable module of the models).
+    at : mapping of str to float, or str, optional
+        Model sets: the point whose costs order the tables (``"p=4096"``; default: the
+        largest measured values). The JSON document keeps the fitting order.
+    width : int, optional
+        Model sets and predictions: the width a ``text`` table fits in, model and kernel
+        cells cut with an ellipsis where needed (default: as wide as its cells).
+    tree : bool
+        Model sets: the call tree of call-path kernels, exclusive and inclusive values apart,
+        totals and shares from the exclusive ones.
 
     Returns
     -------
@@ -656,15 +673,20 @@ def render(
     ------
     ValueError
         For a format the value has no rendering in.
+    InputError
+        When ``at`` is malformed or misses a parameter of the models.
     """
-    from perfcast.render.tables import FORMATS, format_models, format_predictions
+    from perfcast.render.tables import FORMATS, format_models, format_predictions, format_tree
 
     if isinstance(value, ModelSet | Sequence):
         if format not in FORMATS:
             raise ValueError(f"format: must be one of {', '.join(FORMATS)}, not {format!r}")
         if isinstance(value, ModelSet):
-            return format_models(value, format)
-        return format_predictions(list(value), format)
+            point = parse_point(at, value.parameters, source="at") if isinstance(at, str) else at
+            if tree:
+                return format_tree(value, format, point, width)
+            return format_models(value, format, point, width)
+        return format_predictions(list(value), format, width)
     # Here, not above: the analyses need pandas, which printing models does not.
     from perfcast.analyze.compare import Comparison
     from perfcast.analyze.diagnosis import Diagnosis

@@ -28,7 +28,7 @@ def add_output_arguments(parser: argparse.ArgumentParser) -> None:
 def load_experiment(path: str, args: argparse.Namespace) -> tuple[Experiment, str]:
     """Read the experiment, keep the chosen metric (``--metric``, else the default one) and
     kernels; returns it and the metric."""
-    experiment = load(path, format=args.input_format, kernels=args.kernel)
+    experiment = load(path, format=args.input_format, kernels=args.kernel, exclude=args.exclude)
     metric = args.metric or experiment.default_metric()
     return experiment.select(metric=metric), metric
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
@@ -57,3 +58,11 @@ def write_output(text: str, out: str | None) -> None:
         Path(out).write_text(text, encoding="utf-8")
     except OSError as error:
         raise InputError(f"cannot write: {error.strerror}", out) from None
+
+
+def terminal_width(out: str | None) -> int | None:
+    """The width tables are fitted to: the terminal's when the output goes to one, else None
+    (a file or a pipe gets full rows)."""
+    if out is not None or not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns

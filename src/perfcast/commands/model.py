@@ -17,9 +17,10 @@ from perfcast.api import (
     fit,
     load,
     modelers,
+    parse_point,
     render,
 )
-from perfcast.commands.common import add_input_arguments, write_output
+from perfcast.commands.common import add_input_arguments, terminal_width, write_output
 
 #: ``--metric`` value that models every metric of the experiment (``perfcast model`` only).
 ALL_METRICS = "all"
@@ -32,6 +33,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_model_arguments(parser, all_metrics=True)
     parser.add_argument("--format", choices=TABLE_FORMATS, default="text", help="output format")
     parser.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    parser.add_argument(
+        "--at",
+        metavar="p=4096,n=1e6",
+        help="order the tables by cost at this point (default: the largest measured values)",
+    )
+    parser.add_argument(
+        "--tree",
+        action="store_true",
+        help="call tree of call-path kernels (a->b->c): exclusive and inclusive (*_inclusive "
+        "metrics) values apart, totals and shares from the exclusive ones",
+    )
     parser.set_defaults(run=run)
 
 
@@ -50,7 +62,19 @@ def add_model_arguments(parser: argparse.ArgumentParser, all_metrics: bool = Fal
     if all_metrics:
         metric_help += f"; '{ALL_METRICS}' models every metric"
     parser.add_argument("--metric", help=metric_help)
-    parser.add_argument("--kernel", metavar="GLOB", help="only kernels matching this pattern")
+    parser.add_argument(
+        "--kernel",
+        action="append",
+        metavar="GLOB",
+        help="only kernels matching this pattern (repeatable: kernels matching any)",
+    )
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out kernels matching this pattern (repeatable)",
+    )
     parser.add_argument(
         "--static",
         action="append",
@@ -104,7 +128,9 @@ def modeler_settings(args: argparse.Namespace) -> dict[str, object]:
 def fit_from_args(args: argparse.Namespace) -> ModelSet:
     """Load the experiment named by ``args`` and fit its models (of every metric with
     ``--metric all``); the fit's notes go to stderr."""
-    experiment = load(args.file, format=args.input_format, kernels=args.kernel)
+    experiment = load(
+        args.file, format=args.input_format, kernels=args.kernel, exclude=args.exclude
+    )
     metrics = experiment.metric_names if args.metric == ALL_METRICS else [args.metric]
     return fit_metrics(experiment, args, metrics)
 
@@ -190,10 +216,10 @@ def _constant(text: str) -> tuple[str, float]:
 def run(args: argparse.Namespace) -> int:
     """Fit and print; the text output ends with the kernels skipped."""
     models = fit_from_args(args)
-    if args.format == "json":  # written model by model: a large set is never one string
+    if args.format == "json" and not args.tree:  # model by model: never one large string
         models.write_json(sys.stdout if args.out is None else args.out)
         return 0
-    text = render(models, args.format)
+    text = render(models, args.format, at=args.at, width=terminal_width(args.out), tree=args.tree)
     summary = skipped_summary(models)
     if args.format == "text" and summary:
         text = text.rstrip("\n") + "\n\n" + summary

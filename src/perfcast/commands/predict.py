@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from perfcast.api import TABLE_FORMATS, InputError, parse_point, predict, render
-from perfcast.commands.common import add_input_arguments, write_output
+from perfcast.commands.common import add_input_arguments, terminal_width, write_output
 from perfcast.commands.model import ALL_METRICS, add_model_arguments, fit_from_args
 
 
@@ -32,5 +32,5 @@ def run(args: argparse.Namespace) -> int:
     point = parse_point(args.at, source="--at")
     models = fit_from_args(args)
     predictions = predict(models, point, level=args.level)
-    write_output(render(predictions, args.format), args.out)
+    write_output(render(predictions, args.format, width=terminal_width(args.out)), args.out)
     return 0

@@ -576,28 +576,56 @@ class Experiment:
                 value=metric,
             )
 
-    def select(self, kernels: str | None = None, metric: str | None = None) -> Experiment:
-        """Keep only the kernels matching a glob pattern and/or one metric.
+    def select(
+        self,
+        kernels: str | Sequence[str] | None = None,
+        metric: str | None = None,
+        exclude: str | Sequence[str] = (),
+    ) -> Experiment:
+        """Keep only the kernels matching glob patterns and/or one metric.
+
+        Parameters
+        ----------
+        kernels : str or sequence of str, optional
+            Keep a kernel matching any of these patterns (all kernels when None).
+        metric : str, optional
+            Keep only this metric.
+        exclude : str or sequence of str
+            Drop a kernel matching any of these patterns (after ``kernels`` chose).
 
         Raises
         ------
         InputError
-            When nothing matches.
+            When a pattern of ``kernels`` matches no kernel, or no kernel is left.
         """
         mask = np.ones(len(self._values), dtype=bool)
         if metric is not None:
             self.check_metric(metric)
             mask &= self._metric_codes == self._metric_names.index(metric)
+        chosen = set(range(len(self._kernel_names)))
         if kernels is not None:
-            chosen = [
-                code
-                for code, name in enumerate(self._kernel_names)
-                if fnmatch.fnmatchcase(name, kernels)
-            ]
-            if not chosen:
-                raise InputError(f"no kernel matches '{kernels}'", self.source)
-            mask &= np.isin(self._kernel_codes, chosen)
+            patterns = [kernels] if isinstance(kernels, str) else list(kernels)
+            chosen = set()
+            for pattern in patterns:
+                matched = self._kernels_matching(pattern)
+                if not matched:
+                    raise InputError(f"no kernel matches '{pattern}'", self.source)
+                chosen |= matched
+        for pattern in [exclude] if isinstance(exclude, str) else exclude:
+            chosen -= self._kernels_matching(pattern)
+        if not chosen:
+            raise InputError("no kernel is left after the exclusions", self.source)
+        if len(chosen) < len(self._kernel_names):
+            mask &= np.isin(self._kernel_codes, sorted(chosen))
         return self._masked(mask)
+
+    def _kernels_matching(self, pattern: str) -> set[int]:
+        """Codes of the kernels whose name matches the glob ``pattern``."""
+        return {
+            code
+            for code, name in enumerate(self._kernel_names)
+            if fnmatch.fnmatchcase(name, pattern)
+        }
 
     def without_kernels(self, kernels: Collection[str]) -> Experiment:
         """The experiment without the measurements of ``kernels`` (names it does not have are

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from perfcast.core.errors import InputError
 
@@ -64,3 +64,24 @@ def parse_point(
             raise bad(f"{name} must be a positive finite number, not {value.strip()}")
         point[name] = number
     return point
+
+
+def plain_value(value: float) -> float | int:
+    """A parameter value as JSON should hold it: whole numbers (up to 2**53, exactly
+    representable) as ``int``, others unchanged."""
+    if math.isfinite(value) and value == int(value) and abs(value) <= 2**53:
+        return int(value)
+    return value
+
+
+def format_value(value: float) -> str:
+    """A parameter value as text: whole numbers in full (``64``, ``1048576``), others in
+    ``%g`` notation (``0.5``, ``1.5e+20``)."""
+    plain = plain_value(value)
+    return str(plain) if isinstance(plain, int) else format(value, "g")
+
+
+def format_point(point: Mapping[str, float]) -> str:
+    """``p=64,n=1000000``: a point in the text :func:`parse_point` reads, integers written as
+    integers."""
+    return ",".join(f"{name}={format_value(value)}" for name, value in point.items())

@@ -26,6 +26,7 @@ import numpy as np
 from perfcast.core.errors import InputError
 from perfcast.core.function import Model
 from perfcast.core.jsonout import dumps
+from perfcast.core.points import plain_value
 from perfcast.model.fitting.assembly import Skip
 from perfcast.model.predict import Prediction, predict
 
@@ -282,7 +283,7 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
             "version": FORMAT_VERSION,
             "modeler": {"name": self.modeler, "settings": _plain_settings(self.settings)},
             "source": self.source,
-            "ranges": {k: list(v) for k, v in self.ranges.items()},
+            "ranges": {k: [plain_value(v) for v in pair] for k, pair in self.ranges.items()},
             "notes": self.notes,
         }
 

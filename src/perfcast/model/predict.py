@@ -9,6 +9,7 @@ import numpy as np
 
 from perfcast.core.errors import InputError
 from perfcast.core.function import Model
+from perfcast.core.points import plain_value
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Prediction:
         return {
             "kernel": self.kernel,
             "metric": self.metric,
-            "at": self.point,
+            "at": {name: plain_value(value) for name, value in self.point.items()},
             "prediction": self.value,
             "lower": self.lower,
             "upper": self.upper,

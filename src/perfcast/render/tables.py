@@ -4,14 +4,28 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+import numpy as np
+
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import CALL_PATH_SEPARATOR, call_path
 from perfcast.core.function import Model
 from perfcast.core.jsonout import dumps
+from perfcast.core.points import format_point, plain_value
 from perfcast.model.modelset import ModelSet
 from perfcast.model.predict import Prediction
 
 FORMATS = ("text", "json", "markdown", "csv")
+#: What marks a cut cell of a table fitted to a width.
+ELLIPSIS = "..."
+#: The narrowest a cut column becomes.
+MIN_CUT_WIDTH = 12
+#: What an inclusive metric's name holds (``time_inclusive``, ``time_inclusive_rank_max``);
+#: without it, the name of the exclusive metric.
+INCLUSIVE_MARK = "_inclusive"
 
 
 def _number(value: float | None, spec: str) -> str:
@@ -38,15 +52,33 @@ def model_rows(models: Sequence[Model]) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
-def format_models(models: ModelSet, output_format: str) -> str:
+def format_models(
+    models: ModelSet,
+    output_format: str,
+    at: Mapping[str, float] | None = None,
+    width: int | None = None,
+) -> str:
     """Render models as ``text``, ``json`` (the :meth:`ModelSet.to_json` document), ``markdown``
-    or ``csv``."""
+    or ``csv``.
+
+    Tables list each metric's models most expensive first at ``at`` (default: the set's
+    :attr:`~ModelSet.point`, the largest measured values); the JSON document keeps the
+    fitting order. A ``text`` table wider than ``width`` characters has its model and kernel
+    cells cut, ending in an ellipsis.
+    """
     if output_format == "json":
         return models.to_json()
+    ordered = by_cost(models, at)
     if output_format == "csv":
-        return _models_csv(models.models)
-    header, rows = model_rows(models.models)
-    return render_table(header, rows, output_format)
+        return _models_csv(ordered)
+    header, rows = model_rows(ordered)
+    return render_table(header, rows, output_format, width, cut=("model", "kernel"))
+
+
+def by_cost(models: ModelSet, at: Mapping[str, float] | None = None) -> list[Model]:
+    """Every model, metric by metric, most expensive first at ``at`` (see
+    :meth:`ModelSet.ranked`)."""
+    return [model for metric in models.metrics for model in models.ranked(at, metric)]
 
 
 def _models_csv(models: Sequence[Model]) -> str:
@@ -80,14 +112,37 @@ def _models_csv(models: Sequence[Model]) -> str:
     return out.getvalue()
 
 
-def render_table(header: Sequence[str], rows: Sequence[Sequence[str]], output_format: str) -> str:
-    """Aligned plain-text table (``text``) or a markdown table (``markdown``)."""
+def render_table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    output_format: str,
+    width: int | None = None,
+    cut: Sequence[str] = (),
+) -> str:
+    """Aligned plain-text table (``text``) or a markdown table (``markdown``).
+
+    With ``width``, the ``text`` table's columns named in ``cut`` are narrowed, the widest
+    first, to no less than :data:`MIN_CUT_WIDTH`, until a line fits; a cut cell ends in
+    :data:`ELLIPSIS`, a cut call path (a cell holding ``->``) starts with it, so its last
+    elements stay.
+    """
     if output_format == "markdown":
         escape = [[cell.replace("|", "\\|") for cell in row] for row in rows]
         lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
         lines += ["| " + " | ".join(row) + " |" for row in escape]
         return "\n".join(lines) + "\n"
     widths = [max(len(str(c)) for c in column) for column in zip(header, *rows, strict=True)]
+    if width is not None:
+        excess = sum(widths) + 2 * (len(widths) - 1) - width
+        floors = {list(header).index(n): max(MIN_CUT_WIDTH, len(n)) for n in cut if n in header}
+        while excess > 0:
+            wider = [c for c in floors if widths[c] > floors[c]]
+            if not wider:
+                break
+            widest = max(wider, key=lambda c: widths[c])
+            widths[widest] -= 1
+            excess -= 1
+        rows = [[_cut(str(c), w) for c, w in zip(row, widths, strict=True)] for row in rows]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
     lines += [
         "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
@@ -96,8 +151,22 @@ def render_table(header: Sequence[str], rows: Sequence[Sequence[str]], output_fo
     return "\n".join(lines) + "\n"
 
 
-def format_predictions(predictions: Sequence[Prediction], output_format: str) -> str:
-    """Render predictions (already ranked) in one of :data:`FORMATS`."""
+def _cut(cell: str, width: int) -> str:
+    """``cell`` in at most ``width`` characters: its start and an ellipsis, or for a call path
+    an ellipsis and its end."""
+    if len(cell) <= width:
+        return cell
+    keep = max(width - len(ELLIPSIS), 1)
+    if CALL_PATH_SEPARATOR in cell:
+        return ELLIPSIS + cell[-keep:]
+    return cell[:keep] + ELLIPSIS
+
+
+def format_predictions(
+    predictions: Sequence[Prediction], output_format: str, width: int | None = None
+) -> str:
+    """Render predictions (already ranked) in one of :data:`FORMATS`; a ``text`` table wider
+    than ``width`` has its model and kernel cells cut (see :func:`render_table`)."""
     if output_format == "json":
         return dumps({"predictions": [p.to_dict() for p in predictions]}) + "\n"
     header = ["rank", "kernel", "metric", "at", "prediction", "interval", "model"]
@@ -106,7 +175,7 @@ def format_predictions(predictions: Sequence[Prediction], output_format: str) ->
             str(i + 1),
             p.kernel,
             p.metric,
-            ",".join(f"{k}={v:g}" for k, v in p.point.items()),
+            format_point(p.point),
             f"{p.value:.6g}",
             f"[{p.lower:.4g}, {p.upper:.4g}] ({100 * p.level:g}%)",
             p.expression,
@@ -118,7 +187,161 @@ def format_predictions(predictions: Sequence[Prediction], output_format: str) ->
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(["rank", "kernel", "metric", "at", "prediction", "lower", "upper", "level"])
         for i, p in enumerate(predictions):
-            at = ",".join(f"{k}={v:g}" for k, v in p.point.items())
+            at = format_point(p.point)
             writer.writerow([i + 1, p.kernel, p.metric, at, p.value, p.lower, p.upper, p.level])
         return out.getvalue()
-    return render_table(header, rows, output_format)
+    return render_table(header, rows, output_format, width, cut=("model", "kernel"))
+
+
+def format_tree(
+    models: ModelSet,
+    output_format: str,
+    at: Mapping[str, float] | None = None,
+    width: int | None = None,
+) -> str:
+    """The models of call-path kernels (``main->solve->spmv``) as a call tree.
+
+    Each call path is a node under its caller, indented by depth, children most expensive
+    first. Exclusive values (a metric without ``_inclusive`` in its name, the set's cost metric
+    when it is one) and inclusive ones (the same name with ``_inclusive``) stay in separate
+    columns; the total and every share come from exclusive values only, since an inclusive
+    value also holds its callees'. The JSON document (``perfcast-call-tree``) names both metrics
+    and says ``"total_from": "exclusive"``.
+
+    Raises
+    ------
+    InputError
+        When every metric of the set is inclusive (no exclusive values to total).
+    """
+    tree = call_tree(models, at)
+    if output_format == "json":
+        return dumps(tree) + "\n"
+    inclusive = tree["metrics"]["inclusive"]
+    header = ["call path", "model", f"{tree['metrics']['exclusive']} (excl)", "share %"]
+    header += [f"{inclusive} (incl)"] if inclusive else []
+    rows = []
+    for node in tree["nodes"]:
+        own, total = node["exclusive"], node["inclusive"]
+        name = node["kernel"] if output_format == "csv" else "  " * node["depth"] + node["name"]
+        row = [
+            name,
+            own["expression"] if own else "",
+            _number(own["value"], ".4g") if own else "",
+            _number(None if own is None or own["share"] is None else 100 * own["share"], ".1f"),
+        ]
+        rows.append(row + ([_number(total["value"], ".4g") if total else ""] if inclusive else []))
+    if output_format == "csv":
+        out = io.StringIO()
+        csv.writer(out, lineterminator="\n").writerows([header, *rows])
+        return out.getvalue()
+    text = render_table(header, rows, output_format, width, cut=("model",))
+    if output_format == "text":
+        text += f"total (exclusive values) at {format_point(tree['at'])}: {tree['total']:.4g}\n"
+    return text
+
+
+def call_tree(models: ModelSet, at: Mapping[str, float] | None = None) -> dict[str, Any]:
+    """The call tree of :func:`format_tree` as plain data: ``metrics`` (``exclusive``,
+    ``inclusive`` or None), ``at``, ``total``, ``total_from`` and ``nodes`` in display order,
+    each ``kernel``, ``name``, ``depth``, ``exclusive`` (``value``, ``share``, ``expression``)
+    and ``inclusive`` (``value``, ``expression``), None where the node has no model."""
+    exclusive, inclusive = tree_metrics(models)
+    point = dict(models.point if at is None else at)
+    own = {m.kernel: (m, _cost(m, point)) for m in models.of_metric(exclusive)}
+    held = (
+        {m.kernel: (m, _cost(m, point)) for m in models.of_metric(inclusive)} if inclusive else {}
+    )
+    total = math.fsum(v for _, v in own.values() if math.isfinite(v))
+    children: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+    below: dict[tuple[str, ...], float] = {}
+    for kernel in [*own, *held]:
+        path = call_path(kernel)
+        for depth in range(1, len(path) + 1):
+            node = path[:depth]
+            if node not in below:
+                below[node] = 0.0
+                children.setdefault(node[:-1], []).append(node)
+        value = own[kernel][1] if kernel in own else 0.0
+        for depth in range(1, len(path) + 1):
+            below[path[:depth]] += value if math.isfinite(value) else 0.0
+    nodes: list[dict[str, Any]] = []
+
+    def visit(parent: tuple[str, ...]) -> None:
+        ranked = sorted(children.get(parent, []), key=lambda n: -_ranking_cost(n, held, below))
+        for node in ranked:
+            kernel = CALL_PATH_SEPARATOR.join(node)
+            mine, theirs = own.get(kernel), held.get(kernel)
+            nodes.append(
+                {
+                    "kernel": kernel,
+                    "name": node[-1],
+                    "depth": len(node) - 1,
+                    "exclusive": None
+                    if mine is None
+                    else {
+                        "value": mine[1],
+                        "share": mine[1] / total if total > 0 and math.isfinite(mine[1]) else None,
+                        "expression": mine[0].expression(),
+                    },
+                    "inclusive": None
+                    if theirs is None
+                    else {"value": theirs[1], "expression": theirs[0].expression()},
+                }
+            )
+            visit(node)
+
+    visit(())
+    return {
+        "format": "perfcast-call-tree",
+        "metrics": {"exclusive": exclusive, "inclusive": inclusive},
+        "at": {name: plain_value(value) for name, value in point.items()},
+        "total": total,
+        "total_from": "exclusive",
+        "nodes": nodes,
+    }
+
+
+def tree_metrics(models: ModelSet) -> tuple[str, str | None]:
+    """The exclusive metric of a call tree (the cost metric, or the first exclusive one) and
+    its inclusive counterpart when modeled (None otherwise).
+
+    Raises
+    ------
+    InputError
+        When every metric is inclusive.
+    """
+    exclusive = [m for m in models.metrics if INCLUSIVE_MARK not in m]
+    if not exclusive:
+        raise InputError(
+            f"a call tree totals exclusive values, but every metric is inclusive "
+            f"({', '.join(models.metrics)})",
+            models.source,
+            reason="no-exclusive-metric",
+        )
+    chosen = models.cost_metric() if models.cost_metric() in exclusive else exclusive[0]
+    inclusive = next(
+        (
+            m
+            for m in models.metrics
+            if INCLUSIVE_MARK in m and m.replace(INCLUSIVE_MARK, "", 1) == chosen
+        ),
+        None,
+    )
+    return chosen, inclusive
+
+
+def _cost(model: Model, point: Mapping[str, float]) -> float:
+    coordinates = np.array([[point[p] for p in model.parameters]], dtype=float)
+    return float(model.evaluate(coordinates)[0])
+
+
+def _ranking_cost(
+    node: tuple[str, ...],
+    inclusive: Mapping[str, tuple[Model, float]],
+    below: Mapping[tuple[str, ...], float],
+) -> float:
+    """A node's weight among its siblings: its inclusive value, else the exclusive values of
+    its subtree."""
+    kernel = CALL_PATH_SEPARATOR.join(node)
+    value = inclusive[kernel][1] if kernel in inclusive else below[node]
+    return value if math.isfinite(value) else -math.inf

@@ -8,10 +8,11 @@ from perfcast.analyze.compare import Comparison
 from perfcast.analyze.diagnosis import Diagnosis
 from perfcast.analyze.optimize import Optimum
 from perfcast.analyze.scaling import Scaling
+from perfcast.core.points import format_value
 
 
 def _point(point: Mapping[str, float]) -> str:
-    return ", ".join(f"{k}={v:g}" for k, v in point.items())
+    return ", ".join(f"{k}={format_value(v)}" for k, v in point.items())
 
 
 def _num(value: float | None, digits: int = 3) -> str:
