@@ -26,6 +26,7 @@ from perfcast.core.experiment import Experiment
 from perfcast.core.function import Model
 from perfcast.core.jsonout import dumps
 from perfcast.core.points import parse_point
+from perfcast.core.progress import ProgressBar
 from perfcast.io import read_experiment, write_experiment
 from perfcast.model.fitting.assembly import Skip, require_models
 from perfcast.model.fitting.location import LOCATIONS
@@ -33,6 +34,9 @@ from perfcast.model.modelset import ModelSet, measured_ranges
 from perfcast.model.predict import Prediction
 from perfcast.model.registry import make_modeler, modeler_names
 from perfcast.render.tables import FORMATS as TABLE_FORMATS
+
+#: Seconds of work before a progress bar shows.
+PROGRESS_DELAY = 1.0
 
 # The result types, named here for annotations (``perfcast.api.Diagnosis``); importing their
 # modules at run time would put the analyses' dependencies into every command's start-up.
@@ -94,6 +98,7 @@ def fit(
     modeler: str = "pmnf",
     metric: str | Sequence[str] | None = None,
     strict: bool = False,
+    progress: bool = False,
     **settings: Any,
 ) -> ModelSet:
     """Fit a scaling model to every kernel of ``experiment``.
@@ -113,6 +118,9 @@ def fit(
         The metric(s) to model; every metric of the experiment when None.
     strict : bool
         Refuse to skip: any kernel that cannot be modeled is an error.
+    progress : bool
+        Show a progress bar of the kernels modeled on standard error, when it is a terminal
+        and the fit runs longer than a second.
     **settings
         The modeler's settings, e.g. ``alpha=0.01`` or ``location="median"``; each is checked
         against its allowed range.
@@ -141,6 +149,10 @@ def fit(
     models: list[Model] = []
     skipped: list[Skip] = []
     notes: dict[str, None] = {}
+    if progress:
+        total = sum(len(experiment.select(metric=name).kernels) for name in metrics)
+        bar = ProgressBar(total, unit="kernels modeled", delay=PROGRESS_DELAY)
+        estimator.progress = lambda done: bar.advance(steps=done)
     for name in metrics:
         estimator.fit(experiment, name)
         if strict and estimator.skipped_:
@@ -148,6 +160,8 @@ def fit(
         models.extend(estimator.models_)
         skipped.extend(estimator.skipped_)
         notes.update(dict.fromkeys(estimator.notes()))
+    if progress:
+        bar.close()
     require_models(models, skipped, experiment.source)
     return ModelSet(
         models,

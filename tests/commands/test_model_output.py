@@ -181,3 +181,43 @@ def test_model_fits_the_terminal_and_writes_full_rows_to_a_pipe(
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     assert main(["model", str(call_tree_file)]) == 0
     assert max(len(line) for line in capsys.readouterr().out.splitlines()) <= 80
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_model_shows_progress_on_a_terminal_once_the_work_passes_the_delay(
+    call_tree_file, capsys, monkeypatch
+):
+    import perfcast.api
+
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["model", str(call_tree_file), "--metric", "all"]) == 0
+    assert terminal.getvalue() == ""  # done within the delay: no bar
+    monkeypatch.setattr(perfcast.api, "PROGRESS_DELAY", 0.0)
+    assert main(["model", str(call_tree_file), "--metric", "all"]) == 0
+    drawn = terminal.getvalue()
+    assert "8/8 kernels modeled" in drawn and drawn.endswith("\n")  # 4 kernels x 2 metrics
+    assert "main->init" in capsys.readouterr().out
+
+
+def test_progress_counts_every_kernel_once_across_search_chunks(monkeypatch):
+    from perfcast.model.fitting import candidates, selection
+    from perfcast.model.pmnf import PMNFModeler
+
+    truth = {f"k{i}": (lambda p, c=i: (1 + c) * p) for i in range(9)}
+    experiment = synthetic_experiment(truth, GRID, noise=0.01)
+
+    def in_chunks_of_four(*args, **kwargs):
+        return selection.search(*args, **{**kwargs, "chunk": 4})
+
+    monkeypatch.setattr(candidates, "search", in_chunks_of_four)
+    modeler = PMNFModeler()
+    reports: list[int] = []
+    modeler.progress = reports.append
+    modeler.fit(experiment)
+    assert reports == [4, 4, 1]
+    assert len(modeler.models_) == 9

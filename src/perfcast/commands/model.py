@@ -143,13 +143,21 @@ def fit_metrics(
     chosen = [metric or experiment.default_metric() for metric in metrics]
     if args.static:
         settings = {**modeler_settings(args), **_static_settings(experiment, args)}
-        models = fit(experiment, modeler="hybrid", metric=chosen, strict=args.strict, **settings)
+        models = fit(
+            experiment,
+            modeler="hybrid",
+            metric=chosen,
+            strict=args.strict,
+            progress=True,
+            **settings,
+        )
     else:
         models = fit(
             experiment,
             modeler=args.modeler,
             metric=chosen,
             strict=args.strict,
+            progress=True,
             **modeler_settings(args),
         )
     for note in models.notes:
@@ -219,7 +227,9 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json" and not args.tree:  # model by model: never one large string
         models.write_json(sys.stdout if args.out is None else args.out)
         return 0
-    text = render(models, args.format, at=args.at, width=terminal_width(args.out), tree=args.tree)
+    at = parse_point(args.at, models.parameters, source="--at") if args.at else None
+    width = terminal_width(args.out)
+    text = render(models, args.format, at=at, width=width, tree=args.tree)
     summary = skipped_summary(models)
     if args.format == "text" and summary:
         text = text.rstrip("\n") + "\n\n" + summary

@@ -30,10 +30,17 @@ class ProgressBar:
         Defaults to standard error.
     unit : str
         What a step is, e.g. ``"runs"`` or ``"kernels"``.
+    delay : float
+        Seconds the work runs before the bar shows: work done sooner leaves the terminal
+        untouched.
     """
 
-    def __init__(self, total: int, stream: TextIO | None = None, unit: str = "runs"):
+    def __init__(
+        self, total: int, stream: TextIO | None = None, unit: str = "runs", delay: float = 0.0
+    ):
         self.total = total
+        self.delay = delay
+        self._shown = False
         self.unit = unit
         self.stream = sys.stderr if stream is None else stream
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)()) and total > 0
@@ -56,19 +63,20 @@ class ProgressBar:
         """Show the run about to start."""
         self._draw(label)
 
-    def advance(self, ok: bool = True) -> None:
-        """Count one finished step (``ok`` false counts it as failed)."""
-        self.done += 1
-        self.failed += not ok
+    def advance(self, ok: bool = True, steps: int = 1) -> None:
+        """Count ``steps`` finished steps (``ok`` false counts them as failed)."""
+        self.done += steps
+        self.failed += 0 if ok else steps
         self._draw("")
 
     def close(self) -> None:
-        """End the bar's line."""
-        if self.enabled:
+        """End the bar's line (if it was shown)."""
+        if self._shown:
             self.stream.write("\n")
             self.stream.flush()
 
     def _draw(self, label: str) -> None:
-        if self.enabled:
+        if self.enabled and time.monotonic() - self._start >= self.delay:
             self.stream.write("\r\x1b[K" + self.line(label))
             self.stream.flush()
+            self._shown = True

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -34,9 +35,15 @@ class SeriesModeler:
         The kernels left out, and why (too few values of a parameter, ...).
     locations_ : list of Location
         How the points' values were estimated, one per series fitted.
+    progress : callable or None
+        Not a setting: called during :meth:`fit` with a number of kernels done (searched,
+        modeled or skipped), every kernel counted once; None (the default) reports nothing.
     """
 
     name: ClassVar[str] = ""
+    #: True for modelers whose ``_fit_series`` reports its kernels to :attr:`progress` itself.
+    reports_progress: ClassVar[bool] = False
+    progress: Callable[[int], None] | None = None
     location: str = "adaptive"
     alpha: float = 0.05
     positive_terms: bool = True
@@ -80,6 +87,8 @@ class SeriesModeler:
                 self.skipped_.extend(skips)
             else:
                 self.models_.extend(self._fit_series(series, experiment.source))
+            if self.progress is not None and (skips or not self.reports_progress):
+                self.progress(len(series.kernels))
         return self
 
     def _fit_data(self, series: Series, source: str | None) -> FitData:

@@ -140,6 +140,8 @@ class HybridModeler(SeriesModeler):
             for model in self._fit_reach(subset(experiment, kernels), reached):
                 fitted[model.kernel] = model
         self.models_ = [fitted[k] for k in experiment.kernels if k in fitted]
+        if self.progress is not None:
+            self.progress(len(experiment.kernels))
         return self
 
     def notes(self) -> list[str]:

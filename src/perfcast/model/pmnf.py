@@ -44,6 +44,8 @@ MAX_TERM_PARAMETERS = 3
 class PMNFModeler(SeriesModeler):
     """Fit PMNF models to every kernel of an experiment (registered as ``pmnf``).
 
+    Its search reports every chunk of kernels to :attr:`progress`.
+
     Parameters
     ----------
     negative_exponents : bool, optional
@@ -71,6 +73,7 @@ class PMNFModeler(SeriesModeler):
     """
 
     name = "pmnf"
+    reports_progress = True
 
     def __init__(
         self,
@@ -102,7 +105,9 @@ class PMNFModeler(SeriesModeler):
             kernel_pool = np.broadcast_to(pool, (len(series.kernels), *pool.shape))
         else:
             kernel_pool, kernel_shapes, subsets = self._multi_parameter_space(data)
-            choice = search(data, kernel_pool, subsets, None, self._settings())
+            choice = search(
+                data, kernel_pool, subsets, None, self._settings(), progress=self.progress
+            )
         return build_models(data, choice, kernel_pool, kernel_shapes)
 
     def _fit_single_parameter(self, data: FitData) -> tuple[Choice, np.ndarray, list]:
@@ -110,7 +115,13 @@ class PMNFModeler(SeriesModeler):
         x = data.series.points[:, 0]
         decreasing = decreasing_trend(x, data.means, data)
         choice, blocks = search_one_parameter(
-            data, x, decreasing, self.negative_exponents, self._subsets, self._settings()
+            data,
+            x,
+            decreasing,
+            self.negative_exponents,
+            self._subsets,
+            self._settings(),
+            self.progress,
         )
         shapes = [(Factor(data.series.parameters[0], e, j),) for e, j in blocks]
         return choice, evaluate_blocks(blocks, x), shapes

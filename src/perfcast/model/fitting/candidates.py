@@ -27,6 +27,7 @@ def search_one_parameter(
     negative_exponents: bool | None,
     subsets_of: Callable[[Sequence[Block]], list[np.ndarray]],
     settings: SearchSettings,
+    progress: Callable[[int], None] | None = None,
 ) -> tuple[Choice, tuple[Block, ...]]:
     """Search the building blocks of one parameter (values ``x``) for every kernel of ``data``.
 
@@ -34,7 +35,8 @@ def search_one_parameter(
     (``decreasing``) first searches the growing blocks only; if its best model still lacks fit,
     it searches again with the decreasing blocks too (``c + a/p + b*log2(p)`` may grow at every
     measured point) and keeps that model when it fits better. Kernels without repetitions keep
-    it only when it is exact: their lack of fit cannot be told from noise.
+    it only when it is exact: their lack of fit cannot be told from noise. ``progress`` is
+    called with the kernels of every chunk of the first pass (see :func:`search`).
 
     Returns
     -------
@@ -44,7 +46,8 @@ def search_one_parameter(
         The blocks searched (a prefix of ``building_blocks(True)``).
     """
     blocks, allowed = allowed_blocks(negative_exponents, decreasing)
-    choice = search(data, evaluate_blocks(blocks, x), subsets_of(blocks), allowed, settings)
+    pool = evaluate_blocks(blocks, x)
+    choice = search(data, pool, subsets_of(blocks), allowed, settings, progress=progress)
     if negative_exponents is None:
         blocks = building_blocks(True)  # the first pass's blocks are a prefix of these
         retry = np.flatnonzero(~decreasing & choice.lacks_fit(data, settings))

@@ -14,6 +14,7 @@ pool's moments, ``K x T`` arrays, then take memory for one chunk, not for all ke
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,6 +101,7 @@ def search(
     allowed: np.ndarray | None,
     settings: SearchSettings,
     chunk: int = CHUNK_KERNELS,
+    progress: Callable[[int], None] | None = None,
 ) -> Choice:
     """Choose a model for every kernel, ``chunk`` kernels at a time.
 
@@ -115,6 +117,8 @@ def search(
     settings : SearchSettings
     chunk : int
         Kernels searched together (the choice does not depend on it).
+    progress : callable, optional
+        Called with the number of kernels of every chunk searched.
 
     Returns
     -------
@@ -122,7 +126,10 @@ def search(
     """
     n_kernels = data.means.shape[0]
     if n_kernels <= chunk:
-        return _search_chunk(data, pool, subsets_by_size, allowed, settings)
+        choice = _search_chunk(data, pool, subsets_by_size, allowed, settings)
+        if progress is not None:
+            progress(n_kernels)
+        return choice
     parts = []
     for start in range(0, n_kernels, chunk):
         rows = np.arange(start, min(start + chunk, n_kernels))
@@ -135,6 +142,8 @@ def search(
                 settings,
             )
         )
+        if progress is not None:
+            progress(len(rows))
     return Choice.concatenate(parts)
 
 
