@@ -12,6 +12,7 @@ from campaign_helpers import run_cli
 from perfcast.commands import run as run_command
 from perfcast.core.errors import InputError
 from perfcast.io.campaign_results import RunKey
+from perfcast.measure.campaign import pending_runs
 from perfcast.measure.ranges import RangeError, expand_range, parse_values
 from perfcast.measure.schedule import plan_runs
 from perfcast.measure.spec import (
@@ -289,14 +290,18 @@ def test_cli_bad_param_flag(capsys: pytest.CaptureFixture) -> None:
 
 def test_plan_covers_every_run_once_in_interleaved_rounds() -> None:
     points = [(n, p) for n in (1, 2, 3, 4, 5) for p in (1, 2)]
-    modes = ("time", "cache")
+    modes = ("time", "instructions")
     plan = plan_runs(points, 3, modes, seed=42)
-    assert len(plan) == len(set(plan)) == 10 * 3 * 2
-    assert set(plan) == {RunKey(pt, r, m) for pt in points for r in range(3) for m in modes}
-    for r in range(3):  # round r holds exactly repetition r of everything
-        chunk = plan[r * 20 : (r + 1) * 20]
+    # time 3 times per point, the deterministic valgrind count once
+    assert len(plan) == len(set(plan)) == 10 * 3 + 10
+    assert set(plan) == {RunKey(pt, r, "time") for pt in points for r in range(3)} | {
+        RunKey(pt, 0, "instructions") for pt in points
+    }
+    assert {(k.point, k.mode) for k in plan[:20]} == {(pt, m) for pt in points for m in modes}
+    for r in (1, 2):  # round r holds exactly repetition r of every timed run
+        chunk = plan[10 + r * 10 : 20 + r * 10]
         assert {k.repetition for k in chunk} == {r}
-        assert {(k.point, k.mode) for k in chunk} == {(pt, m) for pt in points for m in modes}
+        assert {(k.point, k.mode) for k in chunk} == {(pt, "time") for pt in points}
 
 
 def test_plan_is_random_but_reproducible() -> None:
@@ -404,3 +409,21 @@ def test_dry_run_refuses_a_huge_campaign_before_expanding_it(
     ]
     assert run_cli([*argv, "--max-runs", str(10**15), "--", "echo", "{a:99999999999d}"]) == 2
     assert "more than 1000" in capsys.readouterr().err
+
+
+def test_deterministic_modes_run_once_per_point(tmp_path: Path) -> None:
+    mapping = {
+        "parameters": {"n": [1, 2, 3, 4]},
+        "command": ["echo", "{n}"],
+        "repetitions": 5,
+        "metrics": ["time", "instructions"],
+    }
+    campaign = campaign_from_mapping(mapping, base=tmp_path)
+    assert campaign.run_count == 4 * 5 + 4
+    runs = pending_runs(campaign)
+    assert len(runs) == campaign.run_count
+    counted = [r for r in runs if r["mode"] == "instructions"]
+    assert sorted(r["point"]["n"] for r in counted) == [1, 2, 3, 4]
+    assert {r["repetition"] for r in counted} == {0}
+    with pytest.raises(InputError, match=r"4 points x 5 repetitions of time \+ 1 run of instr"):
+        campaign_from_mapping({**mapping, "max_runs": 23}, base=tmp_path)

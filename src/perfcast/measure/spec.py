@@ -29,6 +29,8 @@ from perfcast.io import output_format_for
 from perfcast.measure.ranges import Number, RangeError, parse_values
 
 METRIC_MODES = ("time", "instructions", "cache")
+#: Modes whose counts (valgrind's simulation) are the same on every run of a point: run once.
+DETERMINISTIC_MODES = ("instructions", "cache")
 CACHE_LEVELS = ("I1", "D1", "LL")
 # Cache geometry used when a campaign names none, so simulated counts do not depend on the host.
 DEFAULT_CACHE = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "8388608,16,64"}
@@ -128,8 +130,10 @@ class Campaign:
 
     @property
     def run_count(self) -> int:
-        """Runs of the whole campaign: points x repetitions x metric modes (none expanded)."""
-        return math.prod(map(len, self.parameters.values())) * self.repetitions * len(self.metrics)
+        """Runs of the whole campaign (none expanded): points x metric modes x their runs per
+        point, ``repetitions`` for ``time`` and one for the deterministic modes."""
+        per_point = sum(1 if m in DETERMINISTIC_MODES else self.repetitions for m in self.metrics)
+        return math.prod(map(len, self.parameters.values())) * per_point
 
     def values_of(self, point: Point) -> dict[str, Number]:
         """The point as a mapping from parameter name to value."""
@@ -378,12 +382,24 @@ def _check_size(campaign: Campaign, data: Mapping[str, Any], fail: _Fail) -> Non
         sizes = " x ".join(str(len(values)) for values in campaign.parameters.values())
         raise fail(
             f"the campaign has {campaign.run_count} runs ({sizes} points x "
-            f"{campaign.repetitions} repetitions x {len(campaign.metrics)} metric modes), "
-            f"more than max_runs = {limit}",
+            f"{_runs_per_point(campaign)}), more than max_runs = {limit}",
             "max_runs" if "max_runs" in data else "parameters",
             reason="campaign-too-large",
             value=campaign.run_count,
         )
+
+
+def _runs_per_point(campaign: Campaign) -> str:
+    """How many runs a point takes, in words: ``3 repetitions x 2 metric modes``, or with a
+    deterministic mode, ``3 repetitions of time + 1 run of instructions``."""
+    if not any(m in DETERMINISTIC_MODES for m in campaign.metrics):
+        return f"{campaign.repetitions} repetitions x {len(campaign.metrics)} metric modes"
+    return " + ".join(
+        f"1 run of {m}"
+        if m in DETERMINISTIC_MODES
+        else f"{campaign.repetitions} repetitions of {m}"
+        for m in campaign.metrics
+    )
 
 
 def _metrics(data: Mapping[str, Any], fail: _Fail) -> list[str]:
