@@ -798,6 +798,15 @@ def instruction_mix(
     return count_mix(read_binary(binary), report, parameters, attribution)
 
 
+def inclusive_metric(exclusive: str, metrics: Sequence[str]) -> str | None:
+    """The inclusive counterpart of a metric among ``metrics`` (``time`` ->
+    ``time_inclusive``), which :func:`render` with ``tree=True`` shows beside the exclusive
+    values; None when there is none."""
+    from perfcast.render.tables import inclusive_metric as counterpart
+
+    return counterpart(exclusive, metrics)
+
+
 def modelers(*, standalone: bool = False) -> tuple[str, ...]:
     """Names of the registered modelers (see :mod:`perfcast.model.registry`); ``standalone``
     leaves out those that need a static analysis (``hybrid``)."""
@@ -829,6 +838,7 @@ __all__ = [
     "fit",
     "formats",
     "import_profiles",
+    "inclusive_metric",
     "instruction_mix",
     "load",
     "load_campaign",

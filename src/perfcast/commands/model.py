@@ -15,6 +15,7 @@ from perfcast.api import (
     ModelSet,
     analyze_source,
     fit,
+    inclusive_metric,
     load,
     modelers,
     parse_point,
@@ -127,11 +128,18 @@ def modeler_settings(args: argparse.Namespace) -> dict[str, object]:
 
 def fit_from_args(args: argparse.Namespace) -> ModelSet:
     """Load the experiment named by ``args`` and fit its models (of every metric with
-    ``--metric all``); the fit's notes go to stderr."""
+    ``--metric all``; of the default metric and its inclusive counterpart with ``--tree``);
+    the fit's notes go to stderr."""
     experiment = load(
         args.file, format=args.input_format, kernels=args.kernel, exclude=args.exclude
     )
-    metrics = experiment.metric_names if args.metric == ALL_METRICS else [args.metric]
+    metrics: list[str | None] = [args.metric]
+    if args.metric == ALL_METRICS:
+        metrics = list(experiment.metric_names)
+    elif args.metric is None and getattr(args, "tree", False):  # predict has no --tree
+        default = experiment.default_metric()
+        inclusive = inclusive_metric(default, experiment.metric_names)
+        metrics = [default] if inclusive is None else [default, inclusive]
     return fit_metrics(experiment, args, metrics)
 
 

@@ -319,15 +319,20 @@ def tree_metrics(models: ModelSet) -> tuple[str, str | None]:
             reason="no-exclusive-metric",
         )
     chosen = models.cost_metric() if models.cost_metric() in exclusive else exclusive[0]
-    inclusive = next(
+    return chosen, inclusive_metric(chosen, models.metrics)
+
+
+def inclusive_metric(exclusive: str, metrics: Sequence[str]) -> str | None:
+    """The inclusive counterpart of the metric ``exclusive`` among ``metrics`` (``time``:
+    ``time_inclusive``; ``time_rank_max``: ``time_inclusive_rank_max``), None if not there."""
+    return next(
         (
             m
-            for m in models.metrics
-            if INCLUSIVE_MARK in m and m.replace(INCLUSIVE_MARK, "", 1) == chosen
+            for m in metrics
+            if INCLUSIVE_MARK in m and m.replace(INCLUSIVE_MARK, "", 1) == exclusive
         ),
         None,
     )
-    return chosen, inclusive
 
 
 def _cost(model: Model, point: Mapping[str, float]) -> float:
