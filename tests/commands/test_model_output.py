@@ -221,3 +221,12 @@ def test_progress_counts_every_kernel_once_across_search_chunks(monkeypatch):
     modeler.fit(experiment)
     assert reports == [4, 4, 1]
     assert len(modeler.models_) == 9
+
+
+def test_a_bad_cost_point_is_one_message(call_tree_file, capsys):
+    assert main(["model", str(call_tree_file), "--at", "q=4"]) == 2
+    err = capsys.readouterr().err
+    assert "--at" in err and "'q' is not a parameter" in err and err.count("\n") == 1
+    models = fit(load(call_tree_file, metric="time"))
+    by_text = render(models, "csv", at="p=2")
+    assert by_text == render(models, "csv", at={"p": 2.0}) != render(models, "csv")
