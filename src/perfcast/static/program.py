@@ -31,6 +31,8 @@ class Macro:
     name: str
     body: tuple[str, ...]
     function_like: bool
+    file: str = ""
+    offsets: tuple[int, ...] = ()  # where each body token is written in the file
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,38 @@ class Program:
         if found and found[0] == extent.end.offset:
             return found[1]
         return None
+
+    def macro_spelled_at(self, file: str, offset: int) -> str | None:
+        """The macro whose value the token written at ``offset`` of ``file`` stands for.
+
+        The macro used there, a macro named there inside another's definition, or the macro
+        whose whole body is that token; None otherwise.
+        """
+        used = self.instantiations.get((file, offset))
+        if used is not None:
+            return used[1]
+        for macro in self.macros.values():
+            if macro.file != file or offset not in macro.offsets:
+                continue
+            token = macro.body[macro.offsets.index(offset)]
+            if token in self.macros:
+                return token
+            return macro.name if len(macro.body) == 1 else None
+        return None
+
+    def macro_names_parameter(self, name: str, parameters: set[str]) -> bool:
+        """True when the macro's body names a parameter, directly or through other macros."""
+        pending, seen = [name], set()
+        while pending:
+            current = pending.pop()
+            if current in parameters:
+                return True
+            definition = self.macros.get(current)
+            if current in seen or definition is None:
+                continue
+            seen.add(current)
+            pending.extend(definition.body)
+        return False
 
     def function_writes(self, name: str) -> set[str]:
         """Keys of globals and struct members written by the function or anything it calls."""
@@ -195,7 +229,13 @@ def _macro(cursor: Cursor) -> Macro:
         and tokens[1].spelling == "("
         and tokens[1].extent.start.offset == tokens[0].extent.end.offset
     )
-    return Macro(cursor.spelling, tuple(t.spelling for t in tokens[1:]), function_like)
+    return Macro(
+        cursor.spelling,
+        tuple(t.spelling for t in tokens[1:]),
+        function_like,
+        str(cursor.extent.start.file),
+        tuple(t.extent.start.offset for t in tokens[1:]),
+    )
 
 
 def _scan(
