@@ -135,6 +135,14 @@ def spelling_location(cursor: Cursor) -> tuple[str | None, int]:
     return File(file).name, int(offset.value)
 
 
+def single_pass(loop: Cursor) -> bool:
+    """True for ``do { ... } while (0)``: a block that runs once (the body of many macros)."""
+    if loop.kind != CursorKind.DO_STMT:
+        return False
+    kids = children(loop)
+    return len(kids) == 2 and integer_value(kids[1]) == 0
+
+
 def walk(cursor: Cursor) -> Iterator[Cursor]:
     """Pre-order walk of the sub-tree (the cursor itself first)."""
     yield cursor

@@ -8,6 +8,7 @@ or dividing (``/= c``, ``>>= b``). Everything else raises :class:`Undefined` wit
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import sympy
@@ -232,9 +233,14 @@ def header(loop: Cursor, preceding: list[Cursor]) -> Header:
     if loop.kind == CursorKind.FOR_STMT:
         init, condition, increment, body = for_parts(loop)
         variable, op, bound = _comparison(condition, increment)
-        start = _initial(init, variable) if init is not None else None
-        if start is None:
-            raise Undefined("the loop has no initial assignment of its variable")
+        if init is not None:
+            start = _initial(init, variable)
+            if start is None:
+                raise Undefined(
+                    f"the loop's initialisation does not assign its variable {variable.spelling}"
+                )
+        else:
+            start = _start_before(preceding, variable)
         if increment is None:
             raise Undefined("the loop has no update of its variable")
         update = update_of(increment, variable)
@@ -261,23 +267,34 @@ def header(loop: Cursor, preceding: list[Cursor]) -> Header:
         raise Undefined(f"the update of {variable.spelling} is not a plain statement")
     if len(writes_in(updating[0], variable)) != 1:
         raise Undefined(f"{variable.spelling} is written twice in one statement")
-    if any(c.kind == CursorKind.CONTINUE_STMT for c in _outside_inner_loops(body)):
+    if any(c.kind == CursorKind.CONTINUE_STMT for c in outside_inner_loops(body)):
         raise Undefined("continue may skip the update of the loop variable")
-    start = None
-    for statement in reversed(preceding):
-        if writes_in(statement, variable) or _declares(statement, variable):
-            start = _initial(statement, variable)
-            break
-    if start is None:
-        raise Undefined(f"no initial assignment of {variable.spelling} right before the loop")
+    start = _start_before(preceding, variable)
     return Header(variable, start, op, bound, update, updating[0])
 
 
-def _outside_inner_loops(cursor: Cursor):
+def _start_before(preceding: list[Cursor], variable: Cursor) -> Cursor:
+    """The value of the last assignment of ``variable`` among the statements before a loop."""
+    for statement in reversed(preceding):
+        if writes_in(statement, variable) or _declares(statement, variable):
+            start = _initial(statement, variable)
+            if start is None:
+                raise Undefined(
+                    f"{variable.spelling} is last set before the loop at line "
+                    f"{statement.location.line} by something other than a plain assignment"
+                )
+            return start
+    raise Undefined(
+        f"no assignment of the loop variable {variable.spelling} before the loop in its block"
+    )
+
+
+def outside_inner_loops(cursor: Cursor) -> Iterator[Cursor]:
+    """Every node under ``cursor`` except those inside nested loops and switches."""
     for child in cursor.get_children():
         yield child
         if child.kind not in LOOPS and child.kind != CursorKind.SWITCH_STMT:
-            yield from _outside_inner_loops(child)
+            yield from outside_inner_loops(child)
 
 
 def _declares(statement: Cursor, variable: Cursor) -> bool:
