@@ -76,9 +76,9 @@ class Translator:
                 return self.macro(macro, set())
             except Undefined:
                 # A function-like macro, or a body that is not plain arithmetic: read what
-                # clang made of the expansion instead.
-                if self.program.macro_names_parameter(macro, set(self.parameters)):
-                    raise
+                # clang made of the expansion instead (its literals are checked for
+                # parameter macros folded into them).
+                pass
         kind = cursor.kind
         kids = children(cursor)
         if kind in (CursorKind.UNEXPOSED_EXPR, CursorKind.PAREN_EXPR) and len(kids) == 1:
@@ -127,18 +127,19 @@ class Translator:
         """The parameter macro a literal inside a function-like macro's expansion comes from.
 
         ``BOUND(x, N)`` with ``N`` a parameter leaves clang's AST a literal (N's value); it must
-        read as the symbol N. None for a literal that comes from no parameter.
+        read as the symbol N. libclang places such a literal at the macro written in the
+        source (``N`` in the argument list, or the outer macro); None when that macro does not
+        name a parameter.
 
         Raises
         ------
         Undefined
-            When the literal comes from a macro whose body computes with a parameter
-            (``#define SIZE (N + 1)``): which part of it the literal is cannot be told.
+            When that macro computes with a parameter (``#define SIZE (N + 1)``,
+            ``#define LIM BOUND(q, N)``): which part of it the literal is cannot be told.
         """
         file, offset = spelling_location(literal)
-        if file is None:
-            return None
-        macro = self.program.macro_spelled_at(file, offset)
+        used = self.program.instantiations.get((file, offset)) if file is not None else None
+        macro = used[1] if used is not None else None
         parameters = set(self.parameters)
         if macro is None or not self.program.macro_names_parameter(macro, parameters):
             return None
@@ -148,8 +149,8 @@ class Translator:
             name = definition.body[0] if definition and len(definition.body) == 1 else None
         if name is None:
             raise Undefined(
-                f"macro {macro} computes with a parameter and is the argument of a "
-                f"function-like macro at line {literal.location.line}"
+                f"macro {macro} computes with a parameter through a function-like macro at "
+                f"line {literal.location.line}, so the parameter cannot stay a symbol"
             )
         return name
 

@@ -100,7 +100,14 @@ def integer_value(cursor: Cursor) -> int | None:
     as_unsigned = _libclang_function("clang_EvalResult_getAsUnsigned", ctypes.c_ulonglong, handle)
     as_signed = _libclang_function("clang_EvalResult_getAsLongLong", ctypes.c_longlong, handle)
     dispose = _libclang_function("clang_EvalResult_dispose", None, handle)
-    if None in (evaluate, kind, unsigned, as_unsigned, as_signed, dispose):
+    if (
+        evaluate is None
+        or kind is None
+        or unsigned is None
+        or as_unsigned is None
+        or as_signed is None
+        or dispose is None
+    ):
         return None
     result = evaluate(cursor)
     if not result:
@@ -114,9 +121,12 @@ def integer_value(cursor: Cursor) -> int | None:
 
 
 def spelling_location(cursor: Cursor) -> tuple[str | None, int]:
-    """``(file name, offset)`` where the cursor's first token is written: inside a macro's
-    definition for a token a macro expansion produced (``cursor.location`` is where the macro
-    is used); ``(None, 0)`` for text from the command line or when libclang lacks the call."""
+    """``(file name, offset)`` libclang gives as the spelling of the cursor's first token.
+
+    For a token a macro argument supplies it is where the argument is written (``N`` in
+    ``BOUND(x, N)``), where ``cursor.location`` is the start of the outer macro's use.
+    ``(None, 0)`` for text from the command line.
+    """
     try:
         function = conf.lib.clang_getSpellingLocation
     except AttributeError:

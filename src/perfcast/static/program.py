@@ -32,8 +32,6 @@ class Macro:
     name: str
     body: tuple[str, ...]
     function_like: bool
-    file: str = ""
-    offsets: tuple[int, ...] = ()  # where each body token is written in the file
 
 
 @dataclass(frozen=True)
@@ -97,24 +95,6 @@ class Program:
         found = self.instantiations.get((str(extent.start.file), extent.start.offset))
         if found and found[0] == extent.end.offset:
             return found[1]
-        return None
-
-    def macro_spelled_at(self, file: str, offset: int) -> str | None:
-        """The macro whose value the token written at ``offset`` of ``file`` stands for.
-
-        The macro used there, a macro named there inside another's definition, or the macro
-        whose whole body is that token; None otherwise.
-        """
-        used = self.instantiations.get((file, offset))
-        if used is not None:
-            return used[1]
-        for macro in self.macros.values():
-            if macro.file != file or offset not in macro.offsets:
-                continue
-            token = macro.body[macro.offsets.index(offset)]
-            if token in self.macros:
-                return token
-            return macro.name if len(macro.body) == 1 else None
         return None
 
     def macro_names_parameter(self, name: str, parameters: set[str]) -> bool:
@@ -234,13 +214,7 @@ def _macro(cursor: Cursor) -> Macro:
         and tokens[1].spelling == "("
         and tokens[1].extent.start.offset == tokens[0].extent.end.offset
     )
-    return Macro(
-        cursor.spelling,
-        tuple(t.spelling for t in tokens[1:]),
-        function_like,
-        str(cursor.extent.start.file),
-        tuple(t.extent.start.offset for t in tokens[1:]),
-    )
+    return Macro(cursor.spelling, tuple(t.spelling for t in tokens[1:]), function_like)
 
 
 def _scan(
@@ -366,9 +340,9 @@ def _stored_function(value: Cursor | None) -> Cursor | None:
     value = strip(value)
     if value.kind == CursorKind.UNARY_OPERATOR and operator(value) == "&":
         value = strip(children(value)[0])
-    if value.kind == CursorKind.DECL_REF_EXPR and value.referenced is not None:
-        if value.referenced.kind == CursorKind.FUNCTION_DECL:
-            return value
+    referenced = value.referenced if value.kind == CursorKind.DECL_REF_EXPR else None
+    if referenced is not None and referenced.kind == CursorKind.FUNCTION_DECL:
+        return value
     return None
 
 
