@@ -43,14 +43,14 @@ _UNARY_SPELLINGS = (
 
 
 @cache
-def _libclang_function(name: str, result: type, argument: type = Cursor) -> Callable | None:
-    """A libclang C function of one argument, or None when the loaded library lacks it
-    (operator kinds came with libclang 17)."""
+def _libclang_function(name: str, result: type | None, *arguments: type) -> Callable | None:
+    """A libclang C function (by default of one cursor), or None when the loaded library lacks
+    it (operator kinds came with libclang 17)."""
     try:
         function = getattr(conf.lib, name)
     except AttributeError:
         return None
-    function.argtypes = [argument]
+    function.argtypes = list(arguments or (Cursor,))
     function.restype = result
     return function
 
@@ -127,12 +127,11 @@ def spelling_location(cursor: Cursor) -> tuple[str | None, int]:
     ``BOUND(x, N)``), where ``cursor.location`` is the start of the outer macro's use.
     ``(None, 0)`` for text from the command line.
     """
-    try:
-        function = conf.lib.clang_getSpellingLocation
-    except AttributeError:
+    arguments = (SourceLocation,) + (ctypes.c_void_p,) * 4
+    function = _libclang_function("clang_getSpellingLocation", None, *arguments)
+    if function is None:
         return None, 0
     file, line, column, offset = c_object_p(), ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint()
-    function.argtypes = [SourceLocation] + [ctypes.c_void_p] * 4
     function(
         cursor.extent.start,
         ctypes.byref(file),
