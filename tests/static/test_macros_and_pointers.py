@@ -261,3 +261,32 @@ def test_polybench_bound_with_the_dataset_macro_as_parameter(tmp_path):
     # LIM folds N's value into a literal clang cannot attribute: refused, not 4000
     reason = report.kernel("kernel:loop@9").undef_reason
     assert "macro LIM computes with a parameter" in reason
+
+
+def test_loops_written_inside_macros(tmp_path):
+    source = write(
+        tmp_path,
+        "f.c",
+        """\
+        #define FOR(i, n) for (i = 0; i < (n); i++)
+        #define ZERO(v, n) do { int z_; for (z_ = 0; z_ < (n); z_++) { (v)[z_] = 0; } } while (0)
+        #define FROM_HERE(i, n) for (; i < (n); i++)
+        void k(int n, double *x) {
+          int i;
+          FOR(i, n) {
+            x[i] = 1;
+          }
+          for (i = 0; i < n; i++) {
+            ZERO(x, i);
+          }
+          FROM_HERE(i, n) {
+            ;
+          }
+        }
+        """,
+    )
+    report = analyze([source], ["n"])
+    assert report.kernel("k:loop@6").count == n
+    assert sympy.expand(report.kernel("k:loop@10").count - n * (n - 1) / 2) == 0
+    reason = report.kernel("k:loop@12").undef_reason
+    assert "comes from a macro and leaves out part of its header" in reason

@@ -98,7 +98,8 @@ class Program:
         return None
 
     def macro_names_parameter(self, name: str, parameters: set[str]) -> bool:
-        """True when the macro's body names a parameter, directly or through other macros."""
+        """True when the macro's replacement names a parameter, directly or through other
+        macros (a function-like macro's own argument names do not count)."""
         pending, seen = [name], set()
         while pending:
             current = pending.pop()
@@ -108,7 +109,12 @@ class Program:
             if current in seen or definition is None:
                 continue
             seen.add(current)
-            pending.extend(definition.body)
+            body = list(definition.body)
+            if definition.function_like and ")" in body:
+                close = body.index(")")
+                arguments = set(body[1:close])
+                body = [t for t in body[close + 1 :] if t not in arguments]
+            pending.extend(body)
         return False
 
     def callee(self, call: Cursor) -> str:
