@@ -1,11 +1,13 @@
 /* Idioms of benchmark kernels around their loops: statement macros wrapped in
    do { ... } while (0), an induction variable set before its for, a bound behind a macro
-   that keeps its second argument, and kernels called through function pointers. */
+   that keeps its second argument, loops written by a FOR macro, and kernels called through
+   function pointers. */
 #include <stdlib.h>
 
 #define POLYBENCH_LOOP_BOUND(x, y) y
 #define _PB_N POLYBENCH_LOOP_BOUND(N, n)
 #define BOUND(a, b) b
+#define FOR(i, n) for ((i) = 0; (i) < (n); (i)++)
 #define SWAP(a, b)       \
   do {                   \
     double swap_ = (a);  \
@@ -43,6 +45,15 @@ static void pre_initialised(int n, double *x) {
   } while (0);
 }
 
+static void fill(int n, double *x) {
+  int i, j;
+  FOR(i, _PB_N) {
+    FOR(j, i) {
+      x[i] += 1.0;
+    }
+  }
+}
+
 static void scale(int n, double *x) {
   int i;
   for (i = 0; i < _PB_N; i++) {
@@ -67,6 +78,7 @@ int main(int argc, char **argv) {
   double *x = calloc((size_t)n + 1, sizeof(double));
   step = &shift;
   reverse(n, x);
+  fill(n, x);
   pre_initialised(n, x);
   for (s = 0; s < sweeps; s++) {
     stage(n, x);
