@@ -16,7 +16,7 @@ from clang.cindex import Cursor, CursorKind
 
 from perfcast.static.annotations import Annotation, parse_annotations
 from perfcast.static.context import FAILURES, CallRecord, Context, KernelRecord, describe
-from perfcast.static.cursors import LOOPS, children, key, operator, strip, walk
+from perfcast.static.cursors import LOOPS, children, key, operator, single_pass, strip, walk
 from perfcast.static.frontend import parse_sources
 from perfcast.static.guards import Guards
 from perfcast.static.loops import (
@@ -26,6 +26,7 @@ from perfcast.static.loops import (
     header,
     loop_body,
     make_level,
+    outside_inner_loops,
     writes_in,
 )
 from perfcast.static.names import Names
@@ -192,6 +193,8 @@ class _Analysis:
             kids = children(cursor)
             for index, kid in enumerate(kids):
                 self._visit(kid, context, kids[:index], source)
+        elif single_pass(cursor):
+            self._single_pass(cursor, context, source)
         elif kind in LOOPS:
             self._loop(cursor, context, preceding, source)
         elif kind == CursorKind.IF_STMT:
@@ -250,6 +253,23 @@ class _Analysis:
         except FAILURES as error:
             return describe(error)
 
+    def _single_pass(self, cursor: Cursor, context: Context, source) -> None:
+        """``do { ... } while (0)``: its body runs once where it stands, unless left early."""
+        body = loop_body(cursor)
+        leaving = [
+            c
+            for c in outside_inner_loops(body)
+            if c.kind in (CursorKind.BREAK_STMT, CursorKind.CONTINUE_STMT)
+        ]
+        if leaving and context.undef is None:
+            what = "break" if leaving[0].kind == CursorKind.BREAK_STMT else "continue"
+            context = replace(
+                context,
+                undef=f"inside the do {{ }} while (0) at line {cursor.location.line}, which the "
+                f"{what} at line {leaving[0].location.line} may leave early",
+            )
+        self._visit(body, context, [], source)
+
     def _loop(self, cursor: Cursor, context: Context, preceding: list, source) -> None:
         line = cursor.location.line
         notes = self.annotations[str(source.path)].get(line, [])
@@ -282,7 +302,8 @@ class _Analysis:
             assert level is not None, "a loop with no failure reason has its level"
             own = replace(context, levels=context.levels + (level,))
         own = replace(own, seeds=context.seeds + seeds)
-        self._record(name, "loop", cursor, source, len(context.levels) + 1, own)
+        own = replace(own, depth=context.depth + 1)
+        self._record(name, "loop", cursor, source, own.depth, own)
         inner = own
         if reason is not None and context.undef is None:
             inner = replace(
@@ -399,7 +420,7 @@ class _Analysis:
         )
 
     def _changed_by_calls(self, body: Cursor) -> set[str]:
-        called = {c.spelling for c in walk(body) if c.kind == CursorKind.CALL_EXPR}
+        called = {self.program.callee(c) for c in walk(body) if c.kind == CursorKind.CALL_EXPR}
         changed: set[str] = set()
         for name in called:
             changed |= self.program.function_writes(name)
@@ -465,8 +486,9 @@ class _Analysis:
     ) -> None:
         """Record the ``then`` or ``else`` arm of the if statement ``branch`` and walk it."""
         name = f"{context.function}:if@{branch.location.line}:{arm}"
-        depth = len(context.levels)
-        self.branches.append(KernelRecord(name, "branch", statement, source, depth, context))
+        self.branches.append(
+            KernelRecord(name, "branch", statement, source, context.depth, context)
+        )
         self._visit(statement, replace(context, region=name), [], source)
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import sympy
 from clang.cindex import Cursor, CursorKind
 
-from perfcast.static.cursors import children, operator
+from perfcast.static.cursors import children, integer_value, operator, spelling_location
 from perfcast.static.program import Program
 from perfcast.static.symbolic import Undefined
 
@@ -72,7 +72,13 @@ class Translator:
         """The sympy form of ``cursor``; raises Undefined when it is not exactly expressible."""
         macro = self.program.macro_at(cursor)
         if macro is not None:
-            return self.macro(macro, set())
+            try:
+                return self.macro(macro, set())
+            except Undefined:
+                # A function-like macro, or a body that is not plain arithmetic: read what
+                # clang made of the expansion instead (its literals are checked for
+                # parameter macros folded into them).
+                pass
         kind = cursor.kind
         kids = children(cursor)
         if kind in (CursorKind.UNEXPOSED_EXPR, CursorKind.PAREN_EXPR) and len(kids) == 1:
@@ -80,8 +86,13 @@ class Translator:
         if kind == CursorKind.CSTYLE_CAST_EXPR and kids:
             return self.expression(kids[-1])
         if kind == CursorKind.INTEGER_LITERAL:
-            tokens = [t.spelling for t in cursor.get_tokens()]
-            value = integer_literal(tokens[0]) if tokens else None
+            written_by = self._literal_macro(cursor)
+            if written_by is not None:
+                return self.macro(written_by, set())
+            value = integer_value(cursor)
+            if value is None:
+                tokens = [t.spelling for t in cursor.get_tokens()]
+                value = integer_literal(tokens[0]) if tokens else None
             if value is None:
                 raise Undefined(f"cannot read the literal at line {cursor.location.line}")
             return sympy.Integer(value)
@@ -111,6 +122,37 @@ class Translator:
             raise Undefined(f"data-dependent value (array element) at line {cursor.location.line}")
         what = kind.name.lower().replace("_", " ")
         raise Undefined(f"unsupported expression ({what}) at line {cursor.location.line}")
+
+    def _literal_macro(self, literal: Cursor) -> str | None:
+        """The parameter macro a literal inside a function-like macro's expansion comes from.
+
+        ``BOUND(x, N)`` with ``N`` a parameter leaves clang's AST a literal (N's value); it must
+        read as the symbol N. libclang places such a literal at the macro written in the
+        source (``N`` in the argument list, or the outer macro); None when that macro does not
+        name a parameter.
+
+        Raises
+        ------
+        Undefined
+            When that macro computes with a parameter (``#define SIZE (N + 1)``,
+            ``#define LIM BOUND(q, N)``): which part of it the literal is cannot be told.
+        """
+        file, offset = spelling_location(literal)
+        used = self.program.instantiations.get((file, offset)) if file is not None else None
+        macro = used[1] if used is not None else None
+        parameters = set(self.parameters)
+        if macro is None or not self.program.macro_names_parameter(macro, parameters):
+            return None
+        name: str | None = macro
+        while name is not None and name not in parameters:
+            definition = self.program.macros.get(name)
+            name = definition.body[0] if definition and len(definition.body) == 1 else None
+        if name is None:
+            raise Undefined(
+                f"macro {macro} computes with a parameter through a function-like macro at "
+                f"line {literal.location.line}, so the parameter cannot stay a symbol"
+            )
+        return name
 
     def parameter(self, declaration: Cursor | None, use: Cursor) -> sympy.Expr:
         """The symbol of a user parameter, unless the program changes it after setting it.

@@ -32,6 +32,7 @@ class Context:
     bindings: tuple[tuple[str, sympy.Expr | None, Cursor], ...] = ()
     seeds: tuple[Cursor, ...] = ()
     region: str = ""  # innermost enclosing function, loop or branch block
+    depth: int = 0  # enclosing loops, countable or not
 
     def binding(self, name: str):
         """``(value, loop)`` bound to a variable key, or None."""

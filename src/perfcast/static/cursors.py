@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import ctypes
+from collections.abc import Callable, Iterator
+from functools import cache
 from typing import overload
 
-from clang.cindex import Cursor, CursorKind
+from clang.cindex import Cursor, CursorKind, File, SourceLocation, c_object_p, conf
 
 TRANSPARENT = {CursorKind.UNEXPOSED_EXPR, CursorKind.PAREN_EXPR}
 LOOPS = {CursorKind.FOR_STMT, CursorKind.WHILE_STMT, CursorKind.DO_STMT}
@@ -28,8 +30,51 @@ def strip(cursor: Cursor) -> Cursor:
             return cursor
 
 
+# Spellings of clang's CX_BinaryOperatorKind and CX_UnaryOperatorKind (index = enum value).
+_BINARY_SPELLINGS = (
+    "", ".*", "->*", "*", "/", "%", "+", "-", "<<", ">>", "<=>", "<", ">", "<=", ">=", "==",
+    "!=", "&", "^", "|", "&&", "||", "=", "*=", "/=", "%=", "+=", "-=", "<<=", ">>=", "&=",
+    "^=", "|=", ",",
+)  # fmt: skip
+_UNARY_SPELLINGS = (
+    "", "post++", "post--", "++", "--", "&", "*", "+", "-", "~", "!", "__real", "__imag",
+    "__extension__", "co_await",
+)  # fmt: skip
+
+
+@cache
+def _libclang_function(name: str, result: type | None, *arguments: type) -> Callable | None:
+    """A libclang C function (by default of one cursor), or None when the loaded library lacks
+    it (operator kinds came with libclang 17)."""
+    try:
+        function = getattr(conf.lib, name)
+    except AttributeError:
+        return None
+    function.argtypes = list(arguments or (Cursor,))
+    function.restype = result
+    return function
+
+
 def operator(cursor: Cursor) -> str:
-    """The operator token of a unary, binary or compound-assignment expression ("" if unknown)."""
+    """The operator of a unary, binary or compound-assignment expression ("" if unknown).
+
+    Asked of clang's AST, so it is right when operands come from macro expansions (whose
+    source tokens lie in the macro definitions); read from the tokens with older libclang.
+    """
+    if cursor.kind in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR):
+        binary = _libclang_function("clang_getCursorBinaryOperatorKind", ctypes.c_int)
+        if binary is not None:
+            index = binary(cursor)
+            return _BINARY_SPELLINGS[index] if 0 <= index < len(_BINARY_SPELLINGS) else ""
+    elif cursor.kind == CursorKind.UNARY_OPERATOR:
+        unary = _libclang_function("clang_getCursorUnaryOperatorKind", ctypes.c_int)
+        if unary is not None:
+            index = unary(cursor)
+            return _UNARY_SPELLINGS[index] if 0 <= index < len(_UNARY_SPELLINGS) else ""
+    return _operator_from_tokens(cursor)
+
+
+def _operator_from_tokens(cursor: Cursor) -> str:
     tokens = list(cursor.get_tokens())
     kids = children(cursor)
     if not tokens or not kids:
@@ -43,6 +88,68 @@ def operator(cursor: Cursor) -> str:
         if token.extent.start.offset >= end:
             return token.spelling
     return ""
+
+
+def integer_value(cursor: Cursor) -> int | None:
+    """The value clang computes for an integer constant expression (a literal, ``sizeof``,
+    an expansion of macros), or None when it is not one or libclang cannot evaluate it."""
+    handle = ctypes.c_void_p
+    evaluate = _libclang_function("clang_Cursor_Evaluate", handle)
+    kind = _libclang_function("clang_EvalResult_getKind", ctypes.c_int, handle)
+    unsigned = _libclang_function("clang_EvalResult_isUnsignedInt", ctypes.c_uint, handle)
+    as_unsigned = _libclang_function("clang_EvalResult_getAsUnsigned", ctypes.c_ulonglong, handle)
+    as_signed = _libclang_function("clang_EvalResult_getAsLongLong", ctypes.c_longlong, handle)
+    dispose = _libclang_function("clang_EvalResult_dispose", None, handle)
+    if (
+        evaluate is None
+        or kind is None
+        or unsigned is None
+        or as_unsigned is None
+        or as_signed is None
+        or dispose is None
+    ):
+        return None
+    result = evaluate(cursor)
+    if not result:
+        return None
+    try:
+        if kind(result) != 1:  # CXEval_Int
+            return None
+        return int(as_unsigned(result) if unsigned(result) else as_signed(result))
+    finally:
+        dispose(result)
+
+
+def spelling_location(cursor: Cursor) -> tuple[str | None, int]:
+    """``(file name, offset)`` libclang gives as the spelling of the cursor's first token.
+
+    For a token a macro argument supplies it is where the argument is written (``N`` in
+    ``BOUND(x, N)``), where ``cursor.location`` is the start of the outer macro's use.
+    ``(None, 0)`` for text from the command line.
+    """
+    arguments = (SourceLocation,) + (ctypes.c_void_p,) * 4
+    function = _libclang_function("clang_getSpellingLocation", None, *arguments)
+    if function is None:
+        return None, 0
+    file, line, column, offset = c_object_p(), ctypes.c_uint(), ctypes.c_uint(), ctypes.c_uint()
+    function(
+        cursor.extent.start,
+        ctypes.byref(file),
+        ctypes.byref(line),
+        ctypes.byref(column),
+        ctypes.byref(offset),
+    )
+    if not file:
+        return None, 0
+    return File(file).name, int(offset.value)
+
+
+def single_pass(loop: Cursor) -> bool:
+    """True for ``do { ... } while (0)``: a block that runs once (the body of many macros)."""
+    if loop.kind != CursorKind.DO_STMT:
+        return False
+    kids = children(loop)
+    return len(kids) == 2 and integer_value(kids[1]) == 0
 
 
 def walk(cursor: Cursor) -> Iterator[Cursor]:

@@ -8,6 +8,7 @@ or dividing (``/= c``, ``>>= b``). Everything else raises :class:`Undefined` wit
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import sympy
@@ -61,25 +62,18 @@ class Header:
 
 
 def for_parts(loop: Cursor) -> tuple[Cursor | None, Cursor | None, Cursor | None, Cursor]:
-    """``(init, condition, increment, body)`` of a for statement (None for an absent part)."""
-    tokens = list(loop.get_tokens())
-    depth = 0
-    semicolons: list[int] = []
-    close = None
-    for token in tokens[1:]:
-        spelling = token.spelling
-        if spelling == "(":
-            depth += 1
-        elif spelling == ")":
-            depth -= 1
-            if depth == 0:
-                close = token.extent.start.offset
-                break
-        elif spelling == ";" and depth == 1:
-            semicolons.append(token.extent.start.offset)
+    """``(init, condition, increment, body)`` of a for statement (None for an absent part).
+
+    clang lists only the parts present, so the semicolons of the header tell them apart; a for
+    written inside a macro has no header tokens of its own, and its parts are known only when
+    all three are present.
+    """
     kids = children(loop)
     body = kids[-1]
+    semicolons, close = _header_semicolons(loop)
     if close is None or len(semicolons) != 2:
+        if len(kids) == 4:
+            return kids[0], kids[1], kids[2], body
         return None, None, None, body
     parts: list[Cursor | None] = [None, None, None]
     for kid in kids[:-1]:
@@ -87,6 +81,34 @@ def for_parts(loop: Cursor) -> tuple[Cursor | None, Cursor | None, Cursor | None
         index = 0 if start < semicolons[0] else 1 if start < semicolons[1] else 2
         parts[index] = kid
     return parts[0], parts[1], parts[2], body
+
+
+def _header_semicolons(loop: Cursor) -> tuple[list[int], int | None]:
+    """Offsets of the two semicolons and of the closing parenthesis of a for header as written
+    (no closing parenthesis when the loop comes from a macro expansion: its tokens are then
+    those of the macro's definition, not where the loop stands)."""
+    tokens = list(loop.get_tokens())
+    start = loop.extent.start
+    if (
+        not tokens
+        or tokens[0].spelling != "for"
+        or tokens[0].extent.start.offset != start.offset
+        or str(tokens[0].extent.start.file) != str(start.file)
+    ):
+        return [], None
+    depth = 0
+    semicolons: list[int] = []
+    for token in tokens[1:]:
+        spelling = token.spelling
+        if spelling == "(":
+            depth += 1
+        elif spelling == ")":
+            depth -= 1
+            if depth == 0:
+                return semicolons, token.extent.start.offset
+        elif spelling == ";" and depth == 1:
+            semicolons.append(token.extent.start.offset)
+    return semicolons, None
 
 
 def loop_body(loop: Cursor) -> Cursor:
@@ -231,10 +253,20 @@ def header(loop: Cursor, preceding: list[Cursor]) -> Header:
     """Recognise the loop's induction variable, start, guard and update."""
     if loop.kind == CursorKind.FOR_STMT:
         init, condition, increment, body = for_parts(loop)
+        if condition is None and _header_semicolons(loop)[1] is None:
+            raise Undefined(
+                "the for loop comes from a macro and leaves out part of its header, so the "
+                "parts cannot be told apart"
+            )
         variable, op, bound = _comparison(condition, increment)
-        start = _initial(init, variable) if init is not None else None
-        if start is None:
-            raise Undefined("the loop has no initial assignment of its variable")
+        if init is not None:
+            start = _initial(init, variable)
+            if start is None:
+                raise Undefined(
+                    f"the loop's initialisation does not assign its variable {variable.spelling}"
+                )
+        else:
+            start = _start_before(preceding, variable)
         if increment is None:
             raise Undefined("the loop has no update of its variable")
         update = update_of(increment, variable)
@@ -261,23 +293,34 @@ def header(loop: Cursor, preceding: list[Cursor]) -> Header:
         raise Undefined(f"the update of {variable.spelling} is not a plain statement")
     if len(writes_in(updating[0], variable)) != 1:
         raise Undefined(f"{variable.spelling} is written twice in one statement")
-    if any(c.kind == CursorKind.CONTINUE_STMT for c in _outside_inner_loops(body)):
+    if any(c.kind == CursorKind.CONTINUE_STMT for c in outside_inner_loops(body)):
         raise Undefined("continue may skip the update of the loop variable")
-    start = None
-    for statement in reversed(preceding):
-        if writes_in(statement, variable) or _declares(statement, variable):
-            start = _initial(statement, variable)
-            break
-    if start is None:
-        raise Undefined(f"no initial assignment of {variable.spelling} right before the loop")
+    start = _start_before(preceding, variable)
     return Header(variable, start, op, bound, update, updating[0])
 
 
-def _outside_inner_loops(cursor: Cursor):
+def _start_before(preceding: list[Cursor], variable: Cursor) -> Cursor:
+    """The value of the last assignment of ``variable`` among the statements before a loop."""
+    for statement in reversed(preceding):
+        if writes_in(statement, variable) or _declares(statement, variable):
+            start = _initial(statement, variable)
+            if start is None:
+                raise Undefined(
+                    f"{variable.spelling} is last set before the loop at line "
+                    f"{statement.location.line} by something other than a plain assignment"
+                )
+            return start
+    raise Undefined(
+        f"no assignment of the loop variable {variable.spelling} before the loop in its block"
+    )
+
+
+def outside_inner_loops(cursor: Cursor) -> Iterator[Cursor]:
+    """Every node under ``cursor`` except those inside nested loops and switches."""
     for child in cursor.get_children():
         yield child
         if child.kind not in LOOPS and child.kind != CursorKind.SWITCH_STMT:
-            yield from _outside_inner_loops(child)
+            yield from outside_inner_loops(child)
 
 
 def _declares(statement: Cursor, variable: Cursor) -> bool:

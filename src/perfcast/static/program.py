@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from clang.cindex import Cursor, CursorKind
+from clang.cindex import Cursor, CursorKind, TypeKind
 
 from perfcast.static.cursors import (
     LOOPS,
@@ -18,6 +18,7 @@ from perfcast.static.cursors import (
     is_write,
     key,
     operator,
+    single_pass,
     strip,
     walk,
 )
@@ -52,7 +53,8 @@ class Program:
     function_source: dict[str, ParsedSource] = field(default_factory=dict)
     calls: dict[str, list[CallSite]] = field(default_factory=lambda: defaultdict(list))
     calls_from: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    address_taken_functions: set[str] = field(default_factory=set)
+    indirect_reason: dict[str, str] = field(default_factory=dict)
+    call_targets: dict[int, str] = field(default_factory=dict)
     writes: dict[str, list[Cursor]] = field(default_factory=lambda: defaultdict(list))
     write_function: dict[int, str] = field(default_factory=dict)
     address_of: set[str] = field(default_factory=set)
@@ -95,6 +97,30 @@ class Program:
             return found[1]
         return None
 
+    def macro_names_parameter(self, name: str, parameters: set[str]) -> bool:
+        """True when the macro's replacement names a parameter, directly or through other
+        macros (a function-like macro's own argument names do not count)."""
+        pending, seen = [name], set()
+        while pending:
+            current = pending.pop()
+            if current in parameters:
+                return True
+            definition = self.macros.get(current)
+            if current in seen or definition is None:
+                continue
+            seen.add(current)
+            body = list(definition.body)
+            if definition.function_like and ")" in body:
+                close = body.index(")")
+                arguments = set(body[1:close])
+                body = [t for t in body[close + 1 :] if t not in arguments]
+            pending.extend(body)
+        return False
+
+    def callee(self, call: Cursor) -> str:
+        """The function a call runs: its name, or the one target of a function pointer."""
+        return self.call_targets.get(call.hash, call.spelling)
+
     def function_writes(self, name: str) -> set[str]:
         """Keys of globals and struct members written by the function or anything it calls."""
         return self.writes_globals.get(name, set())
@@ -119,6 +145,7 @@ def collect(sources: list[ParsedSource]) -> Program:
     program = Program(sources)
     callee_refs: set[int] = set()
     function_refs: list[Cursor] = []
+    pointers = _PointerUses()
     for source in sources:
         unit = source.unit
         for cursor in unit.cursor.get_children():
@@ -151,13 +178,11 @@ def collect(sources: list[ParsedSource]) -> Program:
             elif cursor.kind in _SCOPES:
                 _report_unanalysed(program, cursor)
             if cursor.kind != CursorKind.INCLUSION_DIRECTIVE:
-                _scan(program, cursor, source, callee_refs, function_refs)
-    for ref in function_refs:
-        if ref.hash not in callee_refs and ref.spelling in program.functions:
-            program.address_taken_functions.add(ref.spelling)
+                _scan(program, cursor, source, callee_refs, function_refs, pointers)
+    _resolve_pointers(program, pointers, [r for r in function_refs if r.hash not in callee_refs])
     _close_global_writes(program)
     for function in program.functions.values():
-        program.loops.extend(c for c in walk(function) if c.kind in LOOPS)
+        program.loops.extend(c for c in walk(function) if c.kind in LOOPS and not single_pass(c))
     return program
 
 
@@ -204,6 +229,7 @@ def _scan(
     source: ParsedSource,
     callee_refs: set[int],
     function_refs: list[Cursor],
+    pointers: _PointerUses,
 ) -> None:
     function = top.spelling if top.kind == CursorKind.FUNCTION_DECL else ""
     for cursor in walk(top):
@@ -212,25 +238,37 @@ def _scan(
             init = initializer(cursor)
             if init is not None:
                 program.initializers[key(cursor)] = init
+                if _is_function_pointer(cursor):
+                    pointers.stores.append((cursor, init))
         elif kind == CursorKind.CALL_EXPR:
             kids = children(cursor)
-            if kids:
-                callee = strip(kids[0])
-                if callee.kind == CursorKind.DECL_REF_EXPR:
-                    callee_refs.add(callee.hash)
-                    program.calls[cursor.spelling].append(
-                        CallSite(function, cursor.spelling, cursor, source)
-                    )
-                    program.calls_from[function].add(cursor.spelling)
-        elif kind == CursorKind.DECL_REF_EXPR:
+            callee = _callee(kids[0]) if kids else None
+            if callee is None:
+                pass
+            elif callee.referenced is None or callee.referenced.kind == CursorKind.FUNCTION_DECL:
+                callee_refs.add(callee.hash)
+                program.calls[cursor.spelling].append(
+                    CallSite(function, cursor.spelling, cursor, source)
+                )
+                program.calls_from[function].add(cursor.spelling)
+            else:
+                pointers.calls.append(CallSite(function, callee.spelling, cursor, source))
+                pointers.callee_refs.add(callee.hash)
+        elif kind in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR):
             referenced = cursor.referenced
             if referenced is not None and referenced.kind == CursorKind.FUNCTION_DECL:
                 function_refs.append(cursor)
+            elif referenced is not None and _is_function_pointer(referenced):
+                pointers.references.append(cursor)
         elif is_write(cursor):
             target = assignment_target(cursor)
             if target is not None:
                 program.writes[key(target)].append(cursor)
                 program.write_function[cursor.hash] = function
+                if _is_function_pointer(target):
+                    value = children(cursor)[1] if operator(cursor) == "=" else None
+                    pointers.stores.append((target, value))
+                    pointers.written_refs.add(strip(children(cursor)[0]).hash)
         if kind == CursorKind.UNARY_OPERATOR and operator(cursor) == "&":
             target = strip(children(cursor)[0]) if children(cursor) else None
             if target is not None and target.kind in (
@@ -267,3 +305,117 @@ def _is_shared(declaration: Cursor) -> bool:
         return True
     parent = declaration.semantic_parent
     return parent is not None and parent.kind == CursorKind.TRANSLATION_UNIT
+
+
+@dataclass
+class _PointerUses:
+    """Function-pointer variables as the scan finds them: values stored, calls, other uses."""
+
+    stores: list[tuple[Cursor, Cursor | None]] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+    references: list[Cursor] = field(default_factory=list)
+    callee_refs: set[int] = field(default_factory=set)
+    written_refs: set[int] = field(default_factory=set)
+
+
+def _is_function_pointer(declaration: Cursor) -> bool:
+    kind = declaration.kind
+    if kind not in (CursorKind.VAR_DECL, CursorKind.PARM_DECL, CursorKind.FIELD_DECL):
+        return False
+    canonical = declaration.type.get_canonical()
+    return canonical.kind == TypeKind.POINTER and canonical.get_pointee().kind in (
+        TypeKind.FUNCTIONPROTO,
+        TypeKind.FUNCTIONNOPROTO,
+    )
+
+
+def _callee(expression: Cursor) -> Cursor | None:
+    """The name a call goes through: ``f``, ``fp``, ``(*fp)`` or ``s.fp`` (None otherwise)."""
+    expression = strip(expression)
+    while expression.kind == CursorKind.UNARY_OPERATOR and operator(expression) == "*":
+        expression = strip(children(expression)[0])
+    if expression.kind in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR):
+        return expression
+    return None
+
+
+def _stored_function(value: Cursor | None) -> Cursor | None:
+    """The function reference ``f`` or ``&f`` that a stored value is, if it is one."""
+    if value is None:
+        return None
+    value = strip(value)
+    if value.kind == CursorKind.UNARY_OPERATOR and operator(value) == "&":
+        value = strip(children(value)[0])
+    referenced = value.referenced if value.kind == CursorKind.DECL_REF_EXPR else None
+    if referenced is not None and referenced.kind == CursorKind.FUNCTION_DECL:
+        return value
+    return None
+
+
+def _resolve_pointers(program: Program, pointers: _PointerUses, escaping: list[Cursor]) -> None:
+    """Turn calls through a function pointer into call sites of its one target.
+
+    A pointer resolves when it is a variable (not an argument or struct member) whose address
+    is not taken, every value ever stored in it is the same function, and it is only called,
+    never copied or passed on. A function whose address goes anywhere else gets a reason in
+    ``program.indirect_reason`` and its kernels stay undef.
+    """
+    targets: dict[str, set[str | None]] = defaultdict(set)
+    names: dict[str, str] = {}
+    stored: set[int] = set()
+    for variable, value in pointers.stores:
+        reference = _stored_function(value)
+        targets[key(variable)].add(reference.spelling if reference is not None else None)
+        names[key(variable)] = variable.spelling
+        if reference is not None:
+            stored.add(reference.hash)
+    problems: dict[str, str] = {}
+    for reference in pointers.references:
+        if reference.hash in pointers.callee_refs or reference.hash in pointers.written_refs:
+            continue
+        variable = reference.referenced
+        problems.setdefault(
+            key(variable),
+            f"the function pointer {variable.spelling} is copied or passed on at "
+            f"{reference.location.file}:{reference.location.line}",
+        )
+    for reference in escaping:
+        name = reference.spelling
+        if name in program.functions and reference.hash not in stored:
+            program.indirect_reason.setdefault(
+                name,
+                f"the address of {name} is taken at {reference.location.file}:"
+                f"{reference.location.line} and not only stored in a function pointer, so "
+                "calls through it are not counted",
+            )
+    for site in pointers.calls:
+        callee = _callee(children(site.cursor)[0])
+        variable = callee.referenced if callee is not None else None
+        if variable is None:
+            continue
+        identity = key(variable)
+        functions = targets.get(identity, set())
+        defined = sorted(f for f in functions if f is not None and f in program.functions)
+        if variable.kind != CursorKind.VAR_DECL:
+            what = "an argument" if variable.kind == CursorKind.PARM_DECL else "a struct member"
+            problems.setdefault(identity, f"{variable.spelling} is {what}")
+        elif identity in program.address_of:
+            problems.setdefault(identity, f"the address of {variable.spelling} is taken")
+        elif len(functions) != 1:
+            values = ", ".join(sorted(f or "a value that is not a function" for f in functions))
+            problems.setdefault(
+                identity, f"{variable.spelling} is assigned {len(functions)} values ({values})"
+            )
+        problem = problems.get(identity)
+        where = f"{site.source.path}:{site.cursor.location.line}"
+        for name in defined:
+            if problem is not None:
+                program.indirect_reason.setdefault(
+                    name,
+                    f"{name} may be called through the function pointer {variable.spelling} "
+                    f"at {where}, which cannot be resolved ({problem})",
+                )
+            else:
+                program.call_targets[site.cursor.hash] = name
+                program.calls[name].append(CallSite(site.caller, name, site.cursor, site.source))
+                program.calls_from[site.caller].add(name)

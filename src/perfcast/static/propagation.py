@@ -33,8 +33,8 @@ class Propagation:
         """
         if function == "main":
             return count, None
-        if function in self.program.address_taken_functions:
-            raise Undefined(f"the address of {function} is taken; indirect calls are not counted")
+        if function in self.program.indirect_reason:
+            raise Undefined(self.program.indirect_reason[function])
         sites = self.program.calls.get(function, [])
         for site in sites:
             if site.caller not in self.program.functions:
