@@ -30,6 +30,7 @@ from perfcast.core.progress import ProgressBar
 from perfcast.io import read_experiment, write_experiment
 from perfcast.model.fitting.assembly import Skip, require_models
 from perfcast.model.fitting.location import LOCATIONS
+from perfcast.model.gates import gate_models
 from perfcast.model.modelset import ModelSet, measured_ranges
 from perfcast.model.predict import Prediction
 from perfcast.model.registry import make_modeler, modeler_names
@@ -129,7 +130,8 @@ def fit(
     -------
     ModelSet
         Models by kernel and metric, ranked by cost at the largest measured configuration,
-        recording the modeler and its settings and the kernels skipped.
+        recording the modeler and its settings and the kernels skipped. Every model carries
+        the warnings of the quality gates (:mod:`perfcast.model.gates`) in ``warnings``.
 
     Raises
     ------
@@ -157,7 +159,7 @@ def fit(
         estimator.fit(experiment, name)
         if strict and estimator.skipped_:
             raise estimator.skipped_[0].error(experiment.source)
-        models.extend(estimator.models_)
+        models.extend(gate_models(estimator.models_, experiment, name))
         skipped.extend(estimator.skipped_)
         notes.update(dict.fromkeys(estimator.notes()))
     if progress:
@@ -720,6 +722,18 @@ def render(
     return optimum_text(value)
 
 
+def render_warnings(value: ModelSet | Sequence[Prediction]) -> str:
+    """The warnings of a model set's models (quality gates) or of predictions (far
+    extrapolation), one line each, ``kernel: message``; empty when there are none.
+
+    The same warnings are in the JSON of :func:`render` as each model's or prediction's
+    ``warnings``.
+    """
+    from perfcast.render.tables import format_warnings
+
+    return format_warnings(value.models if isinstance(value, ModelSet) else list(value))
+
+
 def _render_mix(mix: InstructionMix, format: str) -> str:  # noqa: A002 - as render's
     from perfcast.static.mix_output import mix_to_json, mix_to_python, mix_to_text
 
@@ -852,6 +866,7 @@ __all__ = [
     "predict",
     "profile_options",
     "render",
+    "render_warnings",
     "report",
     "run_campaign",
     "save",

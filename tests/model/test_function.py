@@ -70,7 +70,9 @@ def test_json_round_trip_has_design_schema():
         "terms",
         "expression",
         "quality",
+        "warnings",
     }
+    assert data["warnings"] == []
     assert data["terms"][0]["factors"] == [
         {"parameter": "n", "exponent": 2, "log_exponent": 0},
         {"parameter": "p", "exponent": 0, "log_exponent": 1},

@@ -5,6 +5,8 @@ with the code before the layer refactor (commit 0840b52) from the real files cop
 ``tests/data``; ``tests/data/SOURCES.md`` says where each came from and how to regenerate the
 golden files. Only the ``models`` list is compared, entry by entry in order,
 so top-level keys added to the model document (modeler, settings, format version) do not matter.
+Each model's ``warnings`` (the quality gates, added after the golden files, optional in the
+format) are left out of the comparison: they describe the model, they are not part of it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from perfcast import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "data" / "golden"
+#: Keys of a model that came after the golden files and are not compared.
+UNCOMPARED_KEYS = ("warnings",)
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,10 @@ def test_models_equal_the_golden_models_exactly(case, tmp_path, capsys):
     argv = ["model", str(ROOT / case.source), "--modeler", case.modeler, *case.options]
     status = cli.main([*argv, "--format", "json", "--out", str(out)])
     assert status == 0, capsys.readouterr().err
-    actual = json.loads(out.read_text())["models"]
+    actual = [
+        {key: value for key, value in model.items() if key not in UNCOMPARED_KEYS}
+        for model in json.loads(out.read_text())["models"]
+    ]
     moved = list(differences(golden, actual, "models"))
     assert not moved, f"{len(moved)} results moved:\n" + "\n".join(moved[:40])
 

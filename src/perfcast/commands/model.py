@@ -20,6 +20,7 @@ from perfcast.api import (
     modelers,
     parse_point,
     render,
+    render_warnings,
 )
 from perfcast.commands.common import add_input_arguments, terminal_width, write_output
 
@@ -116,7 +117,11 @@ def add_model_arguments(parser: argparse.ArgumentParser, all_metrics: bool = Fal
     parser.add_argument(
         "--strict",
         action="store_true",
-        help="fail (exit 2) when a kernel cannot be modeled instead of skipping it",
+        help="fail (exit 2) when a kernel cannot be modeled instead of skipping it, or when a "
+        "model or prediction carries a warning",
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="leave the warnings out of the text output"
     )
 
 
@@ -229,17 +234,38 @@ def _constant(text: str) -> tuple[str, float]:
         raise InputError(f"--set '{text}' is not SOURCE=NUMBER") from None
 
 
+def with_warnings(text: str, warnings: str, args: argparse.Namespace) -> str:
+    """``text`` followed by the ``warnings`` lines (of :func:`render_warnings`) in the text
+    format unless ``--quiet``."""
+    if args.format != "text" or args.quiet or not warnings:
+        return text
+    return text.rstrip("\n") + "\n\nwarnings:\n" + warnings
+
+
+def strict_status(warnings: str, args: argparse.Namespace) -> int:
+    """Exit status 2 with ``--strict`` when there are warnings (saying so on stderr), else 0."""
+    if not (args.strict and warnings):
+        return 0
+    count = warnings.count("\n")
+    print(
+        f"perfcast: error: {count} warning(s); --strict makes any warning fatal",
+        file=sys.stderr,
+    )
+    return 2
+
+
 def run(args: argparse.Namespace) -> int:
-    """Fit and print; the text output ends with the kernels skipped."""
+    """Fit and print; the text output ends with the kernels skipped and the models' warnings."""
     models = fit_from_args(args)
+    warnings = render_warnings(models)
     if args.format == "json" and not args.tree:  # model by model: never one large string
         models.write_json(sys.stdout if args.out is None else args.out)
-        return 0
+        return strict_status(warnings, args)
     at = parse_point(args.at, models.parameters, source="--at") if args.at else None
     width = terminal_width(args.out)
     text = render(models, args.format, at=at, width=width, tree=args.tree)
     summary = skipped_summary(models)
     if args.format == "text" and summary:
         text = text.rstrip("\n") + "\n\n" + summary
-    write_output(text, args.out)
-    return 0
+    write_output(with_warnings(text, warnings, args), args.out)
+    return strict_status(warnings, args)

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from perfcast.api import TABLE_FORMATS, InputError, parse_point, predict, render
+from perfcast.api import TABLE_FORMATS, InputError, parse_point, predict, render, render_warnings
 from perfcast.commands.common import add_input_arguments, terminal_width, write_output
-from perfcast.commands.model import ALL_METRICS, add_model_arguments, fit_from_args
+from perfcast.commands.model import (
+    ALL_METRICS,
+    add_model_arguments,
+    fit_from_args,
+    strict_status,
+    with_warnings,
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -24,7 +30,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Fit, predict and print."""
+    """Fit, predict and print; the text output ends with the predictions' warnings (far
+    extrapolation) and the models' (quality gates)."""
     if args.metric == ALL_METRICS:
         raise InputError(
             "predict ranks the kernels of one metric by cost; name the metric with --metric"
@@ -32,5 +39,7 @@ def run(args: argparse.Namespace) -> int:
     point = parse_point(args.at, source="--at")
     models = fit_from_args(args)
     predictions = predict(models, point, level=args.level)
-    write_output(render(predictions, args.format, width=terminal_width(args.out)), args.out)
-    return 0
+    warnings = render_warnings(predictions) + render_warnings(models)
+    text = render(predictions, args.format, width=terminal_width(args.out))
+    write_output(with_warnings(text, warnings, args), args.out)
+    return strict_status(warnings, args)

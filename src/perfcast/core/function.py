@@ -168,6 +168,27 @@ class Uncertainty:
 
 
 @dataclass(frozen=True)
+class ModelWarning:
+    """Why a model or a prediction should not be trusted as it stands.
+
+    Attributes
+    ----------
+    code : str
+        Short machine-readable kind, e.g. ``poor-fit``, ``two-regimes``, ``cancelling-terms``,
+        ``few-points``, ``oversubscribed`` or ``extrapolation``.
+    message : str
+        One line for people, naming the figures that triggered it.
+    """
+
+    code: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        """``{"code": ..., "message": ...}`` for JSON."""
+        return {"code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True)
 class Model:
     """A scaling model ``constant + sum(terms)`` of one kernel and metric.
 
@@ -187,6 +208,8 @@ class Model:
         Fit statistics.
     uncertainty : Uncertainty, optional
         Present on fitted models; enables :meth:`predict_interval`.
+    warnings : tuple of ModelWarning
+        What the quality gates found doubtful (:mod:`perfcast.model.gates`); empty when none.
     """
 
     kernel: str
@@ -196,6 +219,7 @@ class Model:
     terms: tuple[Term, ...] = ()
     quality: Quality | None = None
     uncertainty: Uncertainty | None = field(default=None, compare=False, repr=False)
+    warnings: tuple[ModelWarning, ...] = ()
 
     def _columns(self, points: np.ndarray | Mapping[str, Any]) -> dict[str, np.ndarray]:
         if isinstance(points, Mapping):
@@ -340,7 +364,8 @@ class Model:
         )
 
     def to_dict(self, with_quality: bool = True) -> dict[str, Any]:
-        """The JSON form of DESIGN.md."""
+        """The JSON form of DESIGN.md; ``with_quality`` adds ``quality`` and ``warnings``
+        (a list of ``{"code", "message"}``, optional for readers: absent means none)."""
         data: dict[str, Any] = {
             "kernel": self.kernel,
             "metric": self.metric,
@@ -364,6 +389,7 @@ class Model:
         }
         if with_quality:
             data["quality"] = None if self.quality is None else self.quality.to_dict()
+            data["warnings"] = [w.to_dict() for w in self.warnings]
         return data
 
     @classmethod
@@ -398,6 +424,10 @@ class Model:
                 constant=float(data.get("constant", 0.0)),
                 terms=terms,
                 quality=Quality(**quality) if quality else None,
+                warnings=tuple(
+                    ModelWarning(str(w["code"]), str(w["message"]))
+                    for w in data.get("warnings") or ()
+                ),
             )
         except (KeyError, TypeError, ValueError) as error:
             raise InputError(f"malformed model: {error}", source) from error

@@ -9,7 +9,8 @@ The JSON document (format ``perfcast-models``, version 1) holds ``format``, ``ve
 ``modeler`` (``name``, ``settings``), ``source``, ``ranges``, ``notes``, ``models`` and
 ``skipped``: the kernels whose data admitted no model, each ``{"kernel", "metric", "reason"}``.
 ``skipped`` came after the first documents of version 1; readers treat it as optional (absent:
-none skipped), so the version did not change.
+none skipped), so the version did not change. The same holds for each model's ``warnings`` (a
+list of ``{"code", "message"}`` from :mod:`perfcast.model.gates`; absent: none).
 """
 
 from __future__ import annotations
@@ -258,12 +259,15 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
         level : float
             Probability of the prediction interval.
 
+        Each prediction carries an ``extrapolation`` warning where ``at`` lies far beyond
+        :attr:`ranges` (see :mod:`perfcast.model.predict`).
+
         Raises
         ------
         InputError
             When ``at`` misses a parameter, names an unknown one or has a non-positive value.
         """
-        return predict(self.of_metric(metric or self.cost_metric()), dict(at), level)
+        return predict(self.of_metric(metric or self.cost_metric()), dict(at), level, self.ranges)
 
     # --- JSON ----------------------------------------------------------------------------------
 

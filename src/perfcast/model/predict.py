@@ -1,15 +1,25 @@
-"""Predictions of fitted models at configurations nobody has measured yet."""
+"""Predictions of fitted models at configurations nobody has measured yet.
+
+A prediction far beyond the measurements carries an ``extrapolation`` warning: a parameter
+more than :data:`EXTRAPOLATION_FACTOR` times its largest measured value. Scaling models are
+routinely used to extrapolate, but so far out a small error in an exponent grows large, so the
+warning states the distance and the width of the prediction interval there.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from perfcast.core.errors import InputError
-from perfcast.core.function import Model
+from perfcast.core.function import Model, ModelWarning
 from perfcast.core.points import plain_value
+
+#: A parameter beyond this many times its largest measured value makes a prediction a far
+#: extrapolation.
+EXTRAPOLATION_FACTOR = 4.0
 
 
 @dataclass(frozen=True)
@@ -24,9 +34,10 @@ class Prediction:
     upper: float
     level: float
     expression: str
+    warnings: tuple[ModelWarning, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        """Plain dictionary for JSON."""
+        """Plain dictionary for JSON (``warnings``: a list of ``{"code", "message"}``)."""
         return {
             "kernel": self.kernel,
             "metric": self.metric,
@@ -36,11 +47,15 @@ class Prediction:
             "upper": self.upper,
             "level": self.level,
             "expression": self.expression,
+            "warnings": [w.to_dict() for w in self.warnings],
         }
 
 
 def predict(
-    models: Sequence[Model], point: dict[str, float], level: float = 0.95
+    models: Sequence[Model],
+    point: dict[str, float],
+    level: float = 0.95,
+    ranges: Mapping[str, tuple[float, float]] | None = None,
 ) -> list[Prediction]:
     """Predict every model at ``point``, most expensive first.
 
@@ -51,6 +66,9 @@ def predict(
         A value for every parameter of the models.
     level : float
         Probability of the prediction interval.
+    ranges : mapping of str to (float, float), optional
+        Smallest and largest measured value of each parameter; a prediction beyond
+        :data:`EXTRAPOLATION_FACTOR` times the largest gets an ``extrapolation`` warning.
 
     Raises
     ------
@@ -83,6 +101,53 @@ def predict(
                 upper,
                 level,
                 model.expression(),
+                extrapolation_warnings(point, ranges or {}, value, lower, upper, level),
             )
         )
     return sorted(predictions, key=lambda p: -p.value)
+
+
+def extrapolation_warnings(
+    point: Mapping[str, float],
+    ranges: Mapping[str, tuple[float, float]],
+    value: float,
+    lower: float,
+    upper: float,
+    level: float,
+) -> tuple[ModelWarning, ...]:
+    """An ``extrapolation`` warning when a parameter of ``point`` lies more than
+    :data:`EXTRAPOLATION_FACTOR` times beyond its largest measured value (none otherwise).
+
+    Parameters
+    ----------
+    point : mapping of str to float
+    ranges : mapping of str to (float, float)
+        Smallest and largest measured value of each parameter.
+    value, lower, upper : float
+        The prediction and its interval at ``point``.
+    level : float
+        Probability of the interval.
+    """
+    beyond = [
+        (name, point[name] / ranges[name][1], ranges[name][1])
+        for name in point
+        if name in ranges
+        and ranges[name][1] > 0
+        and point[name] > EXTRAPOLATION_FACTOR * ranges[name][1]
+    ]
+    if not beyond:
+        return ()
+    distances = ", ".join(
+        f"{name}={point[name]:g} is {factor:.3g}x the largest measured {name} ({largest:g})"
+        for name, factor, largest in beyond
+    )
+    width = f"{lower:.4g} to {upper:.4g}"
+    if value != 0 and np.isfinite([value, lower, upper]).all():
+        width += f" (-{(value - lower) / abs(value):.2%}, +{(upper - value) / abs(value):.2%})"
+    return (
+        ModelWarning(
+            "extrapolation",
+            f"far extrapolation: {distances}; the {level:.0%} interval there spans {width} and "
+            "holds only if the model's form holds that far",
+        ),
+    )

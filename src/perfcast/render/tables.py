@@ -151,6 +151,17 @@ def render_table(
     return "\n".join(lines) + "\n"
 
 
+def format_warnings(items: Sequence[Model | Prediction]) -> str:
+    """The warnings of models or predictions, one line each: ``kernel: message`` (with the
+    metric when the items hold several); empty when none has any."""
+    several_metrics = len({item.metric for item in items}) > 1
+    lines = []
+    for item in items:
+        name = f"{item.kernel} ({item.metric})" if several_metrics else item.kernel
+        lines += [f"{name}: {warning.message}" for warning in item.warnings]
+    return "".join(line + "\n" for line in lines)
+
+
 def _cut(cell: str, width: int) -> str:
     """``cell`` in at most ``width`` characters: its start and an ellipsis, or for a call path
     an ellipsis and its end."""
