@@ -11,7 +11,7 @@ import pytest
 
 import perfcast
 from perfcast import cli
-from perfcast.core.experiment import Experiment
+from perfcast.core.experiment import Experiment, Parameter
 from perfcast.core.function import Model, ModelWarning
 from perfcast.measure.journal import JournalWriter
 from perfcast.measure.spec import campaign_from_mapping
@@ -225,7 +225,7 @@ def test_experiment_metadata_cores_at_the_top_level_counts_for_imported_data() -
     experiment = synthetic_experiment({"k": lambda p: 1 + p}, {"p": [1, 2, 4, 8, 16]})
     roles = Experiment.from_frame(
         experiment.frame,
-        [perfcast.core.experiment.Parameter("p", "processes")],
+        [Parameter("p", "processes")],
         metadata={"cores": 8},
     )
     (model,) = perfcast.fit(roles).models

@@ -159,12 +159,25 @@ class Uncertainty:
     relative : bool
         True when the noise is multiplicative: the variance at a point is
         ``noise_variance * prediction**2``.
+    loo_variance : float
+        Mean square of the leave-one-point-out prediction errors (relative when ``relative``):
+        how far the model's form misses points it did not see. The interval's variance is at
+        least this, so that a model whose form is off gets a wider interval than its noise
+        alone would give.
+    selection_inflation : float
+        Factor on the variance of the fitted curve (the part of the interval that grows away
+        from the measurements): the covariance treats the chosen terms as known, but they were
+        chosen among many candidates, and a neighbouring form that fits as well extrapolates
+        differently. Fitted models set it from
+        :data:`perfcast.model.fitting.quality.SELECTION_INFLATION`; 1 leaves it out.
     """
 
     covariance: np.ndarray
     noise_variance: float
     dof: int
     relative: bool = True
+    loo_variance: float = 0.0
+    selection_inflation: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -260,6 +273,11 @@ class Model:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Prediction and the interval a new measurement falls into with probability ``level``.
 
+        The interval's variance is that of a new measurement (noise) plus that of the fitted
+        curve, widened by :attr:`Uncertainty.selection_inflation`, and at least
+        :attr:`Uncertainty.loo_variance` (``benchmarks/RESULTS.md``, "Calibration", measures
+        how often it holds held-out measurements).
+
         Returns
         -------
         prediction, lower, upper : ndarray
@@ -272,16 +290,21 @@ class Model:
         if self.uncertainty is None:
             return prediction, prediction.copy(), prediction.copy()
         u = self.uncertainty
-        fit_variance = np.maximum(np.einsum("ij,jk,ik->i", design, u.covariance, design), 0.0)
+        fit_variance = u.selection_inflation * np.maximum(
+            np.einsum("ij,jk,ik->i", design, u.covariance, design), 0.0
+        )
         quantile = special.stdtrit(max(u.dof, 1), 0.5 + level / 2)
         if not u.relative:
-            spread = quantile * np.sqrt(fit_variance + u.noise_variance)
+            variance = np.maximum(fit_variance + u.noise_variance, u.loo_variance)
+            spread = quantile * np.sqrt(variance)
             return prediction, prediction - spread, prediction + spread
         # Multiplicative noise: the interval is symmetric in log space, so it stays positive.
-        with np.errstate(invalid="ignore", divide="ignore"):
-            relative = np.sqrt(fit_variance / prediction**2 + u.noise_variance)
-        factor = np.exp(quantile * relative)
-        return prediction, prediction / factor, prediction * factor
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            relative = np.sqrt(
+                np.maximum(fit_variance / prediction**2 + u.noise_variance, u.loo_variance)
+            )
+            factor = np.exp(quantile * relative)
+            return prediction, prediction / factor, prediction * factor
 
     def lead_order(self, parameter: str) -> tuple[Fraction, int]:
         """Fastest-growing ``(exponent, log_exponent)`` of ``parameter`` over all terms.
