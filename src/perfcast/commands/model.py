@@ -32,7 +32,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast model``."""
     parser = subparsers.add_parser("model")
     add_input_arguments(parser)
-    add_model_arguments(parser, all_metrics=True)
+    add_model_arguments(parser, all_metrics=True, warnings=True)
     parser.add_argument("--format", choices=TABLE_FORMATS, default="text", help="output format")
     parser.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
     parser.add_argument(
@@ -49,10 +49,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def add_model_arguments(parser: argparse.ArgumentParser, all_metrics: bool = False) -> None:
+def add_model_arguments(
+    parser: argparse.ArgumentParser, all_metrics: bool = False, warnings: bool = False
+) -> None:
     """Options selecting what to model and how (shared by model, predict and the analyses).
 
-    ``all_metrics`` offers ``--metric all`` (every metric of the experiment, each on its own).
+    ``all_metrics`` offers ``--metric all`` (every metric of the experiment, each on its own);
+    ``warnings`` offers ``--quiet`` and makes ``--strict`` fail on warnings too (commands that
+    print them, see :func:`with_warnings` and :func:`strict_status`).
     """
     parser.add_argument(
         "--modeler",
@@ -114,15 +118,13 @@ def add_model_arguments(parser: argparse.ArgumentParser, all_metrics: bool = Fal
         help="how repetitions give a point's value (adaptive: mean, midrange, trimmed mean or "
         "median, whichever the noise shape of all kernels favours)",
     )
-    parser.add_argument(
-        "--strict",
-        action="store_true",
-        help="fail (exit 2) when a kernel cannot be modeled instead of skipping it, or when a "
-        "model or prediction carries a warning",
-    )
-    parser.add_argument(
-        "--quiet", action="store_true", help="leave the warnings out of the text output"
-    )
+    strict_help = "fail (exit 2) when a kernel cannot be modeled instead of skipping it"
+    if warnings:
+        strict_help += ", or when a model or prediction carries a warning"
+        parser.add_argument(
+            "--quiet", action="store_true", help="leave the warnings out of the text output"
+        )
+    parser.add_argument("--strict", action="store_true", help=strict_help)
 
 
 def modeler_settings(args: argparse.Namespace) -> dict[str, object]:

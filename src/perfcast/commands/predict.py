@@ -19,7 +19,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast predict``."""
     parser = subparsers.add_parser("predict")
     add_input_arguments(parser)
-    add_model_arguments(parser)
+    add_model_arguments(parser, warnings=True)
     parser.add_argument(
         "--at", required=True, metavar="p=4096,n=1e6", help="the configuration to predict"
     )
