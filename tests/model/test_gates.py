@@ -231,3 +231,18 @@ def test_experiment_metadata_cores_at_the_top_level_counts_for_imported_data() -
     (model,) = perfcast.fit(roles).models
     assert codes(model) == ["oversubscribed"]
     assert "at p=16:" in model.warnings[0].message
+
+
+def test_a_warning_every_kernel_shares_is_printed_once() -> None:
+    shared = ModelWarning("few-points", "'p' was measured at 4 values")
+    own = ModelWarning("poor-fit", "off by 30 %")
+    models = [
+        Model("a", "time", ("p",), 1.0, warnings=(shared, own)),
+        Model("b", "time", ("p",), 2.0, warnings=(shared,)),
+    ]
+    assert perfcast.api.render_warnings(perfcast.ModelSet(models)) == (
+        "all kernels: 'p' was measured at 4 values\na: off by 30 %\n"
+    )
+    assert perfcast.api.render_warnings(perfcast.ModelSet(models[:1])) == (
+        "a: 'p' was measured at 4 values\na: off by 30 %\n"
+    )

@@ -153,12 +153,19 @@ def render_table(
 
 def format_warnings(items: Sequence[Model | Prediction]) -> str:
     """The warnings of models or predictions, one line each: ``kernel: message`` (with the
-    metric when the items hold several); empty when none has any."""
+    metric when the items hold several). A message every item of several carries (too few
+    values, oversubscription) is printed once, as ``all kernels: message``. Empty when no item
+    has a warning."""
     several_metrics = len({item.metric for item in items}) > 1
-    lines = []
+    counts: dict[str, int] = {}
+    for item in items:
+        for message in dict.fromkeys(w.message for w in item.warnings):
+            counts[message] = counts.get(message, 0) + 1
+    common = {m for m, n in counts.items() if n == len(items) > 1}
+    lines = [f"all kernels: {message}" for message in counts if message in common]
     for item in items:
         name = f"{item.kernel} ({item.metric})" if several_metrics else item.kernel
-        lines += [f"{name}: {warning.message}" for warning in item.warnings]
+        lines += [f"{name}: {w.message}" for w in item.warnings if w.message not in common]
     return "".join(line + "\n" for line in lines)
 
 
