@@ -244,6 +244,8 @@ def kernel_chart(
 
 def scaling_chart(diagnosis: Diagnosis) -> str:
     """Scaling error from the smallest scale to every larger one: measured and modeled."""
+    if diagnosis.modeled is None:
+        return ""
     series = []
     if diagnosis.measured:
         main = max(diagnosis.measured, key=lambda s: len(s.scales))
@@ -499,6 +501,11 @@ def _warnings(diagnosis: Diagnosis) -> str:
 
 
 def _scaling_table(diagnosis: Diagnosis) -> str:
+    if diagnosis.modeled is None:
+        return (
+            f"<p>Not computed along {escape(diagnosis.scale)} ({escape(diagnosis.mode)}: "
+            f"{escape(diagnosis.mode_reason)}).</p>"
+        )
     rows = [*diagnosis.measured, diagnosis.modeled]
     body = "".join(
         f"<tr><td>{escape(s.origin)}</td><td>{escape(_point_text(s.fixed)) or '–'}</td>"
