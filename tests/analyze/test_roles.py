@@ -149,3 +149,18 @@ def test_role_parsing_and_errors():
         parameter_roles(exp, {"p": "cores"})
     assert parameter_roles(exp, {"n": "threads"})["n"].role == "threads"
     assert scale_parameter(exp, roles=parameter_roles(exp, {"p": "size", "n": "threads"})) == "n"
+
+
+def test_threads_scale_strong_like_processes():
+    from tests.analyze.synthetic import experiment
+
+    truth = {
+        "solve": lambda p, t: 200.0 / (p * t),
+        "omp_barrier": lambda p, t: 1.5 * t / p,  # grows with the threads: the bug
+        "serial_io": lambda p, t: 0.5 + 0 * p * t,  # no speed-up from threads, but constant
+    }
+    exp = experiment(truth, {"p": [2, 4, 8, 16], "t": [1, 2, 4, 8]}, repetitions=3, noise=0.02)
+    result = perfcast.diagnose(exp)
+    assert result.roles["t"].role == "threads" and result.roles["t"].scaling == "strong"
+    assert result.roles["t"].expected == "t^(-1)"
+    assert [(b.kernel, b.parameter) for b in result.flagged] == [("omp_barrier", "t")]
