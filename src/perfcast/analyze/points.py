@@ -5,12 +5,12 @@ None when unknown. It is given by the user (``roles``), else read from the exper
 (:attr:`perfcast.core.experiment.Parameter.role`, which campaigns set to ``processes`` for launcher
 parameters), else guessed from the name (:func:`parameter_roles`).
 
-A *scale* parameter is one the user grows to run bigger (processes); a *size* parameter is the
-problem size; a *configuration* parameter is a knob that is neither (threads per rank, ranks per
-node, a flag level). Roles come from :class:`perfcast.core.experiment.Parameter.role` and, when that
-is None, from the parameter's name (``p``, ``procs``, ``ranks`` ... are scales; ``n``, ``size``
-... are sizes; ``threads``, ``ppn``, ``opt`` ... are configuration). A lone parameter of
-unknown role is taken as the scale.
+The diagnoses follow one parameter, chosen by :func:`scale_parameter`: the first ``processes``
+parameter, else the first ``threads`` one, else a lone parameter whatever its role.
+
+For :mod:`perfcast.analyze.optimize`, :func:`parameter_kinds` sorts parameters into *scale*
+(processes), *size* (problem size), *configuration* (knobs it searches, threads included) and
+*other*; a lone parameter of unknown role is a scale there.
 """
 
 from __future__ import annotations
