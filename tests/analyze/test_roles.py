@@ -164,3 +164,27 @@ def test_threads_scale_strong_like_processes():
     assert result.roles["t"].role == "threads" and result.roles["t"].scaling == "strong"
     assert result.roles["t"].expected == "t^(-1)"
     assert [(b.kernel, b.parameter) for b in result.flagged] == [("omp_barrier", "t")]
+
+
+def test_the_share_of_a_bug_in_inclusive_call_paths_counts_every_callee_once():
+    from tests.analyze.synthetic import experiment, model
+
+    # inclusive region times: main holds compute and gather; gather is 9 % of the program at
+    # p = 512, 4.5 % if main were counted next to its callees
+    truth = {
+        "main": lambda p: 100.0 / p + 0.001 * p + 5.0,
+        "main->compute": lambda p: 100.0 / p,
+        "main->gather": lambda p: 0.001 * p,
+    }
+    models = [
+        model("main", ["p"], 5.0, (100.0, {"p": (-1, 0)}), (0.001, {"p": (1, 0)})),
+        model("main->compute", ["p"], 0.0, (100.0, {"p": (-1, 0)})),
+        model("main->gather", ["p"], 0.0, (0.001, {"p": (1, 0)})),
+    ]
+    exp = experiment(truth, {"p": [2, 4, 8, 16, 32, 64]}, repetitions=3, noise=0.01)
+    result = perfcast.diagnose(exp, perfcast.ModelSet(models), at={"p": 512})
+    gather = next(b for b in result.bugs if b.kernel == "main->gather")
+    total = 5.0 + 100.0 / 512 + 0.001 * 512
+    assert gather.share == pytest.approx(0.001 * 512 / total, rel=1e-6)
+    assert [b.kernel for b in result.flagged] == ["main->gather"]
+    assert next(b for b in result.bugs if b.kernel == "main").inherited_from == "main->gather"

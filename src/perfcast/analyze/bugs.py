@@ -25,7 +25,8 @@ A kernel is flagged in a parameter when all of these hold:
 3. the measurements agree: the least-squares slope of ``log(mean / expected)`` over
    ``log(parameter)`` implies at least ``min_measured_excess`` (default 1.1) excess growth over
    the measured range -- this keeps a noisy fit's spurious ``p^0.25`` from raising alarms;
-4. the kernel matters: at least ``min_share`` (default 5 %) of the total predicted at the target;
+4. the kernel matters: at least ``min_share`` (default 5 %) of the total predicted at the target
+   (for an inclusive metric, the total of exclusive values, see :mod:`perfcast.analyze.exclusive`);
 5. the kernel is the program's own: system-library (*runtime*) kernels -- the dynamic linker
    (``_dl_*``, ``ld-linux``), the C library (``memcpy``, ``malloc``, ``__libc_*``, ...) and MPI
    internals (``PMPI_*``, ``MPID*``, ``ompi_*``, ``opal_*``, ...), see :func:`is_runtime` -- are
@@ -47,6 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfcast.analyze.exclusive import exclusive_values, is_inclusive_metric
 from perfcast.analyze.points import point_matrix, smallest_point
 from perfcast.analyze.scaling import PROBLEM_SIZE_SWEEP, STRONG, WEAK
 from perfcast.core.errors import InputError
@@ -270,7 +272,8 @@ class BugFinding:
     excess_measured : float or None
         The same over the measured range, from the measurements (None with one value).
     share : float
-        Fraction of the total predicted at the target.
+        The kernel's prediction at the target over the total (of exclusive predictions, for an
+        inclusive metric).
     flagged : bool
         True for a reported scalability bug.
     reason : str
@@ -383,7 +386,11 @@ def find_scalability_bugs(
     smallest = smallest_point(experiment)
     target_points = point_matrix(target, parameters, {})
     predicted = np.array([float(m.evaluate(target_points)[0]) for m in models])
-    total = float(np.sum(np.maximum(predicted, 0.0)))
+    if is_inclusive_metric(experiment, metric):  # count every callee once in the total
+        predicted_exclusive = exclusive_values([m.kernel for m in models], predicted)
+    else:
+        predicted_exclusive = predicted
+    total = float(np.sum(np.maximum(predicted_exclusive, 0.0)))
     measurements = kernel_means(experiment, metric)
     findings: list[BugFinding] = []
     for model, at_target in zip(models, predicted, strict=True):
