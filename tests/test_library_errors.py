@@ -50,9 +50,9 @@ CASES: dict[str, tuple[Callable[[], object], str, object]] = {
                          ["flops", "bytes"]),
     "mixed metrics": (_diagnose_models_of_two_metrics, "mixed-metrics", ["bytes", "time"]),
     "no scale": (
-        lambda: scale_parameter(experiment({"k": lambda n, threads: n}, {"n": [1, 2],
-                                                                          "threads": [1, 2]})),
-        "no-scale-parameter", ("n", "threads"),
+        lambda: scale_parameter(experiment({"k": lambda n, opt: n}, {"n": [1, 2],
+                                                                      "opt": [1, 2]})),
+        "no-scale-parameter", ("n", "opt"),
     ),
     "output format": (lambda: output_format_for("out/results.xlsx"), "unknown-output-format",
                       "results.xlsx"),

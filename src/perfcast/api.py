@@ -251,9 +251,10 @@ def diagnose(
         Used when ``models`` is None.
     **options
         ``at`` (a mapping or text such as ``"p=4096"``), ``scale``, ``mode``,
+        ``roles`` (a mapping or text such as ``"p=processes,n=size"``),
         ``expectations`` (Expectation objects or text such as ``"solve:p=log"``),
-        ``collective_patterns``, ``min_share``, ``top``, ``along``: see
-        :func:`perfcast.analyze.diagnosis.diagnose`.
+        ``collective_patterns``, ``min_share`` (default 0.05), ``flag_runtime``, ``top``,
+        ``along``: see :func:`perfcast.analyze.diagnosis.diagnose`.
 
     Returns
     -------
@@ -266,13 +267,16 @@ def diagnose(
 
 
 def _diagnosis_options(experiment: Experiment, options: Mapping[str, Any]) -> dict[str, Any]:
-    """``options`` with a text ``at`` and text ``expectations`` parsed."""
+    """``options`` with a text ``at``, ``roles`` and ``expectations`` parsed."""
     from perfcast.analyze.bugs import parse_expectation
+    from perfcast.analyze.points import parse_roles
 
     names = experiment.parameter_names
     parsed = dict(options)
     if isinstance(parsed.get("at"), str):
         parsed["at"] = parse_point(parsed["at"], names, source="at")
+    if isinstance(parsed.get("roles"), str):
+        parsed["roles"] = parse_roles(parsed["roles"], names)
     parsed["expectations"] = [
         parse_expectation(e, names, "expectation") if isinstance(e, str) else e
         for e in parsed.get("expectations", ())

@@ -55,7 +55,7 @@ def test_collective_growing_linearly_is_flagged_and_log_growth_is_not():
     del truth["main->gather_on_root"]
     models = [*MODELS[:3], model("main->MPI_Bcast", ["p"], 0.0, (0.03, {"p": (1, 0)}))]
     exp = experiment(truth, {"p": P}, repetitions=3, noise=0.02)
-    findings = find_scalability_bugs(exp, models, "p", "strong", {"p": 4096.0}, "time")
+    findings = find_scalability_bugs(exp, models, {"p": "strong"}, {"p": 4096.0}, "time")
     assert [(f.kernel, f.flagged, f.expected) for f in findings] == [
         ("main->MPI_Bcast", True, "log2(p)")
     ]
@@ -71,7 +71,7 @@ def test_small_kernels_are_reported_but_not_flagged():
     truth = {"main->compute": lambda p: 100.0 / p, "main->tiny": lambda p: 1e-8 * p}
     models = [MODELS[0], model("main->tiny", ["p"], 0.0, (1e-8, {"p": (1, 0)}))]
     findings = find_scalability_bugs(
-        experiment(truth, {"p": P}, 3, 0.02), models, "p", "strong", {"p": 4096.0}, "time"
+        experiment(truth, {"p": P}, 3, 0.02), models, {"p": "strong"}, {"p": 4096.0}, "time"
     )
     assert len(findings) == 1 and not findings[0].flagged
     assert "% of the total" in findings[0].reason
@@ -89,7 +89,7 @@ def test_ancestor_inherits_the_bug_of_its_callee():
         MODELS[0],
     ]
     findings = find_scalability_bugs(
-        experiment(truth, {"p": P}, 3, 0.02), models, "p", "strong", {"p": 4096.0}, "time"
+        experiment(truth, {"p": P}, 3, 0.02), models, {"p": "strong"}, {"p": 4096.0}, "time"
     )
     by_kernel = {f.kernel: f for f in findings}
     assert by_kernel["main->gather"].flagged
@@ -125,7 +125,7 @@ def test_expectation_parsing_and_collectives():
     assert not is_collective("main->mpi_allreduce_wrapper_setup")
     assert not is_collective("main->reduce_grid")
     assert is_collective("main->my_sum", patterns=["*my_sum"])
-    assert expectations_for("main->MPI_Barrier", "p", "strong")["p"].text() == "log2(p)"
+    assert expectations_for("main->MPI_Barrier", {"p": "strong"})["p"].text() == "log2(p)"
 
 
 def test_crossovers_are_found_at_the_exact_point_for_exact_models():

@@ -68,7 +68,7 @@ def test_diagnose_with_an_expectation_and_bad_input(run_cli, files, capsys):
     path, models = files
     args = ["diagnose", str(path), "--models", str(models), "--expect", "*gather*:p=p"]
     assert run_cli(args) == 0
-    assert "Scalability bugs:\n  none" in capsys.readouterr().out
+    assert "% of the total at the target):\n  none" in capsys.readouterr().out
     assert run_cli(["diagnose", str(path), "--models", str(models), "--at", "q=3"]) == 2
     assert "--at: point 'q=3': 'q' is not a parameter" in capsys.readouterr().err
     assert run_cli(["diagnose", str(path), "--models", str(models), "--expect", "p"]) == 2
@@ -161,3 +161,32 @@ def test_bad_requests_exit_2_with_one_message(run_cli, files, tmp_path, capsys):
         assert run_cli(args) == 2, args
         err = capsys.readouterr().err
         assert message in err and "Traceback" not in err, (args, err)
+
+
+def test_diagnose_the_bug_example_with_roles_scale_n_and_a_lone_n(run_cli, tmp_path, capsys):
+    from tests.analyze.bug_example import PLANTED, bug_experiment, lone_n_experiment
+
+    path = tmp_path / "bug.json"
+    write_experiment(bug_experiment(roles={}), path)
+    for extra in ([], ["--scale", "n"], ["--role", "p=processes", "--role", "n=size"]):
+        assert run_cli(["diagnose", str(path), "--format", "json", *extra]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert {b["kernel"] for b in data["scalability_bugs"]} == {PLANTED}
+        assert data["parameters"]["n"]["scaling"] == "problem-size sweep"
+        assert data["parameters"]["p"]["scaling"] == "strong"
+    assert data["parameters"]["p"]["role_source"] == "given"
+    assert run_cli(["diagnose", str(path), "--scale", "n"]) == 0
+    text = capsys.readouterr().out
+    assert "along n: problem-size sweep" in text and "weak" not in text
+    assert run_cli(["diagnose", str(path), "--format", "json", "--flag-runtime"]) == 0
+    flagged = {b["kernel"] for b in json.loads(capsys.readouterr().out)["scalability_bugs"]}
+    assert "_dl_relocate_object" in flagged
+    lone = tmp_path / "lone.json"
+    write_experiment(lone_n_experiment(), lone)
+    assert run_cli(["diagnose", str(lone), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [b["kernel"] for b in data["scalability_bugs"]] == [PLANTED]
+    assert data["scaling_mode"]["mode"] == "problem-size sweep"
+    assert run_cli(["diagnose", str(path), "--role", "p=cores"]) == 2
+    err = capsys.readouterr().err
+    assert "'cores' is not a role" in err and "check --role" in err

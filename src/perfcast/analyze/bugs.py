@@ -1,14 +1,18 @@
-"""Scalability bugs: kernels whose models grow faster than they should.
+"""Scalability bugs: kernels whose models grow faster than their parameters' roles allow.
 
-Every kernel has an *expected* growth in each parameter with an expectation:
+Every kernel has an *expected* growth in each parameter whose role sets one (see
+:mod:`perfcast.analyze.points` for roles):
 
-* in the scale parameter (processes), by default ``1/p`` under strong scaling (work divided over
-  the processes) and ``1`` (constant) under weak scaling;
-* collectives (call-path leaves such as ``MPI_Allreduce``, ``MPI_Bcast``, ``MPI_Reduce``,
-  ``MPI_Barrier``, ``MPI_Allgather``, ``MPI_Alltoall``, ... or user patterns) ``log2 p``;
+* a ``processes`` or ``threads`` parameter ``x``: ``1/x`` under strong scaling (the work is divided)
+  and ``1`` (constant) under weak scaling; collectives (call-path leaves such as
+  ``MPI_Allreduce``, ``MPI_Bcast``, ``MPI_Reduce``, ``MPI_Barrier``, ``MPI_Allgather``,
+  ``MPI_Alltoall``, ... or user patterns) ``log2 x``;
+* a ``problem_size`` parameter ``n``: ``n`` (the work grows in proportion to the problem size), so a
+  problem-size sweep flags kernels that grow faster than the problem, not "weak-scaling bugs";
+* ``configuration`` parameters and parameters of unknown role: none (a knob has no expected order);
 * user expectations ``KERNELGLOB:PARAM=GROWTH`` (or ``PARAM=GROWTH`` for every kernel) override
-  these; the last matching one wins. GROWTH is ``1``/``const``, ``log``, ``1/p``, ``p``, ``p^0.5``,
-  ``p*log(p)``, ``p^2*log2(p)^2``, ...
+  these and may name any parameter; the last matching one wins. GROWTH is ``1``/``const``,
+  ``log``, ``1/p``, ``p``, ``p^0.5``, ``p*log(p)``, ``p^2*log2(p)^2``, ...
 
 A kernel is flagged in a parameter when all of these hold:
 
@@ -21,7 +25,12 @@ A kernel is flagged in a parameter when all of these hold:
 3. the measurements agree: the least-squares slope of ``log(mean / expected)`` over
    ``log(parameter)`` implies at least ``min_measured_excess`` (default 1.1) excess growth over
    the measured range -- this keeps a noisy fit's spurious ``p^0.25`` from raising alarms;
-4. the kernel matters: at least ``min_share`` (default 1 %) of the total predicted at the target.
+4. the kernel matters: at least ``min_share`` (default 5 %) of the total predicted at the target
+   (for an inclusive metric, the total of exclusive values, see :mod:`perfcast.analyze.exclusive`);
+5. the kernel is the program's own: system-library (*runtime*) kernels -- the dynamic linker
+   (``_dl_*``, ``ld-linux``), the C library (``memcpy``, ``malloc``, ``__libc_*``, ...) and MPI
+   internals (``PMPI_*``, ``MPID*``, ``ompi_*``, ``opal_*``, ...), see :func:`is_runtime` -- are
+   grouped as runtime and flagged only when ``flag_runtime`` is set.
 
 When a kernel and one of its call-path descendants are both flagged, the ancestor is reported as
 *inherited* (its growth comes from the descendant), not as a separate bug.
@@ -39,8 +48,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from perfcast.analyze.exclusive import exclusive_values, is_inclusive_metric
 from perfcast.analyze.points import point_matrix, smallest_point
-from perfcast.analyze.scaling import STRONG
+from perfcast.analyze.scaling import PROBLEM_SIZE_SWEEP, STRONG, WEAK
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import CALL_PATH_SEPARATOR, KERNEL, METRIC, VALUE, Experiment
 from perfcast.core.function import Factor, Model
@@ -49,6 +59,16 @@ COLLECTIVE_LEAF = re.compile(
     r"^p?mpi_i?(allreduce|reduce_scatter(_block)?|reduce|bcast|barrier|allgatherv?|"
     r"alltoall[vw]?|gatherv?|scatterv?|exscan|scan)\b",
     re.IGNORECASE,
+)
+RUNTIME_LEAF = re.compile(
+    r"^(?:_dl_|dl_main$|do_lookup|__libc_|__GI_|_IO_|_int_|__?pthread_|pthread_"
+    r"|PMPI_|MPID|MPIR_|MPIU_|MPIC_|MPII_|MPL_|ompi_|opal_|orte_|prte_|pmix_|PMIx_|mca_"
+    r"|ucp_|uct_|ucs_|psm2?_|hwloc_|ibv_)"
+    r"|^_*(?:mem(?:cpy|move|set|cmp|chr)|str(?:len|n?cpy|n?cmp|chr|rchr|dup)|malloc|calloc"
+    r"|realloc|free|malloc_consolidate|brk|sbrk|mmap|munmap|(?:v?[fs]n?)?printf|puts|fwrite"
+    r"|fread|qsort|exit|atexit)(?:_(?:avx|evex|sse|ssse3|erms|unaligned|chk|generic)\w*)?"
+    r"(?:@\w+)?$"
+    r"|ld-linux|\bld\.so|\.so(?:\.\d+)*\b",
 )
 
 
@@ -178,21 +198,58 @@ def is_collective(kernel: str, patterns: Sequence[str] = ()) -> bool:
     )
 
 
+def is_runtime(kernel: str) -> bool:
+    """Whether the call-path leaf is a system-library kernel: dynamic linker, C library or MPI
+    internals (``_dl_relocate_object``, ``__memcpy_avx_unaligned_erms``, ``malloc``,
+    ``PMPI_Allreduce``, ``MPIDI_CH3I_Progress``, ``ompi_coll_base_...``, ``opal_progress``,
+    anything in a ``.so``)."""
+    leaf = kernel.split(CALL_PATH_SEPARATOR)[-1].strip()
+    return bool(RUNTIME_LEAF.search(leaf))
+
+
 def expectations_for(
     kernel: str,
-    scale: str,
-    mode: str,
+    scalings: Mapping[str, str],
     user: Sequence[Expectation] = (),
     collective_patterns: Sequence[str] = (),
 ) -> dict[str, Expectation]:
-    """The expectation per parameter that applies to one kernel."""
-    if is_collective(kernel, collective_patterns):
-        default = Expectation("collective", scale, Fraction(0), 1, "collective: log p")
-    elif mode == STRONG:
-        default = Expectation("*", scale, Fraction(-1), 0, "strong scaling: work shrinks like 1/p")
-    else:
-        default = Expectation("*", scale, Fraction(0), 0, "weak scaling: work stays constant")
-    result = {scale: default}
+    """The expectation per parameter that applies to one kernel.
+
+    Parameters
+    ----------
+    kernel : str
+    scalings : mapping
+        How each judged parameter scales: ``strong`` or ``weak`` (processes, threads) or
+        :data:`~perfcast.analyze.scaling.PROBLEM_SIZE_SWEEP` (problem size). Parameters not in it
+        get an expectation only from ``user``.
+    user : sequence of Expectation
+        Override the defaults; the last matching one wins.
+    collective_patterns : sequence of str
+        Extra glob patterns naming collectives.
+    """
+    collective = is_collective(kernel, collective_patterns)
+    result: dict[str, Expectation] = {}
+    for name, scaling in scalings.items():
+        if scaling in (STRONG, WEAK) and collective:
+            result[name] = Expectation(
+                "collective", name, Fraction(0), 1, f"collective: log {name}"
+            )
+        elif scaling == STRONG:
+            result[name] = Expectation(
+                "*", name, Fraction(-1), 0, f"strong scaling in {name}: work shrinks like 1/{name}"
+            )
+        elif scaling == WEAK:
+            result[name] = Expectation(
+                "*", name, Fraction(0), 0, f"weak scaling in {name}: work stays constant"
+            )
+        elif scaling == PROBLEM_SIZE_SWEEP:
+            result[name] = Expectation(
+                "*",
+                name,
+                Fraction(1),
+                0,
+                f"problem size {name}: work grows in proportion to {name}",
+            )
     for expectation in user:
         if fnmatch.fnmatchcase(kernel, expectation.pattern):
             result[expectation.parameter] = expectation
@@ -215,11 +272,14 @@ class BugFinding:
     excess_measured : float or None
         The same over the measured range, from the measurements (None with one value).
     share : float
-        Fraction of the total predicted at the target.
+        The kernel's prediction at the target over the total (of exclusive predictions, for an
+        inclusive metric).
     flagged : bool
         True for a reported scalability bug.
     reason : str
         Why it is (not) flagged.
+    runtime : bool
+        A system-library kernel (see :func:`is_runtime`).
     inherited_from : str or None
         The flagged descendant an ancestor's growth comes from.
     """
@@ -234,6 +294,7 @@ class BugFinding:
     share: float
     flagged: bool
     reason: str
+    runtime: bool = False
     inherited_from: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -283,15 +344,15 @@ def _measured_excess(
 def find_scalability_bugs(
     experiment: Experiment,
     models: Sequence[Model],
-    scale: str,
-    mode: str,
+    scalings: Mapping[str, str],
     target: Mapping[str, float],
     metric: str,
     expectations: Sequence[Expectation] = (),
     collective_patterns: Sequence[str] = (),
-    min_share: float = 0.01,
+    min_share: float = 0.05,
     min_excess: float = 2.0,
     min_measured_excess: float = 1.1,
+    flag_runtime: bool = False,
 ) -> list[BugFinding]:
     """Every kernel whose lead order exceeds its expectation, flagged or not (see module doc).
 
@@ -300,9 +361,8 @@ def find_scalability_bugs(
     experiment : Experiment
         The measurements the models were fitted to.
     models : sequence of Model
-    scale : str
-        The scale parameter.
-    mode : {"strong", "weak"}
+    scalings : mapping
+        How each parameter with an expected order scales (see :func:`expectations_for`).
     target : mapping
         The configuration forecast, one value per parameter.
     metric : str
@@ -312,6 +372,8 @@ def find_scalability_bugs(
         Extra glob patterns naming collectives.
     min_share, min_excess, min_measured_excess : float
         Thresholds of rules 4, 2 and 3.
+    flag_runtime : bool
+        Judge system-library kernels like the program's own (rule 5).
 
     Returns
     -------
@@ -324,11 +386,16 @@ def find_scalability_bugs(
     smallest = smallest_point(experiment)
     target_points = point_matrix(target, parameters, {})
     predicted = np.array([float(m.evaluate(target_points)[0]) for m in models])
-    total = float(np.sum(np.maximum(predicted, 0.0)))
+    if is_inclusive_metric(experiment, metric):  # count every callee once in the total
+        predicted_exclusive = exclusive_values([m.kernel for m in models], predicted)
+    else:
+        predicted_exclusive = predicted
+    total = float(np.sum(np.maximum(predicted_exclusive, 0.0)))
     measurements = kernel_means(experiment, metric)
     findings: list[BugFinding] = []
     for model, at_target in zip(models, predicted, strict=True):
-        expected = expectations_for(model.kernel, scale, mode, expectations, collective_patterns)
+        expected = expectations_for(model.kernel, scalings, expectations, collective_patterns)
+        runtime = is_runtime(model.kernel)
         for parameter, expectation in expected.items():
             if not any(f.parameter == parameter for t in model.terms for f in t.factors):
                 continue  # constant in the parameter: no growth to judge
@@ -356,7 +423,12 @@ def find_scalability_bugs(
             if measured is not None and measured < min_measured_excess:
                 reasons.append(f"measurements grow only {measured:.3g}x more than expected")
             if share < min_share:
-                reasons.append(f"only {100 * share:.2g} % of the total at the target")
+                reasons.append(
+                    f"only {100 * share:.2g} % of the total at the target "
+                    f"(below {100 * min_share:.3g} %)"
+                )
+            if runtime and not flag_runtime:
+                reasons.append("a system-library (runtime) kernel, not judged as the program's")
             flagged = not reasons
             reason = (
                 f"grows like {model.lead_term(parameter)}, expected at most {expectation.text()} "
@@ -376,6 +448,7 @@ def find_scalability_bugs(
                     share,
                     flagged,
                     reason,
+                    runtime,
                 )
             )
     _mark_inherited(findings)

@@ -1,16 +1,22 @@
 """Parameter roles, target configurations and scaling paths shared by the diagnoses.
 
-A *scale* parameter is one the user grows to run bigger (processes); a *size* parameter is the
-problem size; a *configuration* parameter is a knob that is neither (threads per rank, ranks per
-node, a flag level). Roles come from :class:`perfcast.core.experiment.Parameter.role` and, when that
-is None, from the parameter's name (``p``, ``procs``, ``ranks`` ... are scales; ``n``, ``size``
-... are sizes; ``threads``, ``ppn``, ``opt`` ... are configuration). A lone parameter of
-unknown role is taken as the scale.
+Every parameter has a *role*: ``processes``, ``threads``, ``problem_size``, ``configuration``, or
+None when unknown. It is given by the user (``roles``), else read from the experiment
+(:attr:`perfcast.core.experiment.Parameter.role`, which campaigns set to ``processes`` for launcher
+parameters), else guessed from the name (:func:`parameter_roles`).
+
+The diagnoses follow one parameter, chosen by :func:`scale_parameter`: the first ``processes``
+parameter, else the first ``threads`` one, else a lone parameter whatever its role.
+
+For :mod:`perfcast.analyze.optimize`, :func:`parameter_kinds` sorts parameters into *scale*
+(processes), *size* (problem size), *configuration* (knobs it searches, threads included) and
+*other*; a lone parameter of unknown role is a scale there.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -43,6 +49,143 @@ _CONFIGURATION_NAMES = {
     "block",
     "bs",
 }
+
+
+PROCESSES, THREADS, PROBLEM_SIZE = "processes", "threads", "problem_size"
+ROLES = (PROCESSES, THREADS, PROBLEM_SIZE, CONFIGURATION)
+_ROLE_SYNONYMS = {
+    "processes": PROCESSES,
+    "process": PROCESSES,
+    "procs": PROCESSES,
+    "ranks": PROCESSES,
+    "nodes": PROCESSES,
+    "threads": THREADS,
+    "thread": THREADS,
+    "problem_size": PROBLEM_SIZE,
+    "problem-size": PROBLEM_SIZE,
+    "size": PROBLEM_SIZE,
+    "configuration": CONFIGURATION,
+    "config": CONFIGURATION,
+}
+_NAME_ROLES = {
+    **{name: PROCESSES for name in _SCALE_NAMES},
+    **{name: PROBLEM_SIZE for name in _SIZE_NAMES},
+    **{name: CONFIGURATION for name in _CONFIGURATION_NAMES},
+    "t": THREADS,
+    "threads": THREADS,
+    "nthreads": THREADS,
+    "omp": THREADS,
+}
+
+
+@dataclass(frozen=True)
+class ParameterRole:
+    """What one parameter means and where that came from.
+
+    Attributes
+    ----------
+    parameter : str
+    role : str or None
+        ``processes``, ``threads``, ``problem_size``, ``configuration``; None when unknown.
+    source : str
+        ``given`` (by the caller), ``experiment`` (stored with the measurements) or ``name``
+        (guessed from the parameter's name); ``unknown`` when there is no role.
+    """
+
+    parameter: str
+    role: str | None
+    source: str
+
+
+def normalize_role(text: str) -> str | None:
+    """The canonical role of ``text`` (``procs`` -> ``processes``, ``size`` ->
+    ``problem_size``, ...); None for a role perfcast does not know."""
+    return _ROLE_SYNONYMS.get(text.strip().lower().replace(" ", "_"))
+
+
+def parse_roles(text: str, parameters: Sequence[str]) -> dict[str, str]:
+    """Parse roles such as ``p=processes,n=size`` into ``{parameter: canonical role}``.
+
+    Raises
+    ------
+    InputError
+        On a malformed item, an unknown parameter or an unknown role.
+    """
+    roles: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, equals, value = item.partition("=")
+        name = name.strip()
+        if not equals or not name or not value.strip():
+            raise InputError(
+                f"role '{item}': write PARAMETER=ROLE, e.g. 'p=processes,n=size'",
+                reason="bad-role",
+                value=item,
+            )
+        if name not in parameters:
+            raise InputError(
+                f"role '{item}': '{name}' is not a parameter ({', '.join(parameters)})",
+                reason="bad-role",
+                value=item,
+            )
+        role = normalize_role(value)
+        if role is None:
+            raise InputError(
+                f"role '{item}': '{value.strip()}' is not a role "
+                "(processes, threads, size, configuration)",
+                reason="bad-role",
+                value=item,
+            )
+        roles[name] = role
+    return roles
+
+
+def parameter_roles(
+    experiment: Experiment, given: Mapping[str, str] | None = None
+) -> dict[str, ParameterRole]:
+    """The role of every parameter: given, else stored in the experiment, else from its name.
+
+    Parameters
+    ----------
+    experiment : Experiment
+    given : mapping, optional
+        Roles chosen by the caller (``{"p": "processes"}``; synonyms as in
+        :func:`parse_roles`).
+
+    Raises
+    ------
+    InputError
+        When a given name is not a parameter or a given role is unknown.
+    """
+    given = dict(given or {})
+    names = experiment.parameter_names
+    for name, role in given.items():
+        if name not in names:
+            raise InputError(
+                f"role for '{name}': not a parameter of the experiment ({', '.join(names)})",
+                experiment.source,
+                reason="bad-role",
+                value=name,
+            )
+        if normalize_role(role) is None:
+            raise InputError(
+                f"role '{role}' of '{name}' is not a role "
+                "(processes, threads, size, configuration)",
+                experiment.source,
+                reason="bad-role",
+                value=role,
+            )
+    roles: dict[str, ParameterRole] = {}
+    for parameter in experiment.parameters:
+        name = parameter.name
+        if name in given:
+            roles[name] = ParameterRole(name, normalize_role(given[name]), "given")
+        elif parameter.role is not None and normalize_role(parameter.role) is not None:
+            roles[name] = ParameterRole(name, normalize_role(parameter.role), "experiment")
+        elif name.lower() in _NAME_ROLES:
+            roles[name] = ParameterRole(name, _NAME_ROLES[name.lower()], "name")
+        else:
+            roles[name] = ParameterRole(name, None, "unknown")
+    return roles
 
 
 def parameter_kinds(experiment: Experiment, config_params: Sequence[str] = ()) -> dict[str, str]:
@@ -86,8 +229,16 @@ def parameter_kinds(experiment: Experiment, config_params: Sequence[str] = ()) -
     return kinds
 
 
-def scale_parameter(experiment: Experiment, explicit: str | None = None) -> str:
-    """The parameter the diagnoses scale along (``--scale`` or the first scale parameter).
+def scale_parameter(
+    experiment: Experiment,
+    explicit: str | None = None,
+    roles: Mapping[str, ParameterRole] | None = None,
+) -> str:
+    """The parameter the diagnoses scale along.
+
+    ``explicit`` (``--scale``) when given; else the first parameter with role ``processes``,
+    else the first with role ``threads``, else the only parameter, whatever its role (a lone
+    ``n`` is a problem-size sweep).
 
     Raises
     ------
@@ -102,16 +253,19 @@ def scale_parameter(experiment: Experiment, explicit: str | None = None) -> str:
                 experiment.source,
             )
         return explicit
-    kinds = parameter_kinds(experiment)
-    scales = [n for n in names if kinds[n] == SCALE]
-    if not scales:
-        raise InputError(
-            f"no parameter is recognizably the scale (processes); choose one of {', '.join(names)}",
-            experiment.source,
-            reason="no-scale-parameter",
-            value=names,
-        )
-    return scales[0]
+    roles = roles if roles is not None else parameter_roles(experiment)
+    for wanted in (PROCESSES, THREADS):
+        found = [n for n in names if roles[n].role == wanted]
+        if found:
+            return found[0]
+    if len(names) == 1:
+        return names[0]
+    raise InputError(
+        f"no parameter is recognizably the scale (processes); choose one of {', '.join(names)}",
+        experiment.source,
+        reason="no-scale-parameter",
+        value=names,
+    )
 
 
 def largest_point(experiment: Experiment) -> dict[str, float]:

@@ -37,6 +37,8 @@ from perfcast.core.experiment import KERNEL, METRIC, VALUE, Experiment
 from perfcast.core.function import Model
 
 STRONG, WEAK = "strong", "weak"
+#: How a problem-size parameter is judged: growth with the problem, not process scaling.
+PROBLEM_SIZE_SWEEP = "problem-size sweep"
 
 
 @dataclass(frozen=True)

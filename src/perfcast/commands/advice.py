@@ -28,6 +28,7 @@ ADVICE: dict[str, str] = {
     "configuration-grid-too-large": "fix some parameters with --fix or add a --constraint",
     "bad-constraint": "check --constraint",
     "bad-expectation": "check --expect",
+    "bad-role": "check --role",
     "campaign-too-large": "or raise the limit with --max-runs",
 }
 

@@ -25,11 +25,24 @@ def add_diagnosis_arguments(parser: argparse.ArgumentParser) -> None:
     add_analysis_arguments(parser)
     parser.add_argument("--models", help="models JSON (perfcast model --format json) to use")
     parser.add_argument("--at", help="target configuration, e.g. p=4096,n=1e6 (default: 8x p)")
-    parser.add_argument("--scale", help="the scale parameter (default: from roles and names)")
+    parser.add_argument(
+        "--scale",
+        help="the parameter the target, scaling error and hotspot shift follow "
+        "(default: the processes parameter, else threads, else a lone parameter)",
+    )
+    parser.add_argument(
+        "--role",
+        action="append",
+        default=[],
+        metavar="PARAM=ROLE,...",
+        help="parameter roles: processes, threads, size, configuration, e.g. "
+        "'p=processes,n=size' (default: from the experiment, else from the names; repeatable)",
+    )
     parser.add_argument(
         "--scaling",
         choices=("strong", "weak"),
-        help="strong or weak scaling (default: inferred, see the documentation)",
+        help="strong or weak scaling of the processes and threads parameters "
+        "(default: inferred per parameter, see the documentation)",
     )
     parser.add_argument(
         "--expect",
@@ -51,8 +64,14 @@ def add_diagnosis_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--min-share",
         type=float,
-        default=0.01,
-        help="flag only kernels with at least this share of the total at the target (0.01)",
+        default=0.05,
+        help="flag only kernels with at least this share of the total at the target (0.05)",
+    )
+    parser.add_argument(
+        "--flag-runtime",
+        action="store_true",
+        help="also flag system-library kernels (dynamic linker, libc, MPI internals), "
+        "which are grouped as runtime and not flagged by default",
     )
 
 
@@ -70,9 +89,11 @@ def run_diagnosis(args: argparse.Namespace) -> tuple[Experiment, ModelSet, Diagn
         at=at,
         scale=args.scale,
         mode=args.scaling,
+        roles=",".join(args.role) or None,
         expectations=expectations,
         collective_patterns=args.collective,
         min_share=args.min_share,
+        flag_runtime=args.flag_runtime,
         along=args.along,
     )
     return experiment, models, result

@@ -18,13 +18,15 @@ import numpy as np
 import pandas as pd
 
 from perfcast.analyze.diagnosis import Diagnosis
+from perfcast.analyze.exclusive import exclusive_values, is_inclusive_metric
 from perfcast.analyze.scaling import Scaling
 from perfcast.core.experiment import KERNEL, METRIC, VALUE, Experiment
 from perfcast.core.function import Model
 from perfcast.model.registry import REGISTRY
-from perfcast.render.svg import PALETTE, Chart
+from perfcast.render.svg import HEIGHT, PALETTE, Chart
 
 OPEN_PLOTS = 12
+LEGEND_ROW = 16
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1180px;padding:0 16px;color:#222}
@@ -36,13 +38,13 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 code{font-size:12px}.bug{color:#b00020;font-weight:600}.muted{color:#777}
 .cards{display:flex;flex-wrap:wrap;gap:10px}
 .card{border:1px solid #ddd;border-radius:4px;padding:4px 8px}
-.card summary{cursor:pointer;max-width:360px;overflow:hidden;text-overflow:ellipsis;
-white-space:nowrap}
+.card summary{cursor:pointer;max-width:360px;overflow-wrap:anywhere}
 svg.chart{font-size:10px;display:block}svg .grid{stroke:#eee;fill:none}
 svg .axis{stroke:#999;fill:none}svg .note{font-size:9px;fill:#555}
 .warn{background:#fff4f4;border-left:4px solid #b00020;padding:6px 10px}
 #filter{margin:6px 0;padding:4px;width:300px}
 table.matrix{width:auto}
+.note-box{background:#f4f8ff;border-left:4px solid #1f77b4;padding:6px 10px}
 svg .cursor{stroke:#999}svg .readout{font-size:10px;fill:#333}
 """
 
@@ -211,6 +213,8 @@ def kernel_chart(
         x_title=scale + (f" ({_point_text(setting)})" if setting else ""),
         y_title=f"{model.metric} [{unit}]" if unit else model.metric,
         title=model.kernel,
+        height=HEIGHT + LEGEND_ROW,
+        footer=LEGEND_ROW,
     )
     color = PALETTE[1] if flagged else PALETTE[0]
     chart.band(xs, lower, upper, color, "95 % prediction interval")
@@ -237,13 +241,25 @@ def kernel_chart(
         "lo": ",".join(f"{v:.4g}" for v in lower),
         "hi": ",".join(f"{v:.4g}" for v in upper),
         "name": scale,
-        "bottom": f"{chart.height - 36}",
+        "bottom": f"{chart.plot_bottom}",
     }
-    return chart.svg(data=readout)
+    legend = [
+        ("#111", "mean (min–max)", "point"),
+        (color, "model", "line"),
+        (color, "extrapolated", "dashed"),
+        (color, "95 % interval", "band"),
+    ]
+    if measured is None:
+        legend = legend[1:]
+    if not (~inside).any():
+        legend = [entry for entry in legend if entry[2] != "dashed"]
+    return chart.svg(legend=legend, data=readout)
 
 
 def scaling_chart(diagnosis: Diagnosis) -> str:
     """Scaling error from the smallest scale to every larger one: measured and modeled."""
+    if diagnosis.modeled is None:
+        return ""
     series = []
     if diagnosis.measured:
         main = max(diagnosis.measured, key=lambda s: len(s.scales))
@@ -321,7 +337,9 @@ def hotspot_chart(diagnosis: Diagnosis, top: int = 7) -> str:
         bars.rect(
             i - 0.35, i + 0.35, bottom, 1.0, "#ddd", f"other kernels: {100 * (1 - bottom):.1f} %"
         )
-    legend = [(PALETTE[r], _short(shift.kernels[k])) for r, k in enumerate(order)]
+    legend = [
+        (PALETTE[r], _short(shift.kernels[k]), "box", shift.kernels[k]) for r, k in enumerate(order)
+    ]
     steps = Chart(
         (-0.6, len(shift.at) - 0.4),
         (0.0, 1.0),
@@ -386,6 +404,7 @@ def build_report(
     measured = measurement_table(experiment, diagnosis.metric, scale, setting)
     by_kernel = {m.kernel: m for m in models}
     flagged = {b.kernel for b in diagnosis.flagged}
+    costs = _costs(experiment, diagnosis)
     out: list[str] = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -394,7 +413,8 @@ def build_report(
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
     ]
-    out.append(_summary(experiment, diagnosis, len(models), modeler))
+    out.append(_summary(experiment, diagnosis, len(models), modeler, costs))
+    out.append(_scaling_note(diagnosis))
     out.append(_warnings(diagnosis))
     out.append("<h2>Scaling error</h2>")
     out.append(_scaling_table(diagnosis))
@@ -420,7 +440,7 @@ def build_report(
         f'<span class="muted"><span id="shown">{len(diagnosis.ranking)}</span> kernels shown; '
         "click a column to sort</span>"
     )
-    out.append(_kernel_table(diagnosis, by_kernel, flagged, target))
+    out.append(_kernel_table(diagnosis, by_kernel, flagged, target, costs))
     out.append(
         f'<h2>Kernel plots</h2><p class="muted">Points: mean of the repetitions, bars: min-max; '
         f"solid: model over the measured range; dashed: extrapolation to the target; band: 95 % "
@@ -443,8 +463,81 @@ def build_report(
     return "\n".join(out)
 
 
-def _summary(experiment: Experiment, diagnosis: Diagnosis, count: int, modeler: str | None) -> str:
-    total = sum(max(r.predicted, 0.0) for r in diagnosis.ranking)
+@dataclass(frozen=True)
+class Costs:
+    """Predicted costs at the target by kernel (in ranking order), exclusive of child kernels.
+
+    Attributes
+    ----------
+    inclusive : bool
+        Whether the metric's values include the kernels' callees.
+    exclusive : ndarray
+        Each kernel's prediction minus its nearest kernel descendants' (when inclusive).
+    total : float
+        Sum of the positive exclusive predictions.
+    shares : ndarray
+        Positive exclusive prediction over the total.
+    """
+
+    inclusive: bool
+    exclusive: np.ndarray
+    total: float
+    shares: np.ndarray
+
+
+def _costs(experiment: Experiment, diagnosis: Diagnosis) -> Costs:
+    kernels = [r.kernel for r in diagnosis.ranking]
+    predicted = np.array([r.predicted for r in diagnosis.ranking], dtype=float)
+    inclusive = is_inclusive_metric(experiment, diagnosis.metric)
+    exclusive = exclusive_values(kernels, predicted) if inclusive else predicted
+    positive = np.maximum(np.nan_to_num(exclusive, nan=0.0, posinf=0.0), 0.0)
+    total = float(positive.sum())
+    shares = positive / total if total > 0 else np.zeros_like(positive)
+    return Costs(inclusive, exclusive, total, shares)
+
+
+def _scaling_note(diagnosis: Diagnosis) -> str:
+    """What the plots along the scale parameter show: process scaling or problem growth."""
+    scale = diagnosis.scale
+    role = diagnosis.roles.get(scale)
+    kind = (role.role or "no role").replace("_", " ") if role is not None else "no role"
+    if diagnosis.mode == "strong":
+        what = (
+            f"process scaling, strong: the problem stays fixed while {scale} grows, so ideal "
+            f"per-kernel cost shrinks like 1/{scale}"
+        )
+    elif diagnosis.mode == "weak":
+        what = (
+            f"process scaling, weak: the problem grows with {scale}, so ideal per-kernel cost "
+            "stays constant"
+        )
+    elif diagnosis.mode == "problem-size sweep":
+        what = (
+            f"a problem-size sweep: the problem grows along {scale} while the processes stay "
+            f"fixed, so costs are expected to grow (at most like {scale}); this is not process "
+            "scaling and no scaling error is computed"
+        )
+    else:
+        what = f"a configuration parameter: no expected growth along {scale}"
+    roles = "; ".join(
+        f"{name}: {(r.role or 'no role').replace('_', ' ')}, {r.scaling or 'not judged'}"
+        for name, r in diagnosis.roles.items()
+    )
+    return (
+        f'<p class="note-box">Along <code>{escape(scale)}</code> ({escape(kind)}): {escape(what)}. '
+        f"Parameters: {escape(roles)}.</p>"
+    )
+
+
+def _summary(
+    experiment: Experiment, diagnosis: Diagnosis, count: int, modeler: str | None, costs: Costs
+) -> str:
+    bug_kernels = {b.kernel for b in diagnosis.flagged}
+    total_note = (
+        " (sum of exclusive values: each kernel less the kernels it calls)"
+        if costs.inclusive
+        else ""
+    )
     meta = "".join(
         f"<tr><th>{escape(str(k))}</th><td>{escape(str(v))}</td></tr>"
         for k, v in experiment.metadata.items()
@@ -455,14 +548,15 @@ def _summary(experiment: Experiment, diagnosis: Diagnosis, count: int, modeler: 
         f"<tr><th>metric</th><td>{escape(diagnosis.metric)}</td></tr>"
         f"<tr><th>kernels</th><td>{count}</td></tr>"
         f"<tr><th>models</th><td>{_modeler_text(modeler)}</td></tr>"
-        f"<tr><th>scale parameter</th><td>{escape(diagnosis.scale)}</td></tr>"
+        f"<tr><th>along</th><td>{escape(diagnosis.scale)}</td></tr>"
         f"<tr><th>scaling</th><td>{escape(diagnosis.mode)} "
         f"({escape(diagnosis.mode_reason)})</td></tr>"
         "<tr><th>largest measured point</th>"
         f"<td>{escape(_point_text(diagnosis.reference))}</td></tr>"
         f"<tr><th>target</th><td>{escape(_point_text(diagnosis.target))}</td></tr>"
-        f"<tr><th>predicted total at target</th><td>{_fmt(total, 4)}</td></tr>"
-        f"<tr><th>scalability bugs</th><td>{len(diagnosis.flagged)}</td></tr>"
+        f"<tr><th>predicted total at target</th><td>{_fmt(costs.total, 4)}"
+        f"{escape(total_note)}</td></tr>"
+        f"<tr><th>kernels with scalability bugs</th><td>{len(bug_kernels)}</td></tr>"
         f"{meta}</table>"
     )
 
@@ -499,6 +593,11 @@ def _warnings(diagnosis: Diagnosis) -> str:
 
 
 def _scaling_table(diagnosis: Diagnosis) -> str:
+    if diagnosis.modeled is None:
+        return (
+            f"<p>Not computed along {escape(diagnosis.scale)} ({escape(diagnosis.mode)}: "
+            f"{escape(diagnosis.mode_reason)}).</p>"
+        )
     rows = [*diagnosis.measured, diagnosis.modeled]
     body = "".join(
         f"<tr><td>{escape(s.origin)}</td><td>{escape(_point_text(s.fixed)) or '–'}</td>"
@@ -543,11 +642,15 @@ def _kernel_table(
     by_kernel: Mapping[str, Model],
     flagged: set[str],
     target: Mapping[str, float],
+    costs: Costs,
 ) -> str:
     scale = diagnosis.scale
+    value = "inclusive at" if costs.inclusive else "at"
+    exclusive_head = "<th>exclusive</th>" if costs.inclusive else ""
     head = (
         '<table id="kernels"><thead><tr><th>#</th><th>kernel</th>'
-        f"<th>at {escape(_point_text(target))}</th><th>share</th><th>growth</th>"
+        f"<th>{value} {escape(_point_text(target))}</th>{exclusive_head}"
+        "<th>share</th><th>growth</th>"
         f"<th>lead in {escape(scale)}</th><th>model</th><th>SMAPE %</th><th>adj. R²</th>"
         "</tr></thead><tbody>"
     )
@@ -559,11 +662,19 @@ def _kernel_table(
         name = escape(rank.kernel)
         marker = ' <span class="bug">bug</span>' if rank.kernel in flagged else ""
         growth = rank.growth if np.isfinite(rank.growth) else None
+        share = float(costs.shares[position])
+        exclusive = float(costs.exclusive[position])
+        exclusive_cell = (
+            f'<td class=n data-v="{exclusive!r}">{_fmt(exclusive, 4)}</td>'
+            if costs.inclusive
+            else ""
+        )
         rows.append(
             f'<tr data-k="{name}"><td class=n>{rank.cost_rank}</td>'
             f'<td><a href="#k{position}">{name}</a>{marker}</td>'
             f'<td class=n data-v="{rank.predicted!r}">{_fmt(rank.predicted, 4)}</td>'
-            f'<td class=n data-v="{rank.share!r}">{100 * rank.share:.1f} %</td>'
+            f"{exclusive_cell}"
+            f'<td class=n data-v="{share!r}">{100 * share:.1f} %</td>'
             f'<td class=n data-v="{growth if growth is not None else 1e308!r}">{_fmt(growth)}×</td>'
             f"<td><code>{escape(rank.lead.get(scale, '1'))}</code></td>"
             f"<td><code>{escape(rank.expression)}</code></td>"

@@ -81,7 +81,7 @@ def write_pngs(
         plt.close(figure)
         written.append(path)
     scaling = diagnosis.modeled
-    first = [e for e in scaling.errors if e.n1 == scaling.scales[0]]
+    first = [] if scaling is None else [e for e in scaling.errors if e.n1 == scaling.scales[0]]
     if first:
         figure, axes = plt.subplots(figsize=(4.5, 3.2), dpi=150)
         axes.plot([e.n2 for e in first], [e.error for e in first], "o-", label="models")

@@ -39,16 +39,35 @@ def diagnosis_text(diagnosis: Diagnosis, top: int = 15) -> str:
     """The diagnosis as a terminal report."""
     d = diagnosis
     lines = [
-        f"metric {d.metric}, scale {d.scale}, {d.mode} scaling ({d.mode_reason})",
+        f"metric {d.metric}, along {d.scale}: {d.mode} ({d.mode_reason})",
         f"largest measured point {_point(d.reference)}; target {_point(d.target)}",
         "",
-        "Scalability bugs:",
+        "Parameters:",
+    ]
+    for name, role in d.roles.items():
+        source = "" if role.role is None else f" (from the {role.source})"
+        how = role.scaling or "not judged"
+        expected = f"; expected per kernel at most {role.expected}" if role.expected else ""
+        kind = (role.role or "no role").replace("_", " ")
+        lines.append(f"  {name}: {kind}{source}, {how}{expected}")
+    lines += [
+        "",
+        f"Scalability bugs (growing faster than expected, at least "
+        f"{100 * d.min_share:.3g} % of the total at the target):",
     ]
     lines += [f"  ! {b.kernel}: {b.reason}; {100 * b.share:.1f} % at the target" for b in d.flagged]
     if not d.flagged:
         lines.append("  none")
     inherited = [b for b in d.bugs if b.inherited_from]
     lines += [f"  ({b.kernel} inherits from {b.inherited_from})" for b in inherited]
+    if d.runtime:
+        share = sum(max(r.share, 0.0) for r in d.runtime)
+        names = ", ".join(r.kernel for r in d.runtime[:5]) + (", ..." if len(d.runtime) > 5 else "")
+        judged = "judged like the program's" if d.flag_runtime else "not flagged"
+        lines.append(
+            f"  runtime (system libraries, {judged}): {len(d.runtime)} kernels, "
+            f"{100 * share:.1f} % at the target: {names}"
+        )
     lines += [
         "",
         f"Kernels by predicted {d.metric} at the target (top {min(top, len(d.ranking))}):",
@@ -68,9 +87,12 @@ def diagnosis_text(diagnosis: Diagnosis, top: int = 15) -> str:
         f"{_point({k: round(v, 3) for k, v in c.at.items()})}"
         for c in d.crossovers
     ] or ["  none"]
-    lines += ["", f"Scaling error ({d.mode}):"]
-    lines += [_scaling_line(s) for s in d.measured]
-    lines.append(_scaling_line(d.modeled))
+    if d.modeled is None:
+        lines += ["", f"Scaling error: not computed along {d.scale} ({d.mode})"]
+    else:
+        lines += ["", f"Scaling error ({d.mode}):"]
+        lines += [_scaling_line(s) for s in d.measured]
+        lines.append(_scaling_line(d.modeled))
     if d.hotspots is not None:
         lines += ["", f"Hotspot shift along {d.hotspots.parameter}:"]
         for step in d.hotspots.steps:
