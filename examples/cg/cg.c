@@ -6,10 +6,10 @@
  *
  * Regions (call paths), one function each:
  *   setup            cg_assemble: build the rank's CSR rows, ~5 n^2/p entries
- *   cg->exchange     cg_exchange: neighbouring grid rows of the search direction, n values each
- *   cg->spmv         cg_spmv: sparse matrix-vector product, ~5 n^2/p multiply-adds
- *   cg->dot          cg_dot: local dot product + MPI_Allreduce (two per iteration)
- *   cg->axpy         cg_update: the three vector updates, ~3 n^2/p
+ *   solve->exchange  cg_exchange: neighbouring grid rows of the search direction, n values each
+ *   solve->spmv      cg_spmv: sparse matrix-vector product, ~5 n^2/p multiply-adds
+ *   solve->dot       cg_dot: local dot product + MPI_Allreduce (two per iteration)
+ *   solve->axpy      cg_update: the three vector updates, ~3 n^2/p
  */
 #include <math.h>
 #include <mpi.h>
@@ -119,7 +119,7 @@ int main(int argc, char **argv) {
     if (!x || !r || !p || !q) MPI_Abort(MPI_COMM_WORLD, 1);
     for (int k = 0; k < local; k++) r[k] = p[n + k] = 1.0; /* b = 1, x0 = 0: r = p = b */
 
-    PERFCAST_REGION_BEGIN("cg");
+    PERFCAST_REGION_BEGIN("solve");
     PERFCAST_REGION_BEGIN("dot");
     double rr = cg_dot(local, r, r);
     PERFCAST_REGION_END("dot");
@@ -145,7 +145,7 @@ int main(int argc, char **argv) {
         PERFCAST_REGION_END("axpy");
         rr = rr_new;
     }
-    PERFCAST_REGION_END("cg");
+    PERFCAST_REGION_END("solve");
 
     if (rank == 0)
         printf("cg n=%d p=%d iterations=%d relative_residual=%.6e\n", n, size, iterations,
