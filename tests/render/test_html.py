@@ -200,3 +200,19 @@ def test_an_axis_over_values_beyond_a_double_still_has_ticks(log):
     ticks = axis.ticks()
     assert ticks and all(np.isfinite(ticks))
     assert np.all(np.isfinite(axis(np.array([1.0, 1e308]))))
+
+
+def test_the_report_lists_the_models_own_warnings_escaped():
+    from perfcast.core.function import ModelWarning
+
+    clean = small_report()
+    assert "<h2>Model warnings</h2><p>None" in clean
+    truth = {"main->a<b>": lambda p: 1.0 + 0.0 * p, "main->c": lambda p: 2.0 * p}
+    warned = replace(
+        model("main->a<b>", ["p"], 1.0),
+        warnings=(ModelWarning("poor-fit", "misses by 40 % <really>"),),
+    )
+    models = [_with_band(warned), _with_band(model("main->c", ["p"], 0.0, (2.0, {"p": (1, 0)})))]
+    exp = experiment(truth, {"p": P}, repetitions=3, noise=0.01, seed=3)
+    html = build_report(exp, models, diagnose(exp, models, at={"p": 512}), "warned")
+    assert "<li>main-&gt;a&lt;b&gt;: misses by 40 % &lt;really&gt;</li>" in html

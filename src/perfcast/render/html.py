@@ -24,6 +24,7 @@ from perfcast.core.experiment import KERNEL, METRIC, VALUE, Experiment
 from perfcast.core.function import Model
 from perfcast.model.registry import REGISTRY
 from perfcast.render.svg import HEIGHT, PALETTE, Chart
+from perfcast.render.tables import format_warnings
 
 OPEN_PLOTS = 12
 LEGEND_ROW = 16
@@ -416,6 +417,7 @@ def build_report(
     out.append(_summary(experiment, diagnosis, len(models), modeler, costs))
     out.append(_scaling_note(diagnosis))
     out.append(_warnings(diagnosis))
+    out.append(_model_warnings(models))
     out.append("<h2>Scaling error</h2>")
     out.append(_scaling_table(diagnosis))
     out.append(scaling_chart(diagnosis))
@@ -635,6 +637,16 @@ def _error_matrix(scaling: Scaling, limit: int = 16) -> str:
         f'(rows n1, columns n2):</p><table class="matrix"><thead><tr><th>n1 \\ n2</th>{head}'
         f"</tr></thead><tbody>{rows}</tbody></table>"
     )
+
+
+def _model_warnings(models: Sequence[Model]) -> str:
+    """The models' own warnings (poor fit, two regimes, too few points, oversubscription, ...),
+    one item each, as :func:`perfcast.render.tables.format_warnings` words them."""
+    lines = format_warnings(models).splitlines()
+    if not lines:
+        return "<h2>Model warnings</h2><p>None: every model passed the quality checks.</p>"
+    items = "".join(f"<li>{escape(line)}</li>" for line in lines)
+    return f"<h2>Model warnings</h2><ul>{items}</ul>"
 
 
 def _kernel_table(
