@@ -220,9 +220,9 @@ def test_same_text_from_different_translation_units_merges(tmp_path):
         '#include "perfcast.h"\n'
         "void other(void) {\n"
         "    struct timespec pause = {0, 30000000};\n"
-        '    PERFCAST_REGION_BEGIN("shared");\n'
+        '    PERFCAST_REGION_BEGIN("common");\n'
         "    nanosleep(&pause, 0);\n"
-        '    PERFCAST_REGION_END("shared");\n'
+        '    PERFCAST_REGION_END("common");\n'
         "}\n"
         'void end_elsewhere(void) { PERFCAST_REGION_END("outer"); }\n'
     )
@@ -237,11 +237,11 @@ int main(void) {
     struct timespec pause = {0, 30000000};
     PERFCAST_REGION_BEGIN("outer");
     other();
-    PERFCAST_REGION_BEGIN("shared");
+    PERFCAST_REGION_BEGIN("common");
     nanosleep(&pause, 0);
-    PERFCAST_REGION_END("shared");
-    PERFCAST_REGION_BEGIN_DYNAMIC("shared");
-    PERFCAST_REGION_END("shared");
+    PERFCAST_REGION_END("common");
+    PERFCAST_REGION_BEGIN_DYNAMIC("common");
+    PERFCAST_REGION_END("common");
     end_elsewhere();
     return 0;
 }
@@ -252,11 +252,11 @@ int main(void) {
     result = run([str(binary)], out)
     assert result.stderr == ""
     records = read_records(out)
-    assert [r["kernel"] for r in records] == ["outer"] * 2 + ["outer->shared"] * 2 + ["app"]
+    assert [r["kernel"] for r in records] == ["outer"] * 2 + ["outer->common"] * 2 + ["app"]
     table = by_key(records)
-    assert table[("outer->shared", "visits")] == 3
+    assert table[("outer->common", "visits")] == 3
     assert table[("outer", "visits")] == 1
-    assert 0.06 <= table[("outer->shared", "time")] <= table[("outer", "time")]
+    assert 0.06 <= table[("outer->common", "time")] <= table[("outer", "time")]
 
 
 def test_json_escapes_names(tmp_path):
