@@ -159,7 +159,11 @@ def parse_numbers(texts: Sequence[str]) -> tuple[np.ndarray, int | None]:
     numbers = np.zeros(len(texts))
     numbers[:end] = np.fromiter(map(float, texts[:end]), dtype=float, count=end)
     head = numbers[:end]
-    suspicious = ~np.isfinite(head) | (np.abs(head) < _SMALLEST_NORMAL)
+    suspicious = ~np.isfinite(head) | ((head != 0) & (np.abs(head) < _SMALLEST_NORMAL))
+    # A zero is suspicious only when written with an exponent (1e-400 underflows to 0; "0",
+    # "0.0" and the like are common and fine).
+    zeros = np.flatnonzero(head == 0).tolist()
+    suspicious[[i for i in zeros if "e" in texts[i] or "E" in texts[i]]] = True
     for index in np.flatnonzero(suspicious).tolist():
         if number_problem(texts[index]) is not None:
             return numbers, index
