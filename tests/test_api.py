@@ -238,3 +238,11 @@ def test_a_model_set_is_a_read_only_mapping_of_every_kernel(models):
 def test_ranking_needs_every_parameter(models):
     with pytest.raises(InputError, match="has no value of p"):
         models.ranked(at={"n": 4})
+
+
+def test_every_name_the_package_exports_resolves():
+    for name in perfcast.__all__:
+        assert getattr(perfcast, name) is not None, name
+    assert {"render", "instruction_mix", "load_static_report", "parse_point"} <= set(dir(perfcast))
+    eager = {"InputError", "PerfcastError", "WorkError", "__version__"}
+    assert set(perfcast.__all__) == eager | set(perfcast._LAZY)  # one list of lazy names
