@@ -134,3 +134,18 @@ def test_a_name_with_a_lone_surrogate_is_refused_naming_its_record():
         Experiment.from_columns(
             ["a"] * 3, ["time"] * 3, {"p\udc80": [1, 2, 3]}, [1.0, 2.0, 3.0], source="x.jsonl"
         )
+
+
+def test_kernel_count_per_metric_matches_a_selection():
+    frame = pd.DataFrame(
+        {
+            "kernel": ["a", "a", "b", "b", "c"],
+            "metric": ["time", "visits", "time", "time", "visits"],
+            "p": [1, 1, 1, 2, 1],
+            "value": 1.0,
+        }
+    )
+    experiment = Experiment.from_frame(frame)
+    assert [experiment.kernel_count(m) for m in ("time", "visits")] == [2, 2]
+    with pytest.raises(InputError, match="no metric 'flops'"):
+        experiment.kernel_count("flops")

@@ -152,7 +152,7 @@ def fit(
     skipped: list[Skip] = []
     notes: dict[str, None] = {}
     if progress:
-        total = sum(len(experiment.select(metric=name).kernels) for name in metrics)
+        total = sum(experiment.kernel_count(name) for name in metrics)
         bar = ProgressBar(total, unit="kernels modeled", delay=PROGRESS_DELAY)
         estimator.progress = lambda done: bar.advance(steps=done)
     for name in metrics:

@@ -546,6 +546,18 @@ class Experiment:
         """Kernel names in order of first appearance."""
         return list(self._kernel_names)
 
+    def kernel_count(self, metric: str) -> int:
+        """How many kernels were measured for ``metric`` (without building a selection).
+
+        Raises
+        ------
+        InputError
+            When the metric was not measured.
+        """
+        self.check_metric(metric)
+        rows = self._metric_codes == self._metric_names.index(metric)
+        return int(np.unique(self._kernel_codes[rows]).size)
+
     @property
     def metric_names(self) -> list[str]:
         """Metric names in order of first appearance."""
