@@ -15,7 +15,7 @@ import pandas as pd
 from perfcast.analyze.diagnosis import diagnose
 from perfcast.core.experiment import Experiment
 from perfcast.core.function import Factor, Model, Term, Uncertainty
-from perfcast.render.html import build_report
+from perfcast.display.html import build_report
 
 
 def main(kernels: int = 1000) -> None:

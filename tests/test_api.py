@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import pydoc
 from dataclasses import replace
@@ -246,3 +247,16 @@ def test_every_name_the_package_exports_resolves():
     assert {"render", "instruction_mix", "load_static_report", "parse_point"} <= set(dir(perfcast))
     eager = {"InputError", "PerfcastError", "WorkError", "__version__"}
     assert set(perfcast.__all__) == eager | set(perfcast._LAZY)  # one list of lazy names
+
+
+def test_no_subpackage_shadows_an_exported_name():
+    # Importing a subpackage sets it as an attribute of perfcast, which would hide an API
+    # function of the same name (``perfcast.render`` once was both).
+    import pkgutil
+
+    for module in pkgutil.walk_packages(perfcast.__path__, "perfcast."):
+        if module.name.count(".") == 1:
+            importlib.import_module(module.name)
+    api = importlib.import_module("perfcast.api")
+    for name in perfcast._API:
+        assert getattr(perfcast, name) is getattr(api, name), name

@@ -27,6 +27,7 @@ from perfcast.core.function import Model
 from perfcast.core.jsonout import dumps
 from perfcast.core.points import parse_point
 from perfcast.core.progress import ProgressBar
+from perfcast.display.tables import FORMATS as TABLE_FORMATS
 from perfcast.io import read_experiment, write_experiment
 from perfcast.model.fitting.assembly import Skip, require_models
 from perfcast.model.fitting.location import LOCATIONS
@@ -34,7 +35,6 @@ from perfcast.model.gates import gate_models
 from perfcast.model.modelset import ModelSet, measured_ranges
 from perfcast.model.predict import Prediction
 from perfcast.model.registry import make_modeler, modeler_names
-from perfcast.render.tables import FORMATS as TABLE_FORMATS
 
 #: Seconds of work before a progress bar shows.
 PROGRESS_DELAY = 1.0
@@ -437,7 +437,7 @@ def report(
         When ``path`` cannot be written.
     """
     from perfcast.analyze.diagnosis import diagnose as run_diagnosis
-    from perfcast.render.html import build_report
+    from perfcast.display.html import build_report
 
     experiment, chosen = _models_of(experiment, models, metric, modeler)
     if diagnosis is None:
@@ -450,7 +450,7 @@ def report(
         except OSError as error:
             raise InputError(f"cannot write: {error.strerror}", path) from None
     if png_directory is not None:
-        from perfcast.render.png import write_pngs
+        from perfcast.display.png import write_pngs
 
         write_pngs(experiment, chosen, diagnosis, Path(png_directory))
     return html
@@ -696,7 +696,7 @@ def render(
     InputError
         When ``at`` is malformed or misses a parameter of the models.
     """
-    from perfcast.render.tables import FORMATS, format_models, format_predictions, format_tree
+    from perfcast.display.tables import FORMATS, format_models, format_predictions, format_tree
 
     if isinstance(value, ModelSet | Sequence):
         if format not in FORMATS:
@@ -710,7 +710,7 @@ def render(
     # Here, not above: the analyses need pandas, which printing models does not.
     from perfcast.analyze.compare import Comparison
     from perfcast.analyze.diagnosis import Diagnosis
-    from perfcast.render.text import comparison_text, diagnosis_text, optimum_text
+    from perfcast.display.text import comparison_text, diagnosis_text, optimum_text
     from perfcast.static.instruction_mix import InstructionMix
 
     if isinstance(value, InstructionMix):
@@ -733,7 +733,7 @@ def render_warnings(value: ModelSet | Sequence[Prediction]) -> str:
     The same warnings are in the JSON of :func:`render` as each model's or prediction's
     ``warnings``.
     """
-    from perfcast.render.tables import format_warnings
+    from perfcast.display.tables import format_warnings
 
     return format_warnings(value.models if isinstance(value, ModelSet) else list(value))
 
@@ -820,7 +820,7 @@ def inclusive_metric(exclusive: str, metrics: Sequence[str]) -> str | None:
     """The inclusive counterpart of a metric among ``metrics`` (``time`` ->
     ``time_inclusive``), which :func:`render` with ``tree=True`` shows beside the exclusive
     values; None when there is none."""
-    from perfcast.render.tables import inclusive_metric as counterpart
+    from perfcast.display.tables import inclusive_metric as counterpart
 
     return counterpart(exclusive, metrics)
 

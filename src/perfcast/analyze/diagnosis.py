@@ -13,6 +13,7 @@ from perfcast.analyze.bugs import (
     find_scalability_bugs,
     is_runtime,
 )
+from perfcast.analyze.exclusive import is_inclusive_metric
 from perfcast.analyze.hotspots import ProfileShift, profile_shift
 from perfcast.analyze.points import (
     CONFIGURATION,
@@ -109,6 +110,9 @@ class Diagnosis:
         Share of the total at the target below which a kernel is not flagged.
     flag_runtime : bool
         Whether runtime kernels were judged like the program's own.
+    inclusive : bool
+        Whether the metric's values include those of called kernels; shares then come from
+        exclusive values (``KernelRank.exclusive``).
     """
 
     metric: str
@@ -128,6 +132,7 @@ class Diagnosis:
     runtime: list[KernelRank] = field(default_factory=list)
     min_share: float = 0.05
     flag_runtime: bool = False
+    inclusive: bool = False
 
     @property
     def flagged(self) -> list[BugFinding]:
@@ -149,6 +154,8 @@ class Diagnosis:
             },
             "target": self.target,
             "reference": self.reference,
+            "values": "inclusive" if self.inclusive else "exclusive",
+            "total_from": "exclusive",
             "ranking": [r.to_dict() for r in self.ranking],
             "scalability_bugs": [b.to_dict() for b in self.flagged],
             "candidates_not_flagged": [b.to_dict() for b in self.bugs if not b.flagged],
@@ -240,7 +247,8 @@ def diagnose(
     size = next((n for n, r in found_roles.items() if r.role == PROBLEM_SIZE), None)
     target = target_point(experiment, at, scale)
     reference = largest_point(experiment)
-    ranking = rank_kernels(models, target, reference)
+    inclusive = is_inclusive_metric(experiment, metric)
+    ranking = rank_kernels(models, target, reference, inclusive)
     scalings = {name: r.scaling for name, r in judged.items() if r.scaling is not None}
     bugs = find_scalability_bugs(
         experiment,
@@ -279,7 +287,9 @@ def diagnose(
             value=along,
         )
     try:
-        hotspots = profile_shift(experiment, along, metric, models, target[along])
+        hotspots = profile_shift(
+            experiment, along, metric, models, target[along], inclusive=inclusive
+        )
     except InputError:
         hotspots = None
     return Diagnosis(
@@ -300,6 +310,7 @@ def diagnose(
         [r for r in ranking if is_runtime(r.kernel)],
         min_share,
         flag_runtime,
+        inclusive,
     )
 
 

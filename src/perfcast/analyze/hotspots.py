@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from perfcast.analyze.exclusive import exclusive_values
 from perfcast.analyze.points import doubling_grid, point_matrix
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import KERNEL, METRIC, VALUE, Experiment
@@ -233,6 +234,7 @@ def profile_shift(
     models: Sequence[Model] | None = None,
     target: float | None = None,
     fixed: dict[str, float] | None = None,
+    inclusive: bool = False,
 ) -> ProfileShift:
     """Hotspot profiles along ``parameter`` and the differences between consecutive ones.
 
@@ -249,6 +251,10 @@ def profile_shift(
     fixed : dict, optional
         Values of the other parameters; by default the setting with the most measured values
         of ``parameter`` (the largest such setting on ties).
+    inclusive : bool
+        The metric's values contain those of the kernels each kernel calls: profiles are made
+        of exclusive values (each kernel less its nearest kernel descendants), so that no
+        callee counts twice in a profile's proportions.
 
     Raises
     ------
@@ -296,6 +302,8 @@ def profile_shift(
         values = np.vstack([values, predicted])
         at = np.concatenate([at, grid])
         origins += ["models"] * len(grid)
+    if inclusive:
+        values = np.array([exclusive_values(kernels, row) for row in values])
     if len(at) < 2:
         raise InputError(
             f"need profiles at two or more values of '{parameter}' to compare", experiment.source

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from perfcast.analyze.exclusive import exclusive_values
 from perfcast.analyze.points import path, point_matrix
 from perfcast.core.function import Model
 
@@ -31,7 +32,8 @@ class KernelRank:
     reference : float
         Model value at the largest measured point.
     share : float
-        Fraction of the total predicted at the target.
+        Fraction of the total predicted at the target. For an inclusive metric the total and
+        the share come from exclusive predictions (see ``exclusive``), so nothing counts twice.
     growth : float
         ``predicted / reference`` (inf when the reference is not positive).
     cost_rank, growth_rank : int
@@ -39,6 +41,9 @@ class KernelRank:
     lead : dict of str to str
         Lead-order factor per parameter.
     expression : str
+    exclusive : float
+        The prediction at the target less those of the kernel's nearest kernel descendants
+        (equal to ``predicted`` for an exclusive metric).
     """
 
     kernel: str
@@ -50,6 +55,7 @@ class KernelRank:
     growth_rank: int
     lead: dict[str, str]
     expression: str
+    exclusive: float
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary for JSON."""
@@ -63,13 +69,21 @@ class KernelRank:
             "growth_rank": self.growth_rank,
             "lead": self.lead,
             "expression": self.expression,
+            "exclusive": self.exclusive,
         }
 
 
 def rank_kernels(
-    models: Sequence[Model], target: Mapping[str, float], reference: Mapping[str, float]
+    models: Sequence[Model],
+    target: Mapping[str, float],
+    reference: Mapping[str, float],
+    inclusive: bool = False,
 ) -> list[KernelRank]:
-    """Kernels sorted by predicted cost at ``target`` (most expensive first)."""
+    """Kernels sorted by predicted cost at ``target`` (most expensive first).
+
+    With ``inclusive`` (the metric's values contain those of the kernels each kernel calls),
+    shares are of the total of exclusive predictions, each kernel's own part.
+    """
     if not models:
         return []
     parameters = models[0].parameters
@@ -77,7 +91,8 @@ def rank_kernels(
     at_reference = np.array(
         [m.evaluate(point_matrix(reference, parameters, {}))[0] for m in models]
     )
-    total = float(np.sum(np.maximum(at_target, 0.0)))
+    own = exclusive_values([m.kernel for m in models], at_target) if inclusive else at_target
+    total = float(np.sum(np.maximum(own, 0.0)))
     with np.errstate(divide="ignore", invalid="ignore"):
         growth = np.where(at_reference > 0, at_target / at_reference, np.inf)
     cost_order = np.argsort(-at_target, kind="stable")
@@ -91,12 +106,13 @@ def rank_kernels(
             m.kernel,
             float(at_target[i]),
             float(at_reference[i]),
-            max(float(at_target[i]), 0.0) / total if total > 0 else 0.0,
+            max(float(own[i]), 0.0) / total if total > 0 else 0.0,
             float(growth[i]),
             int(cost_rank[i]),
             int(growth_rank[i]),
             {p: m.lead_term(p) for p in parameters},
             m.expression(),
+            float(own[i]),
         )
         for i, m in enumerate(models)
     ]

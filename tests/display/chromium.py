@@ -2,7 +2,7 @@
 
 Each inline script a test adds to a report must be allowed by the report's Content-Security-Policy
 like the report's own script is: :func:`allow_inline_scripts` names every inline script of the page
-by its hash, as :func:`perfcast.render.html.build_report` does for its one script.
+by its hash, as :func:`perfcast.display.html.build_report` does for its one script.
 """
 
 from __future__ import annotations

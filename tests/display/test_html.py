@@ -10,9 +10,9 @@ import pytest
 
 from perfcast.analyze.diagnosis import diagnose
 from perfcast.core.function import Uncertainty
-from perfcast.render.html import build_report
+from perfcast.display.html import build_report
 from tests.analyze.synthetic import experiment, model
-from tests.render.chromium import allow_inline_scripts, chromium, script_hash, with_script
+from tests.display.chromium import allow_inline_scripts, chromium, script_hash, with_script
 
 P = [2, 4, 8, 16, 32, 64]
 
@@ -194,7 +194,7 @@ def test_a_hostile_parameter_name_is_escaped_everywhere():
 
 @pytest.mark.parametrize("log", [False, True])
 def test_an_axis_over_values_beyond_a_double_still_has_ticks(log):
-    from perfcast.render.svg import Axis
+    from perfcast.display.svg import Axis
 
     axis = Axis(1.0, float("inf"), 0.0, 100.0, log)
     ticks = axis.ticks()

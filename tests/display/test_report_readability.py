@@ -10,10 +10,10 @@ import pytest
 
 import perfcast
 from perfcast.analyze.exclusive import exclusive_values, is_inclusive_metric
-from perfcast.render.svg import Chart, tick_labels
+from perfcast.display.svg import Chart, tick_labels
 from tests.analyze.bug_example import bug_experiment
 from tests.analyze.synthetic import experiment
-from tests.render.chromium import chromium
+from tests.display.chromium import chromium
 
 Y_TICK = re.compile(r'<text x="\d+" y="[\d.]+" text-anchor="end" dy="3">([^<]*)</text>')
 

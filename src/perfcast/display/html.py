@@ -18,13 +18,12 @@ import numpy as np
 import pandas as pd
 
 from perfcast.analyze.diagnosis import Diagnosis
-from perfcast.analyze.exclusive import exclusive_values, is_inclusive_metric
 from perfcast.analyze.scaling import Scaling
 from perfcast.core.experiment import KERNEL, METRIC, VALUE, Experiment
 from perfcast.core.function import Model
+from perfcast.display.svg import HEIGHT, PALETTE, Chart
+from perfcast.display.tables import format_warnings
 from perfcast.model.registry import REGISTRY
-from perfcast.render.svg import HEIGHT, PALETTE, Chart
-from perfcast.render.tables import format_warnings
 
 OPEN_PLOTS = 12
 LEGEND_ROW = 16
@@ -405,7 +404,7 @@ def build_report(
     measured = measurement_table(experiment, diagnosis.metric, scale, setting)
     by_kernel = {m.kernel: m for m in models}
     flagged = {b.kernel for b in diagnosis.flagged}
-    costs = _costs(experiment, diagnosis)
+    costs = _costs(diagnosis)
     out: list[str] = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -487,15 +486,12 @@ class Costs:
     shares: np.ndarray
 
 
-def _costs(experiment: Experiment, diagnosis: Diagnosis) -> Costs:
-    kernels = [r.kernel for r in diagnosis.ranking]
-    predicted = np.array([r.predicted for r in diagnosis.ranking], dtype=float)
-    inclusive = is_inclusive_metric(experiment, diagnosis.metric)
-    exclusive = exclusive_values(kernels, predicted) if inclusive else predicted
+def _costs(diagnosis: Diagnosis) -> Costs:
+    exclusive = np.array([r.exclusive for r in diagnosis.ranking], dtype=float)
     positive = np.maximum(np.nan_to_num(exclusive, nan=0.0, posinf=0.0), 0.0)
     total = float(positive.sum())
     shares = positive / total if total > 0 else np.zeros_like(positive)
-    return Costs(inclusive, exclusive, total, shares)
+    return Costs(diagnosis.inclusive, exclusive, total, shares)
 
 
 def _scaling_note(diagnosis: Diagnosis) -> str:
@@ -641,7 +637,7 @@ def _error_matrix(scaling: Scaling, limit: int = 16) -> str:
 
 def _model_warnings(models: Sequence[Model]) -> str:
     """The models' own warnings (poor fit, two regimes, too few points, oversubscription, ...),
-    one item each, as :func:`perfcast.render.tables.format_warnings` words them."""
+    one item each, as :func:`perfcast.display.tables.format_warnings` words them."""
     lines = format_warnings(models).splitlines()
     if not lines:
         return "<h2>Model warnings</h2><p>None: every model passed the quality checks.</p>"

@@ -12,7 +12,7 @@ from perfcast.analyze.diagnosis import Diagnosis
 from perfcast.core.errors import InputError, WorkError
 from perfcast.core.experiment import Experiment
 from perfcast.core.function import Model
-from perfcast.render.html import measurement_table, plot_setting
+from perfcast.display.html import measurement_table, plot_setting
 
 
 def _file_name(kernel: str) -> str:

@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 import perfcast
-from tests.render.chromium import chromium, with_script
+from tests.display.chromium import chromium, with_script
 
 P = [2, 4, 8, 16, 32, 64]
 

@@ -68,14 +68,15 @@ def diagnosis_text(diagnosis: Diagnosis, top: int = 15) -> str:
             f"  runtime (system libraries, {judged}): {len(d.runtime)} kernels, "
             f"{100 * share:.1f} % at the target: {names}"
         )
-    lines += [
-        "",
-        f"Kernels by predicted {d.metric} at the target (top {min(top, len(d.ranking))}):",
-    ]
+    heading = f"Kernels by predicted {d.metric} at the target (top {min(top, len(d.ranking))})"
+    if d.inclusive:
+        heading += "; values include called kernels, shares are of exclusive values"
+    lines += ["", f"{heading}:"]
     for rank in d.ranking[:top]:
+        own = f"exclusive {rank.exclusive:.4g}, " if d.inclusive else ""
         lines.append(
             f"  {rank.cost_rank:>3}. {rank.kernel}  {rank.predicted:.4g} "
-            f"({100 * rank.share:.1f} %), "
+            f"({own}{100 * rank.share:.1f} %), "
             f"growth {_num(rank.growth)}x [growth rank {rank.growth_rank}]  {rank.expression}"
         )
     growing = sorted(d.ranking, key=lambda r: r.growth_rank)[: min(5, len(d.ranking))]
