@@ -404,6 +404,7 @@ def report(
     modeler: str = "pmnf",
     diagnosis: Diagnosis | None = None,
     png_directory: str | Path | None = None,
+    progress: bool = False,
     **options: Any,
 ) -> str:
     """A self-contained HTML report: models, plots, warnings, scaling error, hotspot shifts.
@@ -423,6 +424,9 @@ def report(
         Of these models; made with ``options`` when None.
     png_directory : str or Path, optional
         Also write static PNG plots (matplotlib) there.
+    progress : bool
+        Show a progress bar of the kernel plots drawn on standard error, when it is a terminal
+        and the work takes more than a second.
     **options
         Passed to :func:`diagnose`.
 
@@ -443,7 +447,18 @@ def report(
     if diagnosis is None:
         diagnosis = run_diagnosis(experiment, chosen, **_diagnosis_options(experiment, options))
     modeler_name = models.modeler if models is not None else modeler
-    html = build_report(experiment, chosen, diagnosis, title, modeler_name)
+    bar = ProgressBar(len(diagnosis.ranking), unit="kernel plots", delay=PROGRESS_DELAY)
+    try:
+        html = build_report(
+            experiment,
+            chosen,
+            diagnosis,
+            title,
+            modeler_name,
+            (lambda done: bar.advance(steps=done)) if progress else None,
+        )
+    finally:
+        bar.close()
     if path is not None:
         try:
             Path(path).write_text(html, encoding="utf-8")
@@ -635,7 +650,11 @@ def build_flags(kind: str, *, functions: bool = False) -> list[str]:
 
 
 def analyze_source(
-    sources: Sequence[str | Path], parameters: Sequence[str], compile_args: Sequence[str] = ()
+    sources: Sequence[str | Path],
+    parameters: Sequence[str],
+    compile_args: Sequence[str] = (),
+    *,
+    progress: bool = False,
 ) -> StaticReport:
     """Count every function and loop of C sources symbolically over the named parameters.
 
@@ -647,6 +666,9 @@ def analyze_source(
         Source names of the input parameters (macros, globals, locals, arguments, fields).
     compile_args : sequence of str
         Flags for clang (``-D``, ``-I``, ...).
+    progress : bool
+        Show a progress bar of the loops and functions counted on standard error, when it is
+        a terminal and the counting takes more than a second.
 
     Returns
     -------
@@ -655,7 +677,20 @@ def analyze_source(
     """
     from perfcast.static import analyze
 
-    return analyze(sources, parameters, compile_args)
+    if not progress:
+        return analyze(sources, parameters, compile_args)
+    bars: list[ProgressBar] = []
+
+    def advance(counted: int, total: int) -> None:
+        if not bars:
+            bars.append(ProgressBar(total, unit="loops and functions", delay=PROGRESS_DELAY))
+        bars[0].advance()
+
+    try:
+        return analyze(sources, parameters, compile_args, advance)
+    finally:
+        if bars:
+            bars[0].close()
 
 
 def render(

@@ -125,16 +125,28 @@ def test_call_tree_of_only_inclusive_values_is_refused(call_tree_file, capsys):
     assert "every metric is inclusive" in err and err.count("\n") == 1
 
 
-def test_text_tables_fit_a_width_and_cut_with_an_ellipsis(call_tree_file):
+def test_text_tables_fit_a_width_wrapping_models_and_cutting_kernels(call_tree_file):
     experiment = load(call_tree_file, metric="time")
     models = fit(experiment)
     full = render(models)
     assert max(len(line) for line in full.splitlines()) > 80 and "..." not in full
     fitted = render(models, width=80)
+    header, *lines = fitted.splitlines()
     assert max(len(line) for line in fitted.splitlines()) <= 80
     assert "...solve->spmv_of_the_distributed_sparse_matrix" not in fitted
-    kernels = [line.split()[0] for line in fitted.splitlines()[1:]]
+    kernels = [line.split()[0] for line in lines if not line.startswith(" ")]
     assert kernels[0].startswith("...") and kernels[0].endswith("sparse_matrix")  # path's end kept
+    # every model is whole: its cell continues on the next lines
+    start, end = header.index("model"), header.index("SMAPE %")
+    cells: list[str] = []
+    for line in lines:
+        piece = line[start:end].replace(" ", "")
+        if line.startswith(" "):
+            cells[-1] += piece
+        else:
+            cells.append(piece)
+    assert cells == [m.expression().replace(" ", "") for m in models.ranked()]
+    assert len(lines) > len(models.models)  # some model did wrap
     predictions = predict(models, "p=1024")
     table = render(predictions, width=100)
     assert (
@@ -230,3 +242,34 @@ def test_a_bad_cost_point_is_one_message(call_tree_file, capsys):
     models = fit(load(call_tree_file, metric="time"))
     by_text = render(models, "csv", at="p=2")
     assert by_text == render(models, "csv", at={"p": 2.0}) != render(models, "csv")
+
+
+def test_report_shows_progress_of_the_plots_on_a_terminal(call_tree_file, tmp_path, monkeypatch):
+    import perfcast.api
+
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    out = tmp_path / "report.html"
+    assert main(["report", str(call_tree_file), "-o", str(out)]) == 0
+    assert terminal.getvalue() == ""  # done within the delay: no bar
+    monkeypatch.setattr(perfcast.api, "PROGRESS_DELAY", 0.0)
+    assert main(["report", str(call_tree_file), "-o", str(out)]) == 0
+    drawn = terminal.getvalue()
+    assert "4/4 kernel plots" in drawn and drawn.endswith("\n")
+
+
+def test_static_shows_progress_of_the_counting_on_a_terminal(tmp_path, monkeypatch, capsys):
+    import perfcast.api
+
+    source = tmp_path / "nest.c"
+    source.write_text(
+        "void f(int n) { for (int i = 0; i < n; i++) for (int j = 0; j < i; j++) ; }\n"
+        "int main(void) { f(10); return 0; }\n"
+    )
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    monkeypatch.setattr(perfcast.api, "PROGRESS_DELAY", 0.0)
+    assert main(["static", str(source), "--param", "n"]) == 0
+    drawn = terminal.getvalue()
+    assert "4/4 loops and functions" in drawn and drawn.endswith("\n")  # f, main, two loops
+    assert "f:loop@1" in capsys.readouterr().out

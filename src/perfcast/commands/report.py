@@ -31,5 +31,6 @@ def run(args: argparse.Namespace) -> int:
         path=args.output,
         title=args.title,
         png_directory=args.png,
+        progress=True,
     )
     return 0

@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("perfcast static needs at least one source file")
     if options.binary:
         return run_binary(sources, flags, options)
-    report = analyze_source(sources, options.param, flags)
+    report = analyze_source(sources, options.param, flags, progress=True)
     for message in report.diagnostics:
         print(message, file=sys.stderr)
     if options.format == "json":
@@ -144,7 +144,7 @@ def run_binary(sources: list[str], compile_args: list[str], options: argparse.Na
     if options.report is not None:
         report = load_static_report(options.report)
     else:
-        report = analyze_source(sources, parameters, compile_args)
+        report = analyze_source(sources, parameters, compile_args, progress=True)
     mix = instruction_mix(options.binary, report, parameters, options.attribution)
     if options.mix_json is not None:
         options.mix_json.write_text(render(mix, "json"))

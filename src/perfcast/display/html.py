@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -379,6 +379,7 @@ def build_report(
     diagnosis: Diagnosis,
     title: str | None = None,
     modeler: str | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> str:
     """The complete HTML document as a string.
 
@@ -394,6 +395,8 @@ def build_report(
         Defaults to the experiment's source.
     modeler : str, optional
         The registered name of the modeler that fitted the models (shown with its summary).
+    progress : callable, optional
+        Called with 1 after each kernel's plot is drawn.
     """
     title = title or f"perfcast report: {experiment.source or 'experiment'}"
     scale, target = diagnosis.scale, diagnosis.target
@@ -459,6 +462,8 @@ def build_report(
             f'<details class="card" id="k{position}" data-k="{escape(rank.kernel)}"{opened}>'
             f"<summary>{escape(rank.kernel)}</summary>{chart}</details>"
         )
+        if progress is not None:
+            progress(1)
     out.append("</div>")
     out.append(f"<script>{_JS}</script></body></html>")
     return "\n".join(out)

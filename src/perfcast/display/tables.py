@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -63,8 +64,8 @@ def format_models(
 
     Tables list each metric's models most expensive first at ``at`` (default: the set's
     :attr:`~ModelSet.point`, the largest measured values); the JSON document keeps the
-    fitting order. A ``text`` table wider than ``width`` characters has its model and kernel
-    cells cut, ending in an ellipsis.
+    fitting order. A ``text`` table wider than ``width`` characters has its model cells
+    continued on further lines and its kernel cells cut, ending in an ellipsis.
     """
     if output_format == "json":
         return models.to_json()
@@ -72,7 +73,7 @@ def format_models(
     if output_format == "csv":
         return _models_csv(ordered)
     header, rows = model_rows(ordered)
-    return render_table(header, rows, output_format, width, cut=("model", "kernel"))
+    return render_table(header, rows, output_format, width, cut=("kernel",), wrap=("model",))
 
 
 def by_cost(models: ModelSet, at: Mapping[str, float] | None = None) -> list[Model]:
@@ -118,13 +119,15 @@ def render_table(
     output_format: str,
     width: int | None = None,
     cut: Sequence[str] = (),
+    wrap: Sequence[str] = (),
 ) -> str:
     """Aligned plain-text table (``text``) or a markdown table (``markdown``).
 
-    With ``width``, the ``text`` table's columns named in ``cut`` are narrowed, the widest
-    first, to no less than :data:`MIN_CUT_WIDTH`, until a line fits; a cut cell ends in
-    :data:`ELLIPSIS`, a cut call path (a cell holding ``->``) starts with it, so its last
-    elements stay.
+    With ``width``, the ``text`` table's columns named in ``cut`` or ``wrap`` are narrowed,
+    the widest first, to no less than :data:`MIN_CUT_WIDTH`, until a line fits. A cell of a
+    ``wrap`` column continues on the next lines, broken between words, so nothing of it is
+    lost; a cell of a ``cut`` column ends in :data:`ELLIPSIS`, a cut call path (a cell holding
+    ``->``) starts with it, so its last elements stay.
     """
     if output_format == "markdown":
         escape = [[cell.replace("|", "\\|") for cell in row] for row in rows]
@@ -132,9 +135,12 @@ def render_table(
         lines += ["| " + " | ".join(row) + " |" for row in escape]
         return "\n".join(lines) + "\n"
     widths = [max(len(str(c)) for c in column) for column in zip(header, *rows, strict=True)]
+    wrapped = {list(header).index(n) for n in wrap if n in header}
     if width is not None:
         excess = sum(widths) + 2 * (len(widths) - 1) - width
-        floors = {list(header).index(n): max(MIN_CUT_WIDTH, len(n)) for n in cut if n in header}
+        floors = {
+            list(header).index(n): max(MIN_CUT_WIDTH, len(n)) for n in (*cut, *wrap) if n in header
+        }
         while excess > 0:
             wider = [c for c in floors if widths[c] > floors[c]]
             if not wider:
@@ -142,13 +148,34 @@ def render_table(
             widest = max(wider, key=lambda c: widths[c])
             widths[widest] -= 1
             excess -= 1
-        rows = [[_cut(str(c), w) for c, w in zip(row, widths, strict=True)] for row in rows]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
-    lines += [
-        "  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    ]
+    for row in rows:
+        pieces = [
+            _wrap(str(c), w) if i in wrapped else [_cut(str(c), w)]
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        for line in range(max(len(p) for p in pieces)):
+            cells = [p[line] if line < len(p) else "" for p in pieces]
+            lines.append("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
     return "\n".join(lines) + "\n"
+
+
+def _wrap(cell: str, width: int) -> list[str]:
+    """``cell`` on lines of at most ``width`` characters, broken after a space or a ``*``
+    (between the terms and factors of a model) where it can, inside a word where it must."""
+    lines: list[str] = []
+    line = ""
+    for chunk in re.findall(r"[^ *]*[ *]|[^ *]+$", cell):
+        if line and len(line) + len(chunk.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        while len(chunk.rstrip()) > width:
+            lines.append(chunk[:width])
+            chunk = chunk[width:]
+        line += chunk
+    if line.strip() or not lines:
+        lines.append(line.rstrip())
+    return lines
 
 
 def format_warnings(items: Sequence[Model | Prediction]) -> str:
@@ -184,7 +211,8 @@ def format_predictions(
     predictions: Sequence[Prediction], output_format: str, width: int | None = None
 ) -> str:
     """Render predictions (already ranked) in one of :data:`FORMATS`; a ``text`` table wider
-    than ``width`` has its model and kernel cells cut (see :func:`render_table`)."""
+    than ``width`` has its model cells continued on further lines and its kernel cells cut
+    (see :func:`render_table`)."""
     if output_format == "json":
         return dumps({"predictions": [p.to_dict() for p in predictions]}) + "\n"
     header = ["rank", "kernel", "metric", "at", "prediction", "interval", "model"]
@@ -208,7 +236,7 @@ def format_predictions(
             at = format_point(p.point)
             writer.writerow([i + 1, p.kernel, p.metric, at, p.value, p.lower, p.upper, p.level])
         return out.getvalue()
-    return render_table(header, rows, output_format, width, cut=("model", "kernel"))
+    return render_table(header, rows, output_format, width, cut=("kernel",), wrap=("model",))
 
 
 def format_tree(
@@ -252,7 +280,7 @@ def format_tree(
         out = io.StringIO()
         csv.writer(out, lineterminator="\n").writerows([header, *rows])
         return out.getvalue()
-    text = render_table(header, rows, output_format, width, cut=("model",))
+    text = render_table(header, rows, output_format, width, wrap=("model",))
     if output_format == "text":
         text += f"total (exclusive values) at {format_point(tree['at'])}: {tree['total']:.4g}\n"
     return text

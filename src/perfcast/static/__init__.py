@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from perfcast.core.errors import InputError
@@ -14,7 +14,10 @@ from perfcast.static.report import StaticKernel, StaticReport, expression_text, 
 
 
 def analyze(
-    sources: Sequence[str | Path], parameters: Sequence[str], compile_args: Sequence[str] = ()
+    sources: Sequence[str | Path],
+    parameters: Sequence[str],
+    compile_args: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
 ) -> StaticReport:
     """Count every function and loop of C sources symbolically over the named parameters.
 
@@ -26,6 +29,8 @@ def analyze(
         Input parameter names (macros, globals, locals, arguments or struct members).
     compile_args : sequence of str
         Flags for clang (``-D``, ``-I``, ...).
+    progress : callable, optional
+        Called as ``progress(counted, total)`` after each loop or function is counted.
 
     Returns
     -------
@@ -42,7 +47,7 @@ def analyze(
         raise InputError(
             f"static analysis needs libclang ({error}): pip install 'perfcast[static]'"
         ) from error
-    return _analyze(sources, parameters, compile_args)
+    return _analyze(sources, parameters, compile_args, progress)
 
 
 __all__ = ["StaticKernel", "StaticReport", "analyze", "expression_text", "parse_expression"]

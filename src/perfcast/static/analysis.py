@@ -7,7 +7,7 @@ its count per program run multiplies that, call site by call site, by the count 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -68,7 +68,10 @@ def _work_sharing(kind: CursorKind) -> bool:
 
 
 def analyze(
-    sources: Sequence[str | Path], parameters: Sequence[str], compile_args: Sequence[str] = ()
+    sources: Sequence[str | Path],
+    parameters: Sequence[str],
+    compile_args: Sequence[str] = (),
+    progress: Callable[[int, int], None] | None = None,
 ) -> StaticReport:
     """Count every function and loop nest of C sources symbolically.
 
@@ -81,6 +84,8 @@ def analyze(
         members with these names stand for the parameter (assumed an integer >= 1).
     compile_args : sequence of str
         Flags for clang (``-D``, ``-I``, ``-std``, ...).
+    progress : callable, optional
+        Called as ``progress(counted, total)`` after each loop or function is counted.
 
     Returns
     -------
@@ -94,7 +99,7 @@ def analyze(
     parsed, warnings = parse_sources(sources, compile_args)
     program = collect(parsed)
     analysis = _Analysis(program, list(parameters))
-    return analysis.run(warnings)
+    return analysis.run(warnings, progress)
 
 
 class _Analysis:
@@ -117,7 +122,9 @@ class _Analysis:
         self.reach = Reach(program, set(parameters))
 
     # -- driver -----------------------------------------------------------------------------
-    def run(self, warnings: list[str]) -> StaticReport:
+    def run(
+        self, warnings: list[str], progress: Callable[[int, int], None] | None = None
+    ) -> StaticReport:
         for source in self.program.sources:
             self.annotations[str(source.path)] = parse_annotations(source.text, source.path)
         for name, function in self.program.functions.items():
@@ -126,7 +133,11 @@ class _Analysis:
             self._walk_function(name, function)
         self.reach.call_seeds = lambda h: self.calls[h].context.seeds if h in self.calls else ()
         counting = _Counting(self.propagation, self.reach, self.parameter_names, self.extra_symbols)
-        kernels = [counting.kernel(record) for record in self.kernels]
+        kernels = []
+        for record in self.kernels:
+            kernels.append(counting.kernel(record))
+            if progress is not None:
+                progress(len(kernels), len(self.kernels))
         fingerprints = {r.name: fingerprint(r.cursor) for r in self.kernels if r.kind == "loop"}
         names = tuple(self.parameter_names) + tuple(sorted(self.extra_symbols))
         kernels = [replace(k, all_parameters=names) for k in kernels]
