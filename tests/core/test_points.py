@@ -3,6 +3,8 @@ import pytest
 from perfcast.core.errors import InputError
 from perfcast.core.points import parse_point
 
+NOT_A_NUMBER = "not a number (ASCII decimal or scientific notation expected)"
+
 
 def test_parse_point_reads_names_and_numbers_in_order():
     point = parse_point(" p = 4096 , n=1e6")
@@ -18,9 +20,15 @@ def test_parse_point_reads_names_and_numbers_in_order():
         ("p=1,", "'' is not NAME=VALUE"),
         ("", "no NAME=VALUE item"),
         ("p=1,p=2", "'p' is given twice"),
-        ("p=abc", "'abc' for 'p' is not a number"),
-        ("p=inf", "p must be a positive finite number, not inf"),
-        ("p=nan", "p must be a positive finite number, not nan"),
+        ("p=abc", "'abc' for 'p' is not a number (ASCII decimal or scientific notation expected)"),
+        ("p=8_1", "'8_1' for 'p' is not a number (ASCII decimal or scientific notation expected)"),
+        (
+            "p=\uff18",
+            "'\uff18' for 'p' is not a number (ASCII decimal or scientific notation expected)",
+        ),
+        ("p=1e400", "'1e400' for 'p' is too large for a double-precision number"),
+        ("p=inf", "'inf' for 'p' is not a finite number"),
+        ("p=nan", "'nan' for 'p' is not a finite number"),
         ("p=0", "p must be a positive finite number, not 0"),
         ("p=-2", "p must be a positive finite number, not -2"),
     ],

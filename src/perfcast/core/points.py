@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from perfcast.core.errors import InputError
+from perfcast.core.numbers import number_problem
 
 BAD_POINT = "bad-point"
 
@@ -16,8 +17,10 @@ def parse_point(
     """Parse ``p=4096,n=1e6`` into ``{"p": 4096.0, "n": 1e6}``.
 
     The text is comma-separated ``NAME=VALUE`` items; spaces around names, values and items
-    are ignored. Parameter values are positive (the scaling functions take their logarithm),
-    so zero, negative and non-finite values are rejected here.
+    are ignored. Values are read like every number of an input file
+    (:func:`perfcast.core.numbers.number_problem`: ASCII decimal or scientific notation, no
+    ``8_1``, other scripts' digits, ``nan`` or ``inf``) and are positive (the scaling functions
+    take their logarithm), so zero and negative values are rejected here.
 
     Parameters
     ----------
@@ -56,11 +59,11 @@ def parse_point(
             raise bad(f"'{name}' is given twice")
         if parameters is not None and name not in parameters:
             raise bad(f"'{name}' is not a parameter (parameters: {', '.join(parameters)})")
-        try:
-            number = float(value)
-        except ValueError:
-            raise bad(f"'{value.strip()}' for '{name}' is not a number") from None
-        if not math.isfinite(number) or number <= 0:
+        problem = number_problem(value.strip())
+        if problem is not None:
+            raise bad(f"'{value.strip()}' for '{name}' is {problem}")
+        number = float(value)
+        if number <= 0:
             raise bad(f"{name} must be a positive finite number, not {value.strip()}")
         point[name] = number
     return point
