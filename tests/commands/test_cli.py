@@ -105,3 +105,23 @@ def test_model_on_a_small_file_imports_no_heavy_package(tmp_path, name):
         experiment.metrics["time"] = Metric("time", "s")  # so that a CSV has its header line
         write_experiment(experiment, small)
     assert loaded_heavy_packages(["model", str(small)]) == []
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly(tmp_path):
+    # `perfcast model big.csv --format json | head -1`: the rest of the output has nowhere to go
+    rows = ["kernel,metric,p,repetition,value"] + [
+        f"k{k},time,{p},{r},{(k + 1) * p * (1 + 0.01 * r)}"
+        for k in range(2000)
+        for p in (2, 4, 8, 16)
+        for r in (0, 1)
+    ]
+    table = tmp_path / "big.csv"
+    table.write_text("\n".join(rows) + "\n")
+    command = [sys.executable, "-m", "perfcast.cli", "model", str(table), "--format", "json"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline().strip() == b"{"
+    process.stdout.close()
+    error = process.stderr.read().decode()
+    assert process.wait(timeout=120) == cli.EXIT_BROKEN_PIPE
+    assert error == ""
