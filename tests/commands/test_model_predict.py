@@ -42,10 +42,16 @@ def test_json_output_has_exactly_the_design_schema(experiment_file, capsys):
     assert document["modeler"]["settings"]["alpha"] == 0.05
     assert document["ranges"] == {"p": [4.0, 64.0], "n": [10.0, 50.0]}
     keys = {"kernel", "metric", "parameters", "constant", "terms", "expression", "quality"}
-    keys |= {"warnings"}
+    keys |= {"warnings", "uncertainty"}
     for model in document["models"]:
         assert set(model) == keys
         assert set(model["quality"]) == {"rss", "smape", "adj_r2", "cv_smape", "lof_p"}
+        assert set(model["uncertainty"]) == {
+            "covariance", "noise_variance", "dof", "relative", "loo_variance",
+            "selection_inflation",
+        }  # fmt: skip
+        size = len(model["terms"]) + 1
+        assert [len(row) for row in model["uncertainty"]["covariance"]] == [size] * size
         for term in model["terms"]:
             assert set(term) == {"coefficient", "factors"}
             for factor in term["factors"]:

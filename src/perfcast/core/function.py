@@ -179,6 +179,46 @@ class Uncertainty:
     loo_variance: float = 0.0
     selection_inflation: float = 1.0
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary for JSON (the ``uncertainty`` of a model)."""
+        return {
+            "covariance": [[float(v) for v in row] for row in np.asarray(self.covariance)],
+            "noise_variance": float(self.noise_variance),
+            "dof": int(self.dof),
+            "relative": bool(self.relative),
+            "loo_variance": float(self.loo_variance),
+            "selection_inflation": float(self.selection_inflation),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], size: int) -> Uncertainty:
+        """Rebuild from :meth:`to_dict`'s form for a model of ``size`` coefficients
+        (constant included).
+
+        Raises
+        ------
+        ValueError
+            When a value is missing, not a finite number, or the covariance is not
+            ``size x size``.
+        """
+        covariance = np.array(data["covariance"], dtype=float)
+        if covariance.shape != (size, size):
+            raise ValueError(
+                f"uncertainty: the covariance must be {size} x {size} for "
+                f"{size} coefficients, not {'x'.join(map(str, covariance.shape))}"
+            )
+        numbers = [float(data[key]) for key in ("noise_variance", "loo_variance")]
+        inflation = float(data.get("selection_inflation", 1.0))
+        if not (np.all(np.isfinite(covariance)) and np.all(np.isfinite([*numbers, inflation]))):
+            raise ValueError("uncertainty: every value must be a finite number")
+        dof = data["dof"]
+        if isinstance(dof, bool) or not isinstance(dof, int) or dof < 1:
+            raise ValueError(f"uncertainty: dof must be a positive integer, not {dof!r}")
+        relative = data.get("relative", True)
+        if not isinstance(relative, bool):
+            raise ValueError(f"uncertainty: relative must be true or false, not {relative!r}")
+        return cls(covariance, numbers[0], dof, relative, numbers[1], inflation)
+
 
 @dataclass(frozen=True)
 class ModelWarning:
@@ -387,8 +427,10 @@ class Model:
         )
 
     def to_dict(self, with_quality: bool = True) -> dict[str, Any]:
-        """The JSON form of DESIGN.md; ``with_quality`` adds ``quality`` and ``warnings``
-        (a list of ``{"code", "message"}``, optional for readers: absent means none)."""
+        """The JSON form of DESIGN.md; ``with_quality`` adds ``quality``, ``warnings`` (a list
+        of ``{"code", "message"}``) and, for a fitted model, ``uncertainty`` (what
+        :meth:`predict_interval` needs); both are optional for readers: absent means no
+        warnings, and a model without uncertainty has no interval."""
         data: dict[str, Any] = {
             "kernel": self.kernel,
             "metric": self.metric,
@@ -413,6 +455,8 @@ class Model:
         if with_quality:
             data["quality"] = None if self.quality is None else self.quality.to_dict()
             data["warnings"] = [w.to_dict() for w in self.warnings]
+            if self.uncertainty is not None:
+                data["uncertainty"] = self.uncertainty.to_dict()
         return data
 
     @classmethod
@@ -440,6 +484,7 @@ class Model:
                 for t in data.get("terms", [])
             )
             quality = data.get("quality")
+            uncertainty = data.get("uncertainty")
             return cls(
                 kernel=str(data["kernel"]),
                 metric=str(data.get("metric", "time")),
@@ -447,6 +492,9 @@ class Model:
                 constant=float(data.get("constant", 0.0)),
                 terms=terms,
                 quality=Quality(**quality) if quality else None,
+                uncertainty=(
+                    Uncertainty.from_dict(uncertainty, len(terms) + 1) if uncertainty else None
+                ),
                 warnings=tuple(
                     ModelWarning(str(w["code"]), str(w["message"]))
                     for w in data.get("warnings") or ()

@@ -223,7 +223,9 @@ def format_predictions(
             p.metric,
             format_point(p.point),
             f"{p.value:.6g}",
-            f"[{p.lower:.4g}, {p.upper:.4g}] ({100 * p.level:g}%)",
+            f"[{p.lower:.4g}, {p.upper:.4g}] ({100 * p.level:g}%)"
+            if math.isfinite(p.lower) and math.isfinite(p.upper)
+            else "none",
             p.expression,
         ]
         for i, p in enumerate(predictions)
@@ -234,7 +236,8 @@ def format_predictions(
         writer.writerow(["rank", "kernel", "metric", "at", "prediction", "lower", "upper", "level"])
         for i, p in enumerate(predictions):
             at = format_point(p.point)
-            writer.writerow([i + 1, p.kernel, p.metric, at, p.value, p.lower, p.upper, p.level])
+            bounds = [b if math.isfinite(b) else "" for b in (p.lower, p.upper)]  # none: empty
+            writer.writerow([i + 1, p.kernel, p.metric, at, p.value, *bounds, p.level])
         return out.getvalue()
     return render_table(header, rows, output_format, width, cut=("kernel",), wrap=("model",))
 

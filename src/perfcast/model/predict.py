@@ -3,7 +3,9 @@
 A prediction far beyond the measurements carries an ``extrapolation`` warning: a parameter
 more than :data:`EXTRAPOLATION_FACTOR` times its largest measured value. Scaling models are
 routinely used to extrapolate, but so far out a small error in an exponent grows large, so the
-warning states the distance and the width of the prediction interval there.
+warning states the distance and the width of the prediction interval there. A model without fit
+uncertainty (one written by hand, or a fit that left no degree of freedom) gives a prediction
+without interval: its bounds are NaN (``null`` in JSON) and a ``no-interval`` warning says why.
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ from perfcast.core.points import plain_value
 #: A parameter beyond this many times its largest measured value makes a prediction a far
 #: extrapolation.
 EXTRAPOLATION_FACTOR = 4.0
+
+NO_INTERVAL = ModelWarning(
+    "no-interval",
+    "no prediction interval: the model holds no fit uncertainty (it was written without one, "
+    "or its fit left no degree of freedom for one)",
+)
 
 
 @dataclass(frozen=True)
@@ -91,6 +99,10 @@ def predict(
                 )
         coordinates = np.array([[point[p] for p in model.parameters]])
         value, lower, upper = (float(a[0]) for a in model.predict_interval(coordinates, level))
+        warnings = extrapolation_warnings(point, ranges or {}, value, lower, upper, level)
+        if model.uncertainty is None:
+            lower = upper = float("nan")
+            warnings = (NO_INTERVAL, *warnings)
         predictions.append(
             Prediction(
                 model.kernel,
@@ -101,7 +113,7 @@ def predict(
                 upper,
                 level,
                 model.expression(),
-                extrapolation_warnings(point, ranges or {}, value, lower, upper, level),
+                warnings,
             )
         )
     return sorted(predictions, key=lambda p: -p.value)
