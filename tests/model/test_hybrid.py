@@ -149,12 +149,47 @@ def test_static_terms_that_fit_clearly_worse_give_way_to_the_empirical_model(rep
     assert note.startswith("hybrid: kernel 'main->sweep' modeled empirically: the static terms")
 
 
+#: Configurations 4x to 16x beyond the measured grid, where a model's form decides its error.
+FAR = {
+    "n": np.array([1024.0, 4096.0, 4096.0, 2048.0]),
+    "m": np.array([640.0, 2560.0, 160.0, 640.0]),
+}
+
+
 @pytest.mark.parametrize("noise", [0.0, 0.03, 0.1, 0.3])
-def test_hybrid_error_no_worse_than_empirical_on_every_example_kernel(report, heap_report, noise):
-    """SMAPE of the hybrid model against the empirical one on every kernel of both example
-    programs, 5 seeds per noise level. Exact static terms may fit noise slightly worse than
-    the larger empirical search (never by more than the fallback's margin, which this
-    asserts); the kernels whose static information was unresolved fit exactly as well."""
+def test_hybrid_predicts_no_worse_than_empirical_on_every_example_kernel(
+    report, heap_report, noise
+):
+    """The error that matters, the prediction's distance from the truth beyond the measured
+    range, of the hybrid model against the empirical one, on every kernel of both example
+    programs, averaged over 5 seeds per noise level. A kernel that only some parameters reach
+    is fitted on data averaged over the others, so where both searches pick the same form
+    their coefficients differ by noise: 1 % of the error is allowed for that, no more."""
+    for program_report, truth in ((report, TRUTH), (heap_report, HEAP_TRUTH)):
+        hybrid_error = dict.fromkeys(truth, 0.0)
+        empirical_error = dict.fromkeys(truth, 0.0)
+        for seed in range(5):
+            experiment = synthetic_experiment(truth, GRID, noise=noise, seed=seed)
+            modeler = HybridModeler(program_report).fit(experiment)
+            empirical = {m.kernel: m for m in fit(experiment, location=modeler.location_)}
+            for model in modeler.models_:
+                exact = truth[model.kernel](FAR["n"], FAR["m"])
+
+                def error(m, exact=exact):
+                    return float(np.mean(np.abs(m.evaluate(FAR) - exact) / exact))
+
+                hybrid_error[model.kernel] += error(model) / 5
+                empirical_error[model.kernel] += error(empirical[model.kernel]) / 5
+        for kernel, value in hybrid_error.items():
+            assert value <= 1.01 * empirical_error[kernel] + 1e-12, (kernel, noise)
+
+
+@pytest.mark.parametrize("noise", [0.0, 0.03, 0.1, 0.3])
+def test_hybrid_fits_the_measurements_within_the_fallback_margin(report, heap_report, noise):
+    """In-sample SMAPE of the hybrid model against the empirical one, 5 seeds per noise level.
+    Exact static terms may fit noise slightly worse than the larger empirical search (never by
+    more than the fallback's margin, which this asserts); the kernels whose static
+    information was unresolved fit exactly as well."""
     from perfcast.model.hybrid import DEGRADED_SMAPE_POINTS, DEGRADED_SMAPE_RATIO
 
     for program_report, truth in ((report, TRUTH), (heap_report, HEAP_TRUTH)):
