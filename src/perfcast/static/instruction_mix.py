@@ -46,7 +46,15 @@ import sympy
 
 from perfcast.core.errors import InputError
 from perfcast.static.binary import Binary, BinaryFunction, BinaryInstruction
-from perfcast.static.control_flow import Loop, basic_blocks, natural_loops, reachable
+from perfcast.static.control_flow import (
+    Block,
+    Loop,
+    basic_blocks,
+    doomed,
+    natural_loops,
+    reachable,
+)
+from perfcast.static.machine_trips import Induction, induction, packed
 from perfcast.static.x86_categories import CATEGORIES, MEMORY_COUNTS
 
 COUNT_KEYS: tuple[str, ...] = (*CATEGORIES, "total", *MEMORY_COUNTS)
@@ -412,31 +420,148 @@ def _cfg_counts(
         for index in loop.blocks:
             around[index].append(loop)
     place_of = _match_loops(function.name, blocks, machine_loops, around, catalog)
-    versions: dict[tuple, list[Loop]] = defaultdict(list)
-    for loop in machine_loops:
-        versions[place_of[loop.header].key].append(loop)
-    for key, implementations in versions.items():
-        if len(implementations) > 1:
-            starts = ", ".join(f"{blocks[loop.header].start:#x}" for loop in implementations)
-            notes.append(
-                f"source loop {key[1]} is implemented by {len(implementations)} machine loops "
-                f"({starts}; versioned or split by the compiler): each is counted as if it ran"
-            )
+    runs = _MachineCounts(blocks, around, place_of, function_count).counts(machine_loops, notes)
+    error_paths = doomed(blocks)
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
     for block in blocks:
         chain = around[block.index]
-        if block.index not in live:
-            count = sympy.Integer(0)  # alignment padding after a return or jump
+        if block.index not in live or block.index in error_paths:
+            # alignment padding after a return or jump, or an error path ending the program
+            count = sympy.Integer(0)
         elif not chain:
             count = function_count
         else:
             innermost = chain[-1]
-            count = place_of[innermost.header].defined()
+            count = runs[innermost.header].defined()
             if innermost.exits_at_header and block.index == innermost.header:
-                outer = place_of[chain[-2].header].defined() if len(chain) > 1 else function_count
+                outer = runs[chain[-2].header].defined() if len(chain) > 1 else function_count
                 count = count + outer
         counted.extend((insn, count) for insn in block.instructions)
     return counted
+
+
+class _MachineCounts:
+    """How often the body of each machine loop runs: its source loop's count, corrected by the
+    trip count or the elements per iteration the binary shows (vectorization, unrolling).
+
+    Machine loops that implement one source loop side by side (a vector loop and its scalar
+    remainder loop) share its iterations: each takes ``floor(remaining / k)`` passes of ``k``
+    source iterations per entry, widest first, and leaves the rest to the next.
+    """
+
+    def __init__(
+        self,
+        blocks: list[Block],
+        around: dict[int, list[Loop]],
+        place_of: dict[int, _Place],
+        function_count: sympy.Expr,
+    ) -> None:
+        self.blocks = blocks
+        self.around = around
+        self.place_of = place_of
+        self.function_count = _Place((), function_count, None)
+
+    def _own(self, loop: Loop) -> set[int]:
+        """The loop's blocks that no loop nested in it holds."""
+        return {b for b in loop.blocks if self.around[b][-1] is loop}
+
+    def _outer(self, loop: Loop) -> Loop | None:
+        chain = self.around[loop.header]
+        return chain[-2] if len(chain) > 1 else None
+
+    def counts(self, machine_loops: list[Loop], notes: list[str]) -> dict[int, _Place]:
+        """Machine loop header -> the count of its body per program run (or why undefined)."""
+        runs: dict[int, _Place] = {}
+        siblings: dict[tuple, list[Loop]] = defaultdict(list)
+        for loop in machine_loops:
+            outer = self._outer(loop)
+            siblings[(outer.header if outer else None, self.place_of[loop.header].key)].append(loop)
+        for loop in machine_loops:  # outer loops first: an entry count is known when needed
+            if loop.header in runs:
+                continue
+            outer = self._outer(loop)
+            group = siblings[(outer.header if outer else None, self.place_of[loop.header].key)]
+            entry = runs[outer.header] if outer else self.function_count
+            source_entry = self.place_of[outer.header] if outer else self.function_count
+            runs.update(self._group(group, entry, source_entry, notes))
+        return runs
+
+    def _group(
+        self, group: list[Loop], entry: _Place, source_entry: _Place, notes: list[str]
+    ) -> dict[int, _Place]:
+        place = self.place_of[group[0].header]
+        name = place.key[1] if len(place.key) > 1 else "?"
+        own = {loop.header: self._own(loop) for loop in group}
+        found = {loop.header: induction(self.blocks, loop, own[loop.header]) for loop in group}
+        trips = {h: i.trip_count() if i else None for h, i in found.items()}
+        if entry.count is None:
+            return {loop.header: _Place(place.key, None, entry.reason) for loop in group}
+        per_entry = None
+        if place.count is not None and source_entry.count is not None:
+            per_entry = sympy.cancel(place.count / source_entry.count)
+        if all(t is not None for t in trips.values()):
+            result = {}
+            for loop in group:
+                trip = trips[loop.header]
+                result[loop.header] = _Place(place.key, sympy.expand(trip * entry.count), None)
+                if per_entry != trip:
+                    notes.append(
+                        f"machine loop at {self.blocks[loop.header].start:#x} runs {trip} times "
+                        f"per entry (read from the binary), source loop {name} "
+                        f"{_per_entry_text(per_entry)}: vectorized, unrolled or split"
+                    )
+            return result
+        if place.count is None or per_entry is None:
+            return {loop.header: place for loop in group}
+        widths = {
+            loop.header: _width(found[loop.header], self.blocks, own[loop.header]) for loop in group
+        }
+        if len(group) == 1 and widths[group[0].header] == 1:
+            return {group[0].header: _Place(place.key, place.count, None)}
+        unknown = [h for h, k in widths.items() if k is None]
+        if unknown:
+            reason = (
+                f"machine loop at {self.blocks[unknown[0]].start:#x} implements source loop "
+                f"{name} (vectorized, unrolled or versioned), and how many source iterations "
+                "one of its passes covers cannot be read from the binary"
+            )
+            return {loop.header: _Place(place.key, None, reason) for loop in group}
+        known = {h: k for h, k in widths.items() if k is not None}
+        remaining = per_entry
+        result = {}
+        ordered = sorted(group, key=lambda item: -known[item.header])
+        for loop in ordered:
+            width = known[loop.header]
+            passes = sympy.floor(remaining / width) if width > 1 else remaining
+            result[loop.header] = _Place(place.key, sympy.expand(passes * entry.count), None)
+            remaining = remaining - width * passes
+        starts = ", ".join(
+            f"{self.blocks[loop.header].start:#x} ({known[loop.header]} per pass)"
+            for loop in ordered
+        )
+        notes.append(
+            f"source loop {name} is implemented by {len(group)} machine loop"
+            f"{'s' if len(group) > 1 else ''} ({starts}; "
+            "vectorized, unrolled, split or versioned; widths read from the binary): each takes "
+            "floor(remaining / width) passes per entry, which assumes every entry runs the same "
+            "number of iterations and versions run one after the other"
+        )
+        return result
+
+
+def _width(found: Induction | None, blocks: list[Block], own: set[int]) -> int | None:
+    """Source iterations one pass of a machine loop covers: from its induction register, else 1
+    for a loop without packed SIMD instructions, else None (unknown)."""
+    width = found.elements_per_iteration() if found is not None else None
+    if width is not None:
+        return width
+    return None if packed(blocks, own) else 1
+
+
+def _per_entry_text(per_entry: sympy.Expr | None) -> str:
+    if per_entry is None:
+        return "has no defined count"
+    return f"{per_entry} times per entry"
 
 
 def _match_loops(
