@@ -197,7 +197,7 @@ def instruction_mix(
     """
     if attribution not in ("cfg", "line"):
         raise InputError(f"unknown attribution {attribution!r}: use 'cfg' or 'line'")
-    catalog = _Catalog(list(report.kernels))
+    catalog = _Catalog(list(report.kernels), list(getattr(report, "branches", ())))
     inlined = {
         frame.callee
         for f in binary.functions.values()
@@ -296,8 +296,14 @@ class _Place:
 class _Catalog:
     """The kernels of a static report, indexed for attribution, with cached source chains."""
 
-    def __init__(self, kernels: list[StaticKernelLike]) -> None:
+    def __init__(
+        self, kernels: list[StaticKernelLike], branches: Sequence[StaticKernelLike] = ()
+    ) -> None:
         self.files = {_normal(k.file) for k in kernels}
+        self.branches: dict[str, list[StaticKernelLike]] = defaultdict(list)
+        for branch in branches:
+            self.branches[branch.function].append(branch)
+        self._guards: dict[tuple, tuple[_Guard, ...]] = {}
         self.functions = {k.function: k for k in kernels if k.kind == "function"}
         self.functions.update({k.name: k for k in kernels if k.kind == "function"})
         self.loops: dict[str, list[StaticKernelLike]] = defaultdict(list)
@@ -328,13 +334,38 @@ class _Catalog:
         """Source loops around an instruction, outermost first, through its inlined calls."""
         key = (function, insn.inlined, insn.file, insn.line)
         if key not in self._chains:
-            self._chains[key] = self._build_chain(function, insn)
+            self._chains[key], self._guards[key] = self._build_chain(function, insn)
         return self._chains[key]
 
-    def _build_chain(self, function: str, insn: BinaryInstruction) -> tuple[_Place, ...]:
+    def guards(self, function: str, insn: BinaryInstruction) -> tuple[_Guard, ...]:
+        """The ``if`` blocks around the call sites an inlined instruction comes from."""
+        self.chain(function, insn)
+        return self._guards[(function, insn.inlined, insn.file, insn.line)]
+
+    def branch_at(
+        self, function: str, file: str | None, line: int, inside: StaticKernelLike | None
+    ) -> StaticKernelLike | None:
+        """The innermost branch block of a function holding the position, within the loop
+        ``inside`` (the innermost loop holding it) when there is one."""
+        if not file or not line:
+            return None
+        path = _normal(file)
+        found = [
+            b
+            for b in self.branches.get(function, ())
+            if _normal(b.file) == path
+            and b.line <= line <= b.end_line
+            and (inside is None or inside.line <= b.line <= b.end_line <= inside.end_line)
+        ]
+        return max(found, key=lambda b: (b.line, -b.end_line), default=None)
+
+    def _build_chain(
+        self, function: str, insn: BinaryInstruction
+    ) -> tuple[tuple[_Place, ...], tuple[_Guard, ...]]:
         names = [function] + [frame.callee for frame in insn.inlined]
         positions = [(f.call_file, f.call_line) for f in insn.inlined] + [(insn.file, insn.line)]
         chain: list[_Place] = []
+        guards: list[_Guard] = []
         path: tuple = ()
         current = _Place((), None, None)  # count of the innermost place so far
         try:
@@ -347,11 +378,43 @@ class _Catalog:
                 path += ((name, file, line),)
                 continue  # inlined function without a kernel (a library header's): no loops
             entry = current
-            for loop in self.loops_at(name, file, line):
+            loops = self.loops_at(name, file, line)
+            for loop in loops:
                 current = _place(path, loop, callee, entry)
                 chain.append(current)
+            branch = self.branch_at(name, file, line, loops[-1] if loops else None)
+            if level < len(insn.inlined) and branch is not None:
+                # the call site of the next inlined frame lies in an if block: its code runs
+                # as often as that block, a share of the enclosing place's runs
+                guarded = _place(path, branch, callee, entry)
+                guards.append(_Guard(len(chain), branch.name, _share(guarded, current)))
+                current = guarded
             path += ((name, file, line),)
-        return tuple(chain)
+        return tuple(chain), tuple(guards)
+
+
+@dataclass(frozen=True)
+class _Guard:
+    """An ``if`` block around a call site that inlined code comes from.
+
+    ``loops`` is how many source loops (of the chain) lie outside it; ``share`` is the part of
+    the enclosing place's runs in which the block runs (None with the reason in ``place``).
+    """
+
+    loops: int
+    name: str
+    share: _Place
+
+
+def _share(guarded: _Place, enclosing: _Place) -> _Place:
+    """The ratio of a block's count to its enclosing place's count (0 when neither runs)."""
+    if guarded.count is None:
+        return guarded
+    if enclosing.count is None:
+        return enclosing
+    if guarded.count == 0 or enclosing.count == 0:
+        return _Place(guarded.key, sympy.Integer(0), None)
+    return _Place(guarded.key, sympy.cancel(guarded.count / enclosing.count), None)
 
 
 def _place(
@@ -361,13 +424,16 @@ def _place(
     loop runs per call of the callee, times the calls at this site (``entry``)."""
     key = (path, loop.name, loop.line)
     if loop.count is None:
-        return _Place(key, None, f"count of loop {loop.name} undefined: {loop.undef_reason}")
+        what = "block" if loop.kind == "branch" else "loop"
+        return _Place(key, None, f"count of {what} {loop.name} undefined: {loop.undef_reason}")
     count = _normalized(loop.count)
     if callee is None:
         return _Place(key, count, None)
     if callee.count is None or entry.count is None:
         reason = entry.reason or f"count of function {callee.name} undefined"
         return _Place(key, None, reason)
+    if callee.count == 0 or entry.count == 0:
+        return _Place(key, sympy.Integer(0), None)  # never called here: never runs (no 0/0)
     per_call = sympy.cancel(count / _normalized(callee.count))
     if sympy.fraction(sympy.together(per_call))[1].free_symbols:
         return _Place(
@@ -436,7 +502,12 @@ def _cfg_counts(
             if innermost.exits_at_header and block.index == innermost.header:
                 outer = runs[chain[-2].header].defined() if len(chain) > 1 else function_count
                 count = count + outer
-        counted.extend((insn, count) for insn in block.instructions)
+        for insn in block.instructions:
+            share = sympy.Integer(1)
+            for guard in catalog.guards(function.name, insn):
+                if guard.loops >= len(chain):  # inside the innermost machine loop around it
+                    share = share * guard.share.defined()
+            counted.append((insn, count if share == 1 else sympy.expand(count * share)))
     return counted
 
 
