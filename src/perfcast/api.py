@@ -17,7 +17,7 @@ record); a setting outside its allowed range is a ``ValueError`` naming the sett
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -655,6 +655,7 @@ def analyze_source(
     compile_args: Sequence[str] = (),
     *,
     progress: bool = False,
+    values: Mapping[str, float] | None = None,
 ) -> StaticReport:
     """Count every function and loop of C sources symbolically over the named parameters.
 
@@ -669,14 +670,36 @@ def analyze_source(
     progress : bool
         Show a progress bar of the loops and functions counted on standard error, when it is
         a terminal and the counting takes more than a second.
+    values : mapping of str to float, optional
+        Parameters fixed at a value: analysed like the others, then their values are put
+        into every count (:meth:`StaticReport.with_values`).
 
     Returns
     -------
     StaticReport
         Pass it to :func:`fit` as ``report=`` with ``modeler="hybrid"``.
+
+    Raises
+    ------
+    InputError
+        When a source cannot be parsed, or a parameter name occurs in none of the sources
+        (reason ``unknown-parameter``, with the closest names).
     """
     from perfcast.static import analyze
 
+    fixed = dict(values or {})
+    names = list(parameters) + [name for name in fixed if name not in parameters]
+    report = _analyze_with_progress(analyze, sources, names, compile_args, progress)
+    return report.with_values(fixed) if fixed else report
+
+
+def _analyze_with_progress(
+    analyze: Callable[..., StaticReport],
+    sources: Sequence[str | Path],
+    parameters: Sequence[str],
+    compile_args: Sequence[str],
+    progress: bool,
+) -> StaticReport:
     if not progress:
         return analyze(sources, parameters, compile_args)
     bars: list[ProgressBar] = []

@@ -40,6 +40,7 @@ from perfcast.static.loops import (
     writes_in,
 )
 from perfcast.static.names import Names
+from perfcast.static.parameter_check import check_parameters
 from perfcast.static.program import Program, collect
 from perfcast.static.propagation import Propagation, public
 from perfcast.static.reach import Reach
@@ -104,9 +105,10 @@ def analyze(
     Raises
     ------
     InputError
-        When a file is missing or clang reports an error.
+        When a file is missing, clang reports an error, or a parameter occurs in no source.
     """
     parsed, warnings = parse_sources(sources, compile_args)
+    check_parameters(parsed, parameters, compile_args)
     program = collect(parsed)
     analysis = _Analysis(program, list(parameters))
     return analysis.run(warnings, progress)
