@@ -83,3 +83,15 @@ def test_leave_one_out_error_is_a_floor_of_the_interval() -> None:
     assert half_width(wide_noise, 8.0) == half_width(
         linear_model(Uncertainty(covariance, 0.2**2, 10)), 8.0
     )
+
+
+def test_a_prediction_of_zero_has_the_fitted_curves_spread_not_nan() -> None:
+    covariance = np.diag([4e-4, 0.0])
+    zero = Model("k", "time", ("p",), 0.0, (Term(0.0, (Factor("p", 1),)),), None, None)
+    uncertain = dataclasses.replace(zero, uncertainty=Uncertainty(covariance, 1e-2, 10))
+    value, lower, upper = uncertain.predict_interval({"p": [8.0]})
+    spread = special.stdtrit(10, 0.975) * 0.02
+    assert (value[0], lower[0], upper[0]) == (0.0, pytest.approx(-spread), pytest.approx(spread))
+    flat = dataclasses.replace(uncertain, uncertainty=Uncertainty(np.zeros((2, 2)), 1e-2, 10))
+    _, lower, upper = flat.predict_interval({"p": [8.0]})
+    assert (lower.tolist(), upper.tolist()) == ([0.0], [0.0])

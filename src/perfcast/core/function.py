@@ -383,7 +383,14 @@ class Model:
                 np.maximum(fit_variance / prediction**2 + u.noise_variance, u.loo_variance) + beyond
             )
             factor = np.exp(quantile * relative)
-            return prediction, prediction / factor, prediction * factor
+            lower, upper = prediction / factor, prediction * factor
+        # Where the prediction is 0 a relative spread means nothing: the fitted curve's own
+        # spread is the interval there (none for a model that is 0 throughout).
+        zero = prediction == 0
+        if zero.any():
+            spread = quantile * np.sqrt(fit_variance[zero])
+            lower[zero], upper[zero] = -spread, spread
+        return prediction, lower, upper
 
     def _extrapolation_variance(self, points: np.ndarray | Mapping[str, Any]) -> np.ndarray:
         """Relative variance the backtests add at ``points`` beyond the measured values."""
