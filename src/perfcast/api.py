@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from perfcast.measure.spec import Campaign as Campaign
     from perfcast.model.learned import LearnedModel as LearnedModel
     from perfcast.model.learned import RunPrediction as RunPrediction
+    from perfcast.static.features import InstrumentedSource as InstrumentedSource
     from perfcast.static.instruction_mix import InstructionMix as InstructionMix
     from perfcast.static.report import StaticReport as StaticReport
 
@@ -1077,6 +1078,74 @@ def learning_methods() -> tuple[str, ...]:
     return METHODS
 
 
+def instrument_features(
+    sources: Sequence[str | Path],
+    output: str | Path,
+    compile_args: Sequence[str] = (),
+    *,
+    parameters: Sequence[str] = (),
+) -> list[InstrumentedSource]:
+    """Rewrite C sources so that each run records its run-time features (libclang).
+
+    Assignments to scalar variables outside loops, branch outcomes, loop trips and MPI calls
+    and bytes become features named ``file:line:kind:name``; the copies in ``output`` build
+    with the original command (the runtime header is copied beside them) and append one JSON
+    line per run to ``$PERFCAST_FEATURES_FILE`` (read it with :func:`load_feature_records`).
+
+    Parameters
+    ----------
+    sources : sequence of str or Path
+    output : str or Path
+        Directory for the instrumented copies, ``perfcast_features.h`` and ``features.json``.
+    compile_args : sequence of str
+        ``-I``/``-D`` flags the sources need to parse.
+    parameters : sequence of str
+        Variables holding the program's inputs: their first assignment is named by the
+        variable alone.
+
+    Returns
+    -------
+    list of InstrumentedSource
+        Per source: its features and the sites left alone (spelled by macros).
+
+    Raises
+    ------
+    InputError
+        When a source is missing or does not parse.
+    """
+    from perfcast.static.features import instrument_features as instrument
+
+    return instrument(sources, output, compile_args, parameters)
+
+
+def load_feature_records(path: str | Path, *, phase: str = "exit") -> RunTable:
+    """The run table of an instrumented program's feature records: one row per run, its
+    ``time`` the run's elapsed seconds; ``phase="features_end"`` takes the features recorded
+    when the early phase ended (``#pragma perfcast features_end``).
+
+    Raises
+    ------
+    InputError
+        Naming file and line of a malformed record.
+    """
+    from perfcast.io.run_table import read_feature_records
+
+    return read_feature_records(path, phase)
+
+
+def save_run_table(table: RunTable, path: str | Path) -> None:
+    """Write a run table as CSV (or Parquet, by the suffix ``.parquet``).
+
+    Raises
+    ------
+    InputError
+        When the file cannot be written.
+    """
+    from perfcast.io.run_table import write_run_table
+
+    write_run_table(table, path)
+
+
 __all__ = [
     "LOCATIONS",
     "TABLE_FORMATS",
@@ -1120,4 +1189,7 @@ __all__ = [
     "render_learned",
     "run_prediction_warnings",
     "save_learned",
+    "instrument_features",
+    "load_feature_records",
+    "save_run_table",
 ]

@@ -317,3 +317,89 @@ def _read_parquet(path: Path) -> RunTable:
     if frame.num_rows == 0:
         raise InputError("no runs in the table", path, reason="bad-run-table")
     return _build(texts, str(path), first_line=1)
+
+
+#: Keys of a feature record that are no features.
+_RECORD_KEYS = ("phase", "elapsed", "ranks_reduced")
+
+
+def read_feature_records(path: str | Path, phase: str = "exit") -> RunTable:
+    """The run table of the JSON lines an instrumented program appends (``perfcast features``).
+
+    Every ``exit`` line ends a run; its ``elapsed`` seconds become the ``time`` column. With
+    ``phase="features_end"`` the features are those of the run's last ``features_end`` line
+    before its ``exit`` (the early phase predicting the whole run); runs without one are
+    errors.
+
+    Raises
+    ------
+    InputError
+        Naming the file and line of a line that is not a JSON object, lacks ``phase`` or a
+        number, or names other features than the first run.
+    """
+    import json
+
+    source = str(path)
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise InputError("no such file", source, reason="missing-file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read: {error}", source, reason="bad-run-table") from None
+    rows: list[dict[str, float]] = []
+    early: dict[str, float] | None = None
+    names: list[str] | None = None
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            continue
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise InputError(
+                f"not a JSON line ({error.msg})", source, number, reason="bad-run-table"
+            ) from None
+        if not isinstance(record, dict) or record.get("phase") not in ("exit", "features_end"):
+            raise InputError(
+                "a feature record with phase 'exit' or 'features_end' expected",
+                source,
+                number,
+                reason="bad-run-table",
+            )
+        values = {
+            key: parse_number(value, f"feature {key!r}", source, number)
+            for key, value in record.items()
+            if key != "phase"
+        }
+        keys = [k for k in values if k not in _RECORD_KEYS]
+        if names is None:
+            names = keys
+        elif keys != names:
+            extra = sorted(set(keys) ^ set(names))
+            raise InputError(
+                f"other features than the first record's ({', '.join(extra[:3])}...): records "
+                "of another program or build",
+                source,
+                number,
+                reason="bad-run-table",
+            )
+        if record["phase"] == "features_end":
+            early = values
+            continue
+        chosen = values
+        if phase == "features_end":
+            if early is None:
+                raise InputError(
+                    "a run without a features_end record before its exit",
+                    source,
+                    number,
+                    reason="bad-run-table",
+                )
+            chosen = early
+        rows.append({**{k: chosen[k] for k in keys}, "time": values["elapsed"]})
+        early = None
+    if not rows or names is None:
+        raise InputError(
+            "no run ends in this file (no exit record)", source, reason="bad-run-table"
+        )
+    columns = {key: [row[key] for row in rows] for key in [*names, "time"]}
+    return from_columns(columns, source)
