@@ -28,8 +28,11 @@ if TYPE_CHECKING:
         formats,
         import_profiles,
         instruction_mix,
+        learn,
         load,
         load_campaign,
+        load_learned,
+        load_run_table,
         load_static_report,
         modelers,
         optimize,
@@ -37,10 +40,12 @@ if TYPE_CHECKING:
         parse_point,
         pending_runs,
         predict,
+        predict_runs,
         render,
         report,
         run_campaign,
         save,
+        save_learned,
     )
     from perfcast.core.experiment import Experiment, Metric, Parameter, Series
     from perfcast.core.function import Factor, Model, Quality, Term
@@ -51,8 +56,11 @@ _API = ("ModelSet", "analyze_source", "build_flags", "compare", "describe_failur
         "fit", "formats", "import_profiles", "instruction_mix", "load", "load_campaign",
         "load_static_report", "modelers", "optimize", "parse_expectation", "parse_point",
         "pending_runs", "predict", "render", "report", "run_campaign", "save")  # fmt: skip
+# Learned run-time models (issue 17).
+_LEARNED_API = ("learn", "load_learned", "load_run_table", "predict_runs", "save_learned")
 _LAZY = {
     **{name: "perfcast.api" for name in _API},
+    **{name: "perfcast.api" for name in _LEARNED_API},
     "Experiment": "perfcast.core.experiment",
     "Metric": "perfcast.core.experiment",
     "Parameter": "perfcast.core.experiment",
@@ -101,6 +109,11 @@ __all__ = [
     "report",
     "run_campaign",
     "save",
+    "learn",
+    "load_learned",
+    "load_run_table",
+    "predict_runs",
+    "save_learned",
 ]
 
 

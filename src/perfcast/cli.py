@@ -27,6 +27,8 @@ COMMANDS = (
     "report",
     "instrument",
     "static",
+    "learn",
+    "features",
 )
 
 # The line `perfcast --help` shows for each command module. Kept here so that listing the
@@ -46,6 +48,8 @@ SUMMARIES = {
     "report": "write a self-contained HTML report with plots, warnings and hotspot shifts",
     "instrument": "print compiler flags for perfcast's region library",
     "static": "count loops and functions of C sources symbolically",
+    "learn": "learn run time from a run table of features (forests, reductions, transfer)",
+    "features": "instrument C sources for run-time features (libclang); records to run table",
 }
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
