@@ -52,6 +52,10 @@ if TYPE_CHECKING:
     from perfcast.static.instruction_mix import InstructionMix as InstructionMix
     from perfcast.static.report import StaticReport as StaticReport
 
+if TYPE_CHECKING:  # Meliora (issue 18)
+    from perfcast.analyze.matching import Matches as Matches
+    from perfcast.static.hcfg import CodeGraph as CodeGraph
+
 
 def load(
     path: str | Path,
@@ -910,3 +914,71 @@ __all__ = [
     "run_campaign",
     "save",
 ]
+
+
+# ---- Code graphs, kernel matching and tuning (Meliora, issue 18) -----------------------------
+
+
+def code_graphs(
+    source: str | Path,
+    *,
+    function: str | None = None,
+    loop: int | None = None,
+    flags: Sequence[str] = (),
+    scope: str = "all",
+) -> list[CodeGraph]:
+    """Hybrid control-flow graphs (hCFG) of a C file's functions and outermost loops.
+
+    Parameters
+    ----------
+    source : str or Path
+        The C file, compiled with clang to LLVM IR.
+    function : str, optional
+        Only this function.
+    loop : int, optional
+        Only the outermost loop starting at this line.
+    flags : sequence of str
+        Further clang flags (``-D``, ``-I``, ...).
+    scope : {"all", "function", "loop"}
+        Function graphs, loop graphs or both.
+
+    Returns
+    -------
+    list of CodeGraph
+        Each with ``to_dict()`` (JSON format ``perfcast-hcfg``) and ``to_dot()``.
+    """
+    from perfcast.static.hcfg import build_graphs
+
+    if scope not in ("all", "function", "loop"):
+        raise ValueError(f"scope: must be 'all', 'function' or 'loop', not {scope!r}")
+    return build_graphs(source, function=function, loop=loop, flags=flags, scope=scope)
+
+
+def similar_kernels(
+    query: str,
+    corpus: Sequence[str | Path],
+    *,
+    top: int = 5,
+    flags: Sequence[str] = (),
+) -> Matches:
+    """Rank the loops or functions of C files by the similarity of their hCFG to a query's.
+
+    Parameters
+    ----------
+    query : str
+        ``file.c``, ``file.c:function`` or ``file.c:function:line`` (an outermost loop).
+    corpus : sequence of str or Path
+        C files to search.
+    top : int
+        How many matches to return.
+    flags : sequence of str
+        Further clang flags.
+
+    Returns
+    -------
+    Matches
+        ``matches`` ranked by ``similarity`` in [0, 1]; ``to_dict()`` for JSON.
+    """
+    from perfcast.analyze.matching import similar
+
+    return similar(query, corpus, top=top, flags=flags)

@@ -27,6 +27,8 @@ COMMANDS = (
     "report",
     "instrument",
     "static",
+    "graph",
+    "similar",
 )
 
 # The line `perfcast --help` shows for each command module. Kept here so that listing the
@@ -46,6 +48,8 @@ SUMMARIES = {
     "report": "write a self-contained HTML report with plots, warnings and hotspot shifts",
     "instrument": "print compiler flags for perfcast's region library",
     "static": "count loops and functions of C sources symbolically",
+    "graph": "print the hybrid control-flow graphs (hCFG) of a C file's functions and loops",
+    "similar": "rank loops or functions of C files by code-graph similarity to a kernel",
 }
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
