@@ -2,8 +2,11 @@
 
 Each kernel is written once as a small loop-nest description (:class:`Kernel` of :class:`Loop`
 and :class:`Statement` templates whose identifiers are ``{placeholders}``) and printed as a
-complete C program: the kernel function, and a ``main`` that allocates and fills the arrays
-deterministically, calls the kernel and prints a checksum of every array. A variant applies
+complete C program: the kernel function (``noinline``, so the tuner can count its instructions),
+and a ``main`` that allocates and fills the arrays deterministically, calls the kernel and
+prints a checksum of every array. Innermost loops carry ``#pragma clang loop
+unroll_count(UNROLL)`` (macro ``UNROLL``, default 1) and the size is the macro ``N``, so the
+autotuner can search unroll factors and sizes with ``-D``. A variant applies
 transformations that keep the result, and prints a program with the same output:
 
 ``rename``      every array, scalar, loop variable and the size get new names
@@ -459,6 +462,8 @@ def _emit(nodes: tuple[Node, ...], names: dict[str, str], indent: int) -> list[s
         step = f"{var} += {node.step}" if node.step > 1 else f"{var}++"
         if node.declared:
             head = f"for (int {var} = {lower}; {var} < {upper}; {step})"
+            if not any(isinstance(inner, Loop | Group) for inner in node.body):
+                lines.append(pad + "PERFCAST_UNROLL(UNROLL)")
         elif node.step > 1:
             head = f"for (; {var} + {node.step - 1} < {upper}; {var} += {node.step})"
         else:
@@ -482,8 +487,13 @@ def c_program(kernel: Kernel, size: int = 48) -> str:
         "#ifndef N",
         f"#define N {size}",
         "#endif",
+        "#ifndef UNROLL",
+        "#define UNROLL 1",
+        "#endif",
+        "#define PERFCAST_PRAGMA(x) _Pragma(#x)",
+        "#define PERFCAST_UNROLL(n) PERFCAST_PRAGMA(clang loop unroll_count(n))",
         "",
-        f"void {kernel.name}(int {n}, {parameters}) {{",
+        f"__attribute__((noinline)) void {kernel.name}(int {n}, {parameters}) {{",
         *_emit(kernel.body, names, 1),
         "}",
         "",

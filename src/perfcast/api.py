@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:  # Meliora (issue 18)
     from perfcast.analyze.matching import Matches as Matches
+    from perfcast.analyze.tuning import TuningResult as TuningResult
+    from perfcast.analyze.tuning import TuningSpace as TuningSpace
     from perfcast.static.hcfg import CodeGraph as CodeGraph
 
 
@@ -982,3 +984,85 @@ def similar_kernels(
     from perfcast.analyze.matching import similar
 
     return similar(query, corpus, top=top, flags=flags)
+
+
+def load_tuning_space(path: str | Path) -> TuningSpace:
+    """Read an autotuning search space: a TOML file of flags, macros, defines and measure.
+
+    Parameters
+    ----------
+    path : str or Path
+        The space file.
+
+    Returns
+    -------
+    TuningSpace
+
+    Raises
+    ------
+    InputError
+        Naming the file, line and key of an unknown key or a bad value.
+    """
+    from perfcast.analyze.tuning import load_space
+
+    return load_space(path)
+
+
+def tune_kernel(
+    source: str | Path,
+    function: str,
+    space: TuningSpace | str | Path,
+    *,
+    budget: int | None = None,
+    strategy: str = "random",
+    seed: int = 0,
+    database: str | Path | None = None,
+    warm_start: bool = False,
+    neighbours: int = 3,
+    flags: Sequence[str] = (),
+) -> TuningResult:
+    """Autotune a C kernel: compile and measure configurations, store them in a tuning database.
+
+    Parameters
+    ----------
+    source : str or Path
+        C program (with ``main``) containing the kernel.
+    function : str
+        The kernel function.
+    space : TuningSpace or str or Path
+        The search space, or its TOML file.
+    budget : int, optional
+        Evaluations at most (default: all for ``exhaustive``, else 20).
+    strategy : {"exhaustive", "random", "model"}
+        Search strategy.
+    seed : int
+        Seed of the random choices.
+    database : str or Path, optional
+        SQLite tuning database to read and extend.
+    warm_start : bool
+        First try the best configurations of the most similar kernels in the database.
+    neighbours : int
+        Similar kernels a warm start draws from.
+    flags : sequence of str
+        clang flags for building the kernel's code graph.
+
+    Returns
+    -------
+    TuningResult
+        Evaluations, best configuration, evaluations needed to get within 5 % of the best.
+    """
+    from perfcast.analyze.tuning import load_space, tune
+
+    chosen = load_space(space) if isinstance(space, str | Path) else space
+    return tune(
+        source,
+        function,
+        chosen,
+        budget=budget,
+        strategy=strategy,
+        seed=seed,
+        database=database,
+        warm_start=warm_start,
+        neighbours=neighbours,
+        flags=flags,
+    )
