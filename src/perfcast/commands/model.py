@@ -24,6 +24,8 @@ from perfcast.api import (
 )
 from perfcast.commands.common import add_input_arguments, terminal_width, write_output
 
+#: Modelers that ``--segments`` can fit each segment with.
+SEGMENT_BASES = ("pmnf", "sparse")
 #: ``--metric`` value that models every metric of the experiment (``perfcast model`` only).
 ALL_METRICS = "all"
 
@@ -118,6 +120,18 @@ def add_model_arguments(
         help="how repetitions give a point's value (adaptive: mean, midrange, trimmed mean or "
         "median, whichever the noise shape of all kernels favours)",
     )
+    parser.add_argument(
+        "--segments",
+        choices=("auto", "1", "2", "3"),
+        help="segmented models: one model per range of a parameter where the trend changes "
+        "(auto: where an F-test finds segments significant; a number: that many where "
+        "possible), fitted by --modeler (pmnf or sparse)",
+    )
+    parser.add_argument(
+        "--segment-parameter",
+        metavar="NAME",
+        help="with --segments: the parameter to segment along (default: the best split of any)",
+    )
     strict_help = "fail (exit 2) when a kernel cannot be modeled instead of skipping it"
     if warnings:
         strict_help += ", or when a model or prediction carries a warning"
@@ -156,6 +170,8 @@ def fit_metrics(
     """Fit ``metrics`` (None: the default metric) with the modeler the options name, hybrid
     with ``--static``; print the fit's notes and one warning per skipped kernel on stderr."""
     chosen = [metric or experiment.default_metric() for metric in metrics]
+    if args.static and (args.segments or args.modeler == "segmented"):
+        raise InputError("--segments: segmented models are fitted by pmnf or sparse, not --static")
     if args.static:
         settings = {**modeler_settings(args), **_static_settings(experiment, args)}
         models = fit(
@@ -167,19 +183,46 @@ def fit_metrics(
             **settings,
         )
     else:
+        modeler, settings = _segmented_choice(experiment, args)
         models = fit(
             experiment,
-            modeler=args.modeler,
+            modeler=modeler,
             metric=chosen,
             strict=args.strict,
             progress=True,
             **modeler_settings(args),
+            **settings,
         )
     for note in models.notes:
         advice = " (--location mean for means)" if note.startswith("point values:") else ""
         print(note + advice, file=sys.stderr)
     warn_skipped(models)
     return models
+
+
+def _segmented_choice(
+    experiment: Experiment, args: argparse.Namespace
+) -> tuple[str, dict[str, object]]:
+    """The modeler and its extra settings: ``segmented`` over ``--modeler`` with
+    ``--segments`` (or ``--modeler segmented``), else ``--modeler`` itself."""
+    if args.segment_parameter is not None:
+        if args.segment_parameter not in experiment.parameter_names:
+            raise InputError(
+                f"--segment-parameter {args.segment_parameter}: the experiment has no such "
+                f"parameter (it has {', '.join(experiment.parameter_names)})"
+            )
+        if not args.segments and args.modeler != "segmented":
+            raise InputError("--segment-parameter: only with --segments")
+    if not args.segments and args.modeler != "segmented":
+        return args.modeler, {}
+    base = "pmnf" if args.modeler == "segmented" else args.modeler
+    if base not in SEGMENT_BASES:
+        raise InputError(f"--segments: segmented models are fitted by pmnf or sparse, not {base}")
+    return "segmented", {
+        "segments": args.segments or "auto",
+        "base": base,
+        "parameter": args.segment_parameter,
+    }
 
 
 def warn_skipped(models: ModelSet) -> None:
