@@ -937,6 +937,7 @@ def code_graphs(
     loop: int | None = None,
     flags: Sequence[str] = (),
     scope: str = "all",
+    profile: Sequence[str] | None = None,
 ) -> list[CodeGraph]:
     """Hybrid control-flow graphs (hCFG) of a C file's functions and outermost loops.
 
@@ -952,6 +953,9 @@ def code_graphs(
         Further clang flags (``-D``, ``-I``, ...).
     scope : {"all", "function", "loop"}
         Function graphs, loop graphs or both.
+    profile : sequence of str, optional
+        Measure the transition probabilities instead of estimating them: the file (with
+        ``main``) is built instrumented and run once with these program arguments.
 
     Returns
     -------
@@ -962,7 +966,9 @@ def code_graphs(
 
     if scope not in ("all", "function", "loop"):
         raise ValueError(f"scope: must be 'all', 'function' or 'loop', not {scope!r}")
-    return build_graphs(source, function=function, loop=loop, flags=flags, scope=scope)
+    return build_graphs(
+        source, function=function, loop=loop, flags=flags, scope=scope, profile=profile
+    )
 
 
 def similar_kernels(

@@ -146,3 +146,42 @@ def test_code_that_does_not_compile_gives_the_compiler_message_and_status_2(tmp_
     assert "Traceback" not in error
     assert main(["graph", str(tmp_path / "missing.c")]) == 2
     assert "no such C file" in capsys.readouterr().err
+
+
+PROFILED = """\
+#include <stdio.h>
+void f(double *a, int n) {
+  for (int i = 0; i < n; i++) {
+    if (i % 10 < 3)
+      a[i] = a[i] * 2.0;
+  }
+}
+int main(int argc, char **argv) {
+  static double a[100000];
+  int n = argc > 1 ? 1000 : 10;
+  f(a, n);
+  printf("%f\\n", a[0]);
+  return 0;
+}
+"""
+
+
+def test_profiled_probabilities_are_the_measured_branch_shares(tmp_path, capsys):
+    source = write(tmp_path, "p.c", PROFILED)
+    (graph,) = build_graphs(source, function="f", scope="loop", profile=["big"])
+    assert graph.probabilities == "profile"
+    then = next(n for n in graph.nodes if "fmul" in dict(n.opcodes))
+    into_then = [e.probability for e in graph.edges if e.target == then.id]
+    assert into_then == [pytest.approx(301 / 1002)]  # 300 of 1000 iterations (counts + 1)
+    back = [e for e in graph.edges if e.target == 0 and e.source != then.id]
+    assert back and back[0].probability == pytest.approx(1000 / 1001, rel=1e-3)
+    for node in graph.nodes:
+        out = graph.successors(node.id)
+        if out:
+            assert sum(e.probability for e in out) == pytest.approx(1.0)
+    assert main(["graph", str(source), "--function", "f", "--profile", "--scope", "loop"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["graphs"][0]["probabilities"] == "profile"
+    failing = write(tmp_path, "fails.c", "int main(void) { return 3; }\n")
+    assert main(["graph", str(failing), "--profile"]) == 2
+    assert "profiled run exited with status 3" in capsys.readouterr().err

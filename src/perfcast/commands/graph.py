@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from perfcast.api import code_graphs
+from perfcast.api import InputError, code_graphs
 
 
 def add_parser(subparsers) -> None:
@@ -31,13 +31,32 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--flag", action="append", default=[], metavar="FLAG", help="clang flag; repeatable"
     )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="measure transition probabilities: build instrumented, run the program once",
+    )
+    parser.add_argument(
+        "--run-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="argument of the profiled run; repeatable",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the graphs."""
+    if args.run_arg and not args.profile:
+        raise InputError("--run-arg is for --profile runs", reason="run-arg-without-profile")
     graphs = code_graphs(
-        args.source, function=args.function, loop=args.loop, flags=args.flag, scope=args.scope
+        args.source,
+        function=args.function,
+        loop=args.loop,
+        flags=args.flag,
+        scope=args.scope,
+        profile=args.run_arg if args.profile else None,
     )
     if args.format == "dot":
         print("".join(graph.to_dot() for graph in graphs), end="")

@@ -36,7 +36,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from perfcast.core.errors import InputError
-from perfcast.static.llvm_ir import IRBlock, IRFunction, IRInstruction, compile_to_ir, parse_ir
+from perfcast.static.llvm_ir import (
+    IRBlock,
+    IRFunction,
+    IRInstruction,
+    compile_to_ir,
+    parse_ir,
+    profiled_ir,
+)
 
 CATEGORIES: Final = ("floating_point", "integer", "memory", "control", "other")
 """Instruction-mix categories of a node, in vector order."""
@@ -596,6 +603,7 @@ def build_graphs(
     flags: Sequence[str] = (),
     scope: str = "all",
     ir_text: str | None = None,
+    profile: Sequence[str] | None = None,
 ) -> list[CodeGraph]:
     """Compile a C file and build the hCFGs of its functions and outermost loops.
 
@@ -613,12 +621,21 @@ def build_graphs(
         Function graphs, loop graphs or both.
     ir_text : str, optional
         IR already compiled from ``source`` (with profile counts, say) instead of compiling.
+    profile : sequence of str, optional
+        Measure the transition probabilities: run the program (it needs ``main``) once with
+        these arguments, instrumented, and take the branch counts
+        (:func:`perfcast.static.llvm_ir.profiled_ir`).
 
     Returns
     -------
     list of CodeGraph
     """
-    text = ir_text if ir_text is not None else compile_to_ir(source, flags)
+    if ir_text is not None:
+        text = ir_text
+    elif profile is not None:
+        text = profiled_ir(source, flags, profile)
+    else:
+        text = compile_to_ir(source, flags)
     functions = parse_ir(text, source)
     chosen = functions
     if function is not None:

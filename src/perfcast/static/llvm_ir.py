@@ -150,6 +150,88 @@ def compile_to_ir(
         return output.read_text()
 
 
+PROFDATA_NAMES = ("llvm-profdata-16", "/usr/lib/llvm-16/bin/llvm-profdata", "llvm-profdata")
+"""``llvm-profdata`` programs tried in order (its version must match clang's)."""
+
+
+def _find_profdata() -> str:
+    named = os.environ.get("PERFCAST_LLVM_PROFDATA")
+    if named:
+        return named
+    for name in PROFDATA_NAMES:
+        found = shutil.which(name)
+        if found:
+            return found
+    raise WorkError("no llvm-profdata found to read branch profiles (install llvm-16)")
+
+
+def profiled_ir(
+    source: str | Path,
+    flags: Sequence[str] = (),
+    arguments: Sequence[str] = (),
+    timeout: float = 600.0,
+) -> str:
+    """IR of a C program annotated with the branch counts of one instrumented run.
+
+    The program (it needs ``main``) is built with ``-fprofile-instr-generate``, run once with
+    ``arguments``, its raw profile merged with ``llvm-profdata``, and the IR compiled again with
+    ``-fprofile-instr-use``: every conditional branch then carries ``!prof`` branch weights
+    (the counts plus one).
+
+    Raises
+    ------
+    InputError
+        When the program does not compile or exits with an error.
+    WorkError
+        When the profiling tools are missing.
+    """
+    path = Path(source)
+    if not path.is_file():
+        raise InputError("no such C file", path, reason="missing-file")
+    with tempfile.TemporaryDirectory(prefix="perfcast-profile-") as name:
+        folder = Path(name)
+        binary, raw, merged = folder / "program", folder / "run.profraw", folder / "run.profdata"
+        command = [find_clang(), "-O1", "-fprofile-instr-generate", *flags, str(path)]
+        built = subprocess.run(
+            [*command, "-o", str(binary), "-lm"], capture_output=True, text=True, check=False
+        )
+        if built.returncode != 0:
+            message = built.stderr.strip() or f"clang exited with status {built.returncode}"
+            raise InputError(
+                f"does not build for profiling:\n{message}", path, reason="compile-error"
+            )
+        environment = {**os.environ, "LLVM_PROFILE_FILE": str(raw)}
+        try:
+            ran = subprocess.run(
+                [str(binary), *arguments],
+                capture_output=True,
+                text=True,
+                check=False,
+                env=environment,
+                timeout=timeout,
+            )
+        except subprocess.TimeoutExpired as error:
+            raise InputError(
+                f"the profiled run took longer than {timeout:.0f} s", path, reason="run-failed"
+            ) from error
+        if ran.returncode != 0 or not raw.exists():
+            tail = ran.stderr.strip()[-500:]
+            raise InputError(
+                f"the profiled run exited with status {ran.returncode}: {tail}",
+                path,
+                reason="run-failed",
+            )
+        done = subprocess.run(
+            [_find_profdata(), "merge", "-o", str(merged), str(raw)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise WorkError(f"llvm-profdata could not merge the profile: {done.stderr.strip()}")
+        return compile_to_ir(path, flags, extra_flags=[f"-fprofile-instr-use={merged}"])
+
+
 def _address(value: object) -> int:
     return int(ctypes.cast(value._ptr, ctypes.c_void_p).value or 0)  # type: ignore[attr-defined]
 
