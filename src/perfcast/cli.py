@@ -29,6 +29,9 @@ COMMANDS = (
     "static",
     "learn",
     "features",
+    "graph",
+    "similar",
+    "tune",
 )
 
 # The line `perfcast --help` shows for each command module. Kept here so that listing the
@@ -50,6 +53,9 @@ SUMMARIES = {
     "static": "count loops and functions of C sources symbolically",
     "learn": "learn run time from a run table of features (forests, reductions, transfer)",
     "features": "instrument C sources for run-time features (libclang); records to run table",
+    "graph": "print the hybrid control-flow graphs (hCFG) of a C file's functions and loops",
+    "similar": "rank loops or functions of C files by code-graph similarity to a kernel",
+    "tune": "autotune a C kernel's flags and macros; tuning database with warm starts",
 }
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
