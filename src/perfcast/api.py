@@ -47,8 +47,10 @@ if TYPE_CHECKING:
     from perfcast.analyze.diagnosis import Diagnosis as Diagnosis
     from perfcast.analyze.optimize import Constraint as Constraint
     from perfcast.analyze.optimize import Optimum as Optimum
+    from perfcast.io.online_store import ModelStore as ModelStore
     from perfcast.measure.campaign import CampaignResult as CampaignResult
     from perfcast.measure.spec import Campaign as Campaign
+    from perfcast.model.online import OnlineModeler as OnlineModeler
     from perfcast.static.instruction_mix import InstructionMix as InstructionMix
     from perfcast.static.report import StaticReport as StaticReport
 
@@ -876,6 +878,165 @@ def formats() -> dict[str, dict[str, bool]]:
     }
 
 
+# -- Online modeling (issue 15): replay a stream, serve a spool, read a model store ------------
+
+
+def open_store(url: str | Path) -> ModelStore:
+    """Open (creating or migrating as needed) a model store of online modeling.
+
+    Parameters
+    ----------
+    url : str or Path
+        A SQLite file (``runs.db`` or ``sqlite:///runs.db``) or a ``postgresql://`` URL.
+
+    Returns
+    -------
+    ModelStore
+        Close it with ``close()`` or use it in a ``with`` block.
+    """
+    from perfcast.io.online_store import ModelStore
+
+    return ModelStore(url)
+
+
+def online_modeler(
+    *,
+    modeler: str = "pmnf",
+    batch: int = 512,
+    store: ModelStore | None = None,
+    application: str = "default",
+    **settings: Any,
+) -> OnlineModeler:
+    """An online modeler, resumed from ``store``'s state of ``application`` when given.
+
+    Parameters
+    ----------
+    modeler : str
+        The registered modeler refitted on every batch.
+    batch : int
+        Measurements per kernel between model updates.
+    store : ModelStore, optional
+        Where earlier runs left models, statistics and back-off state.
+    application : str
+        The application's name in the store.
+    **settings
+        Settings of :class:`perfcast.model.online.OnlineModeler` (``backoff``, ``clusters``,
+        ``seed``, ``exception_level``, ...) and of the modeler.
+    """
+    from perfcast.model.online import OnlineModeler, state_of
+
+    online = OnlineModeler(modeler, batch, **settings)
+    if store is not None:
+        for item in store.read(application, history=0):
+            online.resume(state_of(item, store.url))
+    return online
+
+
+def replay_stream(
+    stream: str | Path,
+    *,
+    modeler: str = "pmnf",
+    batch: int = 512,
+    store: str | Path | None = None,
+    application: str = "default",
+    **settings: Any,
+) -> list[dict[str, Any]]:
+    """Feed a recorded measurement stream through the online modeler.
+
+    The whole stream is read and checked first, so a malformed line changes nothing in the
+    store. With a store, the modeler starts from its state and every completed batch is
+    written at once (one transaction), so that an interrupted replay loses at most its
+    unfinished batches.
+
+    Parameters
+    ----------
+    stream : str or Path
+        JSON Lines in arrival order (:mod:`perfcast.io.online_stream`).
+    modeler, batch, application, **settings
+        As :func:`online_modeler`.
+    store : str or Path, optional
+        A model store URL (see :func:`open_store`).
+
+    Returns
+    -------
+    list of dict
+        A summary per kernel of the stream (see :func:`render_online`); exception indices are
+        the 0-based line numbers of the stream.
+
+    Raises
+    ------
+    InputError
+        For a malformed line (file and line named) or a bad store.
+    """
+    from perfcast.io.online_stream import read_stream
+    from perfcast.model.online import Measurement
+
+    records = list(read_stream(stream))
+    opened = open_store(store) if store is not None else None
+    try:
+        online = online_modeler(
+            modeler=modeler,
+            batch=batch,
+            store=opened,
+            application=application,
+            source=str(stream),
+            **settings,
+        )
+        for record in records:
+            done = online.batches_done
+            online.partial_fit(
+                [
+                    Measurement(
+                        record.kernel, record.metric, record.params, record.value, record.index
+                    )
+                ]
+            )
+            if opened is not None and online.batches_done != done:
+                opened.write(application, online.drain())
+        online.finish()
+        if opened is not None:
+            opened.write(application, online.drain())
+    finally:
+        if opened is not None:
+            opened.close()
+    return online.summaries(touched_only=True)
+
+
+def stored_models(store: str | Path, *, application: str = "default") -> list[dict[str, Any]]:
+    """The kernels of ``application`` in a model store, summarized as :func:`replay_stream`
+    does (every exception kept, its index that of the stream or spool file it came from).
+
+    Raises
+    ------
+    InputError
+        For a bad store or an application the store does not hold.
+    """
+    from perfcast.model.online import OnlineModeler, state_of
+
+    with open_store(store) as opened:
+        items = opened.read(application)
+        if not items:
+            known = ", ".join(opened.applications()) or "none"
+            raise InputError(
+                f"the store holds no application '{application}' (it holds: {known})",
+                str(store),
+                reason="unknown-application",
+                value=application,
+            )
+        online = OnlineModeler()
+        for item in items:
+            online.resume(state_of(item, str(store)))
+    return online.summaries()
+
+
+def render_online(summaries: Sequence[Mapping[str, Any]], format: str = "text") -> str:  # noqa: A002
+    """Text or JSON (``{"kernels": [...]}``) of :func:`replay_stream`'s or
+    :func:`stored_models`' summaries."""
+    from perfcast.display.online import render_online as render_summaries
+
+    return render_summaries([dict(s) for s in summaries], format)
+
+
 __all__ = [
     "LOCATIONS",
     "TABLE_FORMATS",
@@ -898,6 +1059,8 @@ __all__ = [
     "load_static_report",
     "metric_modes",
     "modelers",
+    "online_modeler",
+    "open_store",
     "optimize",
     "parse_expectation",
     "parse_point",
@@ -905,8 +1068,11 @@ __all__ = [
     "predict",
     "profile_options",
     "render",
+    "render_online",
     "render_warnings",
+    "replay_stream",
     "report",
     "run_campaign",
     "save",
+    "stored_models",
 ]

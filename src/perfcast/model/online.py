@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,8 @@ import numpy as np
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
 from perfcast.core.function import Model
+from perfcast.io.online_store import StoredKernel
+from perfcast.model.gates import gate_models
 from perfcast.model.registry import make_modeler
 from perfcast.model.settings import check_bool, check_open_interval
 
@@ -352,7 +354,12 @@ class KernelState:
     borrowed_from : str or None
         The cluster member whose model this kernel uses until one of its batches misses.
     judgements : list of BatchJudgement
+        Those of this modeler's life (a resumed kernel starts with those read from the store).
     exceptions : list of PerformanceException
+    batches : int
+        Batches judged over the kernel's whole life (stored ones included).
+    touched : bool
+        Whether a measurement arrived since the modeler was made (not stored).
     hit_count, skip_left : int
         Back-off state.
     measured, skipped, updates : int
@@ -378,6 +385,8 @@ class KernelState:
     measured: int = 0
     skipped: int = 0
     updates: int = 0
+    batches: int = 0
+    touched: bool = False
     pars_count: int = 0
     pars_mean: float = 0.0
     pars_m2: float = 0.0
@@ -438,6 +447,8 @@ class OnlineModeler:
     Attributes
     ----------
     states_ : dict of (kernel, metric) to KernelState
+    batches_done : int
+        Batches completed since the modeler was made (a store writes when it grows).
     """
 
     name = "online"
@@ -486,6 +497,7 @@ class OnlineModeler:
             for member in members[1:]:
                 self._base[member] = members[0]
         self.states_: dict[tuple[str, str], KernelState] = {}
+        self.batches_done = 0
 
     def get_params(self) -> dict[str, Any]:
         """The settings, by name (the refitted modeler's under ``settings``)."""
@@ -569,6 +581,7 @@ class OnlineModeler:
     def _observe(self, measurement: Measurement) -> None:
         measure = self.should_measure(measurement.kernel, measurement.metric)
         state = self._state_for(measurement)
+        state.touched = True
         if not measure:
             state.skipped += 1
             state.unsaved_counts[1] += 1
@@ -589,6 +602,7 @@ class OnlineModeler:
         return self._model_of_base(state.borrowed_from, state.metric)
 
     def _complete(self, state: KernelState) -> None:
+        self.batches_done += 1
         points, values, indices = state.pending_points, state.pending_values, state.pending_indices
         state.pending_points, state.pending_values, state.pending_indices = [], [], []
         batch = batch_table(points, values)
@@ -612,7 +626,8 @@ class OnlineModeler:
         indices: list[int],
         batch: ConfigTable,
     ) -> BatchJudgement:
-        number = len(state.judgements) + 1
+        state.batches += 1
+        number = state.batches
         if model is None:
             return BatchJudgement(number, len(values), None, None, 0, None, 0, 0)
         measured = np.asarray(values, dtype=float)
@@ -673,7 +688,7 @@ class OnlineModeler:
             return
         self._estimator.fit(experiment, state.metric)
         if self._estimator.models_:
-            state.model = self._estimator.models_[0]
+            state.model = gate_models(self._estimator.models_, experiment, state.metric)[0]
             state.updates += 1
             state.unsaved_counts[2] += 1
 
@@ -682,8 +697,6 @@ class OnlineModeler:
     @property
     def models_(self) -> list[Model]:
         """The current model of every kernel that has one (borrowed ones under their name)."""
-        from dataclasses import replace
-
         models = []
         for state in self.states_.values():
             model = self.current_model(state)
@@ -691,13 +704,24 @@ class OnlineModeler:
                 models.append(replace(model, kernel=state.kernel))
         return models
 
-    def drain(self) -> list[KernelState]:
-        """The kernels changed since the last call, with their unsaved parts, which are then
-        cleared: what a store writes after each batch."""
+    def summaries(self, *, touched_only: bool = False) -> list[dict[str, Any]]:
+        """:func:`summary_of` every kernel (only those measured or skipped since this modeler
+        was made, with ``touched_only``), in name order."""
+        result = []
+        for key in sorted(self.states_):
+            state = self.states_[key]
+            if touched_only and not state.touched:
+                continue
+            result.append(summary_of(state, self.current_model(state)))
+        return result
+
+    def drain(self) -> list[StoredKernel]:
+        """What each kernel changed since the last call (see :func:`stored_of`); the unsaved
+        parts are then cleared. A store writes this after each batch."""
         changed = []
         for state in self.states_.values():
             if state.unsaved.rows or state.unsaved_judgements or any(state.unsaved_counts):
-                changed.append(_snapshot(state))
+                changed.append(stored_of(state))
                 state.unsaved = ConfigTable()
                 state.unsaved_judgements = []
                 state.unsaved_exceptions = []
@@ -707,18 +731,6 @@ class OnlineModeler:
     def resume(self, state: KernelState) -> None:
         """Continue a kernel from a stored state (its table, model and back-off state)."""
         self.states_[state.key] = state
-
-
-def _snapshot(state: KernelState) -> KernelState:
-    """A copy of ``state`` sharing nothing mutable that :meth:`OnlineModeler.drain` clears."""
-    from dataclasses import replace
-
-    return replace(
-        state,
-        unsaved_judgements=list(state.unsaved_judgements),
-        unsaved_exceptions=list(state.unsaved_exceptions),
-        unsaved_counts=list(state.unsaved_counts),
-    )
 
 
 def table_experiment(state: KernelState) -> Experiment | None:
@@ -751,3 +763,132 @@ def table_experiment(state: KernelState) -> Experiment | None:
         values,
         parameters=state.parameters,
     )
+
+
+def stored_of(state: KernelState) -> StoredKernel:
+    """What a store adds for ``state`` after :meth:`OnlineModeler.drain`: its unsaved
+    statistics, counts, judgements and exceptions, with its current model and back-off state."""
+    return StoredKernel(
+        state.kernel,
+        state.metric,
+        state.parameters,
+        None if state.model is None else state.model.to_dict(),
+        {
+            "hit_count": state.hit_count,
+            "skip_left": state.skip_left,
+            "pars_count": state.pars_count,
+            "pars_mean": state.pars_mean,
+            "pars_m2": state.pars_m2,
+            "borrowed_from": state.borrowed_from,
+            "batches": state.batches,
+        },
+        [(key, row[0], row[1], row[2]) for key, row in state.unsaved.rows.items()],
+        measured=state.unsaved_counts[0],
+        skipped=state.unsaved_counts[1],
+        updates=state.unsaved_counts[2],
+        judgements=[j.to_dict() for j in state.unsaved_judgements],
+        exceptions=[e.to_dict() for e in state.unsaved_exceptions],
+    )
+
+
+def state_of(item: StoredKernel, source: str | None = None) -> KernelState:
+    """A kernel's state rebuilt from a store, ready to go on (its history of judgements and
+    exceptions is as read; the PARS reference and back-off state carry over).
+
+    Raises
+    ------
+    InputError
+        When the stored model is not valid model JSON (reason ``bad-store``).
+    """
+    table = ConfigTable()
+    for key, count, mean, m2 in item.configurations:
+        table.add(tuple(float(v) for v in key), count, mean, m2)
+    try:
+        model = None if item.model is None else Model.from_dict(item.model, source)
+    except (KeyError, TypeError, ValueError) as error:
+        raise InputError(
+            f"the stored model of kernel '{item.kernel}' is not valid ({error})",
+            source,
+            reason="bad-store",
+        ) from None
+    saved = item.state
+    state = KernelState(
+        item.kernel,
+        item.metric,
+        tuple(item.parameters),
+        table=table,
+        model=model,
+        borrowed_from=saved.get("borrowed_from"),
+        hit_count=int(saved.get("hit_count", 0)),
+        skip_left=int(saved.get("skip_left", 0)),
+        measured=item.measured,
+        skipped=item.skipped,
+        updates=item.updates,
+        pars_count=int(saved.get("pars_count", 0)),
+        pars_mean=float(saved.get("pars_mean", 0.0)),
+        pars_m2=float(saved.get("pars_m2", 0.0)),
+        batches=int(saved.get("batches", 0)),
+    )
+    state.judgements = [BatchJudgement(**j) for j in item.judgements]
+    state.exceptions = [
+        PerformanceException(
+            e["index"], e["params"], e["value"], e["predicted"], tuple(e["interval"])
+        )
+        for e in item.exceptions
+    ]
+    return state
+
+
+def summary_of(state: KernelState, model: Model | None) -> dict[str, Any]:
+    """The plain summary of one kernel: ``kernel``, ``metric``, ``model`` (model JSON or None),
+    ``pars`` and ``lof_p`` of the latest judged batch, ``updates``, ``measured``, ``skipped``
+    and ``exceptions`` (``index``, ``params``, ``value``, ``predicted``, ``interval``). The
+    model's ``warnings`` carry those of :func:`online_warnings` after the quality gates'."""
+    judged = next((j for j in reversed(state.judgements) if j.hit is not None), None)
+    data = None
+    if model is not None:
+        data = replace(model, kernel=state.kernel).to_dict()
+        data["warnings"] = data.get("warnings", []) + online_warnings(state)
+    return {
+        "kernel": state.kernel,
+        "metric": state.metric,
+        "model": data,
+        "pars": None if judged is None else judged.pars,
+        "lof_p": None if judged is None else judged.lof_p,
+        "updates": state.updates,
+        "measured": state.measured,
+        "skipped": state.skipped,
+        "exceptions": [e.to_dict() for e in state.exceptions],
+    }
+
+
+def online_warnings(state: KernelState) -> list[dict[str, str]]:
+    """Why the kernel's model should not be trusted, as ``{"code", "message"}`` objects: the
+    latest judged batch missed (``online-miss``), exceptions were raised
+    (``performance-exceptions``), the model is a cluster member's (``borrowed-model``)."""
+    warnings = []
+    judged = next((j for j in reversed(state.judgements) if j.hit is not None), None)
+    if judged is not None and not judged.hit:
+        warnings.append(
+            {
+                "code": "online-miss",
+                "message": f"the latest batch ({judged.number}) missed: {judged.reason}",
+            }
+        )
+    if state.exceptions:
+        warnings.append(
+            {
+                "code": "performance-exceptions",
+                "message": f"{len(state.exceptions)} measurement(s) left the "
+                "model's prediction interval",
+            }
+        )
+    if state.model is None and state.borrowed_from is not None:
+        warnings.append(
+            {
+                "code": "borrowed-model",
+                "message": f"the model is that of '{state.borrowed_from}', a statically "
+                "similar kernel; no batch of this kernel has contradicted it",
+            }
+        )
+    return warnings
