@@ -982,15 +982,14 @@ def replay_stream(
             source=str(stream),
             **settings,
         )
-        for record in records:
+        measurements = [
+            Measurement(record.kernel, record.metric, record.params, record.value, record.index)
+            for record in records
+        ]
+        online.check(measurements)
+        for measurement in measurements:
             done = online.batches_done
-            online.partial_fit(
-                [
-                    Measurement(
-                        record.kernel, record.metric, record.params, record.value, record.index
-                    )
-                ]
-            )
+            online.partial_fit([measurement])
             if opened is not None and online.batches_done != done:
                 opened.write(application, online.drain())
         online.finish()

@@ -549,6 +549,27 @@ class OnlineModeler:
             self._observe(measurement)
         return self
 
+    def check(self, measurements: Iterable[Measurement]) -> None:
+        """Raise what :meth:`partial_fit` would raise on bad ``measurements``, changing
+        nothing: a caller that checks a whole stream first stores nothing of a bad one."""
+        expected = {key: set(state.parameters) for key, state in self.states_.items()}
+        for measurement in measurements:
+            names = set(measurement.params)
+            known = expected.setdefault((measurement.kernel, measurement.metric), names)
+            if names != known:
+                raise self._parameter_error(measurement, tuple(sorted(known)))
+
+    def _parameter_error(self, measurement: Measurement, known: tuple[str, ...]) -> InputError:
+        names = sorted(measurement.params)
+        return InputError(
+            f"kernel '{measurement.kernel}' was measured with parameters "
+            f"{', '.join(known) or 'none'}, this measurement has {', '.join(names) or 'none'}",
+            self.source,
+            measurement.index + 1,
+            reason="online-parameters",
+            value=names,
+        )
+
     def finish(self) -> OnlineModeler:
         """Judge and fold in every partly filled batch (the end of a run); returns self."""
         for state in self.states_.values():
@@ -567,15 +588,7 @@ class OnlineModeler:
                 state.borrowed_from = base
             self.states_[key] = state
         elif set(names) != set(state.parameters):
-            raise InputError(
-                f"kernel '{measurement.kernel}' was measured with parameters "
-                f"{', '.join(state.parameters) or 'none'}, this measurement has "
-                f"{', '.join(sorted(names)) or 'none'}",
-                self.source,
-                measurement.index + 1,
-                reason="online-parameters",
-                value=sorted(names),
-            )
+            raise self._parameter_error(measurement, state.parameters)
         return state
 
     def _observe(self, measurement: Measurement) -> None:
