@@ -32,18 +32,25 @@ if TYPE_CHECKING:
         load_campaign,
         load_static_report,
         modelers,
+        online_modeler,
+        open_store,
         optimize,
         parse_expectation,
         parse_point,
         pending_runs,
         predict,
         render,
+        render_online,
+        replay_stream,
         report,
         run_campaign,
         save,
+        serve_spool,
+        stored_models,
     )
     from perfcast.core.experiment import Experiment, Metric, Parameter, Series
     from perfcast.core.function import Factor, Model, Quality, Term
+    from perfcast.measure.online_regions import online_region
     from perfcast.measure.regions import region
 
 # The user-facing names of perfcast.api (the rest of its names serve the command line).
@@ -51,8 +58,12 @@ _API = ("ModelSet", "analyze_source", "build_flags", "compare", "describe_failur
         "fit", "formats", "import_profiles", "instruction_mix", "load", "load_campaign",
         "load_static_report", "modelers", "optimize", "parse_expectation", "parse_point",
         "pending_runs", "predict", "render", "report", "run_campaign", "save")  # fmt: skip
+# Online modeling (life-long models, a model store, a collector for instrumented runs).
+_ONLINE_API = ("online_modeler", "open_store", "render_online", "replay_stream", "serve_spool",
+               "stored_models")  # fmt: skip
 _LAZY = {
     **{name: "perfcast.api" for name in _API},
+    **{name: "perfcast.api" for name in _ONLINE_API},
     "Experiment": "perfcast.core.experiment",
     "Metric": "perfcast.core.experiment",
     "Parameter": "perfcast.core.experiment",
@@ -62,6 +73,7 @@ _LAZY = {
     "Quality": "perfcast.core.function",
     "Term": "perfcast.core.function",
     "region": "perfcast.measure.regions",
+    "online_region": "perfcast.measure.online_regions",
 }
 
 __all__ = [
@@ -98,6 +110,14 @@ __all__ = [
     "predict",
     "region",
     "render",
+    # online modeling
+    "online_modeler",
+    "online_region",
+    "open_store",
+    "render_online",
+    "replay_stream",
+    "serve_spool",
+    "stored_models",
     "report",
     "run_campaign",
     "save",

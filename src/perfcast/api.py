@@ -17,7 +17,7 @@ record); a setting outside its allowed range is a ``ValueError`` naming the sett
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -1001,6 +1001,93 @@ def replay_stream(
     return online.summaries(touched_only=True)
 
 
+def serve_spool(
+    spool: str | Path,
+    store: str | Path,
+    *,
+    application: str = "default",
+    modeler: str = "pmnf",
+    batch: int = 512,
+    once: bool = False,
+    poll: float = 0.2,
+    should_stop: Callable[[], bool] | None = None,
+    on_rejected: Callable[[str], None] | None = None,
+    **settings: Any,
+) -> int:
+    """Collect the batches instrumented programs hand over through a spool directory.
+
+    Each batch file (:mod:`perfcast.measure.online_spool`) is modeled with the program's
+    back-off decisions taken as made, written to the store in one transaction and then deleted;
+    the kernels' control files then tell the programs how many measurements to skip. A file
+    that is not a valid stream is renamed ``*.rejected`` and reported through ``on_rejected``
+    (the collector goes on). Partly filled batches are judged and stored when serving ends.
+
+    Parameters
+    ----------
+    spool : str or Path
+        The directory the programs write into (``PERFCAST_ONLINE_SPOOL``).
+    store : str or Path
+        The model store URL (see :func:`open_store`).
+    application, modeler, batch, **settings
+        As :func:`online_modeler`; ``batch`` should equal the programs' batch size.
+    once : bool
+        Process the files present and return, instead of waiting for more.
+    poll : float
+        Seconds between looks at the spool while waiting.
+    should_stop : callable, optional
+        Asked between files; serving ends when it returns True.
+    on_rejected : callable, optional
+        Called with a message for each rejected file.
+
+    Returns
+    -------
+    int
+        The number of batch files modeled.
+    """
+    import time
+
+    from perfcast.io.online_stream import read_stream
+    from perfcast.measure.online_spool import pending_batches, write_control
+    from perfcast.model.online import Measurement
+
+    processed = 0
+    with open_store(store) as opened:
+        online = online_modeler(
+            modeler=modeler, batch=batch, store=opened, application=application, **settings
+        )
+        while not (should_stop is not None and should_stop()):
+            files = pending_batches(spool)
+            for path in files:
+                try:
+                    records = list(read_stream(path))
+                    measurements = [
+                        Measurement(r.kernel, r.metric, r.params, r.value, r.index, r.skipped)
+                        for r in records
+                    ]
+                    online.check(measurements)
+                except InputError as error:
+                    path.rename(path.with_suffix(".rejected"))
+                    if on_rejected is not None:
+                        on_rejected(str(error))
+                    continue
+                online.partial_fit(measurements, taken=True)
+                opened.write(application, online.drain())
+                for key in {(m.kernel, m.metric) for m in measurements}:
+                    state = online.states_[key]
+                    write_control(spool, key[0], key[1], state.batches, state.skip_left)
+                path.unlink()
+                processed += 1
+                if should_stop is not None and should_stop():
+                    break
+            if once:
+                break
+            if not files:
+                time.sleep(poll)
+        online.finish()
+        opened.write(application, online.drain())
+    return processed
+
+
 def stored_models(store: str | Path, *, application: str = "default") -> list[dict[str, Any]]:
     """The kernels of ``application`` in a model store, summarized as :func:`replay_stream`
     does (every exception kept, its index that of the stream or spool file it came from).
@@ -1073,5 +1160,6 @@ __all__ = [
     "report",
     "run_campaign",
     "save",
+    "serve_spool",
     "stored_models",
 ]

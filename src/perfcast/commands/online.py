@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
 
-from perfcast.api import modelers, render_online, replay_stream, stored_models
+from perfcast.api import modelers, render_online, replay_stream, serve_spool, stored_models
 from perfcast.commands.common import write_output
 
 ONLINE_FORMATS = ("text", "json")
@@ -41,6 +43,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     replay.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
     replay.set_defaults(run=run_replay)
 
+    serve = actions.add_parser("serve", help="collect batches of instrumented runs into a store")
+    serve.add_argument("--store", metavar="URL", required=True, help="SQLite file or URL")
+    serve.add_argument(
+        "--spool", metavar="DIR", required=True, help="the programs' PERFCAST_ONLINE_SPOOL"
+    )
+    serve.add_argument("--app", default="default", help="application name in the store")
+    serve.add_argument("--batch", type=_positive, default=512, help="the programs' batch size")
+    serve.add_argument(
+        "--modeler", choices=modelers(standalone=True), default="pmnf", help="modeler refitted"
+    )
+    serve.add_argument("--once", action="store_true", help="process waiting files, then stop")
+    serve.set_defaults(run=run_serve)
+
     show = actions.add_parser("show", help="models, PARS and exceptions kept in a model store")
     show.add_argument("--store", metavar="URL", required=True, help="SQLite file or URL")
     show.add_argument("--app", default="default", help="application name in the store")
@@ -69,4 +84,26 @@ def run_show(args: argparse.Namespace) -> int:
     write_output(
         render_online(stored_models(args.store, application=args.app), args.format), args.out
     )
+    return 0
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    """Serve until interrupted (SIGINT, SIGTERM) or, with ``--once``, until the spool is empty;
+    rejected files are reported on standard error."""
+    stop = []
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    try:
+        count = serve_spool(
+            args.spool,
+            args.store,
+            application=args.app,
+            modeler=args.modeler,
+            batch=args.batch,
+            once=args.once,
+            should_stop=lambda: bool(stop),
+            on_rejected=lambda message: print(f"perfcast: rejected {message}", file=sys.stderr),
+        )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    print(f"perfcast: {count} batch file(s) modeled", file=sys.stderr)
     return 0

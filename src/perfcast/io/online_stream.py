@@ -7,6 +7,9 @@ One measurement per non-blank line::
 An Extra-P JSON Lines record (``callpath`` for ``kernel``, ``value`` possibly a list of
 repetitions, ``metric`` optional: ``<default>``) is accepted too; its values arrive one after the
 other under the same line index. The index of a measurement is its 0-based line number.
+
+Instrumented programs that apply back-off themselves (spool files of ``perfcast online serve``)
+add ``"skipped": N``, the measurements of the kernel they skipped since the previous line.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from perfcast.core.errors import InputError
 from perfcast.core.numbers import json_float, parse_number
 
 #: Keys a stream line may hold.
-STREAM_KEYS = frozenset({"kernel", "callpath", "region", "params", "metric", "value"})
+STREAM_KEYS = frozenset({"kernel", "callpath", "region", "params", "metric", "value", "skipped"})
 #: The metric of an Extra-P record without one.
 DEFAULT_METRIC = "<default>"
 
@@ -34,6 +37,7 @@ class StreamRecord:
     params: dict[str, float]
     value: float
     index: int
+    skipped: int = 0
 
 
 def _record(line: str, path: Path, number: int) -> dict:
@@ -114,7 +118,20 @@ def _records(line: str, path: Path, number: int) -> Iterator[StreamRecord]:
     values = raw if isinstance(raw, list) else [raw]
     if not values:
         raise InputError("'value' is an empty list", path, number, reason="bad-stream-line")
-    for value in values:
+    skipped = record.get("skipped", 0)
+    if isinstance(skipped, bool) or not isinstance(skipped, int) or skipped < 0:
+        raise InputError(
+            f"'skipped' is {json.dumps(skipped)}, not a count",
+            path,
+            number,
+            reason="bad-stream-line",
+        )
+    for position, value in enumerate(values):
         yield StreamRecord(
-            kernel, metric, point, parse_number(value, "value", path, number), number - 1
+            kernel,
+            metric,
+            point,
+            parse_number(value, "value", path, number),
+            number - 1,
+            skipped if position == 0 else 0,
         )

@@ -78,6 +78,9 @@ class Measurement:
     value : float
     index : int
         Its position in the stream (0-based), used to name it in exceptions and errors.
+    skipped_before : int
+        Measurements of the kernel its source skipped (back-off applied there) since the one
+        it sent before.
     """
 
     kernel: str
@@ -85,6 +88,7 @@ class Measurement:
     params: Mapping[str, float]
     value: float
     index: int = 0
+    skipped_before: int = 0
 
 
 @dataclass(frozen=True)
@@ -534,10 +538,14 @@ class OnlineModeler:
 
     # -- the modeling side ----------------------------------------------------------------
 
-    def partial_fit(self, batch: Iterable[Measurement]) -> OnlineModeler:
+    def partial_fit(self, batch: Iterable[Measurement], *, taken: bool = False) -> OnlineModeler:
         """Take measurements in arrival order: each is measured or skipped (back-off and
         clusters), measured ones fill their kernel's batch, a full batch is judged and the
         kernel's model refitted; returns self.
+
+        With ``taken`` the measurements come from a source that decided itself what to
+        measure (an instrumented program reading the delays this modeler sets, see
+        ``skip_left``): all are used, and their ``skipped_before`` counts as skipped.
 
         Raises
         ------
@@ -546,7 +554,7 @@ class OnlineModeler:
             (``reason`` ``online-parameters``), naming the record by its 1-based position.
         """
         for measurement in batch:
-            self._observe(measurement)
+            self._observe(measurement, taken)
         return self
 
     def check(self, measurements: Iterable[Measurement]) -> None:
@@ -591,10 +599,12 @@ class OnlineModeler:
             raise self._parameter_error(measurement, state.parameters)
         return state
 
-    def _observe(self, measurement: Measurement) -> None:
-        measure = self.should_measure(measurement.kernel, measurement.metric)
+    def _observe(self, measurement: Measurement, taken: bool = False) -> None:
+        measure = taken or self.should_measure(measurement.kernel, measurement.metric)
         state = self._state_for(measurement)
         state.touched = True
+        state.skipped += measurement.skipped_before
+        state.unsaved_counts[1] += measurement.skipped_before
         if not measure:
             state.skipped += 1
             state.unsaved_counts[1] += 1
