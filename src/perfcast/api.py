@@ -881,13 +881,15 @@ def formats() -> dict[str, dict[str, bool]]:
 # -- Online modeling (issue 15): replay a stream, serve a spool, read a model store ------------
 
 
-def open_store(url: str | Path) -> ModelStore:
+def open_store(url: str | Path, *, create: bool = True) -> ModelStore:
     """Open (creating or migrating as needed) a model store of online modeling.
 
     Parameters
     ----------
     url : str or Path
         A SQLite file (``runs.db`` or ``sqlite:///runs.db``) or a ``postgresql://`` URL.
+    create : bool
+        Create a missing SQLite file (else an :class:`InputError`).
 
     Returns
     -------
@@ -896,7 +898,7 @@ def open_store(url: str | Path) -> ModelStore:
     """
     from perfcast.io.online_store import ModelStore
 
-    return ModelStore(url)
+    return ModelStore(url, create=create)
 
 
 def online_modeler(
@@ -983,13 +985,18 @@ def replay_stream(
             **settings,
         )
         measurements = [
-            Measurement(record.kernel, record.metric, record.params, record.value, record.index)
-            for record in records
+            Measurement(r.kernel, r.metric, r.params, r.value, r.index, r.skipped)
+            if r.value is not None
+            else r
+            for r in records
         ]
-        online.check(measurements)
+        online.check(m for m in measurements if isinstance(m, Measurement))
         for measurement in measurements:
             done = online.batches_done
-            online.partial_fit([measurement])
+            if isinstance(measurement, Measurement):
+                online.partial_fit([measurement])
+            else:
+                online.add_skipped(measurement.kernel, measurement.metric, measurement.skipped)
             if opened is not None and online.batches_done != done:
                 opened.write(application, online.drain())
         online.finish()
@@ -1063,6 +1070,7 @@ def serve_spool(
                     measurements = [
                         Measurement(r.kernel, r.metric, r.params, r.value, r.index, r.skipped)
                         for r in records
+                        if r.value is not None
                     ]
                     online.check(measurements)
                 except InputError as error:
@@ -1071,6 +1079,9 @@ def serve_spool(
                         on_rejected(str(error))
                     continue
                 online.partial_fit(measurements, taken=True)
+                for record in records:
+                    if record.value is None:
+                        online.add_skipped(record.kernel, record.metric, record.skipped)
                 opened.write(application, online.drain())
                 for key in {(m.kernel, m.metric) for m in measurements}:
                     state = online.states_[key]
@@ -1099,7 +1110,7 @@ def stored_models(store: str | Path, *, application: str = "default") -> list[di
     """
     from perfcast.model.online import OnlineModeler, state_of
 
-    with open_store(store) as opened:
+    with open_store(store, create=False) as opened:
         items = opened.read(application)
         if not items:
             known = ", ".join(opened.applications()) or "none"

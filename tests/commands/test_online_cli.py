@@ -67,7 +67,9 @@ def test_replay_json_has_the_documented_fields_and_line_indices(
         low, high = exception["interval"]
         assert not low <= exception["value"] <= high
     assert min(e["index"] for e in solve["exceptions"]) < 4000 + 2 * 2 * 128  # 2 batches
-    assert halo["exceptions"] == []
+    # a stable kernel: exceptions only at the interval's false rate (1e-4 per measurement;
+    # a 3 % noise draws a 4-sigma value now and then)
+    assert len(halo["exceptions"]) <= 3
     codes = [w["code"] for w in solve["model"]["warnings"]]
     assert "performance-exceptions" in codes
 
@@ -148,3 +150,8 @@ def test_show_of_an_unknown_application_is_an_input_error(
         str(store))  # fmt: skip
     status, _, err = run(capsys, "online", "show", "--store", str(store), "--app", "other")
     assert status == 2 and "no application 'other'" in err and "default" in err
+
+
+def test_show_does_not_create_a_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(capsys, "online", "show", "--store", str(tmp_path / "none.db"))
+    assert status == 2 and "no store" in err and not (tmp_path / "none.db").exists()

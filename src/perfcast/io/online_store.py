@@ -141,7 +141,7 @@ class StoredKernel:
 
 class ModelStore:
     """A model store at ``url``: a SQLite file path (or ``sqlite:///path``) or a
-    ``postgresql://`` URL.
+    ``postgresql://`` URL; a SQLite file is created when missing, unless not ``create``.
 
     Raises
     ------
@@ -150,7 +150,7 @@ class ModelStore:
         (reason ``bad-store``), or PostgreSQL is asked for without psycopg installed.
     """
 
-    def __init__(self, url: str | Path) -> None:
+    def __init__(self, url: str | Path, *, create: bool = True) -> None:
         self.url = str(url)
         if self.url.startswith(("postgresql://", "postgres://")):
             self.dialect = "postgresql"
@@ -158,6 +158,8 @@ class ModelStore:
         else:
             self.dialect = "sqlite"
             path = self.url.removeprefix("sqlite://")
+            if not create and not Path(path).is_file():
+                raise InputError("there is no store here", self.url, reason="bad-store")
             self._connection = _connect_sqlite(path, self.url)
         self._migrate()
 

@@ -9,7 +9,9 @@ repetitions, ``metric`` optional: ``<default>``) is accepted too; its values arr
 other under the same line index. The index of a measurement is its 0-based line number.
 
 Instrumented programs that apply back-off themselves (spool files of ``perfcast online serve``)
-add ``"skipped": N``, the measurements of the kernel they skipped since the previous line.
+add ``"skipped": N``, the measurements of the kernel they skipped since the previous line; a
+line of only ``kernel``, ``metric`` and ``skipped`` reports skips at the end of a run (its
+record has no parameters and the value None).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class StreamRecord:
     kernel: str
     metric: str
     params: dict[str, float]
-    value: float
+    value: float | None
     index: int
     skipped: int = 0
 
@@ -105,6 +107,17 @@ def _records(line: str, path: Path, number: int) -> Iterator[StreamRecord]:
     metric = DEFAULT_METRIC
     if "metric" in record:
         metric = _text(record, ("metric",), "metric", path, number)
+    skipped = record.get("skipped", 0)
+    if isinstance(skipped, bool) or not isinstance(skipped, int) or skipped < 0:
+        raise InputError(
+            f"'skipped' is {json.dumps(skipped)}, not a count",
+            path,
+            number,
+            reason="bad-stream-line",
+        )
+    if "skipped" in record and "value" not in record and "params" not in record:
+        yield StreamRecord(kernel, metric, {}, None, number - 1, skipped)
+        return
     params = record.get("params")
     if not isinstance(params, dict):
         raise InputError("the line has no 'params' object", path, number, reason="bad-stream-line")
@@ -118,14 +131,6 @@ def _records(line: str, path: Path, number: int) -> Iterator[StreamRecord]:
     values = raw if isinstance(raw, list) else [raw]
     if not values:
         raise InputError("'value' is an empty list", path, number, reason="bad-stream-line")
-    skipped = record.get("skipped", 0)
-    if isinstance(skipped, bool) or not isinstance(skipped, int) or skipped < 0:
-        raise InputError(
-            f"'skipped' is {json.dumps(skipped)}, not a count",
-            path,
-            number,
-            reason="bad-stream-line",
-        )
     for position, value in enumerate(values):
         yield StreamRecord(
             kernel,

@@ -92,9 +92,17 @@ class OnlineRecorder:
             kernel.judged, kernel.skip_left = answer
 
     def flush(self) -> None:
-        """Hand over every partly filled batch (at exit)."""
+        """Hand over every partly filled batch and the skips after the last measurement (at
+        exit)."""
         with self._lock:
             for name, kernel in self._kernels.items():
+                if kernel.skipped:
+                    kernel.lines.append(
+                        json.dumps(
+                            {"kernel": name, "metric": self.metric, "skipped": kernel.skipped}
+                        )
+                    )
+                    kernel.skipped = 0
                 if kernel.lines:
                     self._hand_over(name, kernel)
 
