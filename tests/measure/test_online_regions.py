@@ -71,6 +71,7 @@ def test_recorder_hands_over_full_batches_and_applies_the_delay(tmp_path: Path) 
     assert len(last) == 2 and last[0]["skipped"] == 3
 
 
+@pytest.mark.slow
 def test_runs_of_a_program_end_with_models_in_the_store(tmp_path: Path) -> None:
     spool, store = tmp_path / "spool", tmp_path / "models.db"
     environment = {**os.environ, "PYTHONPATH": SRC, "PERFCAST_ONLINE_SPOOL": str(spool),
