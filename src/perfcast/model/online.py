@@ -16,9 +16,9 @@ state. It follows the online part of the hybrid modeling paper
   ``q = batch * U(0, 2**hc)`` measurements of the kernel are skipped (``q = U(0, 2**hc)`` for a
   kernel that is a function, measured once per call rather than per loop iteration); a *miss*
   resets ``hc`` to 0.
-* A measured value outside the model's prediction interval at ``exception_level`` is a
-  performance exception (kept with the measurement's index, parameters, value, prediction and
-  interval).
+* A measured value outside the model's prediction interval at ``exception_level``, and more
+  than ``min_deviation`` (10 %) off the prediction, is a performance exception (kept with the
+  measurement's index, parameters, value, prediction and interval).
 * With similarity clusters, only a cluster's first member builds a model at first; the others
   borrow it and are measured under back-off, judged against the borrowed model, until a batch of
   theirs misses: from then on they are modeled on their own.
@@ -498,6 +498,12 @@ class OnlineModeler:
         Seed of the back-off's random delays.
     source : str, optional
         The stream's name, for error messages.
+    min_deviation : float
+        Relative distance from the prediction within which a value is never an exception nor
+        counts against a batch, whatever the interval: a configuration's values from one run
+        often sit closer together than those of different runs (frequency, placement), so an
+        interval learnt from thousands of them can be narrower than a run-to-run change that
+        matters to no one.
     hit_test : {"robust", "paper"}
         How a batch is judged (:func:`judge_batch`); ``paper`` only to measure the paper's rule.
     **settings
@@ -527,6 +533,7 @@ class OnlineModeler:
         seed: int = 0,
         source: str | None = None,
         hit_test: str = "robust",
+        min_deviation: float = 0.1,
         **settings: Any,
     ) -> None:
         if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
@@ -538,6 +545,9 @@ class OnlineModeler:
         if not (isinstance(tolerance, float | int) and tolerance >= 0):
             raise ValueError(f"tolerance must be a number >= 0, got {tolerance!r}")
         check_bool("backoff", backoff)
+        if not (isinstance(min_deviation, float | int) and min_deviation >= 0):
+            raise ValueError(f"min_deviation must be a number >= 0, got {min_deviation!r}")
+        self.min_deviation = float(min_deviation)
         check_choice("hit_test", hit_test, HIT_TESTS)
         self.hit_test = hit_test
         self.modeler = modeler
@@ -573,6 +583,7 @@ class OnlineModeler:
             "max_hits": self.max_hits,
             "seed": self.seed,
             "hit_test": self.hit_test,
+            "min_deviation": self.min_deviation,
             "settings": dict(self.settings),
         }
 
@@ -731,8 +742,9 @@ class OnlineModeler:
         seen = state.table if state.borrowed_from is None else ConfigTable()
         predicted, low, high = interval(model, seen, points, where, HIT_LEVEL)
         _, exc_low, exc_high = interval(model, seen, points, where, self.exception_level)
-        inside = (measured >= low) & (measured <= high)
-        for i in np.flatnonzero((measured < exc_low) | (measured > exc_high)):
+        close = np.abs(measured - predicted) <= self.min_deviation * np.abs(predicted)
+        inside = close | ((measured >= low) & (measured <= high))
+        for i in np.flatnonzero(~close & ((measured < exc_low) | (measured > exc_high))):
             exception = PerformanceException(
                 indices[i],
                 dict(zip(state.parameters, points[i], strict=True)),
