@@ -35,6 +35,8 @@ if TYPE_CHECKING:
         load_run_table,
         load_static_report,
         modelers,
+        online_modeler,
+        open_store,
         optimize,
         parse_expectation,
         parse_point,
@@ -42,13 +44,18 @@ if TYPE_CHECKING:
         predict,
         predict_runs,
         render,
+        render_online,
+        replay_stream,
         report,
         run_campaign,
         save,
         save_learned,
+        serve_spool,
+        stored_models,
     )
     from perfcast.core.experiment import Experiment, Metric, Parameter, Series
     from perfcast.core.function import Factor, Model, Quality, Term
+    from perfcast.measure.online_regions import online_region
     from perfcast.measure.regions import region
 
 # The user-facing names of perfcast.api (the rest of its names serve the command line).
@@ -58,9 +65,13 @@ _API = ("ModelSet", "analyze_source", "build_flags", "compare", "describe_failur
         "pending_runs", "predict", "render", "report", "run_campaign", "save")  # fmt: skip
 # Learned run-time models (issue 17).
 _LEARNED_API = ("learn", "load_learned", "load_run_table", "predict_runs", "save_learned")
+# Online modeling (life-long models, a model store, a collector for instrumented runs).
+_ONLINE_API = ("online_modeler", "open_store", "render_online", "replay_stream", "serve_spool",
+               "stored_models")  # fmt: skip
 _LAZY = {
     **{name: "perfcast.api" for name in _API},
     **{name: "perfcast.api" for name in _LEARNED_API},
+    **{name: "perfcast.api" for name in _ONLINE_API},
     "Experiment": "perfcast.core.experiment",
     "Metric": "perfcast.core.experiment",
     "Parameter": "perfcast.core.experiment",
@@ -70,6 +81,7 @@ _LAZY = {
     "Quality": "perfcast.core.function",
     "Term": "perfcast.core.function",
     "region": "perfcast.measure.regions",
+    "online_region": "perfcast.measure.online_regions",
 }
 
 __all__ = [
@@ -106,6 +118,14 @@ __all__ = [
     "predict",
     "region",
     "render",
+    # online modeling
+    "online_modeler",
+    "online_region",
+    "open_store",
+    "render_online",
+    "replay_stream",
+    "serve_spool",
+    "stored_models",
     "report",
     "run_campaign",
     "save",

@@ -17,7 +17,7 @@ record); a setting outside its allowed range is a ``ValueError`` naming the sett
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,10 +48,12 @@ if TYPE_CHECKING:
     from perfcast.analyze.diagnosis import Diagnosis as Diagnosis
     from perfcast.analyze.optimize import Constraint as Constraint
     from perfcast.analyze.optimize import Optimum as Optimum
+    from perfcast.io.online_store import ModelStore as ModelStore
     from perfcast.io.run_table import RunTable as RunTable
     from perfcast.measure.campaign import CampaignResult as CampaignResult
     from perfcast.measure.spec import Campaign as Campaign
     from perfcast.model.learned import LearnedModel as LearnedModel
+    from perfcast.model.online import OnlineModeler as OnlineModeler
     from perfcast.model.learned import RunPrediction as RunPrediction
     from perfcast.static.features import InstrumentedSource as InstrumentedSource
     from perfcast.static.instruction_mix import InstructionMix as InstructionMix
@@ -1161,6 +1163,262 @@ def save_run_table(table: RunTable, path: str | Path) -> None:
     write_run_table(table, path)
 
 
+# -- Online modeling (issue 15): replay a stream, serve a spool, read a model store ------------
+
+
+def open_store(url: str | Path, *, create: bool = True) -> ModelStore:
+    """Open (creating or migrating as needed) a model store of online modeling.
+
+    Parameters
+    ----------
+    url : str or Path
+        A SQLite file (``runs.db`` or ``sqlite:///runs.db``) or a ``postgresql://`` URL.
+    create : bool
+        Create a missing SQLite file (else an :class:`InputError`).
+
+    Returns
+    -------
+    ModelStore
+        Close it with ``close()`` or use it in a ``with`` block.
+    """
+    from perfcast.io.online_store import ModelStore
+
+    return ModelStore(url, create=create)
+
+
+def online_modeler(
+    *,
+    modeler: str = "pmnf",
+    batch: int = 512,
+    store: ModelStore | None = None,
+    application: str = "default",
+    **settings: Any,
+) -> OnlineModeler:
+    """An online modeler, resumed from ``store``'s state of ``application`` when given.
+
+    Parameters
+    ----------
+    modeler : str
+        The registered modeler refitted on every batch.
+    batch : int
+        Measurements per kernel between model updates.
+    store : ModelStore, optional
+        Where earlier runs left models, statistics and back-off state.
+    application : str
+        The application's name in the store.
+    **settings
+        Settings of :class:`perfcast.model.online.OnlineModeler` (``backoff``, ``clusters``,
+        ``seed``, ``exception_level``, ...) and of the modeler.
+    """
+    from perfcast.model.online import OnlineModeler, state_of
+
+    online = OnlineModeler(modeler, batch, **settings)
+    if store is not None:
+        for item in store.read(application, history=0):
+            online.resume(state_of(item, store.url))
+    return online
+
+
+def replay_stream(
+    stream: str | Path,
+    *,
+    modeler: str = "pmnf",
+    batch: int = 512,
+    store: str | Path | None = None,
+    application: str = "default",
+    **settings: Any,
+) -> list[dict[str, Any]]:
+    """Feed a recorded measurement stream through the online modeler.
+
+    The whole stream is read and checked first, so a malformed line changes nothing in the
+    store. With a store, the modeler starts from its state and every completed batch is
+    written at once (one transaction), so that an interrupted replay loses at most its
+    unfinished batches.
+
+    Parameters
+    ----------
+    stream : str or Path
+        JSON Lines in arrival order (:mod:`perfcast.io.online_stream`).
+    modeler, batch, application, **settings
+        As :func:`online_modeler`.
+    store : str or Path, optional
+        A model store URL (see :func:`open_store`).
+
+    Returns
+    -------
+    list of dict
+        A summary per kernel of the stream (see :func:`render_online`); exception indices are
+        the 0-based line numbers of the stream.
+
+    Raises
+    ------
+    InputError
+        For a malformed line (file and line named) or a bad store.
+    """
+    from perfcast.io.online_stream import read_stream
+    from perfcast.model.online import Measurement
+
+    records = list(read_stream(stream))
+    opened = open_store(store) if store is not None else None
+    try:
+        online = online_modeler(
+            modeler=modeler,
+            batch=batch,
+            store=opened,
+            application=application,
+            source=str(stream),
+            **settings,
+        )
+        measurements = [
+            Measurement(r.kernel, r.metric, r.params, r.value, r.index, r.skipped)
+            if r.value is not None
+            else r
+            for r in records
+        ]
+        online.check(m for m in measurements if isinstance(m, Measurement))
+        for measurement in measurements:
+            done = online.batches_done
+            if isinstance(measurement, Measurement):
+                online.partial_fit([measurement])
+            else:
+                online.add_skipped(measurement.kernel, measurement.metric, measurement.skipped)
+            if opened is not None and online.batches_done != done:
+                opened.write(application, online.drain())
+        online.finish()
+        if opened is not None:
+            opened.write(application, online.drain())
+    finally:
+        if opened is not None:
+            opened.close()
+    return online.summaries(touched_only=True)
+
+
+def serve_spool(
+    spool: str | Path,
+    store: str | Path,
+    *,
+    application: str = "default",
+    modeler: str = "pmnf",
+    batch: int = 512,
+    once: bool = False,
+    poll: float = 0.2,
+    should_stop: Callable[[], bool] | None = None,
+    on_rejected: Callable[[str], None] | None = None,
+    **settings: Any,
+) -> int:
+    """Collect the batches instrumented programs hand over through a spool directory.
+
+    Each batch file (:mod:`perfcast.measure.online_spool`) is modeled with the program's
+    back-off decisions taken as made, written to the store in one transaction and then deleted;
+    the kernels' control files then tell the programs how many measurements to skip. A file
+    that is not a valid stream is renamed ``*.rejected`` and reported through ``on_rejected``
+    (the collector goes on). Partly filled batches are judged and stored when serving ends.
+
+    Parameters
+    ----------
+    spool : str or Path
+        The directory the programs write into (``PERFCAST_ONLINE_SPOOL``).
+    store : str or Path
+        The model store URL (see :func:`open_store`).
+    application, modeler, batch, **settings
+        As :func:`online_modeler`; ``batch`` should equal the programs' batch size.
+    once : bool
+        Process the files present and return, instead of waiting for more.
+    poll : float
+        Seconds between looks at the spool while waiting.
+    should_stop : callable, optional
+        Asked between files; serving ends when it returns True.
+    on_rejected : callable, optional
+        Called with a message for each rejected file.
+
+    Returns
+    -------
+    int
+        The number of batch files modeled.
+    """
+    import time
+
+    from perfcast.io.online_stream import read_stream
+    from perfcast.measure.online_spool import pending_batches, write_control
+    from perfcast.model.online import Measurement
+
+    processed = 0
+    with open_store(store) as opened:
+        online = online_modeler(
+            modeler=modeler, batch=batch, store=opened, application=application, **settings
+        )
+        while not (should_stop is not None and should_stop()):
+            files = pending_batches(spool)
+            for path in files:
+                try:
+                    records = list(read_stream(path))
+                    measurements = [
+                        Measurement(r.kernel, r.metric, r.params, r.value, r.index, r.skipped)
+                        for r in records
+                        if r.value is not None
+                    ]
+                    online.check(measurements)
+                except InputError as error:
+                    path.rename(path.with_suffix(".rejected"))
+                    if on_rejected is not None:
+                        on_rejected(str(error))
+                    continue
+                online.partial_fit(measurements, taken=True)
+                for record in records:
+                    if record.value is None:
+                        online.add_skipped(record.kernel, record.metric, record.skipped)
+                opened.write(application, online.drain())
+                for key in {(m.kernel, m.metric) for m in measurements}:
+                    state = online.states_[key]
+                    write_control(spool, key[0], key[1], state.batches, state.skip_left)
+                path.unlink()
+                processed += 1
+                if should_stop is not None and should_stop():
+                    break
+            if once:
+                break
+            if not files:
+                time.sleep(poll)
+        online.finish()
+        opened.write(application, online.drain())
+    return processed
+
+
+def stored_models(store: str | Path, *, application: str = "default") -> list[dict[str, Any]]:
+    """The kernels of ``application`` in a model store, summarized as :func:`replay_stream`
+    does (every exception kept, its index that of the stream or spool file it came from).
+
+    Raises
+    ------
+    InputError
+        For a bad store or an application the store does not hold.
+    """
+    from perfcast.model.online import OnlineModeler, state_of
+
+    with open_store(store, create=False) as opened:
+        items = opened.read(application)
+        if not items:
+            known = ", ".join(opened.applications()) or "none"
+            raise InputError(
+                f"the store holds no application '{application}' (it holds: {known})",
+                str(store),
+                reason="unknown-application",
+                value=application,
+            )
+        online = OnlineModeler()
+        for item in items:
+            online.resume(state_of(item, str(store)))
+    return online.summaries()
+
+
+def render_online(summaries: Sequence[Mapping[str, Any]], format: str = "text") -> str:  # noqa: A002
+    """Text or JSON (``{"kernels": [...]}``) of :func:`replay_stream`'s or
+    :func:`stored_models`' summaries."""
+    from perfcast.display.online import render_online as render_summaries
+
+    return render_summaries([dict(s) for s in summaries], format)
+
+
 __all__ = [
     "LOCATIONS",
     "TABLE_FORMATS",
@@ -1207,6 +1465,13 @@ __all__ = [
     "instrument_features",
     "load_feature_records",
     "save_run_table",
+    # online modeling
+    "online_modeler",
+    "open_store",
+    "render_online",
+    "replay_stream",
+    "serve_spool",
+    "stored_models",
 ]
 
 

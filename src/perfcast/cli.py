@@ -32,6 +32,7 @@ COMMANDS = (
     "graph",
     "similar",
     "tune",
+    "online",
 )
 
 # The line `perfcast --help` shows for each command module. Kept here so that listing the
@@ -56,6 +57,8 @@ SUMMARIES = {
     "graph": "print the hybrid control-flow graphs (hCFG) of a C file's functions and loops",
     "similar": "rank loops or functions of C files by code-graph similarity to a kernel",
     "tune": "autotune a C kernel's flags and macros; tuning database with warm starts",
+    "online": "life-long online modeling: replay a measurement stream, serve instrumented "
+    "runs, show the model store",
 }
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
