@@ -27,6 +27,10 @@ COMMANDS = (
     "report",
     "instrument",
     "static",
+    "signature",
+    "extrapolate",
+    "probe",
+    "convolve",
 )
 
 # The line `perfcast --help` shows for each command module. Kept here so that listing the
@@ -46,6 +50,10 @@ SUMMARIES = {
     "report": "write a self-contained HTML report with plots, warnings and hotspot shifts",
     "instrument": "print compiler flags for perfcast's region library",
     "static": "count loops and functions of C sources symbolically",
+    "signature": "run a program under valgrind: features per basic block, line and function",
+    "extrapolate": "extrapolate signatures at small core counts to a large one, per element",
+    "probe": "measure this machine's bandwidth surface and floating-point rates",
+    "convolve": "predict computation time of a signature on a machine profile",
 }
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
