@@ -123,3 +123,28 @@ def test_signature_of_a_missing_program_is_bad_input(tmp_path, capsys):
     status = cli.main(["signature", "-o", str(tmp_path / "s.json"), "--", "/nonexistent/prog"])
     assert status == 2
     assert "/nonexistent/prog" in capsys.readouterr().err
+
+
+@needs_valgrind
+def test_campaign_metric_signature_collects_one_signature_per_point(tmp_path):
+    from perfcast.api import extrapolate_signature, load_campaign, run_campaign
+
+    binary = _compile(tmp_path)
+    spec = tmp_path / "sig.toml"
+    spec.write_text(
+        f'command = "{binary} {{n}}"\nmetrics = ["signature"]\nrepetitions = 3\n'
+        "[parameters]\nn = [250, 500, 1000]\n"
+    )
+    result = run_campaign(load_campaign(spec))
+    assert result.failures == []
+    assert result.executed == 3  # deterministic: one run per point
+    frame = result.experiment.frame
+    muls = frame[(frame.kernel == "fn:axpy") & (frame.metric == "fp.mul.f64.scalar")]
+    assert sorted(muls.value) == [750, 1500, 3000]
+    extrapolated = extrapolate_signature(result.experiment, "n=4000")
+    element = next(
+        e for e in extrapolated.elements
+        if e.kernel == "fn:axpy" and e.feature == "fp.mul.f64.scalar"
+    )  # fmt: skip
+    assert element.form == "linear"
+    assert element.value == pytest.approx(12000)
