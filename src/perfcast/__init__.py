@@ -21,36 +21,49 @@ if TYPE_CHECKING:
         ModelSet,
         analyze_source,
         build_flags,
+        collect_signature,
         compare,
+        convolve,
         describe_failure,
         diagnose,
+        extrapolate_signature,
         fit,
         formats,
         import_profiles,
         instruction_mix,
         load,
         load_campaign,
+        load_machine,
         load_static_report,
+        merge_signatures,
         modelers,
         optimize,
         parse_expectation,
         parse_point,
         pending_runs,
         predict,
+        probe_machine,
         render,
+        render_pmac,
         report,
         run_campaign,
         save,
+        save_machine,
     )
     from perfcast.core.experiment import Experiment, Metric, Parameter, Series
     from perfcast.core.function import Factor, Model, Quality, Term
     from perfcast.measure.regions import region
 
 # The user-facing names of perfcast.api (the rest of its names serve the command line).
+_API: tuple[str, ...]  # extended below by the trace-extrapolation names
 _API = ("ModelSet", "analyze_source", "build_flags", "compare", "describe_failure", "diagnose",
         "fit", "formats", "import_profiles", "instruction_mix", "load", "load_campaign",
         "load_static_report", "modelers", "optimize", "parse_expectation", "parse_point",
         "pending_runs", "predict", "render", "report", "run_campaign", "save")  # fmt: skip
+# Trace extrapolation (PMaC): signatures, extrapolation, machine profiles, convolution.
+_PMAC_API = ("collect_signature", "convolve", "extrapolate_signature", "load_machine",
+             "merge_signatures", "probe_machine", "render_pmac", "save_machine")  # fmt: skip
+_API += _PMAC_API
 _LAZY = {
     **{name: "perfcast.api" for name in _API},
     "Experiment": "perfcast.core.experiment",
@@ -101,6 +114,15 @@ __all__ = [
     "report",
     "run_campaign",
     "save",
+    # trace extrapolation (PMaC)
+    "collect_signature",
+    "convolve",
+    "extrapolate_signature",
+    "load_machine",
+    "merge_signatures",
+    "probe_machine",
+    "render_pmac",
+    "save_machine",
 ]
 
 
