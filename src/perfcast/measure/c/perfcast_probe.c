@@ -49,21 +49,26 @@ static size_t pass(double *buffer, size_t count, const char *pattern, int store,
         return count;
     }
     size_t stride = strcmp(pattern, "stride8") == 0 ? 8 : 1;
-    double sum0 = 0.0, sum1 = 0.0, sum2 = 0.0, sum3 = 0.0;
+    /* eight independent sums: the loads, not the add latency, limit the loop */
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
     if (store) {
         for (size_t i = 0; i < count; i += stride) buffer[i] = (double)i;
         accesses = (count + stride - 1) / stride;
     } else {
         size_t i = 0;
-        for (; i + 3 * stride < count; i += 4 * stride) {
-            sum0 += buffer[i];
-            sum1 += buffer[i + stride];
-            sum2 += buffer[i + 2 * stride];
-            sum3 += buffer[i + 3 * stride];
-            accesses += 4;
+        for (; i + 7 * stride < count; i += 8 * stride) {
+            s0 += buffer[i];
+            s1 += buffer[i + stride];
+            s2 += buffer[i + 2 * stride];
+            s3 += buffer[i + 3 * stride];
+            s4 += buffer[i + 4 * stride];
+            s5 += buffer[i + 5 * stride];
+            s6 += buffer[i + 6 * stride];
+            s7 += buffer[i + 7 * stride];
+            accesses += 8;
         }
-        for (; i < count; i += stride, accesses++) sum0 += buffer[i];
-        sink = sum0 + sum1 + sum2 + sum3;
+        for (; i < count; i += stride, accesses++) s0 += buffer[i];
+        sink = s0 + s1 + s2 + s3 + s4 + s5 + s6 + s7;
     }
     return accesses;
 }
