@@ -21,9 +21,12 @@ if TYPE_CHECKING:
         ModelSet,
         analyze_source,
         build_flags,
+        collect_signature,
         compare,
+        convolve,
         describe_failure,
         diagnose,
+        extrapolate_signature,
         fit,
         formats,
         import_profiles,
@@ -32,8 +35,10 @@ if TYPE_CHECKING:
         load,
         load_campaign,
         load_learned,
+        load_machine,
         load_run_table,
         load_static_report,
+        merge_signatures,
         modelers,
         online_modeler,
         open_store,
@@ -43,13 +48,16 @@ if TYPE_CHECKING:
         pending_runs,
         predict,
         predict_runs,
+        probe_machine,
         render,
         render_online,
+        render_pmac,
         replay_stream,
         report,
         run_campaign,
         save,
         save_learned,
+        save_machine,
         serve_spool,
         stored_models,
     )
@@ -59,6 +67,7 @@ if TYPE_CHECKING:
     from perfcast.measure.regions import region
 
 # The user-facing names of perfcast.api (the rest of its names serve the command line).
+_API: tuple[str, ...]  # extended below by the trace-extrapolation names
 _API = ("ModelSet", "analyze_source", "build_flags", "compare", "describe_failure", "diagnose",
         "fit", "formats", "import_profiles", "instruction_mix", "load", "load_campaign",
         "load_static_report", "modelers", "optimize", "parse_expectation", "parse_point",
@@ -68,6 +77,10 @@ _LEARNED_API = ("learn", "load_learned", "load_run_table", "predict_runs", "save
 # Online modeling (life-long models, a model store, a collector for instrumented runs).
 _ONLINE_API = ("online_modeler", "open_store", "render_online", "replay_stream", "serve_spool",
                "stored_models")  # fmt: skip
+# Trace extrapolation (PMaC): signatures, extrapolation, machine profiles, convolution.
+_PMAC_API = ("collect_signature", "convolve", "extrapolate_signature", "load_machine",
+             "merge_signatures", "probe_machine", "render_pmac", "save_machine")  # fmt: skip
+_API += _PMAC_API
 _LAZY = {
     **{name: "perfcast.api" for name in _API},
     **{name: "perfcast.api" for name in _LEARNED_API},
@@ -134,6 +147,15 @@ __all__ = [
     "load_run_table",
     "predict_runs",
     "save_learned",
+    # trace extrapolation (PMaC)
+    "collect_signature",
+    "convolve",
+    "extrapolate_signature",
+    "load_machine",
+    "merge_signatures",
+    "probe_machine",
+    "render_pmac",
+    "save_machine",
 ]
 
 

@@ -33,6 +33,10 @@ COMMANDS = (
     "similar",
     "tune",
     "online",
+    "signature",
+    "extrapolate",
+    "probe",
+    "convolve",
 )
 
 # The line `perfcast --help` shows for each command module. Kept here so that listing the
@@ -59,6 +63,10 @@ SUMMARIES = {
     "tune": "autotune a C kernel's flags and macros; tuning database with warm starts",
     "online": "life-long online modeling: replay a measurement stream, serve instrumented "
     "runs, show the model store",
+    "signature": "run a program under valgrind: features per basic block, line and function",
+    "extrapolate": "extrapolate signatures at small core counts to a large one, per element",
+    "probe": "measure this machine's bandwidth surface and floating-point rates",
+    "convolve": "predict computation time of a signature on a machine profile",
 }
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
