@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         analyze_source,
         build_flags,
         compare,
+        dask_client,
         describe_failure,
         diagnose,
         fit,
@@ -50,7 +51,8 @@ if TYPE_CHECKING:
 _API = ("ModelSet", "analyze_source", "build_flags", "compare", "describe_failure", "diagnose",
         "fit", "formats", "import_profiles", "instruction_mix", "load", "load_campaign",
         "load_static_report", "modelers", "optimize", "parse_expectation", "parse_point",
-        "pending_runs", "predict", "render", "report", "run_campaign", "save")  # fmt: skip
+        "pending_runs", "predict", "render", "report", "run_campaign", "save",
+        "dask_client")  # fmt: skip
 _LAZY = {
     **{name: "perfcast.api" for name in _API},
     "Experiment": "perfcast.core.experiment",
@@ -81,6 +83,7 @@ __all__ = [
     "analyze_source",
     "build_flags",
     "compare",
+    "dask_client",
     "describe_failure",
     "diagnose",
     "fit",
