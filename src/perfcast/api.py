@@ -642,6 +642,13 @@ def metric_modes() -> tuple[str, ...]:
     return METRIC_MODES
 
 
+def campaign_executors() -> tuple[str, ...]:
+    """Where a campaign's runs can execute: ``local`` or ``slurm`` (one batch job per run)."""
+    from perfcast.measure.spec import EXECUTORS
+
+    return EXECUTORS
+
+
 def build_flags(kind: str, *, functions: bool = False) -> list[str]:
     """How to build a program with perfcast's region library.
 
@@ -909,6 +916,7 @@ __all__ = [
     "WorkError",
     "analyze_source",
     "build_flags",
+    "campaign_executors",
     "compare",
     "dask_client",
     "describe_failure",
