@@ -13,11 +13,12 @@ import time
 from pathlib import Path
 
 import pytest
-from campaign_helpers import cli_subprocess_argv, compile_c
+from campaign_helpers import REPO, cli_subprocess_argv, compile_c
 from slurm_cluster import SlurmCluster, missing_programs
 from test_campaign_mpi import MPI_PROGRAM
 
 from perfcast.io.campaign_results import read_journal
+from perfcast.measure.instrument import library_dir
 from perfcast.measure.campaign import run_campaign
 from perfcast.measure.spec import load_campaign
 
@@ -152,3 +153,22 @@ def test_the_jobs_outlive_a_killed_submitter_and_are_collected_once(cluster, pro
     journal = read_journal(tmp_path / "slurm.results.jsonl")
     assert {line["job_id"] for line in journal.runs.values()} == submitted  # none twice
     assert sorted(result.experiment.frame.s.tolist()) == [2, 2, 3, 3]
+
+
+def test_the_jacobi_example_runs_on_slurm(cluster, tmp_path):
+    example = tmp_path / "jacobi"
+    shutil.copytree(REPO / "examples" / "jacobi", example, ignore=shutil.ignore_patterns("build"))
+    shutil.copy(REPO / "examples" / "common.mk", tmp_path)
+    subprocess.run(
+        ["make", "-s", "-C", str(example), f"PERFCAST_DIR={library_dir()}"],
+        check=True,
+        capture_output=True,
+    )
+    quick = {"parameters": {"p": [1, 2], "n": [96, 128]}, "repetitions": 1, "slurm": {"poll": 0.5}}
+    campaign = load_campaign(example / "slurm.toml", overrides=quick)
+    assert campaign.executor == "slurm" and campaign.launcher[0] == "srun"
+    result = run_campaign(campaign)
+    assert result.failures == [] and result.executed == 4, cluster.log()
+    frame = result.experiment.frame
+    ranks = frame[(frame.kernel == "jacobi") & (frame.metric == "ranks")]
+    assert sorted(zip(ranks.p, ranks.value, strict=True)) == [(1, 1), (1, 1), (2, 2), (2, 2)]
