@@ -18,8 +18,8 @@ from slurm_cluster import SlurmCluster, missing_programs
 from test_campaign_mpi import MPI_PROGRAM
 
 from perfcast.io.campaign_results import read_journal
-from perfcast.measure.instrument import library_dir
 from perfcast.measure.campaign import run_campaign
+from perfcast.measure.instrument import library_dir
 from perfcast.measure.spec import load_campaign
 
 pytestmark = [
