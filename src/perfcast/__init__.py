@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         collect_signature,
         compare,
         convolve,
+        dask_client,
         describe_failure,
         diagnose,
         extrapolate_signature,
@@ -71,7 +72,8 @@ _API: tuple[str, ...]  # extended below by the trace-extrapolation names
 _API = ("ModelSet", "analyze_source", "build_flags", "compare", "describe_failure", "diagnose",
         "fit", "formats", "import_profiles", "instruction_mix", "load", "load_campaign",
         "load_static_report", "modelers", "optimize", "parse_expectation", "parse_point",
-        "pending_runs", "predict", "render", "report", "run_campaign", "save")  # fmt: skip
+        "pending_runs", "predict", "render", "report", "run_campaign", "save",
+        "dask_client")  # fmt: skip
 # Learned run-time models (issue 17).
 _LEARNED_API = ("learn", "load_learned", "load_run_table", "predict_runs", "save_learned")
 # Online modeling (life-long models, a model store, a collector for instrumented runs).
@@ -114,6 +116,7 @@ __all__ = [
     "analyze_source",
     "build_flags",
     "compare",
+    "dask_client",
     "describe_failure",
     "diagnose",
     "fit",

@@ -30,6 +30,7 @@ from perfcast.core.progress import ProgressBar
 from perfcast.display.tables import FORMATS as TABLE_FORMATS
 from perfcast.io import read_experiment, write_experiment
 from perfcast.model.backtest import backtest
+from perfcast.model.distributed import DaskChunks, dask_client
 from perfcast.model.fitting.assembly import Skip, require_models
 from perfcast.model.fitting.location import LOCATIONS
 from perfcast.model.gates import gate_models
@@ -43,6 +44,8 @@ PROGRESS_DELAY = 1.0
 # The result types, named here for annotations (``perfcast.api.Diagnosis``); importing their
 # modules at run time would put the analyses' dependencies into every command's start-up.
 if TYPE_CHECKING:
+    from distributed import Client
+
     from perfcast.analyze.bugs import Expectation as Expectation
     from perfcast.analyze.compare import Comparison as Comparison
     from perfcast.analyze.convolve import Convolution as Convolution
@@ -116,6 +119,7 @@ def fit(
     metric: str | Sequence[str] | None = None,
     strict: bool = False,
     progress: bool = False,
+    client: Client | DaskChunks | None = None,
     **settings: Any,
 ) -> ModelSet:
     """Fit a scaling model to every kernel of ``experiment``.
@@ -138,6 +142,11 @@ def fit(
     progress : bool
         Show a progress bar of the kernels modeled on standard error, when it is a terminal
         and the fit runs longer than a second.
+    client : distributed.Client or DaskChunks, optional
+        Model on the workers of this Dask cluster (see :func:`dask_client`), 4,096 kernels of
+        a series per task (a :class:`~perfcast.model.distributed.DaskChunks` says how many):
+        the same models, bit for bit, as in this process. Modelers that fit a series as a
+        whole (hybrid, segmented) model in this process all the same and say so in the notes.
     **settings
         The modeler's settings, e.g. ``alpha=0.01`` or ``location="median"``; each is checked
         against its allowed range.
@@ -159,8 +168,15 @@ def fit(
     InputError
         When no kernel can be modeled, or with ``strict`` when one cannot (naming the first
         such kernel and why, ``reason`` ``unmodelable-kernel``).
+    WorkError
+        With ``client``, when the cluster fails (a worker dies, the scheduler goes away).
     """
     estimator = make_modeler(modeler, **settings)
+    chunks = client if client is None or isinstance(client, DaskChunks) else DaskChunks(client)
+    notes: dict[str, None] = {}
+    if chunks is not None and not estimator.chunkable:
+        chunks = None
+        notes[f"the {modeler} modeler models in this process, not on the Dask cluster"] = None
     if metric is None:
         metrics = experiment.metric_names
     else:
@@ -169,13 +185,12 @@ def fit(
             experiment.check_metric(name)
     models: list[Model] = []
     skipped: list[Skip] = []
-    notes: dict[str, None] = {}
     if progress:
         total = sum(experiment.kernel_count(name) for name in metrics)
         bar = ProgressBar(total, unit="kernels modeled", delay=PROGRESS_DELAY)
         estimator.progress = lambda done: bar.advance(steps=done)
     for name in metrics:
-        estimator.fit(experiment, name)
+        estimator.fit(experiment, name, chunks)
         if strict and estimator.skipped_:
             raise estimator.skipped_[0].error(experiment.source)
         gated = gate_models(estimator.models_, experiment, name)
@@ -640,6 +655,13 @@ def metric_modes() -> tuple[str, ...]:
     from perfcast.measure.spec import METRIC_MODES
 
     return METRIC_MODES
+
+
+def campaign_executors() -> tuple[str, ...]:
+    """Where a campaign's runs can execute: ``local`` or ``slurm`` (one batch job per run)."""
+    from perfcast.measure.spec import EXECUTORS
+
+    return EXECUTORS
 
 
 def build_flags(kind: str, *, functions: bool = False) -> list[str]:
@@ -1627,7 +1649,9 @@ __all__ = [
     "probe_machine",
     "render_pmac",
     "save_machine",
+    "campaign_executors",
     "compare",
+    "dask_client",
     "describe_failure",
     "diagnose",
     "fit",
