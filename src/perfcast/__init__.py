@@ -17,8 +17,10 @@ from perfcast.core.errors import InputError, PerfcastError, WorkError
 from perfcast.core.version import __version__
 
 if TYPE_CHECKING:
+    # Segmented models and measurement-point advice (issue 19).
     from perfcast.api import (
         ModelSet,
+        advise,
         analyze_source,
         build_flags,
         compare,
@@ -43,7 +45,7 @@ if TYPE_CHECKING:
         save,
     )
     from perfcast.core.experiment import Experiment, Metric, Parameter, Series
-    from perfcast.core.function import Factor, Model, Quality, Term
+    from perfcast.core.function import Breakpoint, Factor, Model, Quality, Segment, Term
     from perfcast.measure.regions import region
 
 # The user-facing names of perfcast.api (the rest of its names serve the command line).
@@ -62,6 +64,10 @@ _LAZY = {
     "Quality": "perfcast.core.function",
     "Term": "perfcast.core.function",
     "region": "perfcast.measure.regions",
+    # Segmented models and measurement-point advice (issue 19).
+    "advise": "perfcast.api",
+    "Breakpoint": "perfcast.core.function",
+    "Segment": "perfcast.core.function",
 }
 
 __all__ = [
@@ -101,6 +107,10 @@ __all__ = [
     "report",
     "run_campaign",
     "save",
+    # Segmented models and measurement-point advice (issue 19).
+    "Breakpoint",
+    "Segment",
+    "advise",
 ]
 
 

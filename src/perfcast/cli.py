@@ -27,6 +27,7 @@ COMMANDS = (
     "report",
     "instrument",
     "static",
+    "advise",
 )
 
 # The line `perfcast --help` shows for each command module. Kept here so that listing the
@@ -46,6 +47,7 @@ SUMMARIES = {
     "report": "write a self-contained HTML report with plots, warnings and hotspot shifts",
     "instrument": "print compiler flags for perfcast's region library",
     "static": "count loops and functions of C sources symbolically",
+    "advise": "suggest the points to measure next that narrow a prediction most per cost",
 }
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
