@@ -29,6 +29,7 @@ from perfcast.core.points import parse_point
 from perfcast.core.progress import ProgressBar
 from perfcast.display.tables import FORMATS as TABLE_FORMATS
 from perfcast.io import read_experiment, write_experiment
+from perfcast.model.backtest import backtest
 from perfcast.model.fitting.assembly import Skip, require_models
 from perfcast.model.fitting.location import LOCATIONS
 from perfcast.model.gates import gate_models
@@ -132,7 +133,10 @@ def fit(
     ModelSet
         Models by kernel and metric, ranked by cost at the largest measured configuration,
         recording the modeler and its settings and the kernels skipped. Every model carries
-        the warnings of the quality gates (:mod:`perfcast.model.gates`) in ``warnings``.
+        the warnings of the quality gates (:mod:`perfcast.model.gates`) in ``warnings``, and
+        its prediction interval widens beyond the measurements by the error of the same
+        search backtested on one value fewer of each parameter
+        (:mod:`perfcast.model.backtest`).
 
     Raises
     ------
@@ -160,7 +164,12 @@ def fit(
         estimator.fit(experiment, name)
         if strict and estimator.skipped_:
             raise estimator.skipped_[0].error(experiment.source)
-        models.extend(gate_models(estimator.models_, experiment, name))
+        gated = gate_models(estimator.models_, experiment, name)
+
+        def refit(training: Experiment, metric: str = name) -> list[Model]:
+            return make_modeler(modeler, **settings).fit(training, metric).models_
+
+        models.extend(backtest(gated, experiment, name, refit))
         skipped.extend(estimator.skipped_)
         notes.update(dict.fromkeys(estimator.notes()))
     if progress:

@@ -8,6 +8,7 @@ text, Python, LaTeX and Extra-P notation, convert to sympy and serialize to the 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -146,6 +147,38 @@ class Quality:
 
 
 @dataclass(frozen=True)
+class Extrapolation:
+    """How far off a model's search gets beyond the measurements along one parameter.
+
+    Measured by a backtest (:mod:`perfcast.model.backtest`): the same search on the data
+    without each kernel's largest value of the parameter predicts that value; ``rate_variance``
+    is the mean square of the log error there per squared log distance of the step,
+    ``mean(log(predicted / measured)^2) / log(largest / next largest)^2``. A model whose
+    exponent is off by ``d`` misses by ``d * log(x / largest)`` at ``x``, so the interval adds
+    ``rate_variance * log(x / largest)^2`` to its relative variance beyond ``largest``.
+
+    Attributes
+    ----------
+    parameter : str
+    largest : float
+        The largest measured value of the parameter.
+    rate_variance : float
+    """
+
+    parameter: str
+    largest: float
+    rate_variance: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary for JSON."""
+        return {
+            "parameter": self.parameter,
+            "largest": float(self.largest),
+            "rate_variance": float(self.rate_variance),
+        }
+
+
+@dataclass(frozen=True)
 class Uncertainty:
     """What a prediction interval needs: the fit's coefficient covariance and noise.
 
@@ -165,12 +198,9 @@ class Uncertainty:
         how far the model's form misses points it did not see. The interval's variance is at
         least this, so that a model whose form is off gets a wider interval than its noise
         alone would give.
-    selection_inflation : float
-        Factor on the variance of the fitted curve (the part of the interval that grows away
-        from the measurements): the covariance treats the chosen terms as known, but they were
-        chosen among many candidates, and a neighbouring form that fits as well extrapolates
-        differently. Fitted models set it from
-        :data:`perfcast.model.fitting.quality.SELECTION_INFLATION`; 1 leaves it out.
+    extrapolation : tuple of Extrapolation
+        Per parameter, the backtested error of the search beyond the largest measured value;
+        empty where no backtest was possible.
     """
 
     covariance: np.ndarray
@@ -178,7 +208,7 @@ class Uncertainty:
     dof: int
     relative: bool = True
     loo_variance: float = 0.0
-    selection_inflation: float = 1.0
+    extrapolation: tuple[Extrapolation, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary for JSON (the ``uncertainty`` of a model)."""
@@ -188,7 +218,7 @@ class Uncertainty:
             "dof": int(self.dof),
             "relative": bool(self.relative),
             "loo_variance": float(self.loo_variance),
-            "selection_inflation": float(self.selection_inflation),
+            "extrapolation": [e.to_dict() for e in self.extrapolation],
         }
 
     @classmethod
@@ -209,8 +239,7 @@ class Uncertainty:
                 f"{size} coefficients, not {'x'.join(map(str, covariance.shape))}"
             )
         numbers = [float(data[key]) for key in ("noise_variance", "loo_variance")]
-        inflation = float(data.get("selection_inflation", 1.0))
-        if not (np.all(np.isfinite(covariance)) and np.all(np.isfinite([*numbers, inflation]))):
+        if not (np.all(np.isfinite(covariance)) and np.all(np.isfinite(numbers))):
             raise ValueError("uncertainty: every value must be a finite number")
         dof = data["dof"]
         if isinstance(dof, bool) or not isinstance(dof, int) or dof < 1:
@@ -218,7 +247,16 @@ class Uncertainty:
         relative = data.get("relative", True)
         if not isinstance(relative, bool):
             raise ValueError(f"uncertainty: relative must be true or false, not {relative!r}")
-        return cls(covariance, numbers[0], dof, relative, numbers[1], inflation)
+        extrapolation = tuple(
+            Extrapolation(str(e["parameter"]), float(e["largest"]), float(e["rate_variance"]))
+            for e in data.get("extrapolation") or ()
+        )
+        if not all(
+            math.isfinite(e.largest) and math.isfinite(e.rate_variance) and e.rate_variance >= 0
+            for e in extrapolation
+        ):
+            raise ValueError("uncertainty: extrapolation values must be finite, variances >= 0")
+        return cls(covariance, numbers[0], dof, relative, numbers[1], extrapolation)
 
 
 @dataclass(frozen=True)
@@ -324,9 +362,11 @@ class Model:
         """Prediction and the interval a new measurement falls into with probability ``level``.
 
         The interval's variance is that of a new measurement (noise) plus that of the fitted
-        curve, widened by :attr:`Uncertainty.selection_inflation`, and at least
-        :attr:`Uncertainty.loo_variance` (``benchmarks/RESULTS.md``, "Calibration", measures
-        how often it holds held-out measurements).
+        curve, at least
+        :attr:`Uncertainty.loo_variance`, plus beyond the largest measured value of a parameter
+        the backtested error of the search there (:attr:`Uncertainty.extrapolation`);
+        ``benchmarks/RESULTS.md``, "Calibration", measures how often it holds held-out
+        measurements.
 
         Returns
         -------
@@ -345,21 +385,39 @@ class Model:
         if self.uncertainty is None:
             return prediction, prediction.copy(), prediction.copy()
         u = self.uncertainty
-        fit_variance = u.selection_inflation * np.maximum(
-            np.einsum("ij,jk,ik->i", design, u.covariance, design), 0.0
-        )
+        fit_variance = np.maximum(np.einsum("ij,jk,ik->i", design, u.covariance, design), 0.0)
         quantile = special.stdtrit(max(u.dof, 1), 0.5 + level / 2)
+        beyond = self._extrapolation_variance(points)
         if not u.relative:
             variance = np.maximum(fit_variance + u.noise_variance, u.loo_variance)
-            spread = quantile * np.sqrt(variance)
+            spread = quantile * np.sqrt(variance + beyond * prediction**2)
             return prediction, prediction - spread, prediction + spread
         # Multiplicative noise: the interval is symmetric in log space, so it stays positive.
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             relative = np.sqrt(
-                np.maximum(fit_variance / prediction**2 + u.noise_variance, u.loo_variance)
+                np.maximum(fit_variance / prediction**2 + u.noise_variance, u.loo_variance) + beyond
             )
             factor = np.exp(quantile * relative)
-            return prediction, prediction / factor, prediction * factor
+            lower, upper = prediction / factor, prediction * factor
+        # Where the prediction is 0 a relative spread means nothing: the fitted curve's own
+        # spread is the interval there (none for a model that is 0 throughout).
+        zero = prediction == 0
+        if zero.any():
+            spread = quantile * np.sqrt(fit_variance[zero])
+            lower[zero], upper[zero] = -spread, spread
+        return prediction, lower, upper
+
+    def _extrapolation_variance(self, points: np.ndarray | Mapping[str, Any]) -> np.ndarray:
+        """Relative variance the backtests add at ``points`` beyond the measured values."""
+        assert self.uncertainty is not None
+        columns = self._columns(points)
+        total = np.zeros(len(next(iter(columns.values()))) if columns else 1)
+        for e in self.uncertainty.extrapolation:
+            if e.parameter in columns and e.largest > 0:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    distance = np.log(columns[e.parameter] / e.largest)
+                total = total + e.rate_variance * np.where(distance > 0, distance, 0.0) ** 2
+        return total
 
     def segment_index(self, points: np.ndarray | Mapping[str, Any]) -> np.ndarray:
         """Which of :attr:`segments` evaluates each point (0 for an ordinary model).
