@@ -17,8 +17,10 @@ from perfcast.core.errors import InputError, PerfcastError, WorkError
 from perfcast.core.version import __version__
 
 if TYPE_CHECKING:
+    # Segmented models and measurement-point advice (issue 19).
     from perfcast.api import (
         ModelSet,
+        advise,
         analyze_source,
         build_flags,
         collect_signature,
@@ -63,7 +65,7 @@ if TYPE_CHECKING:
         stored_models,
     )
     from perfcast.core.experiment import Experiment, Metric, Parameter, Series
-    from perfcast.core.function import Factor, Model, Quality, Term
+    from perfcast.core.function import Breakpoint, Factor, Model, Quality, Segment, Term
     from perfcast.measure.online_regions import online_region
     from perfcast.measure.regions import region
 
@@ -97,6 +99,10 @@ _LAZY = {
     "Term": "perfcast.core.function",
     "region": "perfcast.measure.regions",
     "online_region": "perfcast.measure.online_regions",
+    # Segmented models and measurement-point advice (issue 19).
+    "advise": "perfcast.api",
+    "Breakpoint": "perfcast.core.function",
+    "Segment": "perfcast.core.function",
 }
 
 __all__ = [
@@ -159,6 +165,10 @@ __all__ = [
     "probe_machine",
     "render_pmac",
     "save_machine",
+    # Segmented models and measurement-point advice (issue 19).
+    "Breakpoint",
+    "Segment",
+    "advise",
 ]
 
 

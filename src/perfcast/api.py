@@ -46,6 +46,7 @@ PROGRESS_DELAY = 1.0
 if TYPE_CHECKING:
     from distributed import Client
 
+    from perfcast.analyze.advice import Advice as Advice
     from perfcast.analyze.bugs import Expectation as Expectation
     from perfcast.analyze.compare import Comparison as Comparison
     from perfcast.analyze.convolve import Convolution as Convolution
@@ -740,7 +741,13 @@ def analyze_source(
 
 
 def render(
-    value: ModelSet | Sequence[Prediction] | Diagnosis | Comparison | Optimum | InstructionMix,
+    value: ModelSet
+    | Sequence[Prediction]
+    | Diagnosis
+    | Comparison
+    | Optimum
+    | InstructionMix
+    | Advice,
     format: str = "text",  # noqa: A002 - the documented keyword
     *,
     at: Mapping[str, float] | str | None = None,
@@ -751,7 +758,8 @@ def render(
 
     Parameters
     ----------
-    value : ModelSet, list of Prediction, Diagnosis, Comparison, Optimum or InstructionMix
+    value : ModelSet, list of Prediction, Diagnosis, Comparison, Optimum, InstructionMix or
+        Advice
     format : str
         ``text`` or ``json``; model sets and predictions also ``markdown`` and ``csv``;
         instruction mixes also ``python`` (an importable module of the models).
@@ -789,9 +797,10 @@ def render(
             return format_models(value, format, point, width)
         return format_predictions(list(value), format, width)
     # Here, not above: the analyses need pandas, which printing models does not.
+    from perfcast.analyze.advice import Advice
     from perfcast.analyze.compare import Comparison
     from perfcast.analyze.diagnosis import Diagnosis
-    from perfcast.display.text import comparison_text, diagnosis_text, optimum_text
+    from perfcast.display.text import advice_text, comparison_text, diagnosis_text, optimum_text
     from perfcast.static.instruction_mix import InstructionMix
 
     if isinstance(value, InstructionMix):
@@ -800,6 +809,8 @@ def render(
         return dumps(value.to_dict()) + "\n"
     if format != "text":
         raise ValueError(f"format: must be 'text' or 'json', not {format!r}")
+    if isinstance(value, Advice):
+        return advice_text(value)
     if isinstance(value, Diagnosis):
         return diagnosis_text(value)
     if isinstance(value, Comparison):
@@ -904,6 +915,81 @@ def inclusive_metric(exclusive: str, metrics: Sequence[str]) -> str | None:
     from perfcast.display.tables import inclusive_metric as counterpart
 
     return counterpart(exclusive, metrics)
+
+
+def advise(
+    experiment: Experiment,
+    models: ModelSet | None = None,
+    *,
+    at: Mapping[str, float] | str,
+    candidates: Mapping[str, Sequence[float]] | str | None = None,
+    budget: str | float | None = None,
+    repetitions: int | None = None,
+    goal: float | None = None,
+    level: float = 0.95,
+    metric: str | None = None,
+    modeler: str = "pmnf",
+) -> Advice:
+    """The configurations to measure next so that the prediction at ``at`` narrows most per
+    unit of measurement cost (see :mod:`perfcast.analyze.advice`).
+
+    Parameters
+    ----------
+    experiment : Experiment
+    models : ModelSet, optional
+        Fitted with ``modeler`` when None.
+    at : mapping of str to float, or str
+        The target configuration (``"p=4096,n=1e6"``).
+    candidates : mapping of str to sequence of float, or str, optional
+        Values to combine per parameter (``"p=2..4096*2,n=1e6,2e6"``); a parameter left out
+        gets its measured values and doublings up to the target.
+    budget : str or float, optional
+        Runs (``20``, ``"20runs"``) or core-hours (``"1.5h"``, ``"1.5core-hours"``); default
+        five points.
+    repetitions : int, optional
+        Runs per point; default the most common number measured.
+    goal : float, optional
+        Stop once the interval at the target is within this relative half-width (0.1: ±10 %).
+    level : float
+        Probability of the intervals.
+    metric : str, optional
+        Default: the experiment's only metric, or ``time``.
+    modeler : str
+        Used when ``models`` is None.
+
+    Returns
+    -------
+    Advice
+        Suggestions in order, each with its cost, the interval width expected after it and
+        why; ``warnings`` say what limits the advice.
+
+    Raises
+    ------
+    InputError
+        For a malformed target, candidate list or budget, or a budget in core-hours for models
+        that predict no time.
+    ValueError
+        For ``repetitions`` below 1, a ``goal`` that is not positive or a ``level`` outside
+        (0, 1).
+    """
+    from perfcast.analyze.advice import advise as suggest
+    from perfcast.analyze.advice import parse_budget, parse_candidates
+
+    if repetitions is not None and (isinstance(repetitions, bool) or repetitions < 1):
+        raise ValueError(f"repetitions: must be a whole number >= 1, not {repetitions!r}")
+    if goal is not None and not goal > 0:
+        raise ValueError(f"goal: must be a positive relative width, not {goal!r}")
+    if not 0 < level < 1:
+        raise ValueError(f"level: must lie in (0, 1), not {level!r}")
+    experiment, chosen = _models_of(experiment, models, metric, modeler)
+    names = experiment.parameter_names
+    target = parse_point(at, names, source="at") if isinstance(at, str) else dict(at)
+    missing = [n for n in names if n not in target]
+    if missing:
+        raise InputError(f"the target misses parameter(s) {', '.join(missing)}", source="at")
+    values = parse_candidates(candidates, names) if isinstance(candidates, str) else candidates
+    amount = None if budget is None else parse_budget(str(budget))
+    return suggest(experiment, chosen, target, values, amount, repetitions, level=level, goal=goal)
 
 
 def modelers(*, standalone: bool = False) -> tuple[str, ...]:
@@ -1639,6 +1725,7 @@ __all__ = [
     "InputError",
     "ModelSet",
     "WorkError",
+    "advise",
     "analyze_source",
     "build_flags",
     "collect_signature",

@@ -37,6 +37,7 @@ COMMANDS = (
     "extrapolate",
     "probe",
     "convolve",
+    "advise",
 )
 
 # The line `perfcast --help` shows for each command module. Kept here so that listing the
@@ -67,6 +68,7 @@ SUMMARIES = {
     "extrapolate": "extrapolate signatures at small core counts to a large one, per element",
     "probe": "measure this machine's bandwidth surface and floating-point rates",
     "convolve": "predict computation time of a signature on a machine profile",
+    "advise": "suggest the points to measure next that narrow a prediction most per cost",
 }
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
