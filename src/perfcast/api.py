@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from perfcast.model.learned import LearnedModel as LearnedModel
     from perfcast.model.learned import RunPrediction as RunPrediction
     from perfcast.model.online import OnlineModeler as OnlineModeler
+    from perfcast.static.binary import Binary
     from perfcast.static.features import InstrumentedSource as InstrumentedSource
     from perfcast.static.instruction_mix import InstructionMix as InstructionMix
     from perfcast.static.report import StaticReport as StaticReport
@@ -906,6 +907,8 @@ def instruction_mix(
     report: StaticReport,
     parameters: Sequence[str] = (),
     attribution: str = "cfg",
+    *,
+    profiles: Sequence[tuple[Mapping[str, float], str | Path]] = (),
 ) -> InstructionMix:
     """Parametric instruction counts per function and category of an x86-64 ELF binary (Mira).
 
@@ -919,6 +922,13 @@ def instruction_mix(
         Parameter names, in the order the models take them.
     attribution : {"cfg", "line"}
         How instructions are mapped to loops: by the control-flow graph or by source line.
+    profiles : sequence of (mapping of str to float, path)
+        Callgrind outputs (``valgrind --tool=callgrind --dump-instr=yes``) of runs of the
+        binary, each with the parameter values of its run. Where a static count stops (a loop
+        bounded by data, a function called through a pointer), the measured counts of the
+        machine loop's blocks stand in: constants from one run; from several runs, models over
+        the parameters fitted with the ``pmnf`` modeler (counts equal in every run stay
+        constants). The functions' notes say which counts were measured.
 
     Returns
     -------
@@ -928,7 +938,68 @@ def instruction_mix(
     from perfcast.static.binary import read_binary
     from perfcast.static.instruction_mix import instruction_mix as count_mix
 
-    return count_mix(read_binary(binary), report, parameters, attribution)
+    executable = read_binary(binary)
+    measured = _measured_counts(executable, profiles) if profiles else None
+    return count_mix(executable, report, parameters, attribution, measured)
+
+
+def _measured_counts(
+    executable: Binary, profiles: Sequence[tuple[Mapping[str, float], str | Path]]
+) -> dict[tuple[str, str, int], Any]:
+    """Measured block and entry counts of the profiled runs, as sympy constants or models."""
+    import sympy
+
+    from perfcast.static.callgrind import measured_loop_counts, read_callgrind
+
+    runs = [
+        (dict(point), measured_loop_counts(executable, read_callgrind(path)))
+        for point, path in profiles
+    ]
+    keys = sorted(set().union(*(counts for _, counts in runs)))
+    series = {key: [counts.get(key, 0) for _, counts in runs] for key in keys}
+    result: dict[tuple[str, str, int], Any] = {
+        key: sympy.Integer(values[0]) for key, values in series.items() if len(set(values)) == 1
+    }
+    varying = [key for key in keys if key not in result]
+    names = list(dict.fromkeys(name for point, _ in runs for name in point))
+    if not varying:
+        return result
+    if not names:
+        raise InputError(
+            "the profiled runs give different counts but no parameter values to model them over",
+            reason="bad-point",
+        )
+    kernel_of = {f"{kind}:{function}:{address:#x}": (kind, function, address)
+                 for kind, function, address in varying}  # fmt: skip
+    kernels: list[str] = []
+    coordinates: dict[str, list[float]] = {name: [] for name in names}
+    values: list[float] = []
+    for index, (point, _) in enumerate(runs):
+        missing = [name for name in names if name not in point]
+        if missing:
+            raise InputError(
+                f"profiled run {index + 1} gives no value for {', '.join(missing)}",
+                reason="bad-point",
+            )
+        for kernel, key in kernel_of.items():
+            kernels.append(kernel)
+            for name in names:
+                coordinates[name].append(point[name])
+            values.append(float(series[key][index]))
+    experiment = Experiment.from_columns(
+        kernels, ["count"] * len(kernels), coordinates, values, source="profiles"
+    )
+    try:
+        models = fit(experiment, modeler="pmnf").models
+    except (InputError, WorkError) as error:
+        raise InputError(
+            f"the {len(runs)} profiled runs admit no model of the measured loop counts over "
+            f"{', '.join(names)} ({error}): profile more runs",
+            reason="bad-point",
+        ) from error
+    for model in models:
+        result[kernel_of[model.kernel]] = model.to_sympy()
+    return result
 
 
 def inclusive_metric(exclusive: str, metrics: Sequence[str]) -> str | None:

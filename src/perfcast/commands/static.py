@@ -71,6 +71,16 @@ def add_binary_arguments(parser: argparse.ArgumentParser) -> None:
         default="cfg",
         help="map instructions to kernels through machine loops (cfg, default) or lines only",
     )
+    group.add_argument(
+        "--profile",
+        action="append",
+        default=None,
+        metavar="CALLGRIND[@POINT]",
+        help="callgrind output (valgrind --tool=callgrind --dump-instr=yes) of a run of the "
+        "binary, with its parameter values (out.1@n=100,iters=10); repeatable. Measured block "
+        "counts stand in where static loop counts stop: constants from one run, models over "
+        "the parameters from several; the notes say which counts were measured",
+    )
     group.add_argument("--mix-json", type=Path, help="write the instruction-mix models as JSON")
     group.add_argument(
         "--mix-python", type=Path, help="write the models as an importable Python module"
@@ -112,6 +122,7 @@ def split_arguments(args: argparse.Namespace) -> tuple[list[str], list[str], arg
         param=(args.param or []) + (parsed.param or []),
         clusters=args.clusters or parsed.clusters,
         format=parsed.format or args.format or "text",
+        profile=(args.profile or []) + (parsed.profile or []),
         **{name: getattr(parsed, name) or getattr(args, name) for name in BINARY_OPTIONS},
     )
     return parsed.sources, flags, merged
@@ -146,6 +157,17 @@ def parameter_values(entries: list[str] | None) -> tuple[list[str], dict[str, fl
     return names, values
 
 
+def profile_run(entry: str) -> tuple[dict[str, float], Path]:
+    """``FILE`` or ``FILE@n=100,iters=10``: a callgrind output and the parameter values of its
+    run (the last ``@`` separates them)."""
+    path, at, point = entry.rpartition("@")
+    if not at:
+        return {}, Path(entry)
+    if not path:
+        raise InputError(f"--profile {entry!r}: no file before '@'", reason="bad-point")
+    return parse_point(point, source="--profile"), Path(path)
+
+
 def _print_diagnostics(report) -> None:
     for message in report.diagnostics:
         print(message, file=sys.stderr)
@@ -164,6 +186,8 @@ def run(args: argparse.Namespace) -> int:
     if not sources and not (options.binary and options.report):
         raise InputError("perfcast static needs at least one source file")
     names, values = parameter_values(options.param)
+    if options.profile and not options.binary:
+        raise InputError("--profile needs --binary (the executable the runs were profiled of)")
     if options.binary:
         return run_binary(sources, flags, options, names, values)
     report = analyze_source(sources, names, flags, progress=True, values=values)
@@ -210,7 +234,10 @@ def run_binary(
     else:
         report = analyze_source(sources, names, compile_args, progress=True, values=values)
         _print_diagnostics(report)
-    mix = instruction_mix(options.binary, report, tuple(names), options.attribution)
+    profiles = [profile_run(entry) for entry in options.profile or []]
+    mix = instruction_mix(
+        options.binary, report, tuple(names), options.attribution, profiles=profiles
+    )
     if options.mix_json is not None:
         options.mix_json.write_text(render(mix, "json"))
     if options.mix_python is not None:

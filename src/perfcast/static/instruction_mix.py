@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -176,6 +176,7 @@ def instruction_mix(
     report: StaticReportLike,
     parameters: Sequence[str] = (),
     attribution: str = "cfg",
+    measured: Mapping[tuple[str, str, int], sympy.Expr] | None = None,
 ) -> InstructionMix:
     """Parametric instruction counts per function and category.
 
@@ -190,6 +191,11 @@ def instruction_mix(
         (e.g. one an annotation introduced for an unknown bound) follow, sorted by name.
     attribution : {"cfg", "line"}
         How instructions are mapped to kernels (module documentation).
+    measured : mapping, optional
+        Counts measured in profiled runs (constants, or models over the parameters), keyed
+        ``("block", function, block address)`` or ``("entry", function, address)``
+        (:func:`perfcast.static.callgrind.measured_loop_counts`): they stand in where a static
+        count is undefined (``cfg`` attribution), and the function's notes say which.
 
     Returns
     -------
@@ -204,7 +210,9 @@ def instruction_mix(
         for i in f.instructions
         for frame in i.inlined
     }
+    catalog.inlined = inlined
     called = _direct_call_targets(binary)
+    measured = {k: _normalized(v) for k, v in (measured or {}).items()}
     mixes, unmodeled = {}, {}
     for function in binary.functions.values():
         if not any(_normal(i.file) in catalog.files for i in function.instructions if i.file):
@@ -218,7 +226,7 @@ def instruction_mix(
                 else "no function kernel in the static report"
             )
             continue
-        if function.name in inlined:
+        if function.name in inlined and ("entry", function.name, function.low) not in measured:
             how = "at some call sites" if function.low in called else "at every call site"
             reason = (
                 f"{function.name} is inlined {how}: how often this stand-alone copy runs is "
@@ -228,7 +236,7 @@ def instruction_mix(
                 function.name, None, reason, len(function.instructions)
             )
             continue
-        mixes[function.name] = _function_mix(function, catalog, attribution)
+        mixes[function.name] = _function_mix(function, catalog, attribution, measured)
     if not mixes and not unmodeled:
         raise InputError(
             "no function of the binary has line information from the analyzed sources "
@@ -304,6 +312,7 @@ class _Catalog:
         for branch in branches:
             self.branches[branch.function].append(branch)
         self._guards: dict[tuple, tuple[_Guard, ...]] = {}
+        self.inlined: set[str] = set()  # functions the binary inlines somewhere
         self.functions = {k.function: k for k in kernels if k.kind == "function"}
         self.functions.update({k.name: k for k in kernels if k.kind == "function"})
         self.loops: dict[str, list[StaticKernelLike]] = defaultdict(list)
@@ -445,10 +454,25 @@ def _place(
     return _Place(key, sympy.expand(per_call * entry.count), None)
 
 
-def _function_mix(function: BinaryFunction, catalog: _Catalog, attribution: str) -> FunctionMix:
+def _function_mix(
+    function: BinaryFunction,
+    catalog: _Catalog,
+    attribution: str,
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
+) -> FunctionMix:
+    notes: list[str] = []
     try:
-        function_count = catalog.function_count(function.name)
-        notes: list[str] = []
+        entry = ("entry", function.name, function.low)
+        try:
+            function_count = catalog.function_count(function.name)
+        except _Undefined:
+            if entry not in measured:
+                raise
+            function_count = measured[entry]
+            notes.append(f"calls of {function.name}: measured")
+        if function.name in catalog.inlined and entry in measured:
+            function_count = measured[entry]
+            notes.append(f"calls of the stand-alone copy of {function.name}: measured")
         counted: list[tuple[BinaryInstruction, sympy.Expr]]
         if attribution == "line":
             counted = []
@@ -456,7 +480,7 @@ def _function_mix(function: BinaryFunction, catalog: _Catalog, attribution: str)
                 chain = catalog.chain(function.name, insn)
                 counted.append((insn, chain[-1].defined() if chain else function_count))
         else:
-            counted = _cfg_counts(function, function_count, catalog, notes)
+            counted = _cfg_counts(function, function_count, catalog, notes, measured)
     except _Undefined as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
     multiplicity: dict[str, dict[sympy.Expr, int]] = {key: defaultdict(int) for key in COUNT_KEYS}
@@ -475,7 +499,11 @@ def _function_mix(function: BinaryFunction, catalog: _Catalog, attribution: str)
 
 
 def _cfg_counts(
-    function: BinaryFunction, function_count: sympy.Expr, catalog: _Catalog, notes: list[str]
+    function: BinaryFunction,
+    function_count: sympy.Expr,
+    catalog: _Catalog,
+    notes: list[str],
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
 ) -> list[tuple[BinaryInstruction, sympy.Expr]]:
     blocks = basic_blocks(function)
     live = reachable(blocks)
@@ -488,6 +516,7 @@ def _cfg_counts(
     place_of = _match_loops(function.name, blocks, machine_loops, around, catalog)
     runs = _MachineCounts(blocks, around, place_of, function_count).counts(machine_loops, notes)
     error_paths = doomed(blocks)
+    measured_places: set[tuple] = set()
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
     for block in blocks:
         chain = around[block.index]
@@ -496,6 +525,18 @@ def _cfg_counts(
             count = sympy.Integer(0)
         elif not chain:
             count = function_count
+        elif runs[chain[-1].header].count is None and ("block", function.name, block.start) in (
+            measured
+        ):
+            count = measured["block", function.name, block.start]
+            place = runs[chain[-1].header]
+            if place.key not in measured_places:
+                measured_places.add(place.key)
+                notes.append(
+                    f"machine loop at {blocks[chain[-1].header].start:#x} (source loop "
+                    f"{place.key[1] if len(place.key) > 1 else '?'}): block counts measured "
+                    f"(statically undefined: {place.reason})"
+                )
         else:
             innermost = chain[-1]
             count = runs[innermost.header].defined()
