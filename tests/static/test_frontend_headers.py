@@ -36,3 +36,16 @@ def test_a_file_using_sse_intrinsics_parses(tmp_path):
     )
     report = analyze([source], [])
     assert report.kernel("add:loop@3").count == 2
+
+
+def test_sizeof_is_the_value_clang_computes(tmp_path):
+    source = tmp_path / "sizeof.c"
+    source.write_text(
+        "double a[10];\n"
+        "int main(void) {\n"
+        "  for (unsigned long i = 0; i < sizeof(a) / sizeof(a[0]); i++)\n"
+        "    a[i] = 1;\n"
+        "  return 0;\n"
+        "}\n"
+    )
+    assert analyze([source], []).kernel("main:loop@3").count == 10
