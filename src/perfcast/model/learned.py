@@ -57,6 +57,8 @@ FEW_RUNS = 30
 PMNF_FEATURES = 3
 #: Columns that number runs and so are never features.
 BOOKKEEPING = ("run", "row", "repetition")
+#: The targets feature records give (wall and CPU seconds): never features of each other.
+MEASURED_TARGETS = ("time", "cpu")
 
 
 @dataclass(frozen=True)
@@ -211,8 +213,8 @@ class LearnedModel:
         target : str
             The column to predict (e.g. ``time``).
         exclude : sequence of str
-            Columns that are no features (other targets of the same runs); ``run``, ``row``
-            and ``repetition`` never are.
+            Columns that are no features (other targets of the same runs); ``run``, ``row``,
+            ``repetition``, ``time`` and ``cpu`` never are.
         features : sequence of str, optional
             Use only these columns as features.
         source : RunTable or LearnedModel, optional
@@ -712,7 +714,7 @@ def _feature_names(
     if features is not None:
         names = [n for n in features if n != target]
     else:
-        skip = {target, *exclude, *BOOKKEEPING}
+        skip = {target, *exclude, *BOOKKEEPING, *MEASURED_TARGETS}
         names = [n for n in table.columns if n not in skip]
     if not names:
         raise InputError(
