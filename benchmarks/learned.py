@@ -49,8 +49,8 @@ def _log_uniform(rng: np.random.Generator, low: float, high: float) -> float:
 
 def _nbody(rng: np.random.Generator) -> dict[str, float]:
     return {
-        "n": round(_log_uniform(rng, 200, 2500)),
-        "steps": int(rng.integers(1, 7)),
+        "n": round(_log_uniform(rng, 400, 2500)),
+        "steps": int(rng.integers(2, 8)),
         "algorithm": int(rng.integers(0, 2)),
         "cutoff": round(float(rng.uniform(0.05, 0.3)), 4),
         "seed": int(rng.integers(0, 10**6)),
@@ -59,8 +59,8 @@ def _nbody(rng: np.random.Generator) -> dict[str, float]:
 
 def _bfs(rng: np.random.Generator) -> dict[str, float]:
     return {
-        "scale": int(rng.integers(10, 16)),
-        "edgefactor": round(_log_uniform(rng, 1, 12)),
+        "scale": int(rng.integers(13, 18)),
+        "edgefactor": round(_log_uniform(rng, 2, 12)),
         "roots": int(rng.integers(1, 12)),
         "skew": round(float(rng.uniform(0.0, 0.9)), 3),
         "seed": int(rng.integers(0, 10**6)),
@@ -69,8 +69,8 @@ def _bfs(rng: np.random.Generator) -> dict[str, float]:
 
 def _solver(rng: np.random.Generator) -> dict[str, float]:
     return {
-        "n": round(_log_uniform(rng, 30, 180)),
-        "tolerance": float(f"{_log_uniform(rng, 1e-8, 1e-2):.3g}"),
+        "n": round(_log_uniform(rng, 60, 200)),
+        "tolerance": float(f"{_log_uniform(rng, 1e-9, 1e-3):.3g}"),
         "rhs": int(rng.integers(0, 2)),
         "seed": int(rng.integers(0, 10**6)),
     }
@@ -196,6 +196,24 @@ def reductions(tables: dict[str, RunTable], target: str, trees: int) -> str:
     return "\n".join(lines)
 
 
+def repeatability(binaries: dict[str, tuple[Path, Path]], repeats: int) -> str:
+    """How much the same run varies here: the same inputs (the largest) repeated, wall and CPU
+    seconds of the instrumented build, (max - min) / median."""
+    lines = ["| program | wall spread | CPU spread |", "|---|---|---|"]
+    for app, (_, instrumented) in binaries.items():
+        with tempfile.TemporaryDirectory(prefix="learn-bench-repeat-") as scratch:
+            records = Path(scratch) / "records.jsonl"
+            for _ in range(repeats):
+                _run(instrumented, LARGE[app], 1, records)
+            table = read_feature_records(records)
+        cells = []
+        for column in ("time", "cpu"):
+            values = table.numeric[column]
+            cells.append(f"{np.ptp(values) / np.median(values):.1%}")
+        lines.append(f"| {app} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def transfer(
     sources: dict[str, RunTable], targets: dict[str, RunTable], target: str, trees: int
 ) -> str:
@@ -219,8 +237,8 @@ def transfer(
 #: The largest inputs of each program's ranges, where the overhead shows most.
 LARGE = {
     "nbody": {"n": 2500, "steps": 6, "algorithm": 0, "cutoff": 0.1, "seed": 1},
-    "bfs": {"scale": 15, "edgefactor": 12, "roots": 11, "skew": 0.3, "seed": 1},
-    "solver": {"n": 180, "tolerance": 1e-8, "rhs": 1, "seed": 1},
+    "bfs": {"scale": 17, "edgefactor": 12, "roots": 11, "skew": 0.3, "seed": 1},
+    "solver": {"n": 200, "tolerance": 1e-9, "rhs": 1, "seed": 1},
 }
 
 
@@ -286,7 +304,9 @@ def main(argv: list[str] | None = None) -> int:
             print("Transfer from -O2 to -O0 (held-out -O0 runs):\n")
             print(transfer(o2, o0, target, args.trees) + "\n")
         print("Collection overhead (whole launches at the largest inputs, 1 rank, median of 7):\n")
-        print(overhead(binaries, 7))
+        print(overhead(binaries, 7) + "\n")
+        print("The same run repeated 7 times (largest inputs, 1 rank):\n")
+        print(repeatability(binaries, 7))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     return 0
