@@ -84,6 +84,9 @@ def test_time_reduction_drops_costly_features_and_importance_the_weak(runs):
     assert model.overhead_["after"] == pytest.approx(1e-4)
     reasons = [d.reason() for d in model.dropped_]
     assert "collecting it costs 20.0% of the run time" in reasons
+    with pytest.raises(InputError, match="every feature costs more than 1.0%") as caught:
+        LearnedModel(reduce_time=0.01).fit(runs, "time", features=["noise_feature"])
+    assert caught.value.reason == "no-features"
 
 
 def test_transfer_beats_learning_from_the_few_target_runs_alone():

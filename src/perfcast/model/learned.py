@@ -233,6 +233,13 @@ class LearnedModel:
         self.dropped_: list[Dropped] = []
         self.warnings_: list[str] = []
         names = self._reduce_by_time(table, names, y)
+        if not names:
+            raise InputError(
+                f"every feature costs more than {self.reduce_time:.1%} of the run time to "
+                "collect; nothing is left to learn from",
+                table.source,
+                reason="no-features",
+            )
         self.log_target_ = bool(self.log_target and self.method != "pmnf" and np.all(y > 0))
         if self.log_target and self.method != "pmnf" and not self.log_target_:
             self.warnings_.append(
