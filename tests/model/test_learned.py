@@ -162,6 +162,8 @@ def test_bad_targets_and_settings(runs):
     words = from_columns({"n": [1.0, 2.0], "time": ["fast", "slow"]})
     with pytest.raises(InputError, match="holds words"):
         LearnedModel().fit(words, "time")
+    with pytest.raises(InputError, match="3 run\\(s\\); learning and cross-validating needs"):
+        LearnedModel().fit(runs.take(np.arange(3)), "time")
     with pytest.raises(ValueError, match="method"):
         LearnedModel("svm")
     with pytest.raises(ValueError, match="trees"):

@@ -53,6 +53,8 @@ FORMAT_VERSION = 1
 UNTRUSTED_ERROR = 0.2
 #: Fewer training runs than this and a model says it has too few.
 FEW_RUNS = 30
+#: Fewer runs than this cannot be learned from (two folds of at least two runs).
+MIN_RUNS = 4
 #: Numeric features the ``pmnf`` method models at most (the most important ones).
 PMNF_FEATURES = 3
 #: Columns that number runs and so are never features.
@@ -228,6 +230,12 @@ class LearnedModel:
             finite, or no feature is left.
         """
         y = _target_column(table, target)
+        if table.rows < MIN_RUNS:
+            raise InputError(
+                f"{table.rows} run(s); learning and cross-validating needs at least {MIN_RUNS}",
+                table.source,
+                reason="too-few-runs",
+            )
         names = _feature_names(table, target, exclude, features)
         self.target_ = target
         self.dropped_: list[Dropped] = []
