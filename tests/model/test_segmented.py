@@ -156,3 +156,13 @@ def test_command_line_segments(tmp_path, capsys):
     assert "--segment-parameter q" in capsys.readouterr().err
     assert main(["model", source, "--segments", "2", "--static", "x.c"]) == 2
     assert "--static" in capsys.readouterr().err
+
+
+def test_html_report_lists_segments_and_marks_the_break():
+    from perfcast.api import report
+
+    experiment = load(SEGMENTED / "one_parameter_segmented_4.txt")
+    html = report(experiment, fit(experiment, modeler="segmented"))
+    assert html.count("segments along p:") == 2
+    assert "p &lt; 6.014" in html and "p &gt;= 6.014" in html
+    assert html.count("break p=6.01") == 2
