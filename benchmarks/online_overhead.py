@@ -1,11 +1,14 @@
 """Overhead of the C online regions against an uninstrumented build, by batch size.
 
-A small C program runs a kernel of about 2,000 floating-point updates 20,000 times. Variants:
+A small C program runs a kernel of 4,000 to 20,000 floating-point updates (five sizes in turn)
+5,000 times. Variants:
 built without regions (``-DPERFCAST_DISABLE``: the reference), and with online regions at ``b``
 in {1, 8, 64, 512, 2048, 4096}, without back-off (the collector models the batches after the
-runs) and with it (the collector runs alongside in a thread, its store kept over the six runs
-of a variant, so the skipped share depends on how fast it answers). Instructions are counted
-with valgrind (callgrind) and wall time is the median of five runs. The modeling itself runs
+runs: ``off``), with it (``collector``: the collector runs alongside in a thread, its store kept
+over the four runs of a variant, so the skipped share depends on how fast it answers and on
+whether this machine's wall times let batches hit), and ``skip``, the floor of the skipping path
+(a control file asks to skip every execution after the first batch). Instructions are counted
+with valgrind (callgrind) and wall time is the median of three runs. The modeling itself runs
 in ``perfcast online serve``, another process: its CPU time per modeled batch is printed too.
 
 Run from the repository root: ``.venv/bin/python -m benchmarks.online_overhead`` (about 2
@@ -26,15 +29,17 @@ from pathlib import Path
 
 from perfcast.api import serve_spool, stored_models
 from perfcast.measure.instrument import library_dir
+from perfcast.measure.online_spool import write_control
 
 PROGRAM = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include "perfcast_online.h"
 int main(int argc, char **argv) {
-    int n = atoi(argv[1]), steps = atoi(argv[2]);
-    double *a = calloc((size_t)n, sizeof *a), sum = 0;
+    int largest = atoi(argv[1]), steps = atoi(argv[2]);
+    double *a = calloc((size_t)largest, sizeof *a), sum = 0;
     for (int step = 0; step < steps; step++) {
+        int n = largest / 5 * (1 + step % 5);
         PERFCAST_ONLINE_BEGIN("axpy", "n", n);
         for (int i = 0; i < n; i++) a[i] = a[i] * 0.5 + i;
         PERFCAST_ONLINE_END("axpy");
@@ -44,7 +49,7 @@ int main(int argc, char **argv) {
     return 0;
 }
 """
-SIZE, STEPS = 2000, 20000
+SIZE, STEPS = 20000, 5000
 BATCHES = (1, 8, 64, 512, 2048, 4096)
 
 
@@ -76,7 +81,7 @@ def instructions(binary: Path, environment: dict[str, str], directory: Path) -> 
 
 def wall(binary: Path, environment: dict[str, str]) -> float:
     times = []
-    for _ in range(5):
+    for _ in range(3):
         start = time.perf_counter()
         subprocess.run([str(binary), str(SIZE), str(STEPS)], env=environment, check=True,
                        capture_output=True)  # fmt: skip
@@ -85,11 +90,17 @@ def wall(binary: Path, environment: dict[str, str]) -> float:
 
 
 def collector_seconds(spool: Path, batch: int) -> tuple[float, int]:
-    """CPU seconds of ``perfcast online serve --once`` on the batch files waiting, and how many
-    files it modeled."""
-    files = len(list(spool.glob("*.jsonl")))
+    """CPU seconds of ``perfcast online serve --once`` on (at most 200 of) the batch files
+    waiting, and how many files it modeled."""
+    done = [0]
+
+    def enough() -> bool:
+        done[0] += 1
+        return done[0] > 200
+
     start = time.process_time()
-    serve_spool(spool, spool.parent / f"store-{batch}.db", batch=batch, once=True)
+    files = serve_spool(spool, spool.parent / f"store-{batch}.db", batch=batch, once=True,
+                        should_stop=enough)  # fmt: skip
     return time.process_time() - start, files
 
 
@@ -97,8 +108,8 @@ def main() -> None:
     if shutil.which("valgrind") is None or shutil.which("gcc") is None:
         sys.exit("needs gcc and valgrind (scripts/setup installs them)")
     print("Command: python -m benchmarks.online_overhead\n")
-    print(f"Kernel of {SIZE} updates, {STEPS} executions; overhead against the build without "
-          "regions.\n")  # fmt: skip
+    print(f"Kernel of {SIZE // 5}-{SIZE} updates, {STEPS} executions; overhead against the "
+          "build without regions.\n")  # fmt: skip
     print("| b | back-off | instructions overhead | wall overhead | collector CPU per batch | "
           "skipped |")  # fmt: skip
     print("|---|---|---|---|---|---|")
@@ -109,13 +120,15 @@ def main() -> None:
         base_instructions = instructions(reference, {}, directory)
         base_wall = wall(reference, {})
         for batch in BATCHES:
-            for backoff in (False, True):
+            for backoff in ("off", "collector", "skip"):
                 spool = directory / f"spool-{batch}-{backoff}"
                 environment = {"PERFCAST_ONLINE_SPOOL": str(spool),
                                "PERFCAST_ONLINE_BATCH": str(batch)}  # fmt: skip
                 collector = None
                 stop = threading.Event()
-                if backoff:  # the collector answers while the program runs
+                if backoff == "skip":  # the floor: all executions after the first batch skipped
+                    write_control(spool, "axpy", "time", 1, STEPS)
+                if backoff == "collector":  # the collector answers while the program runs
                     collector = threading.Thread(
                         target=serve_spool,
                         args=(spool, directory / f"store-{batch}.db"),
@@ -128,16 +141,19 @@ def main() -> None:
                 if collector is not None:
                     stop.set()
                     collector.join()
-                else:
+                    store = directory / f"store-{batch}.db"
+                    skipped = sum(item["skipped"] for item in stored_models(store))
+                    share = f"{100 * skipped / (4 * STEPS):.0f} %"
+                elif backoff == "off":
                     cpu, files = collector_seconds(spool, batch)
-                skipped = sum(item["skipped"] for item in stored_models(directory /
-                              f"store-{batch}.db"))  # fmt: skip
-                share = skipped / (6 * STEPS) if backoff else 0.0
+                    share = "0 %"
+                else:
+                    share = f"{100 * max(STEPS - batch, 0) / STEPS:.0f} %"
                 cost = f"{1e3 * cpu / files:.1f} ms" if files else "-"
-                print(f"| {batch} | {'on' if backoff else 'off'} | "
+                print(f"| {batch} | {backoff} | "
                       f"{100 * (counted / base_instructions - 1):.2f} % | "
                       f"{100 * (seconds / base_wall - 1):.1f} % | {cost} | "
-                      f"{100 * share:.0f} % |", flush=True)  # fmt: skip
+                      f"{share} |", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":
