@@ -29,6 +29,8 @@ from perfcast.core.points import parse_point
 from perfcast.core.progress import ProgressBar
 from perfcast.display.tables import FORMATS as TABLE_FORMATS
 from perfcast.io import read_experiment, write_experiment
+from perfcast.model.backtest import backtest
+from perfcast.model.distributed import DaskChunks, dask_client
 from perfcast.model.fitting.assembly import Skip, require_models
 from perfcast.model.fitting.location import LOCATIONS
 from perfcast.model.gates import gate_models
@@ -42,17 +44,33 @@ PROGRESS_DELAY = 1.0
 # The result types, named here for annotations (``perfcast.api.Diagnosis``); importing their
 # modules at run time would put the analyses' dependencies into every command's start-up.
 if TYPE_CHECKING:
+    from distributed import Client
+
+    from perfcast.analyze.advice import Advice as Advice
     from perfcast.analyze.bugs import Expectation as Expectation
     from perfcast.analyze.compare import Comparison as Comparison
+    from perfcast.analyze.convolve import Convolution as Convolution
     from perfcast.analyze.diagnosis import Diagnosis as Diagnosis
+    from perfcast.analyze.extrapolate import Extrapolation as Extrapolation
     from perfcast.analyze.optimize import Constraint as Constraint
     from perfcast.analyze.optimize import Optimum as Optimum
+    from perfcast.io.machine_profile import MachineProfile as MachineProfile
     from perfcast.io.online_store import ModelStore as ModelStore
+    from perfcast.io.run_table import RunTable as RunTable
     from perfcast.measure.campaign import CampaignResult as CampaignResult
     from perfcast.measure.spec import Campaign as Campaign
+    from perfcast.model.learned import LearnedModel as LearnedModel
+    from perfcast.model.learned import RunPrediction as RunPrediction
     from perfcast.model.online import OnlineModeler as OnlineModeler
+    from perfcast.static.features import InstrumentedSource as InstrumentedSource
     from perfcast.static.instruction_mix import InstructionMix as InstructionMix
     from perfcast.static.report import StaticReport as StaticReport
+
+if TYPE_CHECKING:  # Meliora (issue 18)
+    from perfcast.analyze.matching import Matches as Matches
+    from perfcast.analyze.tuning import TuningResult as TuningResult
+    from perfcast.analyze.tuning import TuningSpace as TuningSpace
+    from perfcast.static.hcfg import CodeGraph as CodeGraph
 
 
 def load(
@@ -102,6 +120,7 @@ def fit(
     metric: str | Sequence[str] | None = None,
     strict: bool = False,
     progress: bool = False,
+    client: Client | DaskChunks | None = None,
     **settings: Any,
 ) -> ModelSet:
     """Fit a scaling model to every kernel of ``experiment``.
@@ -124,6 +143,11 @@ def fit(
     progress : bool
         Show a progress bar of the kernels modeled on standard error, when it is a terminal
         and the fit runs longer than a second.
+    client : distributed.Client or DaskChunks, optional
+        Model on the workers of this Dask cluster (see :func:`dask_client`), 4,096 kernels of
+        a series per task (a :class:`~perfcast.model.distributed.DaskChunks` says how many):
+        the same models, bit for bit, as in this process. Modelers that fit a series as a
+        whole (hybrid, segmented) model in this process all the same and say so in the notes.
     **settings
         The modeler's settings, e.g. ``alpha=0.01`` or ``location="median"``; each is checked
         against its allowed range.
@@ -133,7 +157,10 @@ def fit(
     ModelSet
         Models by kernel and metric, ranked by cost at the largest measured configuration,
         recording the modeler and its settings and the kernels skipped. Every model carries
-        the warnings of the quality gates (:mod:`perfcast.model.gates`) in ``warnings``.
+        the warnings of the quality gates (:mod:`perfcast.model.gates`) in ``warnings``, and
+        its prediction interval widens beyond the measurements by the error of the same
+        search backtested on one value fewer of each parameter
+        (:mod:`perfcast.model.backtest`).
 
     Raises
     ------
@@ -142,8 +169,15 @@ def fit(
     InputError
         When no kernel can be modeled, or with ``strict`` when one cannot (naming the first
         such kernel and why, ``reason`` ``unmodelable-kernel``).
+    WorkError
+        With ``client``, when the cluster fails (a worker dies, the scheduler goes away).
     """
     estimator = make_modeler(modeler, **settings)
+    chunks = client if client is None or isinstance(client, DaskChunks) else DaskChunks(client)
+    notes: dict[str, None] = {}
+    if chunks is not None and not estimator.chunkable:
+        chunks = None
+        notes[f"the {modeler} modeler models in this process, not on the Dask cluster"] = None
     if metric is None:
         metrics = experiment.metric_names
     else:
@@ -152,16 +186,20 @@ def fit(
             experiment.check_metric(name)
     models: list[Model] = []
     skipped: list[Skip] = []
-    notes: dict[str, None] = {}
     if progress:
         total = sum(experiment.kernel_count(name) for name in metrics)
         bar = ProgressBar(total, unit="kernels modeled", delay=PROGRESS_DELAY)
         estimator.progress = lambda done: bar.advance(steps=done)
     for name in metrics:
-        estimator.fit(experiment, name)
+        estimator.fit(experiment, name, chunks)
         if strict and estimator.skipped_:
             raise estimator.skipped_[0].error(experiment.source)
-        models.extend(gate_models(estimator.models_, experiment, name))
+        gated = gate_models(estimator.models_, experiment, name)
+
+        def refit(training: Experiment, metric: str = name) -> list[Model]:
+            return make_modeler(modeler, **settings).fit(training, metric).models_
+
+        models.extend(backtest(gated, experiment, name, refit))
         skipped.extend(estimator.skipped_)
         notes.update(dict.fromkeys(estimator.notes()))
     if progress:
@@ -620,6 +658,13 @@ def metric_modes() -> tuple[str, ...]:
     return METRIC_MODES
 
 
+def campaign_executors() -> tuple[str, ...]:
+    """Where a campaign's runs can execute: ``local`` or ``slurm`` (one batch job per run)."""
+    from perfcast.measure.spec import EXECUTORS
+
+    return EXECUTORS
+
+
 def build_flags(kind: str, *, functions: bool = False) -> list[str]:
     """How to build a program with perfcast's region library.
 
@@ -696,7 +741,13 @@ def analyze_source(
 
 
 def render(
-    value: ModelSet | Sequence[Prediction] | Diagnosis | Comparison | Optimum | InstructionMix,
+    value: ModelSet
+    | Sequence[Prediction]
+    | Diagnosis
+    | Comparison
+    | Optimum
+    | InstructionMix
+    | Advice,
     format: str = "text",  # noqa: A002 - the documented keyword
     *,
     at: Mapping[str, float] | str | None = None,
@@ -707,7 +758,8 @@ def render(
 
     Parameters
     ----------
-    value : ModelSet, list of Prediction, Diagnosis, Comparison, Optimum or InstructionMix
+    value : ModelSet, list of Prediction, Diagnosis, Comparison, Optimum, InstructionMix or
+        Advice
     format : str
         ``text`` or ``json``; model sets and predictions also ``markdown`` and ``csv``;
         instruction mixes also ``python`` (an importable module of the models).
@@ -745,9 +797,10 @@ def render(
             return format_models(value, format, point, width)
         return format_predictions(list(value), format, width)
     # Here, not above: the analyses need pandas, which printing models does not.
+    from perfcast.analyze.advice import Advice
     from perfcast.analyze.compare import Comparison
     from perfcast.analyze.diagnosis import Diagnosis
-    from perfcast.display.text import comparison_text, diagnosis_text, optimum_text
+    from perfcast.display.text import advice_text, comparison_text, diagnosis_text, optimum_text
     from perfcast.static.instruction_mix import InstructionMix
 
     if isinstance(value, InstructionMix):
@@ -756,6 +809,8 @@ def render(
         return dumps(value.to_dict()) + "\n"
     if format != "text":
         raise ValueError(f"format: must be 'text' or 'json', not {format!r}")
+    if isinstance(value, Advice):
+        return advice_text(value)
     if isinstance(value, Diagnosis):
         return diagnosis_text(value)
     if isinstance(value, Comparison):
@@ -862,6 +917,81 @@ def inclusive_metric(exclusive: str, metrics: Sequence[str]) -> str | None:
     return counterpart(exclusive, metrics)
 
 
+def advise(
+    experiment: Experiment,
+    models: ModelSet | None = None,
+    *,
+    at: Mapping[str, float] | str,
+    candidates: Mapping[str, Sequence[float]] | str | None = None,
+    budget: str | float | None = None,
+    repetitions: int | None = None,
+    goal: float | None = None,
+    level: float = 0.95,
+    metric: str | None = None,
+    modeler: str = "pmnf",
+) -> Advice:
+    """The configurations to measure next so that the prediction at ``at`` narrows most per
+    unit of measurement cost (see :mod:`perfcast.analyze.advice`).
+
+    Parameters
+    ----------
+    experiment : Experiment
+    models : ModelSet, optional
+        Fitted with ``modeler`` when None.
+    at : mapping of str to float, or str
+        The target configuration (``"p=4096,n=1e6"``).
+    candidates : mapping of str to sequence of float, or str, optional
+        Values to combine per parameter (``"p=2..4096*2,n=1e6,2e6"``); a parameter left out
+        gets its measured values and doublings up to the target.
+    budget : str or float, optional
+        Runs (``20``, ``"20runs"``) or core-hours (``"1.5h"``, ``"1.5core-hours"``); default
+        five points.
+    repetitions : int, optional
+        Runs per point; default the most common number measured.
+    goal : float, optional
+        Stop once the interval at the target is within this relative half-width (0.1: ±10 %).
+    level : float
+        Probability of the intervals.
+    metric : str, optional
+        Default: the experiment's only metric, or ``time``.
+    modeler : str
+        Used when ``models`` is None.
+
+    Returns
+    -------
+    Advice
+        Suggestions in order, each with its cost, the interval width expected after it and
+        why; ``warnings`` say what limits the advice.
+
+    Raises
+    ------
+    InputError
+        For a malformed target, candidate list or budget, or a budget in core-hours for models
+        that predict no time.
+    ValueError
+        For ``repetitions`` below 1, a ``goal`` that is not positive or a ``level`` outside
+        (0, 1).
+    """
+    from perfcast.analyze.advice import advise as suggest
+    from perfcast.analyze.advice import parse_budget, parse_candidates
+
+    if repetitions is not None and (isinstance(repetitions, bool) or repetitions < 1):
+        raise ValueError(f"repetitions: must be a whole number >= 1, not {repetitions!r}")
+    if goal is not None and not goal > 0:
+        raise ValueError(f"goal: must be a positive relative width, not {goal!r}")
+    if not 0 < level < 1:
+        raise ValueError(f"level: must lie in (0, 1), not {level!r}")
+    experiment, chosen = _models_of(experiment, models, metric, modeler)
+    names = experiment.parameter_names
+    target = parse_point(at, names, source="at") if isinstance(at, str) else dict(at)
+    missing = [n for n in names if n not in target]
+    if missing:
+        raise InputError(f"the target misses parameter(s) {', '.join(missing)}", source="at")
+    values = parse_candidates(candidates, names) if isinstance(candidates, str) else candidates
+    amount = None if budget is None else parse_budget(str(budget))
+    return suggest(experiment, chosen, target, values, amount, repetitions, level=level, goal=goal)
+
+
 def modelers(*, standalone: bool = False) -> tuple[str, ...]:
     """Names of the registered modelers (see :mod:`perfcast.model.registry`); ``standalone``
     leaves out those that need a static analysis (``hybrid``)."""
@@ -876,6 +1006,272 @@ def formats() -> dict[str, dict[str, bool]]:
         name: {"read": hasattr(module, "read"), "write": hasattr(module, "write")}
         for name, module in format_modules().items()
     }
+
+
+# ---------------------------------------------------------------------- learned run-time models
+# (issue 17: run tables, perfcast learn, perfcast predict --runs)
+
+
+def load_run_table(path: str | Path) -> RunTable:
+    """Read a run table: one row per run, one column per feature or target (CSV or Parquet).
+
+    Raises
+    ------
+    InputError
+        Naming file and line for a missing file, a bad cell, a column mixing numbers and words.
+    """
+    from perfcast.io.run_table import read_run_table
+
+    return read_run_table(path)
+
+
+def parse_reductions(text: str, source: str = "reductions") -> dict[str, float]:
+    """``time=0.05,importance=0.95`` as ``{"reduce_time": 0.05, "reduce_importance": 0.95}``.
+
+    Raises
+    ------
+    InputError
+        With reason ``"bad-reduction"`` for another key or a value outside (0, 1].
+    """
+    from perfcast.core.numbers import parse_number
+
+    settings: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, _, value = part.partition("=")
+        key = key.strip()
+        if key not in ("time", "importance") or not value:
+            raise InputError(
+                f"reduction {part!r}: expected time=SHARE or importance=SHARE",
+                source,
+                reason="bad-reduction",
+                value=part,
+            )
+        share = parse_number(value, f"reduction {key}", source, None)
+        if not 0.0 < share <= 1.0:
+            raise InputError(
+                f"reduction {key}={value}: a share in (0, 1] expected",
+                source,
+                reason="bad-reduction",
+                value=part,
+            )
+        settings[f"reduce_{key}"] = share
+    return settings
+
+
+def learn(
+    table: RunTable | str | Path,
+    target: str = "time",
+    *,
+    method: str = "extra-trees",
+    exclude: Sequence[str] = (),
+    features: Sequence[str] | None = None,
+    transfer_from: RunTable | LearnedModel | str | Path | None = None,
+    **settings: Any,
+) -> LearnedModel:
+    """Learn a run's ``target`` (time, instructions, ...) from the other columns of a run table.
+
+    Parameters
+    ----------
+    table : RunTable, str or Path
+        The runs (a path is read with :func:`load_run_table`).
+    target : str
+        The column to predict.
+    method : {"extra-trees", "forest", "poly-lasso", "pmnf"}
+        Extremely randomized trees (default), random forest, Lasso over a polynomial of the
+        features, or a PMNF hypothesis over the most important numeric features.
+    exclude : sequence of str
+        Columns that are no features (other targets measured in the same runs).
+    features : sequence of str, optional
+        Only these columns are features.
+    transfer_from : RunTable, LearnedModel, str or Path, optional
+        Runs (or a learned model file, which keeps its runs) of the same program on another
+        platform; ``table`` holds the few runs of the new platform.
+    **settings
+        :class:`~perfcast.model.learned.LearnedModel` settings: ``trees``, ``log_target``,
+        ``linear_base``, ``reduce_time``, ``reduce_importance`` (see
+        :func:`parse_reductions`), ``folds``, ``seed``.
+
+    Returns
+    -------
+    LearnedModel
+        With its cross-validated error, importances, reductions and warnings.
+
+    Raises
+    ------
+    InputError
+        For a bad table, a missing target or feature, a source of other features.
+    ValueError
+        For a setting outside its range.
+    """
+    from perfcast.model.learned import LearnedModel
+
+    runs = table if not isinstance(table, str | Path) else load_run_table(table)
+    source: RunTable | LearnedModel | None
+    if isinstance(transfer_from, str | Path):
+        path = Path(transfer_from)
+        source = load_learned(path) if path.suffix == ".json" else load_run_table(path)
+    else:
+        source = transfer_from
+    model = LearnedModel(method, **settings)
+    return model.fit(runs, target, exclude=exclude, features=features, source=source)
+
+
+def save_learned(model: LearnedModel, path: str | Path) -> None:
+    """Write a learned model file (JSON, format ``perfcast-learned-model``).
+
+    Raises
+    ------
+    InputError
+        When the file cannot be written.
+    """
+    try:
+        Path(path).write_text(dumps(model.to_json()) + "\n", encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"cannot write: {error.strerror}", path) from None
+
+
+def load_learned(path: str | Path) -> LearnedModel:
+    """Read a learned model file written by :func:`save_learned`.
+
+    The estimator inside is a pickle: load only files you trust.
+
+    Raises
+    ------
+    InputError
+        Naming the file when it is missing, not a learned model, damaged, or written by an
+        incompatible perfcast or scikit-learn version (reason ``"incompatible-model"``).
+    """
+    import json
+
+    from perfcast.model.learned import LearnedModel
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("no such file", path, reason="missing-file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"not a learned model file ({error})", path, reason="bad-model") from None
+    return LearnedModel.from_json(data, path)
+
+
+def predict_runs(
+    model: LearnedModel, table: RunTable | str | Path, *, level: float = 0.95
+) -> list[RunPrediction]:
+    """Predict the target of every run of ``table`` (extra columns are ignored).
+
+    Raises
+    ------
+    InputError
+        When a feature column the model uses is missing (named) or of the wrong kind.
+    """
+    runs = table if not isinstance(table, str | Path) else load_run_table(table)
+    return model.predict(runs, level=level)
+
+
+def render_learned(
+    value: LearnedModel | Sequence[RunPrediction],
+    format: str = "text",  # noqa: A002 - as render's
+) -> str:
+    """A learned model (``text`` summary or its ``json`` file) or run predictions (``text``,
+    ``json``, ``csv``).
+
+    Raises
+    ------
+    ValueError
+        For a format the value has no rendering in.
+    """
+    from perfcast.display.learned import format_run_predictions, learned_summary
+    from perfcast.model.learned import LearnedModel
+
+    if isinstance(value, LearnedModel):
+        if format == "json":
+            return dumps(value.to_json()) + "\n"
+        if format != "text":
+            raise ValueError(f"format: must be 'text' or 'json', not {format!r}")
+        return learned_summary(value)
+    return format_run_predictions(value, format)
+
+
+def run_prediction_warnings(predictions: Sequence[RunPrediction]) -> str:
+    """``row N: warning`` lines of the run predictions that carry warnings (empty if none)."""
+    from perfcast.display.learned import format_prediction_warnings
+
+    return format_prediction_warnings(predictions)
+
+
+def learning_methods() -> tuple[str, ...]:
+    """The methods :func:`learn` takes."""
+    from perfcast.model.learned import METHODS
+
+    return METHODS
+
+
+def instrument_features(
+    sources: Sequence[str | Path],
+    output: str | Path,
+    compile_args: Sequence[str] = (),
+    *,
+    parameters: Sequence[str] = (),
+) -> list[InstrumentedSource]:
+    """Rewrite C sources so that each run records its run-time features (libclang).
+
+    Assignments to scalar variables outside loops, branch outcomes, loop trips and MPI calls
+    and bytes become features named ``file:line:kind:name``; the copies in ``output`` build
+    with the original command (the runtime header is copied beside them) and append one JSON
+    line per run to ``$PERFCAST_FEATURES_FILE`` (read it with :func:`load_feature_records`).
+
+    Parameters
+    ----------
+    sources : sequence of str or Path
+    output : str or Path
+        Directory for the instrumented copies, ``perfcast_features.h`` and ``features.json``.
+    compile_args : sequence of str
+        ``-I``/``-D`` flags the sources need to parse.
+    parameters : sequence of str
+        Variables holding the program's inputs: their first assignment is named by the
+        variable alone.
+
+    Returns
+    -------
+    list of InstrumentedSource
+        Per source: its features and the sites left alone (spelled by macros).
+
+    Raises
+    ------
+    InputError
+        When a source is missing or does not parse.
+    """
+    from perfcast.static.features import instrument_features as instrument
+
+    return instrument(sources, output, compile_args, parameters)
+
+
+def load_feature_records(path: str | Path, *, phase: str = "exit") -> RunTable:
+    """The run table of an instrumented program's feature records: one row per run, its
+    ``time`` the run's elapsed seconds; ``phase="features_end"`` takes the features recorded
+    when the early phase ended (``#pragma perfcast features_end``).
+
+    Raises
+    ------
+    InputError
+        Naming file and line of a malformed record.
+    """
+    from perfcast.io.run_table import read_feature_records
+
+    return read_feature_records(path, phase)
+
+
+def save_run_table(table: RunTable, path: str | Path) -> None:
+    """Write a run table as CSV (or Parquet, by the suffix ``.parquet``).
+
+    Raises
+    ------
+    InputError
+        When the file cannot be written.
+    """
+    from perfcast.io.run_table import write_run_table
+
+    write_run_table(table, path)
 
 
 # -- Online modeling (issue 15): replay a stream, serve a spool, read a model store ------------
@@ -1134,6 +1530,194 @@ def render_online(summaries: Sequence[Mapping[str, Any]], format: str = "text") 
     return render_summaries([dict(s) for s in summaries], format)
 
 
+# --- Trace extrapolation (PMaC): signatures, extrapolation, machine profiles, convolution ---
+
+
+def collect_signature(
+    command: Sequence[str],
+    *,
+    ranks: int = 1,
+    point: Mapping[str, float] | None = None,
+    machine: MachineProfile | None = None,
+    cache: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+) -> Experiment:
+    """Run a program under valgrind and return its application signature.
+
+    The signature is an ordinary experiment at one point (``p`` = ``ranks`` by default):
+    kernels are basic blocks (``bb:f+0x40``), source lines (``line:cg.c:42``) and functions
+    (``fn:f``) of the program's own code; metrics are their features (instructions, loads,
+    stores, bytes, floating-point operations by kind, simulated L1 and last-level hit rates;
+    see :mod:`perfcast.static.signature`). Under MPI it is the rank with the most instructions,
+    with ``instructions.rank_spread`` per element.
+
+    Parameters
+    ----------
+    command : sequence of str
+        An executable built with ``-g`` and its arguments.
+    ranks : int
+        MPI processes (run under ``mpirun`` when above 1).
+    point : mapping of str to float, optional
+        The parameter values to record the signature at.
+    machine : MachineProfile, optional
+        Target machine whose cache geometry (``D1``, ``LL``) the simulation uses.
+    cache : mapping, optional
+        ``size,associativity,line`` per ``I1``/``D1``/``LL``, over the machine's.
+    timeout : float, optional
+        Seconds before the run is stopped.
+
+    Raises
+    ------
+    InputError
+        For a missing program or one without line information.
+    WorkError
+        When the run fails.
+    """
+    from perfcast.measure.signature import collect_signature as collect
+
+    geometry = {**(machine.cache_geometry() if machine else {}), **(cache or {})}
+    experiment, _run = collect(command, ranks=ranks, point=point, cache=geometry, timeout=timeout)
+    return experiment
+
+
+def extrapolate_signature(
+    signature: Experiment, target: Mapping[str, float] | str, *, forms: str = "pmac"
+) -> Extrapolation:
+    """Extrapolate signatures at three or more core counts to a larger one, element by element.
+
+    Parameters
+    ----------
+    signature : Experiment
+        Signatures at several values of one parameter (merged into one experiment).
+    target : mapping or str
+        ``{"p": 8192}`` or ``"p=8192"``.
+    forms : {"pmac", "pmnf", "both"}
+        Canonical forms (constant, linear, logarithmic, exponential, inverse, power), perfcast's
+        PMNF search, or the better of both per element (:mod:`perfcast.analyze.extrapolate`).
+
+    Returns
+    -------
+    Extrapolation
+        ``signature`` (the experiment at the target), ``elements`` (form, formula, fit and
+        validation error per element), ``skipped`` and ``warnings``.
+    """
+    from perfcast.analyze.extrapolate import extrapolate
+
+    if isinstance(target, str):
+        target = parse_point(target, signature.parameter_names, source="target")
+    return extrapolate(signature, target, forms)
+
+
+def probe_machine(
+    *, quick: bool = False, largest_working_set: int | None = None, name: str | None = None
+) -> MachineProfile:
+    """Measure this machine with perfcast's C probes (compiled at run time).
+
+    Returns a machine profile: a bandwidth surface over working-set size, access pattern and
+    loads/stores; level bandwidths; floating-point rates per kind; the cache geometry.
+    ``quick`` takes well under a minute.
+
+    Raises
+    ------
+    WorkError
+        Without a C compiler, or when a probe fails.
+    """
+    from perfcast.measure.probe import probe_machine as probe
+
+    return probe(quick=quick, largest_working_set=largest_working_set, name=name)
+
+
+def load_machine(path: str | Path) -> MachineProfile:
+    """Read a ``perfcast-machine`` JSON file (:mod:`perfcast.io.machine_profile`).
+
+    Raises
+    ------
+    InputError
+        Naming the file and the missing or malformed field.
+    """
+    from perfcast.io.machine_profile import read_machine
+
+    return read_machine(path)
+
+
+def save_machine(profile: MachineProfile, path: str | Path) -> None:
+    """Write a machine profile as ``perfcast-machine`` JSON."""
+    from perfcast.io.machine_profile import write_machine
+
+    write_machine(profile, path)
+
+
+def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
+    """Predicted computation time of a signature (one point) on a machine.
+
+    Each block's time is its floating-point operations over the machine's rates plus its bytes
+    at the bandwidth of the cache levels its hit rates say serve them; summed per function and
+    in total (:mod:`perfcast.analyze.convolve`).
+
+    Raises
+    ------
+    InputError
+        When the signature has several points or lacks features, or the machine lacks a rate
+        the signature needs (naming file and field).
+    """
+    from perfcast.analyze.convolve import convolve as convolve_blocks
+
+    return convolve_blocks(signature, machine)
+
+
+def render_pmac(
+    value: Convolution | Extrapolation | MachineProfile,
+    format: str = "text",  # noqa: A002 - as render's
+) -> str:
+    """A convolution, extrapolation or machine profile as text or strict JSON."""
+    from perfcast.analyze.convolve import Convolution
+    from perfcast.display.pmac import convolution_text, extrapolation_text, machine_text
+    from perfcast.io.machine_profile import MachineProfile
+
+    if format not in ("text", "json"):
+        raise ValueError(f"format: must be 'text' or 'json', not {format!r}")
+    if isinstance(value, MachineProfile):
+        return value.to_json() if format == "json" else machine_text(value)
+    if format == "json":
+        return dumps(value.to_dict()) + "\n"
+    if isinstance(value, Convolution):
+        return convolution_text(value)
+    return extrapolation_text(value)
+
+
+def merge_signatures(signatures: Sequence[Experiment]) -> Experiment:
+    """One experiment holding signatures taken at different points (for extrapolation).
+
+    Raises
+    ------
+    InputError
+        When the signatures have different parameters or two hold the same point.
+    """
+    import pandas as pd
+
+    if not signatures:
+        raise InputError("no signature to merge")
+    first = signatures[0]
+    for other in signatures[1:]:
+        if other.parameter_names != first.parameter_names:
+            raise InputError(
+                f"signatures with different parameters: {first.parameter_names} and "
+                f"{other.parameter_names}",
+                other.source,
+                reason="signature-parameters",
+            )
+    frame = pd.concat([s.frame for s in signatures], ignore_index=True)
+    metrics = {name: m for s in signatures for name, m in s.metrics.items()}
+    sources = ", ".join(str(s.source) for s in signatures)
+    return Experiment.from_frame(
+        frame,
+        parameters=first.parameters,
+        metrics=metrics,
+        metadata=dict(first.metadata),
+        source=sources if len(signatures) > 1 else first.source,
+    )
+
+
 __all__ = [
     "LOCATIONS",
     "TABLE_FORMATS",
@@ -1141,9 +1725,20 @@ __all__ = [
     "InputError",
     "ModelSet",
     "WorkError",
+    "advise",
     "analyze_source",
     "build_flags",
+    "collect_signature",
+    "convolve",
+    "extrapolate_signature",
+    "load_machine",
+    "merge_signatures",
+    "probe_machine",
+    "render_pmac",
+    "save_machine",
+    "campaign_executors",
     "compare",
+    "dask_client",
     "describe_failure",
     "diagnose",
     "fit",
@@ -1156,8 +1751,6 @@ __all__ = [
     "load_static_report",
     "metric_modes",
     "modelers",
-    "online_modeler",
-    "open_store",
     "optimize",
     "parse_expectation",
     "parse_point",
@@ -1165,12 +1758,184 @@ __all__ = [
     "predict",
     "profile_options",
     "render",
-    "render_online",
     "render_warnings",
-    "replay_stream",
     "report",
     "run_campaign",
     "save",
+    # learned run-time models
+    "learn",
+    "learning_methods",
+    "load_learned",
+    "load_run_table",
+    "parse_reductions",
+    "predict_runs",
+    "render_learned",
+    "run_prediction_warnings",
+    "save_learned",
+    "instrument_features",
+    "load_feature_records",
+    "save_run_table",
+    # online modeling
+    "online_modeler",
+    "open_store",
+    "render_online",
+    "replay_stream",
     "serve_spool",
     "stored_models",
 ]
+
+
+# ---- Code graphs, kernel matching and tuning (Meliora, issue 18) -----------------------------
+
+
+def code_graphs(
+    source: str | Path,
+    *,
+    function: str | None = None,
+    loop: int | None = None,
+    flags: Sequence[str] = (),
+    scope: str = "all",
+    profile: Sequence[str] | None = None,
+) -> list[CodeGraph]:
+    """Hybrid control-flow graphs (hCFG) of a C file's functions and outermost loops.
+
+    Parameters
+    ----------
+    source : str or Path
+        The C file, compiled with clang to LLVM IR.
+    function : str, optional
+        Only this function.
+    loop : int, optional
+        Only the outermost loop starting at this line.
+    flags : sequence of str
+        Further clang flags (``-D``, ``-I``, ...).
+    scope : {"all", "function", "loop"}
+        Function graphs, loop graphs or both.
+    profile : sequence of str, optional
+        Measure the transition probabilities instead of estimating them: the file (with
+        ``main``) is built instrumented and run once with these program arguments.
+
+    Returns
+    -------
+    list of CodeGraph
+        Each with ``to_dict()`` (JSON format ``perfcast-hcfg``) and ``to_dot()``.
+    """
+    from perfcast.static.hcfg import build_graphs
+
+    if scope not in ("all", "function", "loop"):
+        raise ValueError(f"scope: must be 'all', 'function' or 'loop', not {scope!r}")
+    return build_graphs(
+        source, function=function, loop=loop, flags=flags, scope=scope, profile=profile
+    )
+
+
+def similar_kernels(
+    query: str,
+    corpus: Sequence[str | Path],
+    *,
+    top: int = 5,
+    flags: Sequence[str] = (),
+) -> Matches:
+    """Rank the loops or functions of C files by the similarity of their hCFG to a query's.
+
+    Parameters
+    ----------
+    query : str
+        ``file.c``, ``file.c:function`` or ``file.c:function:line`` (an outermost loop).
+    corpus : sequence of str or Path
+        C files to search.
+    top : int
+        How many matches to return.
+    flags : sequence of str
+        Further clang flags.
+
+    Returns
+    -------
+    Matches
+        ``matches`` ranked by ``similarity`` in [0, 1]; ``to_dict()`` for JSON.
+    """
+    from perfcast.analyze.matching import similar
+
+    return similar(query, corpus, top=top, flags=flags)
+
+
+def load_tuning_space(path: str | Path) -> TuningSpace:
+    """Read an autotuning search space: a TOML file of flags, macros, defines and measure.
+
+    Parameters
+    ----------
+    path : str or Path
+        The space file.
+
+    Returns
+    -------
+    TuningSpace
+
+    Raises
+    ------
+    InputError
+        Naming the file, line and key of an unknown key or a bad value.
+    """
+    from perfcast.analyze.tuning import load_space
+
+    return load_space(path)
+
+
+def tune_kernel(
+    source: str | Path,
+    function: str,
+    space: TuningSpace | str | Path,
+    *,
+    budget: int | None = None,
+    strategy: str = "random",
+    seed: int = 0,
+    database: str | Path | None = None,
+    warm_start: bool = False,
+    neighbours: int = 3,
+    flags: Sequence[str] = (),
+) -> TuningResult:
+    """Autotune a C kernel: compile and measure configurations, store them in a tuning database.
+
+    Parameters
+    ----------
+    source : str or Path
+        C program (with ``main``) containing the kernel.
+    function : str
+        The kernel function.
+    space : TuningSpace or str or Path
+        The search space, or its TOML file.
+    budget : int, optional
+        Evaluations at most (default: all for ``exhaustive``, else 20).
+    strategy : {"exhaustive", "random", "model"}
+        Search strategy.
+    seed : int
+        Seed of the random choices.
+    database : str or Path, optional
+        SQLite tuning database to read and extend.
+    warm_start : bool
+        First try the best configurations of the most similar kernels in the database.
+    neighbours : int
+        Similar kernels a warm start draws from.
+    flags : sequence of str
+        clang flags for building the kernel's code graph.
+
+    Returns
+    -------
+    TuningResult
+        Evaluations, best configuration, evaluations needed to get within 5 % of the best.
+    """
+    from perfcast.analyze.tuning import load_space, tune
+
+    chosen = load_space(space) if isinstance(space, str | Path) else space
+    return tune(
+        source,
+        function,
+        chosen,
+        budget=budget,
+        strategy=strategy,
+        seed=seed,
+        database=database,
+        warm_start=warm_start,
+        neighbours=neighbours,
+        flags=flags,
+    )

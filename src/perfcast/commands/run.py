@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfcast.api import (
     InputError,
+    campaign_executors,
     describe_failure,
     load_campaign,
     metric_modes,
@@ -76,6 +77,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--retry-failed", action="store_true", help="repeat runs recorded as failed"
     )
     parser.add_argument(
+        "--executor",
+        choices=campaign_executors(),
+        help="where runs execute: local (default, one after another) or slurm (one batch job "
+        "per run; options in the campaign's [slurm] table)",
+    )
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="check the campaign and print the runs still to take, without taking them",
@@ -109,6 +116,7 @@ def settings_from_flags(args: argparse.Namespace, command: list[str]) -> dict[st
         "seed": args.seed,
         "max_runs": args.max_runs,
         "metrics": args.metric,
+        "executor": args.executor,
     }
     settings.update({k: v for k, v in simple.items() if v is not None})
     if args.env:
