@@ -602,7 +602,8 @@ class OnlineModeler:
             base = self._base.get(kernel)
             return base is None or self._model_of_base(base, metric) is not None
         if state.borrowed_from is not None and state.model is None:
-            return self._model_of_base(state.borrowed_from, metric) is not None
+            if self._model_of_base(state.borrowed_from, metric) is None:
+                return False
         return state.skip_left <= 0
 
     def _model_of_base(self, base: str, metric: str) -> Model | None:
