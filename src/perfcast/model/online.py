@@ -601,9 +601,9 @@ class OnlineModeler:
         if state is None:
             base = self._base.get(kernel)
             return base is None or self._model_of_base(base, metric) is not None
-        if state.borrowed_from is not None and state.model is None:
-            if self._model_of_base(state.borrowed_from, metric) is None:
-                return False
+        base = state.borrowed_from if state.model is None else None
+        if base is not None and self._model_of_base(base, metric) is None:
+            return False
         return state.skip_left <= 0
 
     def _model_of_base(self, base: str, metric: str) -> Model | None:
