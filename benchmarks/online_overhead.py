@@ -4,9 +4,9 @@ A small C program runs a kernel of 4,000 to 20,000 floating-point updates (five 
 5,000 times. Variants:
 built without regions (``-DPERFCAST_DISABLE``: the reference), and with online regions at ``b``
 in {1, 8, 64, 512, 2048, 4096}, without back-off (the collector models the batches after the
-runs: ``off``), with it (``collector``: the collector runs alongside in a thread, its store kept
-over the four runs of a variant, so the skipped share depends on how fast it answers and on
-whether this machine's wall times let batches hit), and ``skip``, the floor of the skipping path
+runs: ``off``), with it (``collector``: the collector runs alongside in a thread, so the skipped
+share, that of the counted run, depends on how fast it answers and on whether this machine's
+wall times let batches hit), and ``skip``, the floor of the skipping path
 (a control file asks to skip every execution after the first batch). Instructions are counted
 with valgrind (callgrind) and wall time is the median of three runs. The modeling itself runs
 in ``perfcast online serve``, another process: its CPU time per modeled batch is printed too.
@@ -25,7 +25,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from perfcast.api import serve_spool, stored_models
 from perfcast.measure.instrument import library_dir
@@ -49,6 +51,7 @@ int main(int argc, char **argv) {
     return 0;
 }
 """
+Number = TypeVar("Number", int, float)
 SIZE, STEPS = 20000, 5000
 BATCHES = (1, 8, 64, 512, 2048, 4096)
 
@@ -104,6 +107,22 @@ def collector_seconds(spool: Path, batch: int) -> tuple[float, int]:
     return time.process_time() - start, files
 
 
+def with_collector(spool: Path, store: Path, batch: int, work: Callable[[], Number]) -> Number:
+    """``work()`` while a collector thread serves ``spool`` into ``store``."""
+    stop = threading.Event()
+    collector = threading.Thread(
+        target=serve_spool,
+        args=(spool, store),
+        kwargs={"batch": batch, "poll": 0.02, "should_stop": stop.is_set},
+    )
+    collector.start()
+    try:
+        return work()
+    finally:
+        stop.set()
+        collector.join()
+
+
 def main() -> None:
     if shutil.which("valgrind") is None or shutil.which("gcc") is None:
         sys.exit("needs gcc and valgrind (scripts/setup installs them)")
@@ -124,31 +143,36 @@ def main() -> None:
                 spool = directory / f"spool-{batch}-{backoff}"
                 environment = {"PERFCAST_ONLINE_SPOOL": str(spool),
                                "PERFCAST_ONLINE_BATCH": str(batch)}  # fmt: skip
-                collector = None
-                stop = threading.Event()
-                if backoff == "skip":  # the floor: all executions after the first batch skipped
-                    write_control(spool, "axpy", "time", 1, STEPS)
-                if backoff == "collector":  # the collector answers while the program runs
-                    collector = threading.Thread(
-                        target=serve_spool,
-                        args=(spool, directory / f"store-{batch}.db"),
-                        kwargs={"batch": batch, "poll": 0.02, "should_stop": stop.is_set},
-                    )
-                    collector.start()
-                counted = instructions(instrumented, environment, directory)
-                seconds = wall(instrumented, environment)
                 cpu, files = 0.0, 0
-                if collector is not None:
-                    stop.set()
-                    collector.join()
+                if backoff == "collector":
+                    # valgrind slows the program 50-fold, so the counted run and the timed
+                    # runs each get their own spool and store (one model per speed)
                     store = directory / f"store-{batch}.db"
+                    counted = with_collector(
+                        spool,
+                        store,
+                        batch,
+                        lambda e=environment: instructions(instrumented, e, directory),
+                    )
+                    timed = {**environment, "PERFCAST_ONLINE_SPOOL": f"{spool}-timed"}
+                    seconds = with_collector(
+                        Path(f"{spool}-timed"),
+                        directory / "timed.db",
+                        batch,
+                        lambda e=timed: wall(instrumented, e),
+                    )
                     skipped = sum(item["skipped"] for item in stored_models(store))
-                    share = f"{100 * skipped / (4 * STEPS):.0f} %"
-                elif backoff == "off":
-                    cpu, files = collector_seconds(spool, batch)
-                    share = "0 %"
+                    share = f"{100 * skipped / STEPS:.0f} %"
                 else:
-                    share = f"{100 * max(STEPS - batch, 0) / STEPS:.0f} %"
+                    if backoff == "skip":  # the floor: executions after the first batch skipped
+                        write_control(spool, "axpy", "time", 1, STEPS)
+                    counted = instructions(instrumented, environment, directory)
+                    seconds = wall(instrumented, environment)
+                    if backoff == "off":
+                        cpu, files = collector_seconds(spool, batch)
+                        share = "0 %"
+                    else:
+                        share = f"{100 * max(STEPS - batch, 0) / STEPS:.0f} %"
                 cost = f"{1e3 * cpu / files:.1f} ms" if files else "-"
                 print(f"| {batch} | {backoff} | "
                       f"{100 * (counted / base_instructions - 1):.2f} % | "
