@@ -1589,6 +1589,37 @@ def serve_spool(
     return processed
 
 
+def read_clusters(path: str | Path) -> list[list[str]]:
+    """Similarity clusters for online modeling from a file: the JSON of ``perfcast static
+    --format json`` (its ``clusters``) or a JSON list of lists of kernel names.
+
+    Raises
+    ------
+    InputError
+        When the file cannot be read or holds neither form (reason ``bad-clusters``).
+    """
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise InputError(
+            f"cannot read the clusters ({error})", path, reason="bad-clusters"
+        ) from None
+    clusters = data.get("clusters") if isinstance(data, dict) else data
+    valid = isinstance(clusters, list) and all(
+        isinstance(c, list) and c and all(isinstance(k, str) for k in c) for c in clusters
+    )
+    if not valid:
+        raise InputError(
+            "expected a static report with 'clusters' or a list of lists of kernel names",
+            path,
+            reason="bad-clusters",
+        )
+    assert isinstance(clusters, list)  # checked above
+    return [list(c) for c in clusters]
+
+
 def stored_models(store: str | Path, *, application: str = "default") -> list[dict[str, Any]]:
     """The kernels of ``application`` in a model store, summarized as :func:`replay_stream`
     does (every exception kept, its index that of the stream or spool file it came from).
@@ -1872,6 +1903,7 @@ __all__ = [
     # online modeling
     "online_modeler",
     "open_store",
+    "read_clusters",
     "render_online",
     "replay_stream",
     "serve_spool",
