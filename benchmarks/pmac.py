@@ -136,7 +136,9 @@ def accuracy(programs: dict[str, Path], sizes: dict[str, list[str]], machine, ta
         if app not in sizes:
             continue
         command = [str(program), *sizes[app]]
-        collected = {p: collect_signature(command, ranks=p) for p in (1, 2, 4, *targets)}
+        collected = {
+            p: collect_signature(command, ranks=p, machine=machine) for p in (1, 2, 4, *targets)
+        }
         base = merge_signatures([collected[p] for p in (1, 2, 4)])
         for target in targets:
             truth_time = convolve(collected[target], machine).total
@@ -168,14 +170,17 @@ def convolution_vs_wall(programs: dict[str, Path], timed, machine) -> list[str]:
         plain = best_wall(command)
         startup = best_wall([str(program), *trivial])
         start = time.perf_counter()
-        signature = collect_signature(command, ranks=1)
+        signature = collect_signature(command, ranks=1, machine=machine)
         collection = time.perf_counter() - start
-        predicted = convolve(signature, machine).total
+        result = convolve(signature, machine)
+        predicted = result.total
+        fp_share = sum(b.fp_time for b in result.blocks) / predicted if predicted else 0.0
         measured = plain - startup
         ratio = predicted / measured if measured > 0 else float("nan")
         rows.append(
             f"| {app} {' '.join(size)} | {plain:.3f} s | {startup:.3f} s | {measured:.3f} s | "
-            f"{predicted:.3f} s | {ratio:.2f} | {collection:.1f} s ({collection / plain:.0f}x) |"
+            f"{predicted:.3f} s ({fp_share:.0%} fp) | {ratio:.2f} | "
+            f"{collection:.1f} s ({collection / plain:.0f}x) |"
         )
         print(rows[-1], flush=True)
     return rows
@@ -186,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller problems, p up to 8")
     parser.add_argument("--apps", default="cg,jacobi,histogram,samplesort")
+    parser.add_argument(
+        "--parts", default="accuracy,wall", help="accuracy and/or wall (convolution vs wall)"
+    )
     args = parser.parse_args(argv)
     apps = args.apps.split(",")
     print(f"command: python -m benchmarks.pmac {' '.join(shlex.quote(a) for a in sys.argv[1:])}")
@@ -194,16 +202,23 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         machine = probe_machine(quick=True)
         print(f"quick probe: {time.perf_counter() - start:.1f} s")
-        print("\n| problem | extrapolation | forms | elements | all: within 20 % / 10 % | "
-              "counts: max error | counts: within 20 % / 10 % | hit rates: max abs. error | "
-              "time (extrapolated) | time (collected) | time error |")  # fmt: skip
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
-        targets = (8,) if args.quick else (8, 16)
-        accuracy(programs, SCALING_QUICK if args.quick else SCALING, machine, targets)
-        print("\n| problem (1 rank) | wall | start-up | computation | convolved | "
-              "convolved / measured | signature collection |")  # fmt: skip
-        print("|---|---|---|---|---|---|---|")
-        convolution_vs_wall(programs, TIMED_QUICK if args.quick else TIMED, machine)
+        for access, levels in machine.memory.items():
+            figures = ", ".join(f"{level} {gbs:.3g}" for level, gbs in levels.items())
+            print(f"machine {access} GB/s: {figures}; caches {machine.cache_geometry()}")
+        print(f"machine fp add.f64.scalar {machine.fp['add.f64.scalar']:.3g} Gop/s")
+        parts = args.parts.split(",")
+        if "accuracy" in parts:
+            print("\n| problem | extrapolation | forms | elements | all: within 20 % / 10 % | "
+                  "counts: max error | counts: within 20 % / 10 % | hit rates: max abs. error | "
+                  "time (extrapolated) | time (collected) | time error |")  # fmt: skip
+            print("|---|---|---|---|---|---|---|---|---|---|---|")
+            targets = (8,) if args.quick else (8, 16)
+            accuracy(programs, SCALING_QUICK if args.quick else SCALING, machine, targets)
+        if "wall" in parts:
+            print("\n| problem (1 rank) | wall | start-up | computation | convolved | "
+                  "convolved / measured | signature collection |")  # fmt: skip
+            print("|---|---|---|---|---|---|---|")
+            convolution_vs_wall(programs, TIMED_QUICK if args.quick else TIMED, machine)
     return 0
 
 
