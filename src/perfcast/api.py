@@ -17,7 +17,7 @@ record); a setting outside its allowed range is a ``ValueError`` naming the sett
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,13 +48,28 @@ if TYPE_CHECKING:
 
     from perfcast.analyze.bugs import Expectation as Expectation
     from perfcast.analyze.compare import Comparison as Comparison
+    from perfcast.analyze.convolve import Convolution as Convolution
     from perfcast.analyze.diagnosis import Diagnosis as Diagnosis
+    from perfcast.analyze.extrapolate import Extrapolation as Extrapolation
     from perfcast.analyze.optimize import Constraint as Constraint
     from perfcast.analyze.optimize import Optimum as Optimum
+    from perfcast.io.machine_profile import MachineProfile as MachineProfile
+    from perfcast.io.online_store import ModelStore as ModelStore
+    from perfcast.io.run_table import RunTable as RunTable
     from perfcast.measure.campaign import CampaignResult as CampaignResult
     from perfcast.measure.spec import Campaign as Campaign
+    from perfcast.model.learned import LearnedModel as LearnedModel
+    from perfcast.model.learned import RunPrediction as RunPrediction
+    from perfcast.model.online import OnlineModeler as OnlineModeler
+    from perfcast.static.features import InstrumentedSource as InstrumentedSource
     from perfcast.static.instruction_mix import InstructionMix as InstructionMix
     from perfcast.static.report import StaticReport as StaticReport
+
+if TYPE_CHECKING:  # Meliora (issue 18)
+    from perfcast.analyze.matching import Matches as Matches
+    from perfcast.analyze.tuning import TuningResult as TuningResult
+    from perfcast.analyze.tuning import TuningSpace as TuningSpace
+    from perfcast.static.hcfg import CodeGraph as CodeGraph
 
 
 def load(
@@ -907,6 +922,716 @@ def formats() -> dict[str, dict[str, bool]]:
     }
 
 
+# ---------------------------------------------------------------------- learned run-time models
+# (issue 17: run tables, perfcast learn, perfcast predict --runs)
+
+
+def load_run_table(path: str | Path) -> RunTable:
+    """Read a run table: one row per run, one column per feature or target (CSV or Parquet).
+
+    Raises
+    ------
+    InputError
+        Naming file and line for a missing file, a bad cell, a column mixing numbers and words.
+    """
+    from perfcast.io.run_table import read_run_table
+
+    return read_run_table(path)
+
+
+def parse_reductions(text: str, source: str = "reductions") -> dict[str, float]:
+    """``time=0.05,importance=0.95`` as ``{"reduce_time": 0.05, "reduce_importance": 0.95}``.
+
+    Raises
+    ------
+    InputError
+        With reason ``"bad-reduction"`` for another key or a value outside (0, 1].
+    """
+    from perfcast.core.numbers import parse_number
+
+    settings: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, _, value = part.partition("=")
+        key = key.strip()
+        if key not in ("time", "importance") or not value:
+            raise InputError(
+                f"reduction {part!r}: expected time=SHARE or importance=SHARE",
+                source,
+                reason="bad-reduction",
+                value=part,
+            )
+        share = parse_number(value, f"reduction {key}", source, None)
+        if not 0.0 < share <= 1.0:
+            raise InputError(
+                f"reduction {key}={value}: a share in (0, 1] expected",
+                source,
+                reason="bad-reduction",
+                value=part,
+            )
+        settings[f"reduce_{key}"] = share
+    return settings
+
+
+def learn(
+    table: RunTable | str | Path,
+    target: str = "time",
+    *,
+    method: str = "extra-trees",
+    exclude: Sequence[str] = (),
+    features: Sequence[str] | None = None,
+    transfer_from: RunTable | LearnedModel | str | Path | None = None,
+    **settings: Any,
+) -> LearnedModel:
+    """Learn a run's ``target`` (time, instructions, ...) from the other columns of a run table.
+
+    Parameters
+    ----------
+    table : RunTable, str or Path
+        The runs (a path is read with :func:`load_run_table`).
+    target : str
+        The column to predict.
+    method : {"extra-trees", "forest", "poly-lasso", "pmnf"}
+        Extremely randomized trees (default), random forest, Lasso over a polynomial of the
+        features, or a PMNF hypothesis over the most important numeric features.
+    exclude : sequence of str
+        Columns that are no features (other targets measured in the same runs).
+    features : sequence of str, optional
+        Only these columns are features.
+    transfer_from : RunTable, LearnedModel, str or Path, optional
+        Runs (or a learned model file, which keeps its runs) of the same program on another
+        platform; ``table`` holds the few runs of the new platform.
+    **settings
+        :class:`~perfcast.model.learned.LearnedModel` settings: ``trees``, ``log_target``,
+        ``linear_base``, ``reduce_time``, ``reduce_importance`` (see
+        :func:`parse_reductions`), ``folds``, ``seed``.
+
+    Returns
+    -------
+    LearnedModel
+        With its cross-validated error, importances, reductions and warnings.
+
+    Raises
+    ------
+    InputError
+        For a bad table, a missing target or feature, a source of other features.
+    ValueError
+        For a setting outside its range.
+    """
+    from perfcast.model.learned import LearnedModel
+
+    runs = table if not isinstance(table, str | Path) else load_run_table(table)
+    source: RunTable | LearnedModel | None
+    if isinstance(transfer_from, str | Path):
+        path = Path(transfer_from)
+        source = load_learned(path) if path.suffix == ".json" else load_run_table(path)
+    else:
+        source = transfer_from
+    model = LearnedModel(method, **settings)
+    return model.fit(runs, target, exclude=exclude, features=features, source=source)
+
+
+def save_learned(model: LearnedModel, path: str | Path) -> None:
+    """Write a learned model file (JSON, format ``perfcast-learned-model``).
+
+    Raises
+    ------
+    InputError
+        When the file cannot be written.
+    """
+    try:
+        Path(path).write_text(dumps(model.to_json()) + "\n", encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"cannot write: {error.strerror}", path) from None
+
+
+def load_learned(path: str | Path) -> LearnedModel:
+    """Read a learned model file written by :func:`save_learned`.
+
+    The estimator inside is a pickle: load only files you trust.
+
+    Raises
+    ------
+    InputError
+        Naming the file when it is missing, not a learned model, damaged, or written by an
+        incompatible perfcast or scikit-learn version (reason ``"incompatible-model"``).
+    """
+    import json
+
+    from perfcast.model.learned import LearnedModel
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("no such file", path, reason="missing-file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"not a learned model file ({error})", path, reason="bad-model") from None
+    return LearnedModel.from_json(data, path)
+
+
+def predict_runs(
+    model: LearnedModel, table: RunTable | str | Path, *, level: float = 0.95
+) -> list[RunPrediction]:
+    """Predict the target of every run of ``table`` (extra columns are ignored).
+
+    Raises
+    ------
+    InputError
+        When a feature column the model uses is missing (named) or of the wrong kind.
+    """
+    runs = table if not isinstance(table, str | Path) else load_run_table(table)
+    return model.predict(runs, level=level)
+
+
+def render_learned(
+    value: LearnedModel | Sequence[RunPrediction],
+    format: str = "text",  # noqa: A002 - as render's
+) -> str:
+    """A learned model (``text`` summary or its ``json`` file) or run predictions (``text``,
+    ``json``, ``csv``).
+
+    Raises
+    ------
+    ValueError
+        For a format the value has no rendering in.
+    """
+    from perfcast.display.learned import format_run_predictions, learned_summary
+    from perfcast.model.learned import LearnedModel
+
+    if isinstance(value, LearnedModel):
+        if format == "json":
+            return dumps(value.to_json()) + "\n"
+        if format != "text":
+            raise ValueError(f"format: must be 'text' or 'json', not {format!r}")
+        return learned_summary(value)
+    return format_run_predictions(value, format)
+
+
+def run_prediction_warnings(predictions: Sequence[RunPrediction]) -> str:
+    """``row N: warning`` lines of the run predictions that carry warnings (empty if none)."""
+    from perfcast.display.learned import format_prediction_warnings
+
+    return format_prediction_warnings(predictions)
+
+
+def learning_methods() -> tuple[str, ...]:
+    """The methods :func:`learn` takes."""
+    from perfcast.model.learned import METHODS
+
+    return METHODS
+
+
+def instrument_features(
+    sources: Sequence[str | Path],
+    output: str | Path,
+    compile_args: Sequence[str] = (),
+    *,
+    parameters: Sequence[str] = (),
+) -> list[InstrumentedSource]:
+    """Rewrite C sources so that each run records its run-time features (libclang).
+
+    Assignments to scalar variables outside loops, branch outcomes, loop trips and MPI calls
+    and bytes become features named ``file:line:kind:name``; the copies in ``output`` build
+    with the original command (the runtime header is copied beside them) and append one JSON
+    line per run to ``$PERFCAST_FEATURES_FILE`` (read it with :func:`load_feature_records`).
+
+    Parameters
+    ----------
+    sources : sequence of str or Path
+    output : str or Path
+        Directory for the instrumented copies, ``perfcast_features.h`` and ``features.json``.
+    compile_args : sequence of str
+        ``-I``/``-D`` flags the sources need to parse.
+    parameters : sequence of str
+        Variables holding the program's inputs: their first assignment is named by the
+        variable alone.
+
+    Returns
+    -------
+    list of InstrumentedSource
+        Per source: its features and the sites left alone (spelled by macros).
+
+    Raises
+    ------
+    InputError
+        When a source is missing or does not parse.
+    """
+    from perfcast.static.features import instrument_features as instrument
+
+    return instrument(sources, output, compile_args, parameters)
+
+
+def load_feature_records(path: str | Path, *, phase: str = "exit") -> RunTable:
+    """The run table of an instrumented program's feature records: one row per run, its
+    ``time`` the run's elapsed seconds; ``phase="features_end"`` takes the features recorded
+    when the early phase ended (``#pragma perfcast features_end``).
+
+    Raises
+    ------
+    InputError
+        Naming file and line of a malformed record.
+    """
+    from perfcast.io.run_table import read_feature_records
+
+    return read_feature_records(path, phase)
+
+
+def save_run_table(table: RunTable, path: str | Path) -> None:
+    """Write a run table as CSV (or Parquet, by the suffix ``.parquet``).
+
+    Raises
+    ------
+    InputError
+        When the file cannot be written.
+    """
+    from perfcast.io.run_table import write_run_table
+
+    write_run_table(table, path)
+
+
+# -- Online modeling (issue 15): replay a stream, serve a spool, read a model store ------------
+
+
+def open_store(url: str | Path, *, create: bool = True) -> ModelStore:
+    """Open (creating or migrating as needed) a model store of online modeling.
+
+    Parameters
+    ----------
+    url : str or Path
+        A SQLite file (``runs.db`` or ``sqlite:///runs.db``) or a ``postgresql://`` URL.
+    create : bool
+        Create a missing SQLite file (else an :class:`InputError`).
+
+    Returns
+    -------
+    ModelStore
+        Close it with ``close()`` or use it in a ``with`` block.
+    """
+    from perfcast.io.online_store import ModelStore
+
+    return ModelStore(url, create=create)
+
+
+def online_modeler(
+    *,
+    modeler: str = "pmnf",
+    batch: int = 512,
+    store: ModelStore | None = None,
+    application: str = "default",
+    **settings: Any,
+) -> OnlineModeler:
+    """An online modeler, resumed from ``store``'s state of ``application`` when given.
+
+    Parameters
+    ----------
+    modeler : str
+        The registered modeler refitted on every batch.
+    batch : int
+        Measurements per kernel between model updates.
+    store : ModelStore, optional
+        Where earlier runs left models, statistics and back-off state.
+    application : str
+        The application's name in the store.
+    **settings
+        Settings of :class:`perfcast.model.online.OnlineModeler` (``backoff``, ``clusters``,
+        ``seed``, ``exception_level``, ...) and of the modeler.
+    """
+    from perfcast.model.online import OnlineModeler, state_of
+
+    online = OnlineModeler(modeler, batch, **settings)
+    if store is not None:
+        for item in store.read(application, history=0):
+            online.resume(state_of(item, store.url))
+    return online
+
+
+def replay_stream(
+    stream: str | Path,
+    *,
+    modeler: str = "pmnf",
+    batch: int = 512,
+    store: str | Path | None = None,
+    application: str = "default",
+    **settings: Any,
+) -> list[dict[str, Any]]:
+    """Feed a recorded measurement stream through the online modeler.
+
+    The whole stream is read and checked first, so a malformed line changes nothing in the
+    store. With a store, the modeler starts from its state and every completed batch is
+    written at once (one transaction), so that an interrupted replay loses at most its
+    unfinished batches.
+
+    Parameters
+    ----------
+    stream : str or Path
+        JSON Lines in arrival order (:mod:`perfcast.io.online_stream`).
+    modeler, batch, application, **settings
+        As :func:`online_modeler`.
+    store : str or Path, optional
+        A model store URL (see :func:`open_store`).
+
+    Returns
+    -------
+    list of dict
+        A summary per kernel of the stream (see :func:`render_online`); exception indices are
+        the 0-based line numbers of the stream.
+
+    Raises
+    ------
+    InputError
+        For a malformed line (file and line named) or a bad store.
+    """
+    from perfcast.io.online_stream import read_stream
+    from perfcast.model.online import Measurement
+
+    records = list(read_stream(stream))
+    opened = open_store(store) if store is not None else None
+    try:
+        online = online_modeler(
+            modeler=modeler,
+            batch=batch,
+            store=opened,
+            application=application,
+            source=str(stream),
+            **settings,
+        )
+        measurements = [
+            Measurement(r.kernel, r.metric, r.params, r.value, r.index, r.skipped)
+            if r.value is not None
+            else r
+            for r in records
+        ]
+        online.check(m for m in measurements if isinstance(m, Measurement))
+        for measurement in measurements:
+            done = online.batches_done
+            if isinstance(measurement, Measurement):
+                online.partial_fit([measurement])
+            else:
+                online.add_skipped(measurement.kernel, measurement.metric, measurement.skipped)
+            if opened is not None and online.batches_done != done:
+                opened.write(application, online.drain())
+        online.finish()
+        if opened is not None:
+            opened.write(application, online.drain())
+    finally:
+        if opened is not None:
+            opened.close()
+    return online.summaries(touched_only=True)
+
+
+def serve_spool(
+    spool: str | Path,
+    store: str | Path,
+    *,
+    application: str = "default",
+    modeler: str = "pmnf",
+    batch: int = 512,
+    once: bool = False,
+    poll: float = 0.2,
+    should_stop: Callable[[], bool] | None = None,
+    on_rejected: Callable[[str], None] | None = None,
+    **settings: Any,
+) -> int:
+    """Collect the batches instrumented programs hand over through a spool directory.
+
+    Each batch file (:mod:`perfcast.measure.online_spool`) is modeled with the program's
+    back-off decisions taken as made, written to the store in one transaction and then deleted;
+    the kernels' control files then tell the programs how many measurements to skip. A file
+    that is not a valid stream is renamed ``*.rejected`` and reported through ``on_rejected``
+    (the collector goes on). Partly filled batches are judged and stored when serving ends.
+
+    Parameters
+    ----------
+    spool : str or Path
+        The directory the programs write into (``PERFCAST_ONLINE_SPOOL``).
+    store : str or Path
+        The model store URL (see :func:`open_store`).
+    application, modeler, batch, **settings
+        As :func:`online_modeler`; ``batch`` should equal the programs' batch size.
+    once : bool
+        Process the files present and return, instead of waiting for more.
+    poll : float
+        Seconds between looks at the spool while waiting.
+    should_stop : callable, optional
+        Asked between files; serving ends when it returns True.
+    on_rejected : callable, optional
+        Called with a message for each rejected file.
+
+    Returns
+    -------
+    int
+        The number of batch files modeled.
+    """
+    import time
+
+    from perfcast.io.online_stream import read_stream
+    from perfcast.measure.online_spool import pending_batches, write_control
+    from perfcast.model.online import Measurement
+
+    processed = 0
+    with open_store(store) as opened:
+        online = online_modeler(
+            modeler=modeler, batch=batch, store=opened, application=application, **settings
+        )
+        while not (should_stop is not None and should_stop()):
+            files = pending_batches(spool)
+            for path in files:
+                try:
+                    records = list(read_stream(path))
+                    measurements = [
+                        Measurement(r.kernel, r.metric, r.params, r.value, r.index, r.skipped)
+                        for r in records
+                        if r.value is not None
+                    ]
+                    online.check(measurements)
+                except InputError as error:
+                    path.rename(path.with_suffix(".rejected"))
+                    if on_rejected is not None:
+                        on_rejected(str(error))
+                    continue
+                online.partial_fit(measurements, taken=True)
+                for record in records:
+                    if record.value is None:
+                        online.add_skipped(record.kernel, record.metric, record.skipped)
+                opened.write(application, online.drain())
+                for key in {(m.kernel, m.metric) for m in measurements}:
+                    state = online.states_[key]
+                    write_control(spool, key[0], key[1], state.batches, state.skip_left)
+                path.unlink()
+                processed += 1
+                if should_stop is not None and should_stop():
+                    break
+            if once:
+                break
+            if not files:
+                time.sleep(poll)
+        online.finish()
+        opened.write(application, online.drain())
+    return processed
+
+
+def stored_models(store: str | Path, *, application: str = "default") -> list[dict[str, Any]]:
+    """The kernels of ``application`` in a model store, summarized as :func:`replay_stream`
+    does (every exception kept, its index that of the stream or spool file it came from).
+
+    Raises
+    ------
+    InputError
+        For a bad store or an application the store does not hold.
+    """
+    from perfcast.model.online import OnlineModeler, state_of
+
+    with open_store(store, create=False) as opened:
+        items = opened.read(application)
+        if not items:
+            known = ", ".join(opened.applications()) or "none"
+            raise InputError(
+                f"the store holds no application '{application}' (it holds: {known})",
+                str(store),
+                reason="unknown-application",
+                value=application,
+            )
+        online = OnlineModeler()
+        for item in items:
+            online.resume(state_of(item, str(store)))
+    return online.summaries()
+
+
+def render_online(summaries: Sequence[Mapping[str, Any]], format: str = "text") -> str:  # noqa: A002
+    """Text or JSON (``{"kernels": [...]}``) of :func:`replay_stream`'s or
+    :func:`stored_models`' summaries."""
+    from perfcast.display.online import render_online as render_summaries
+
+    return render_summaries([dict(s) for s in summaries], format)
+
+
+# --- Trace extrapolation (PMaC): signatures, extrapolation, machine profiles, convolution ---
+
+
+def collect_signature(
+    command: Sequence[str],
+    *,
+    ranks: int = 1,
+    point: Mapping[str, float] | None = None,
+    machine: MachineProfile | None = None,
+    cache: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+) -> Experiment:
+    """Run a program under valgrind and return its application signature.
+
+    The signature is an ordinary experiment at one point (``p`` = ``ranks`` by default):
+    kernels are basic blocks (``bb:f+0x40``), source lines (``line:cg.c:42``) and functions
+    (``fn:f``) of the program's own code; metrics are their features (instructions, loads,
+    stores, bytes, floating-point operations by kind, simulated L1 and last-level hit rates;
+    see :mod:`perfcast.static.signature`). Under MPI it is the rank with the most instructions,
+    with ``instructions.rank_spread`` per element.
+
+    Parameters
+    ----------
+    command : sequence of str
+        An executable built with ``-g`` and its arguments.
+    ranks : int
+        MPI processes (run under ``mpirun`` when above 1).
+    point : mapping of str to float, optional
+        The parameter values to record the signature at.
+    machine : MachineProfile, optional
+        Target machine whose cache geometry (``D1``, ``LL``) the simulation uses.
+    cache : mapping, optional
+        ``size,associativity,line`` per ``I1``/``D1``/``LL``, over the machine's.
+    timeout : float, optional
+        Seconds before the run is stopped.
+
+    Raises
+    ------
+    InputError
+        For a missing program or one without line information.
+    WorkError
+        When the run fails.
+    """
+    from perfcast.measure.signature import collect_signature as collect
+
+    geometry = {**(machine.cache_geometry() if machine else {}), **(cache or {})}
+    experiment, _run = collect(command, ranks=ranks, point=point, cache=geometry, timeout=timeout)
+    return experiment
+
+
+def extrapolate_signature(
+    signature: Experiment, target: Mapping[str, float] | str, *, forms: str = "pmac"
+) -> Extrapolation:
+    """Extrapolate signatures at three or more core counts to a larger one, element by element.
+
+    Parameters
+    ----------
+    signature : Experiment
+        Signatures at several values of one parameter (merged into one experiment).
+    target : mapping or str
+        ``{"p": 8192}`` or ``"p=8192"``.
+    forms : {"pmac", "pmnf", "both"}
+        Canonical forms (constant, linear, logarithmic, exponential, inverse, power), perfcast's
+        PMNF search, or the better of both per element (:mod:`perfcast.analyze.extrapolate`).
+
+    Returns
+    -------
+    Extrapolation
+        ``signature`` (the experiment at the target), ``elements`` (form, formula, fit and
+        validation error per element), ``skipped`` and ``warnings``.
+    """
+    from perfcast.analyze.extrapolate import extrapolate
+
+    if isinstance(target, str):
+        target = parse_point(target, signature.parameter_names, source="target")
+    return extrapolate(signature, target, forms)
+
+
+def probe_machine(
+    *, quick: bool = False, largest_working_set: int | None = None, name: str | None = None
+) -> MachineProfile:
+    """Measure this machine with perfcast's C probes (compiled at run time).
+
+    Returns a machine profile: a bandwidth surface over working-set size, access pattern and
+    loads/stores; level bandwidths; floating-point rates per kind; the cache geometry.
+    ``quick`` takes well under a minute.
+
+    Raises
+    ------
+    WorkError
+        Without a C compiler, or when a probe fails.
+    """
+    from perfcast.measure.probe import probe_machine as probe
+
+    return probe(quick=quick, largest_working_set=largest_working_set, name=name)
+
+
+def load_machine(path: str | Path) -> MachineProfile:
+    """Read a ``perfcast-machine`` JSON file (:mod:`perfcast.io.machine_profile`).
+
+    Raises
+    ------
+    InputError
+        Naming the file and the missing or malformed field.
+    """
+    from perfcast.io.machine_profile import read_machine
+
+    return read_machine(path)
+
+
+def save_machine(profile: MachineProfile, path: str | Path) -> None:
+    """Write a machine profile as ``perfcast-machine`` JSON."""
+    from perfcast.io.machine_profile import write_machine
+
+    write_machine(profile, path)
+
+
+def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
+    """Predicted computation time of a signature (one point) on a machine.
+
+    Each block's time is its floating-point operations over the machine's rates plus its bytes
+    at the bandwidth of the cache levels its hit rates say serve them; summed per function and
+    in total (:mod:`perfcast.analyze.convolve`).
+
+    Raises
+    ------
+    InputError
+        When the signature has several points or lacks features, or the machine lacks a rate
+        the signature needs (naming file and field).
+    """
+    from perfcast.analyze.convolve import convolve as convolve_blocks
+
+    return convolve_blocks(signature, machine)
+
+
+def render_pmac(
+    value: Convolution | Extrapolation | MachineProfile,
+    format: str = "text",  # noqa: A002 - as render's
+) -> str:
+    """A convolution, extrapolation or machine profile as text or strict JSON."""
+    from perfcast.analyze.convolve import Convolution
+    from perfcast.display.pmac import convolution_text, extrapolation_text, machine_text
+    from perfcast.io.machine_profile import MachineProfile
+
+    if format not in ("text", "json"):
+        raise ValueError(f"format: must be 'text' or 'json', not {format!r}")
+    if isinstance(value, MachineProfile):
+        return value.to_json() if format == "json" else machine_text(value)
+    if format == "json":
+        return dumps(value.to_dict()) + "\n"
+    if isinstance(value, Convolution):
+        return convolution_text(value)
+    return extrapolation_text(value)
+
+
+def merge_signatures(signatures: Sequence[Experiment]) -> Experiment:
+    """One experiment holding signatures taken at different points (for extrapolation).
+
+    Raises
+    ------
+    InputError
+        When the signatures have different parameters or two hold the same point.
+    """
+    import pandas as pd
+
+    if not signatures:
+        raise InputError("no signature to merge")
+    first = signatures[0]
+    for other in signatures[1:]:
+        if other.parameter_names != first.parameter_names:
+            raise InputError(
+                f"signatures with different parameters: {first.parameter_names} and "
+                f"{other.parameter_names}",
+                other.source,
+                reason="signature-parameters",
+            )
+    frame = pd.concat([s.frame for s in signatures], ignore_index=True)
+    metrics = {name: m for s in signatures for name, m in s.metrics.items()}
+    sources = ", ".join(str(s.source) for s in signatures)
+    return Experiment.from_frame(
+        frame,
+        parameters=first.parameters,
+        metrics=metrics,
+        metadata=dict(first.metadata),
+        source=sources if len(signatures) > 1 else first.source,
+    )
+
+
 __all__ = [
     "LOCATIONS",
     "TABLE_FORMATS",
@@ -916,6 +1641,14 @@ __all__ = [
     "WorkError",
     "analyze_source",
     "build_flags",
+    "collect_signature",
+    "convolve",
+    "extrapolate_signature",
+    "load_machine",
+    "merge_signatures",
+    "probe_machine",
+    "render_pmac",
+    "save_machine",
     "campaign_executors",
     "compare",
     "dask_client",
@@ -942,4 +1675,180 @@ __all__ = [
     "report",
     "run_campaign",
     "save",
+    # learned run-time models
+    "learn",
+    "learning_methods",
+    "load_learned",
+    "load_run_table",
+    "parse_reductions",
+    "predict_runs",
+    "render_learned",
+    "run_prediction_warnings",
+    "save_learned",
+    "instrument_features",
+    "load_feature_records",
+    "save_run_table",
+    # online modeling
+    "online_modeler",
+    "open_store",
+    "render_online",
+    "replay_stream",
+    "serve_spool",
+    "stored_models",
 ]
+
+
+# ---- Code graphs, kernel matching and tuning (Meliora, issue 18) -----------------------------
+
+
+def code_graphs(
+    source: str | Path,
+    *,
+    function: str | None = None,
+    loop: int | None = None,
+    flags: Sequence[str] = (),
+    scope: str = "all",
+    profile: Sequence[str] | None = None,
+) -> list[CodeGraph]:
+    """Hybrid control-flow graphs (hCFG) of a C file's functions and outermost loops.
+
+    Parameters
+    ----------
+    source : str or Path
+        The C file, compiled with clang to LLVM IR.
+    function : str, optional
+        Only this function.
+    loop : int, optional
+        Only the outermost loop starting at this line.
+    flags : sequence of str
+        Further clang flags (``-D``, ``-I``, ...).
+    scope : {"all", "function", "loop"}
+        Function graphs, loop graphs or both.
+    profile : sequence of str, optional
+        Measure the transition probabilities instead of estimating them: the file (with
+        ``main``) is built instrumented and run once with these program arguments.
+
+    Returns
+    -------
+    list of CodeGraph
+        Each with ``to_dict()`` (JSON format ``perfcast-hcfg``) and ``to_dot()``.
+    """
+    from perfcast.static.hcfg import build_graphs
+
+    if scope not in ("all", "function", "loop"):
+        raise ValueError(f"scope: must be 'all', 'function' or 'loop', not {scope!r}")
+    return build_graphs(
+        source, function=function, loop=loop, flags=flags, scope=scope, profile=profile
+    )
+
+
+def similar_kernels(
+    query: str,
+    corpus: Sequence[str | Path],
+    *,
+    top: int = 5,
+    flags: Sequence[str] = (),
+) -> Matches:
+    """Rank the loops or functions of C files by the similarity of their hCFG to a query's.
+
+    Parameters
+    ----------
+    query : str
+        ``file.c``, ``file.c:function`` or ``file.c:function:line`` (an outermost loop).
+    corpus : sequence of str or Path
+        C files to search.
+    top : int
+        How many matches to return.
+    flags : sequence of str
+        Further clang flags.
+
+    Returns
+    -------
+    Matches
+        ``matches`` ranked by ``similarity`` in [0, 1]; ``to_dict()`` for JSON.
+    """
+    from perfcast.analyze.matching import similar
+
+    return similar(query, corpus, top=top, flags=flags)
+
+
+def load_tuning_space(path: str | Path) -> TuningSpace:
+    """Read an autotuning search space: a TOML file of flags, macros, defines and measure.
+
+    Parameters
+    ----------
+    path : str or Path
+        The space file.
+
+    Returns
+    -------
+    TuningSpace
+
+    Raises
+    ------
+    InputError
+        Naming the file, line and key of an unknown key or a bad value.
+    """
+    from perfcast.analyze.tuning import load_space
+
+    return load_space(path)
+
+
+def tune_kernel(
+    source: str | Path,
+    function: str,
+    space: TuningSpace | str | Path,
+    *,
+    budget: int | None = None,
+    strategy: str = "random",
+    seed: int = 0,
+    database: str | Path | None = None,
+    warm_start: bool = False,
+    neighbours: int = 3,
+    flags: Sequence[str] = (),
+) -> TuningResult:
+    """Autotune a C kernel: compile and measure configurations, store them in a tuning database.
+
+    Parameters
+    ----------
+    source : str or Path
+        C program (with ``main``) containing the kernel.
+    function : str
+        The kernel function.
+    space : TuningSpace or str or Path
+        The search space, or its TOML file.
+    budget : int, optional
+        Evaluations at most (default: all for ``exhaustive``, else 20).
+    strategy : {"exhaustive", "random", "model"}
+        Search strategy.
+    seed : int
+        Seed of the random choices.
+    database : str or Path, optional
+        SQLite tuning database to read and extend.
+    warm_start : bool
+        First try the best configurations of the most similar kernels in the database.
+    neighbours : int
+        Similar kernels a warm start draws from.
+    flags : sequence of str
+        clang flags for building the kernel's code graph.
+
+    Returns
+    -------
+    TuningResult
+        Evaluations, best configuration, evaluations needed to get within 5 % of the best.
+    """
+    from perfcast.analyze.tuning import load_space, tune
+
+    chosen = load_space(space) if isinstance(space, str | Path) else space
+    return tune(
+        source,
+        function,
+        chosen,
+        budget=budget,
+        strategy=strategy,
+        seed=seed,
+        database=database,
+        warm_start=warm_start,
+        neighbours=neighbours,
+        flags=flags,
+    )

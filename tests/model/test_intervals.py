@@ -11,6 +11,7 @@ from scipy import special
 
 import perfcast
 from perfcast.core.function import Extrapolation, Factor, Model, Term, Uncertainty
+from perfcast.model import fit as search
 from perfcast.model.backtest import backtest
 from tests.conftest import synthetic_experiment
 
@@ -95,3 +96,21 @@ def test_a_prediction_of_zero_has_the_fitted_curves_spread_not_nan() -> None:
     flat = dataclasses.replace(uncertain, uncertainty=Uncertainty(np.zeros((2, 2)), 1e-2, 10))
     _, lower, upper = flat.predict_interval({"p": [8.0]})
     assert (lower.tolist(), upper.tolist()) == ([0.0], [0.0])
+
+
+def test_backtest_in_chunks_of_kernels_covers_every_kernel(monkeypatch) -> None:
+    functions = {f"k{i}": (lambda p, i=i: (i + 1) * p) for i in range(5)}
+    experiment = synthetic_experiment(functions, {"p": [4, 8, 16, 32, 64]}, noise=0.01)
+    chunks: list[list[str]] = []
+
+    def refit(training: perfcast.Experiment) -> list[Model]:
+        chunks.append(training.kernels)
+        return search(training)
+
+    monkeypatch.setattr(perfcast.model.backtest, "CHUNK_KERNELS", 2)
+    models = backtest(search(experiment), experiment, "time", refit)
+    assert chunks == [["k0", "k1"], ["k2", "k3"], ["k4"]]
+    for model in models:
+        assert model.uncertainty is not None
+        (extrapolation,) = model.uncertainty.extrapolation
+        assert extrapolation.largest == 64.0

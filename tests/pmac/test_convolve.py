@@ -119,3 +119,21 @@ def test_signature_without_features_is_refused(tmp_path):
     signature = Experiment.from_columns(["bb:f+0x0"], ["time"], {"p": [1]}, [8.0])
     with pytest.raises(InputError, match="none of the features"):
         convolve(signature, machine)
+
+
+def test_cache_geometry_for_the_simulation_has_a_power_of_two_of_sets(tmp_path):
+    data = json.loads(json.dumps(MACHINE))
+    data["cache"] = {
+        "D1": {"size": 49152, "associativity": 12, "line": 64},  # 64 sets: kept
+        "LL": {"size": 503316480, "associativity": 16, "line": 64},  # 491,520 sets
+    }
+    machine = read_machine(_write(tmp_path, data))
+    assert machine.cache_geometry() == {"D1": "49152,12,64", "LL": "268435456,16,64"}
+
+
+def test_a_machine_profile_round_trips(tmp_path):
+    machine = read_machine(_write(tmp_path, MACHINE))
+    again = tmp_path / "again.json"
+    again.write_text(machine.to_json())
+    back = read_machine(again)
+    assert (back.memory, back.fp, back.name) == (machine.memory, machine.fp, "hand")

@@ -105,3 +105,10 @@ def test_elements_missing_at_a_point_are_skipped_and_listed():
     assert [e.kernel for e in result.elements] == ["k"]
     assert result.skipped[0]["kernel"] == "j"
     assert any("left out" in w for w in result.warnings)
+
+
+def test_pmnf_at_three_points_passes_on_its_quality_warnings():
+    sig = _signature({("k", "loads"): [1e6, 5e5, 2.5e5]}, [1.0, 2.0, 4.0])
+    result = extrapolate(sig, {"p": 8}, forms="pmnf")
+    assert result.elements[0].form == "pmnf"
+    assert any("few-points" in w for w in result.warnings)

@@ -264,9 +264,15 @@ def _series(
 
 
 def _pmnf_predictions(
-    signature: Experiment, parameter: str, target: float, below: float | None
+    signature: Experiment,
+    parameter: str,
+    target: float,
+    below: float | None,
+    warnings: dict[str, int] | None = None,
 ) -> dict[tuple[str, str], tuple[float, str]]:
-    """PMNF prediction and formula per element, fitted on the points at most ``below``."""
+    """PMNF prediction and formula per element, fitted on the points below ``below``; the
+    quality gates' warning codes are counted into ``warnings``."""
+    from perfcast.model.gates import gate_models
     from perfcast.model.registry import make_modeler
 
     data = signature
@@ -282,6 +288,10 @@ def _pmnf_predictions(
     for metric in data.metric_names:
         modeler = make_modeler("pmnf")
         modeler.fit(data, metric)
+        if warnings is not None:
+            for gated in gate_models(modeler.models_, data, metric):
+                for warning in gated.warnings:
+                    warnings[warning.code] = warnings.get(warning.code, 0) + 1
         for model in modeler.models_:
             value = float(model.evaluate(point)[0])
             out[(model.kernel, metric)] = (value, model.expression())
@@ -335,8 +345,9 @@ def extrapolate(
         )
     pmnf: dict[tuple[str, str], tuple[float, str]] = {}
     pmnf_early: dict[tuple[str, str], tuple[float, str]] = {}
+    pmnf_warnings: dict[str, int] = {}
     if forms != "pmac":
-        pmnf = _pmnf_predictions(signature, parameter, at, None)
+        pmnf = _pmnf_predictions(signature, parameter, at, None, pmnf_warnings)
         if len(distinct) - 1 >= MIN_POINTS:
             pmnf_early = _pmnf_predictions(signature, parameter, distinct[-1], distinct[-1])
     elements: list[ElementFit] = []
@@ -362,6 +373,9 @@ def extrapolate(
             f"{parameter}={at:g} is {at / largest:.0f}x the largest measured "
             f"{parameter}={largest:g}: far extrapolation, check the forms chosen"
         )
+    if pmnf_warnings:
+        codes = ", ".join(f"{code} {n}" for code, n in sorted(pmnf_warnings.items()))
+        warnings.append(f"PMNF models carry quality warnings ({codes}); see perfcast model")
     clamped = sum(e.clamped for e in elements)
     if clamped:
         warnings.append(f"{clamped} element(s) predicted outside their range were clamped")

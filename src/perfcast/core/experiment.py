@@ -631,9 +631,19 @@ class Experiment:
             mask &= np.isin(self._kernel_codes, sorted(chosen))
         return self._masked(mask)
 
-    def split_largest(self, parameter: str, metric: str) -> tuple[Experiment, Experiment] | None:
+    def split_largest(
+        self, parameter: str, metric: str, kernels: range | None = None
+    ) -> tuple[Experiment, Experiment] | None:
         """The measurements of ``metric`` split at each kernel's largest value of ``parameter``:
         those below it and those at it (a backtest of extrapolation along ``parameter``).
+
+        Parameters
+        ----------
+        parameter : str
+        metric : str
+        kernels : range, optional
+            Only the kernels at these positions of :attr:`kernels` (all when None), so that a
+            backtest of many kernels can run a chunk at a time.
 
         Returns
         -------
@@ -649,6 +659,8 @@ class Experiment:
         if parameter not in self._coordinates:
             raise InputError(f"no parameter '{parameter}'", self.source, value=parameter)
         rows = self._metric_codes == self._metric_names.index(metric)
+        if kernels is not None:
+            rows &= (self._kernel_codes >= kernels.start) & (self._kernel_codes < kernels.stop)
         values = self._coordinates[parameter]
         largest = np.full(len(self._kernel_names), -np.inf)
         np.maximum.at(largest, self._kernel_codes[rows], values[rows])

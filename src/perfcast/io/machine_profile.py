@@ -96,12 +96,21 @@ class MachineProfile:
 
     def cache_geometry(self) -> dict[str, str]:
         """``size,associativity,line`` per level ``D1`` and ``LL`` for the cache simulation
-        (empty when the profile gives no caches)."""
-        return {
-            level: ",".join(str(self.cache[level][key]) for key in CACHE_FIELDS)
-            for level in CACHE_LEVELS
-            if level in self.cache
-        }
+        (empty when the profile gives no caches).
+
+        Valgrind simulates caches whose number of sets is a power of two: a cache with another
+        number (a 480 MiB, 16-way last level has 491,520 sets) is simulated with the largest
+        power of two of sets below it, at the same associativity and line size.
+        """
+        geometry = {}
+        for level in CACHE_LEVELS:
+            if level not in self.cache:
+                continue
+            size, ways, line = (self.cache[level][key] for key in CACHE_FIELDS)
+            sets = max(1, size // (ways * line))
+            sets = 1 << (sets.bit_length() - 1)
+            geometry[level] = f"{sets * ways * line},{ways},{line}"
+        return geometry
 
     def to_json(self) -> str:
         """The profile as ``perfcast-machine`` JSON text."""

@@ -117,7 +117,10 @@ def execute_run(campaign: Campaign, key: RunKey) -> dict[str, Any]:
             outcome = ProcessOutcome(None, 0.0, False, "")
             status, reason, records = "failed", f"cannot start {argv[0]}: {error.strerror}", []
         else:
-            status, reason, records = _judge(campaign, key.mode, outcome, scratch_dir)
+            program = None
+            if key.mode == "signature":  # its disassembly classifies the profiled instructions
+                program = resolve_program(command[0], campaign.workdir, env.get("PATH"))
+            status, reason, records = _judge(campaign, key.mode, outcome, scratch_dir, program)
     return {
         "type": "run",
         "fingerprint": campaign.fingerprint,
@@ -136,7 +139,11 @@ def execute_run(campaign: Campaign, key: RunKey) -> dict[str, Any]:
 
 
 def _judge(
-    campaign: Campaign, mode: str, outcome: ProcessOutcome, scratch_dir: Path
+    campaign: Campaign,
+    mode: str,
+    outcome: ProcessOutcome,
+    scratch_dir: Path,
+    program: str | None = None,
 ) -> tuple[str, str | None, list[dict]]:
     """Status, failure reason and records of a finished process."""
     if outcome.timed_out or outcome.returncode is None:  # no exit status only after a timeout
@@ -145,7 +152,7 @@ def _judge(
         return "failed", _failure_reason(outcome.returncode), []
     try:
         if mode in VALGRIND_MODES:
-            return "ok", None, profile_records(mode, scratch_dir)
+            return "ok", None, profile_records(mode, scratch_dir, program)
         return "ok", None, _time_records(campaign, outcome.wall_time, scratch_dir)
     except (RecordError, ProfileError) as error:
         label = "program records" if mode == "time" else "valgrind profile"

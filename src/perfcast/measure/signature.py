@@ -142,14 +142,42 @@ def collect_signature(
     return experiment, SignatureRun(wall, totals, chosen)
 
 
-def signature_experiment(
-    per_rank: Sequence[Mapping[str, Mapping[str, float]]],
-    chosen: int,
-    point: Mapping[str, float],
-    *,
-    source: str,
-) -> Experiment:
-    """The chosen rank's features at ``point``, with the instruction spread over the ranks."""
+def signature_records(program: str, paths: Sequence[Path]) -> list[dict[str, object]]:
+    """Campaign records (``kernel``, ``metric``, ``value``) of the busiest rank's signature.
+
+    Parameters
+    ----------
+    program : str
+        The executable that ran.
+    paths : sequence of Path
+        One callgrind profile per rank.
+
+    Raises
+    ------
+    ProfileError
+        When the program or a profile cannot be read as a signature.
+    """
+    from perfcast.measure.valgrind import ProfileError
+
+    try:
+        binary = read_binary(program)
+        per_rank = [
+            signature_features(binary, read_callgrind(path), source=str(path)) for path in paths
+        ]
+    except InputError as error:
+        raise ProfileError(str(error)) from None
+    totals = [total_instructions(features.items()) for features in per_rank]
+    chosen = max(range(len(totals)), key=lambda i: totals[i])
+    kernels, metrics, values = _signature_columns(per_rank, chosen)
+    return [
+        {"kernel": k, "metric": m, "value": v}
+        for k, m, v in zip(kernels, metrics, values, strict=True)
+    ]
+
+
+def _signature_columns(
+    per_rank: Sequence[Mapping[str, Mapping[str, float]]], chosen: int
+) -> tuple[list[str], list[str], list[float]]:
     kernels: list[str] = []
     metrics: list[str] = []
     values: list[float] = []
@@ -164,6 +192,18 @@ def signature_experiment(
             kernels.append(kernel)
             metrics.append(SPREAD_METRIC)
             values.append((largest - min(counts)) / largest)
+    return kernels, metrics, values
+
+
+def signature_experiment(
+    per_rank: Sequence[Mapping[str, Mapping[str, float]]],
+    chosen: int,
+    point: Mapping[str, float],
+    *,
+    source: str,
+) -> Experiment:
+    """The chosen rank's features at ``point``, with the instruction spread over the ranks."""
+    kernels, metrics, values = _signature_columns(per_rank, chosen)
     units = [Metric(name, "rate") for name in BOUNDED_FEATURES]
     coordinates = {name: [float(value)] * len(values) for name, value in point.items()}
     return Experiment.from_columns(

@@ -28,9 +28,9 @@ from perfcast.core.errors import InputError
 from perfcast.io import output_format_for
 from perfcast.measure.ranges import Number, RangeError, parse_values
 
-METRIC_MODES = ("time", "instructions", "cache")
+METRIC_MODES = ("time", "instructions", "cache", "signature")
 #: Modes whose counts (valgrind's simulation) are the same on every run of a point: run once.
-DETERMINISTIC_MODES = ("instructions", "cache")
+DETERMINISTIC_MODES = ("instructions", "cache", "signature")
 CACHE_LEVELS = ("I1", "D1", "LL")
 # Cache geometry used when a campaign names none, so simulated counts do not depend on the host.
 DEFAULT_CACHE = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "8388608,16,64"}
@@ -734,7 +734,7 @@ def _check_programs(campaign: Campaign, fail: Any) -> None:
         if launcher:
             words.setdefault(launcher[0], (path_variable, "launcher"))
         words.setdefault(command[0], (path_variable, "command"))
-    if any(m in ("instructions", "cache") for m in campaign.metrics):
+    if any(m in ("instructions", "cache", "signature") for m in campaign.metrics):
         words.setdefault("valgrind", (search_path, "metrics"))
     for word, (path_variable, key) in words.items():
         if resolve_program(word, campaign.workdir, path_variable) is None:
