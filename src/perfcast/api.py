@@ -198,7 +198,7 @@ def fit(
         gated = gate_models(estimator.models_, experiment, name)
 
         def refit(training: Experiment, metric: str = name) -> list[Model]:
-            return make_modeler(modeler, **settings).fit(training, metric).models_
+            return make_modeler(modeler, **settings).fit(training, metric, chunks).models_
 
         models.extend(backtest(gated, experiment, name, refit))
         skipped.extend(estimator.skipped_)
