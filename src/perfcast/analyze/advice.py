@@ -696,3 +696,43 @@ def _cores(experiment: Experiment, names: Sequence[str], grid: np.ndarray) -> np
         if roles[name].role in CORE_ROLES:
             cores = cores * grid[:, j]
     return cores
+
+
+@dataclass(frozen=True)
+class AdvisedRound:
+    """One round of measure-model-advise: the point measured and the interval before it.
+
+    Attributes
+    ----------
+    point : dict
+        The configuration measured in this round.
+    runs : int
+        Runs taken there.
+    core_hours : float or None
+        Their predicted cost (None when the models predict no time).
+    width_before : float
+        Relative half-width of the interval at the target before this round.
+    """
+
+    point: dict[str, float]
+    runs: int
+    core_hours: float | None
+    width_before: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary for JSON."""
+        return {
+            "point": {k: plain_value(v) for k, v in self.point.items()},
+            "runs": self.runs,
+            "core_hours": self.core_hours,
+            "width_before": self.width_before,
+        }
+
+
+#: Why an advised campaign stopped.
+STOP_REASONS = {
+    "goal": "the interval at the target is as narrow as asked",
+    "budget": "the budget is spent",
+    "no-advice": "no affordable point narrows the interval any more",
+    "rounds": "the most rounds were taken",
+}
