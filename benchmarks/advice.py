@@ -28,6 +28,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -199,7 +200,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def record(name: str, case: int, runs: dict[tuple[float, float], int]) -> None:
         function = functions[case]
-        added = measure(function, {k: v for k, v in runs.items() if v > 0}, rng)
+        # Noise of its own per case and strategy: the strategies do not shift each other's draws.
+        noise = np.random.default_rng([args.seed, case, zlib.crc32(name.encode())])
+        added = measure(function, {k: v for k, v in runs.items() if v > 0}, noise)
         frame = pd.concat([frames[case], added], ignore_index=True)
         error = error_at_target(frame, function)
         results.setdefault(name, []).append((error, cost(function, runs) / grid_costs[case]))

@@ -46,7 +46,7 @@ from perfcast.measure.ranges import RangeError, expand_range
 from perfcast.model.gates import MIN_DISTINCT_VALUES
 
 #: A point is suggested only if it removes at least this share of the variance at the target.
-MIN_GAIN = 0.005
+MIN_GAIN = 0.001
 #: Most candidate points considered (the product of the values given for every parameter).
 MAX_CANDIDATES = 100_000
 #: Budget when none is given: this many points at the usual number of repetitions.
