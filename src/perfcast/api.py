@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from distributed import Client
 
     from perfcast.analyze.advice import Advice as Advice
+    from perfcast.analyze.advice import AdvisedRound as AdvisedRound
     from perfcast.analyze.bugs import Expectation as Expectation
     from perfcast.analyze.compare import Comparison as Comparison
     from perfcast.analyze.convolve import Convolution as Convolution
@@ -198,7 +199,7 @@ def fit(
         gated = gate_models(estimator.models_, experiment, name)
 
         def refit(training: Experiment, metric: str = name) -> list[Model]:
-            return make_modeler(modeler, **settings).fit(training, metric).models_
+            return make_modeler(modeler, **settings).fit(training, metric, chunks).models_
 
         models.extend(backtest(gated, experiment, name, refit))
         skipped.extend(estimator.skipped_)
@@ -1086,6 +1087,130 @@ def advise(
     return suggest(experiment, chosen, target, values, amount, repetitions, level=level, goal=goal)
 
 
+#: Most measure-model-advise rounds of :func:`run_advised`.
+ADVISED_ROUNDS = 50
+
+
+def run_advised(
+    campaign: Campaign,
+    *,
+    at: Mapping[str, float] | str,
+    budget: str | float,
+    goal: float | None = None,
+    candidates: Mapping[str, Sequence[float]] | str | None = None,
+    metric: str | None = None,
+    modeler: str = "pmnf",
+    rounds: int = ADVISED_ROUNDS,
+) -> tuple[CampaignResult, list[AdvisedRound], Advice, str]:
+    """Run a campaign, then measure one advised point at a time until the prediction at ``at``
+    is as narrow as ``goal`` or ``budget`` is spent.
+
+    Every round fits the models to everything measured so far, asks :func:`advise` with the
+    budget left, and runs the campaign's command at the first suggested point (the campaign's
+    repetitions; the same results journal, so an interrupted loop resumes with what it
+    measured).
+
+    Parameters
+    ----------
+    campaign : Campaign
+        From :func:`load_campaign`; its own points are measured first.
+    at : mapping of str to float, or str
+        The target configuration.
+    budget : str or float
+        Runs (``20``) or core-hours (``"1.5h"``) the advised points may take, as :func:`advise`
+        reads it; core-hours count as the models predict them.
+    goal : float, optional
+        Stop once the relative half-width of the interval at the target is at most this.
+    candidates, metric, modeler
+        As for :func:`advise`.
+    rounds : int
+        Most rounds.
+
+    Returns
+    -------
+    result : CampaignResult
+        Of the last campaign run, its experiment holding the campaign's points and every
+        advised one (also written to the campaign's output).
+    history : list of AdvisedRound
+    advice : Advice
+        The last advice, at what was measured in the end.
+    stop : str
+        A key of :data:`perfcast.analyze.advice.STOP_REASONS`.
+    """
+    import dataclasses
+
+    from perfcast.analyze.advice import RUNS, AdvisedRound, parse_budget
+    from perfcast.core.points import plain_value
+
+    total = parse_budget(str(budget))
+    result = run_campaign(campaign)
+    measured = result.experiment
+    history: list[AdvisedRound] = []
+    spent = 0.0
+    stop = None
+    while stop is None:
+        left = total.amount - spent
+        advice = advise(
+            measured,
+            at=at,
+            candidates=candidates,
+            budget=f"{left!r}{'runs' if total.unit == RUNS else 'h'}" if left > 0 else None,
+            repetitions=campaign.repetitions,
+            goal=goal,
+            metric=metric,
+            modeler=modeler,
+        )
+        taken = {tuple(row) for row in measured.points().tolist()}
+        names = measured.parameter_names
+        fresh = [s for s in advice.suggestions if tuple(s.point[n] for n in names) not in taken]
+        if goal is not None and advice.width_before <= goal:
+            stop = "goal"
+        elif left <= 0:
+            stop = "budget"
+        elif len(history) >= rounds:
+            stop = "rounds"
+        elif not fresh:
+            stop = "no-advice"
+        else:
+            chosen = fresh[0]
+            values = {name: [plain_value(v)] for name, v in chosen.point.items()}
+            result = run_campaign(dataclasses.replace(campaign, parameters=values))
+            measured = _joined(measured, result.experiment)
+            spent += chosen.runs if total.unit == RUNS else chosen.core_hours or 0.0
+            history.append(
+                AdvisedRound(
+                    dict(chosen.point), chosen.runs, chosen.core_hours, advice.width_before
+                )
+            )
+    if history:
+        write_experiment(measured, campaign.output)
+    return dataclasses.replace(result, experiment=measured), history, advice, stop
+
+
+def _joined(first: Experiment, second: Experiment) -> Experiment:
+    """The measurements of both experiments (``second`` at points ``first`` lacks)."""
+    import pandas as pd
+
+    names = list(first.parameter_names)
+    taken = set(map(tuple, first.points().tolist()))
+    frame = second.frame
+    new = [tuple(row) not in taken for row in frame[names].to_numpy().tolist()]
+    return Experiment.from_frame(
+        pd.concat([first.frame, frame[new]], ignore_index=True),
+        parameters=first.parameters,
+        metrics=first.metrics,
+        metadata=first.metadata,
+        source=first.source,
+    )
+
+
+def advice_stop_reasons() -> dict[str, str]:
+    """Why :func:`run_advised` stops, by the key it returns, in words."""
+    from perfcast.analyze.advice import STOP_REASONS
+
+    return dict(STOP_REASONS)
+
+
 def modelers(*, standalone: bool = False) -> tuple[str, ...]:
     """Names of the registered modelers (see :mod:`perfcast.model.registry`); ``standalone``
     leaves out those that need a static analysis (``hybrid``)."""
@@ -1589,6 +1714,37 @@ def serve_spool(
     return processed
 
 
+def read_clusters(path: str | Path) -> list[list[str]]:
+    """Similarity clusters for online modeling from a file: the JSON of ``perfcast static
+    --format json`` (its ``clusters``) or a JSON list of lists of kernel names.
+
+    Raises
+    ------
+    InputError
+        When the file cannot be read or holds neither form (reason ``bad-clusters``).
+    """
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise InputError(
+            f"cannot read the clusters ({error})", path, reason="bad-clusters"
+        ) from None
+    clusters = data.get("clusters") if isinstance(data, dict) else data
+    valid = isinstance(clusters, list) and all(
+        isinstance(c, list) and c and all(isinstance(k, str) for k in c) for c in clusters
+    )
+    if not valid:
+        raise InputError(
+            "expected a static report with 'clusters' or a list of lists of kernel names",
+            path,
+            reason="bad-clusters",
+        )
+    assert isinstance(clusters, list)  # checked above
+    return [list(c) for c in clusters]
+
+
 def stored_models(store: str | Path, *, application: str = "default") -> list[dict[str, Any]]:
     """The kernels of ``application`` in a model store, summarized as :func:`replay_stream`
     does (every exception kept, its index that of the stream or spool file it came from).
@@ -1819,6 +1975,7 @@ __all__ = [
     "InputError",
     "ModelSet",
     "WorkError",
+    "advice_stop_reasons",
     "advise",
     "analyze_source",
     "build_flags",
@@ -1872,6 +2029,7 @@ __all__ = [
     # online modeling
     "online_modeler",
     "open_store",
+    "read_clusters",
     "render_online",
     "replay_stream",
     "serve_spool",
