@@ -20,9 +20,15 @@ def writable_formats() -> list[str]:
     return [name for name, can in formats().items() if can["write"]]
 
 
-def add_input_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the positional ``FILE`` and ``--input-format`` to ``parser``."""
-    parser.add_argument("file", metavar="FILE", help="measurements (format detected from content)")
+def add_input_arguments(parser: argparse.ArgumentParser, *, optional: bool = False) -> None:
+    """Add the positional ``FILE`` (may be left out when ``optional``) and ``--input-format``
+    to ``parser``."""
+    parser.add_argument(
+        "file",
+        metavar="FILE",
+        nargs="?" if optional else None,
+        help="measurements (format detected from content)",
+    )
     parser.add_argument(
         "--input-format",
         choices=readable_formats(),

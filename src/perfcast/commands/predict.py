@@ -8,12 +8,18 @@ import sys
 from perfcast.api import (
     TABLE_FORMATS,
     InputError,
+    convolve,
+    extrapolate_signature,
+    load,
     load_learned,
+    load_machine,
+    merge_signatures,
     parse_point,
     predict,
     predict_runs,
     render,
     render_learned,
+    render_pmac,
     render_warnings,
     run_prediction_warnings,
 )
@@ -30,7 +36,7 @@ from perfcast.commands.model import (
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast predict``."""
     parser = subparsers.add_parser("predict")
-    add_input_arguments(parser)
+    add_input_arguments(parser, optional=True)
     add_model_arguments(parser, warnings=True)
     parser.add_argument("--at", metavar="p=4096,n=1e6", help="the configuration to predict")
     parser.add_argument(
@@ -41,13 +47,29 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--level", type=float, default=0.95, help="prediction interval level")
     parser.add_argument("--format", choices=TABLE_FORMATS, default="text", help="output format")
     parser.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    group = parser.add_argument_group("trace extrapolation (PMaC), instead of FILE")
+    group.add_argument(
+        "--signature",
+        action="append",
+        metavar="FILE",
+        help="signature(s): at three or more core counts extrapolated to --at, then convolved",
+    )
+    group.add_argument("--machine", metavar="FILE", help="machine profile to convolve with")
+    group.add_argument(
+        "--forms", choices=("pmac", "pmnf", "both"), default="pmac", help="extrapolation forms"
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Fit, predict and print; the text output ends with the predictions' warnings (far
     extrapolation) and the models' (quality gates). With ``--runs``, FILE is a learned model
-    and every row of the run table is predicted."""
+    and every row of the run table is predicted. With ``--signature``: extrapolate and
+    convolve instead."""
+    if args.signature or args.machine:
+        return _run_signature(args)
+    if args.file is None:
+        raise InputError("predict needs FILE (or --signature and --machine)")
     if args.runs is not None:
         return _predict_runs(args)
     if args.at is None:
@@ -77,4 +99,25 @@ def _predict_runs(args: argparse.Namespace) -> int:
     warnings = run_prediction_warnings(predictions)
     if warnings and args.format != "text" and not args.quiet:
         sys.stderr.write("".join(f"perfcast: warning: {w}\n" for w in warnings.splitlines()))
+    return 0
+
+
+def _run_signature(args: argparse.Namespace) -> int:
+    if not args.signature or not args.machine or args.file is not None:
+        raise InputError("a signature prediction takes --signature and --machine, and no FILE")
+    signature = merge_signatures([load(path) for path in args.signature])
+    machine = load_machine(args.machine)
+    warnings: list[str] = []
+    if len(signature.points()) == 1 and args.at is not None:
+        raise InputError("a signature at one point is convolved where it was taken: drop --at")
+    if len(signature.points()) > 1:
+        if args.at is None:
+            raise InputError("signatures at several points are extrapolated: give --at p=N")
+        extrapolation = extrapolate_signature(signature, args.at, forms=args.forms)
+        signature = extrapolation.signature
+        warnings = extrapolation.warnings
+    result = convolve(signature, machine)
+    result.warnings[:0] = warnings
+    text = render_pmac(result, "json" if args.format == "json" else "text")
+    write_output(text, args.out)
     return 0

@@ -36,8 +36,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-VALGRIND_MODES = ("instructions", "cache")
-PROFILE_PREFIX = {"instructions": "callgrind.out", "cache": "cachegrind.out"}
+from perfcast.core.errors import InputError
+
+VALGRIND_MODES = ("instructions", "cache", "signature")
+PROFILE_PREFIX = {
+    "instructions": "callgrind.out",
+    "cache": "cachegrind.out",
+    "signature": "callgrind.out",
+}
 _COMPRESSED = re.compile(r"^\((\d+)\)(?:\s(.*))?$")
 _COST_START = re.compile(r"^[0-9+\-*]")
 _RECURSION_LEVEL = re.compile(r"'\d+$")  # callgrind names deeper recursion levels f'2, f'3
@@ -98,7 +104,7 @@ def valgrind_prefix(mode: str, profile_dir: Path, cache: Mapping[str, str]) -> l
 
     Parameters
     ----------
-    mode : {"instructions", "cache"}
+    mode : {"instructions", "cache", "signature"}
     profile_dir : Path
         Directory the per-process profiles are written to.
     cache : mapping
@@ -117,6 +123,10 @@ def valgrind_prefix(mode: str, profile_dir: Path, cache: Mapping[str, str]) -> l
             *geometry,
             f"--cachegrind-out-file={out}",
         ]
+    if mode == "signature":  # PMaC signatures: per-instruction costs with cache simulation
+        from perfcast.measure.signature import callgrind_command
+
+        return callgrind_command(profile_dir, cache)
     raise ValueError(f"no valgrind tool for metric mode '{mode}'")
 
 
@@ -344,15 +354,32 @@ def cache_records(profile: Profile) -> list[dict[str, object]]:
     return records
 
 
-def profile_records(mode: str, profile_dir: Path) -> list[dict[str, object]]:
+def profile_records(
+    mode: str, profile_dir: Path, program: str | None = None
+) -> list[dict[str, object]]:
     """Parse every rank's profile of one run in ``profile_dir`` into records.
+
+    The ``signature`` mode needs the ``program`` that ran (its disassembly classifies the
+    instructions) and records the features of the busiest rank (:mod:`perfcast.measure.signature`).
 
     Raises
     ------
     ProfileError
         When no profile was written or one is malformed.
     """
-    ranks = [parse_profile(path) for path in sorted(profile_dir.glob(f"{PROFILE_PREFIX[mode]}.*"))]
+    paths = sorted(profile_dir.glob(f"{PROFILE_PREFIX[mode]}.*"))
+    if mode == "signature":
+        from perfcast.measure.signature import signature_records
+
+        if program is None:
+            raise ProfileError("a signature needs the program that ran")
+        if not paths:
+            raise ProfileError("valgrind wrote no profile")
+        try:
+            return signature_records(program, paths)
+        except InputError as error:
+            raise ProfileError(str(error)) from None
+    ranks = [parse_profile(path) for path in paths]
     profile = sum_profiles(ranks)
     if mode == "cache":
         return cache_records(profile)

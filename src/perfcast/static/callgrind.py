@@ -14,6 +14,7 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 
 import pandas as pd
@@ -21,6 +22,7 @@ import pandas as pd
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment, Metric, Parameter
 from perfcast.static.binary import Binary
+from perfcast.static.control_flow import basic_blocks, natural_loops
 from perfcast.static.instruction_mix import COUNT_KEYS
 from perfcast.static.mix_output import metric_name
 
@@ -39,11 +41,17 @@ class CallgrindProfile:
         Sum of all self counts; equals the file's ``summary``/``totals`` Ir.
     declared_total : int or None
         The file's own ``summary:`` or ``totals:`` Ir figure.
+    events : tuple of str
+        The file's event names (``Ir`` and, with ``--cache-sim=yes``, ``Dr``, ``D1mr``, ...).
+    costs : dict of (str, int) to list of int
+        (object file, runtime address) -> self cost of every event, in ``events`` order.
     """
 
     counts: dict[tuple[str, int], int]
     total: int
     declared_total: int | None
+    events: tuple[str, ...] = ()
+    costs: dict[tuple[str, int], list[int]] = dataclass_field(default_factory=dict)
 
 
 def read_callgrind(path: str | os.PathLike[str]) -> CallgrindProfile:
@@ -75,6 +83,7 @@ class _Parser:
         self.last: list[int] = []
         self.skip_next_cost = False
         self.counts: dict[tuple[str, int], int] = defaultdict(int)
+        self.costs: dict[tuple[str, int], list[int]] = {}
         self.declared: int | None = None
 
     def fail(self, message: str, number: int) -> InputError:
@@ -161,11 +170,20 @@ class _Parser:
         if ir_index < len(costs):
             address = values[self.positions.index("instr")]
             self.counts[(self.object, address)] += costs[ir_index]
+            known = self.costs.setdefault((self.object, address), [0] * len(self.events))
+            for i, cost in enumerate(costs[: len(known)]):
+                known[i] += cost
 
     def result(self) -> CallgrindProfile:
         if self.positions is None:
             raise InputError("not a callgrind file: no positions: header", self.source)
-        return CallgrindProfile(dict(self.counts), sum(self.counts.values()), self.declared)
+        return CallgrindProfile(
+            dict(self.counts),
+            sum(self.counts.values()),
+            self.declared,
+            tuple(self.events or ()),
+            self.costs,
+        )
 
 
 def measured_mix(binary: Binary, profile: CallgrindProfile) -> dict[str, dict[str, int]]:
@@ -180,17 +198,8 @@ def measured_mix(binary: Binary, profile: CallgrindProfile) -> dict[str, dict[st
     InputError
         When the profile holds no instruction of the binary or addresses do not line up.
     """
-    own = os.path.realpath(binary.path)
-    objects = {obj for obj, _ in profile.counts}
-    matches = [o for o in objects if os.path.realpath(o) == own] or [
-        o for o in objects if os.path.basename(o) == os.path.basename(own)
-    ]
-    if len(matches) != 1:
-        raise InputError(
-            f"the callgrind profile has no single object for {binary.path}", str(binary.path)
-        )
-    executed = {addr: n for (obj, addr), n in profile.counts.items() if obj == matches[0]}
-    offset = _load_offset(binary, executed)
+    obj, offset = binary_object(binary, profile)
+    executed = {addr: n for (name, addr), n in profile.counts.items() if name == obj}
     result: dict[str, dict[str, int]] = {}
     for function in binary.functions.values():
         counts = dict.fromkeys(COUNT_KEYS, 0)
@@ -202,6 +211,28 @@ def measured_mix(binary: Binary, profile: CallgrindProfile) -> dict[str, dict[st
             counts["writes"] += n if insn.writes else 0
         result[function.name] = counts
     return result
+
+
+def binary_object(binary: Binary, profile: CallgrindProfile) -> tuple[str, int]:
+    """The profile's object file that is ``binary`` and its load offset (runtime minus
+    link-time address).
+
+    Raises
+    ------
+    InputError
+        When the profile holds no single object for the binary or its addresses do not line up.
+    """
+    own = os.path.realpath(binary.path)
+    objects = {obj for obj, _ in profile.counts}
+    matches = [o for o in objects if os.path.realpath(o) == own] or [
+        o for o in objects if os.path.basename(o) == os.path.basename(own)
+    ]
+    if len(matches) != 1:
+        raise InputError(
+            f"the callgrind profile has no single object for {binary.path}", str(binary.path)
+        )
+    executed = {addr: n for (obj, addr), n in profile.counts.items() if obj == matches[0]}
+    return matches[0], _load_offset(binary, executed)
 
 
 def measured_experiment(
@@ -277,3 +308,38 @@ def _load_offset(binary: Binary, executed: dict[int, int]) -> int:
             "no executed address of the profile is an instruction of the binary", str(binary.path)
         )
     return best
+
+
+MeasuredKey = tuple[str, str, int]
+"""``("block", function, block address)`` or ``("entry", function, entry address)``."""
+
+
+def measured_loop_counts(binary: Binary, profile: CallgrindProfile) -> dict[MeasuredKey, int]:
+    """How often each basic block inside a machine loop and each function ran in one run.
+
+    A block runs as often as its first instruction; a function is entered as often as its
+    first instruction runs. Link-time addresses are the keys, so the counts of several runs
+    line up.
+
+    Parameters
+    ----------
+    binary : Binary
+        The executable profiled.
+    profile : CallgrindProfile
+        A callgrind run of it with ``--dump-instr=yes``.
+
+    Returns
+    -------
+    dict of MeasuredKey to int
+    """
+    obj, offset = binary_object(binary, profile)
+    executed = {addr: n for (name, addr), n in profile.counts.items() if name == obj}
+    counts: dict[MeasuredKey, int] = {}
+    for function in binary.functions.values():
+        counts["entry", function.name, function.low] = executed.get(function.low + offset, 0)
+        blocks = basic_blocks(function)
+        for loop in natural_loops(blocks):
+            for index in loop.blocks:
+                start = blocks[index].start
+                counts["block", function.name, start] = executed.get(start + offset, 0)
+    return counts

@@ -1,0 +1,211 @@
+"""Convolution (PMaC): a signature's operations times a machine profile's rates.
+
+Every basic block's computation time is its floating-point time plus its memory time:
+
+* floating-point time: the sum over the block's floating-point kinds of operations divided by
+  the machine's rate for that kind;
+* memory time: bytes loaded times the load cost per byte plus bytes stored times the store cost
+  per byte, where the cost per byte at the block's first-level hit rate ``h1`` and last-level
+  hit rate ``hl`` (the share of first-level misses the last level serves) is interpolated
+  between the machine's level bandwidths ``B``::
+
+      cost(h1, hl) = h1 / B_l1 + (1 - h1) * hl / B_ll + (1 - h1) * (1 - hl) / B_memory
+
+  i.e. each byte is charged at the bandwidth of the level that serves it.
+
+Block times are summed per function and over the signature (the chosen rank). A signature
+without basic blocks (a hand-written one) is convolved kernel by kernel, each kernel taken as
+one block of a function of the same name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment
+from perfcast.io.machine_profile import MachineProfile
+from perfcast.static.signature import BLOCK_PREFIX, FUNCTION_PREFIX, LINE_PREFIX, is_fp_feature
+
+MEMORY_FEATURES = ("bytes.loaded", "bytes.stored")
+HIT_RATES = ("l1.hit_rate", "ll.hit_rate")
+
+
+@dataclass(frozen=True)
+class BlockTime:
+    """Predicted computation time of one block, in seconds."""
+
+    kernel: str
+    function: str
+    fp_time: float
+    memory_time: float
+
+    @property
+    def time(self) -> float:
+        """Floating-point plus memory time."""
+        return self.fp_time + self.memory_time
+
+
+@dataclass
+class Convolution:
+    """Predicted computation time per block, per function and in total.
+
+    Attributes
+    ----------
+    machine : str
+        The machine profile's name.
+    point : dict of str to float
+        Where the signature was taken (or extrapolated to).
+    blocks : list of BlockTime
+        Most expensive first.
+    functions : dict of str to float
+        Seconds per function, most expensive first.
+    total : float
+        Seconds of the whole signature.
+    warnings : list of str
+        Reasons not to trust the figure.
+    """
+
+    machine: str
+    point: dict[str, float]
+    blocks: list[BlockTime]
+    functions: dict[str, float]
+    total: float
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "machine": self.machine,
+            "point": self.point,
+            "total_seconds": self.total,
+            "functions": [{"function": f, "seconds": t} for f, t in self.functions.items()],
+            "blocks": [
+                {
+                    "kernel": b.kernel,
+                    "function": b.function,
+                    "seconds": b.time,
+                    "fp_seconds": b.fp_time,
+                    "memory_seconds": b.memory_time,
+                }
+                for b in self.blocks
+            ],
+            "warnings": self.warnings,
+        }
+
+
+def byte_cost(machine: MachineProfile, access: str, l1_hit: float, ll_hit: float) -> float:
+    """Seconds per byte of ``access`` at the given hit rates (see the module docstring)."""
+    l1_hit = min(1.0, max(0.0, l1_hit))
+    ll_hit = min(1.0, max(0.0, ll_hit))
+    return (
+        l1_hit / machine.bandwidth(access, "l1")
+        + (1.0 - l1_hit) * ll_hit / machine.bandwidth(access, "ll")
+        + (1.0 - l1_hit) * (1.0 - ll_hit) / machine.bandwidth(access, "memory")
+    )
+
+
+def _function_of(kernel: str) -> str:
+    if kernel.startswith(BLOCK_PREFIX):
+        return kernel[len(BLOCK_PREFIX) :].rpartition("+")[0] or kernel[len(BLOCK_PREFIX) :]
+    return kernel
+
+
+def block_features(signature: Experiment) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    """The blocks' features (mean over repetitions) and the signature's single point.
+
+    Raises
+    ------
+    InputError
+        When the signature holds several points or no block.
+    """
+    points = signature.points()
+    if len(points) != 1:
+        raise InputError(
+            f"a signature is taken at one point, this one holds {len(points)}; "
+            "extrapolate it to one point first",
+            signature.source,
+            reason="signature-points",
+        )
+    point = {p.name: float(v) for p, v in zip(signature.parameters, points[0], strict=True)}
+    frame = signature.frame
+    has_blocks = frame["kernel"].str.startswith(BLOCK_PREFIX).any()
+    if has_blocks:
+        keep = frame["kernel"].str.startswith(BLOCK_PREFIX)
+    else:
+        keep = ~frame["kernel"].str.startswith((FUNCTION_PREFIX, LINE_PREFIX))
+    means = frame[keep].groupby(["kernel", "metric"], sort=False)["value"].mean()
+    blocks: dict[str, dict[str, float]] = {}
+    for (kernel, metric), value in zip(means.index.tolist(), means.tolist(), strict=True):
+        blocks.setdefault(str(kernel), {})[str(metric)] = float(value)
+    if not blocks:
+        raise InputError("the signature holds no block", signature.source, reason="no-blocks")
+    return blocks, point
+
+
+def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
+    """Predict the computation time of a signature on a machine.
+
+    Parameters
+    ----------
+    signature : Experiment
+        Features per block at one point (collected or extrapolated).
+    machine : MachineProfile
+        Bandwidths and floating-point rates.
+
+    Returns
+    -------
+    Convolution
+
+    Raises
+    ------
+    InputError
+        When a block moves bytes but lacks its hit rates (naming the kernel and feature), or
+        the machine lacks the rate of a floating-point kind the signature counts (naming the
+        machine file and field).
+    """
+    blocks, point = block_features(signature)
+    features_present = {name for features in blocks.values() for name in features}
+    if not features_present & {*MEMORY_FEATURES} and not any(map(is_fp_feature, features_present)):
+        raise InputError(
+            "the signature has none of the features a convolution needs "
+            "(bytes.loaded, bytes.stored, fp.*)",
+            signature.source,
+            reason="missing-feature",
+            value="bytes.loaded",
+        )
+    times: list[BlockTime] = []
+    warnings: list[str] = []
+    for kernel, features in blocks.items():
+        fp_time = sum(
+            count / machine.fp_rate(name[len("fp.") :])
+            for name, count in features.items()
+            if is_fp_feature(name) and count > 0
+        )
+        moved = {name: features.get(name, 0.0) for name in MEMORY_FEATURES}
+        memory_time = 0.0
+        if any(moved.values()):
+            missing = [name for name in HIT_RATES if name not in features]
+            if missing:
+                raise InputError(
+                    f"kernel '{kernel}' moves data but has no feature '{missing[0]}'",
+                    signature.source,
+                    reason="missing-feature",
+                    value=missing[0],
+                )
+            l1_hit, ll_hit = features["l1.hit_rate"], features["ll.hit_rate"]
+            for name, access in zip(MEMORY_FEATURES, ("load", "store"), strict=True):
+                memory_time += moved[name] * byte_cost(machine, access, l1_hit, ll_hit)
+        times.append(BlockTime(kernel, _function_of(kernel), fp_time, memory_time))
+    times.sort(key=lambda b: (-b.time, b.kernel))
+    functions: dict[str, float] = {}
+    for block in times:
+        functions[block.function] = functions.get(block.function, 0.0) + block.time
+    functions = dict(sorted(functions.items(), key=lambda item: (-item[1], item[0])))
+    total = sum(b.time for b in times)
+    warnings.append(
+        "computation only: time in libraries (MPI, libc), communication, integer work and "
+        "instruction issue limits is not modeled"
+    )
+    return Convolution(machine.name, point, times, functions, total, warnings)

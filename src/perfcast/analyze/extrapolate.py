@@ -1,0 +1,465 @@
+"""Signature extrapolation (PMaC): every element of every feature vector fitted on its own.
+
+A signature at a few small core counts (three in the paper; more are used when given) is turned
+into the signature at a larger count by fitting each (kernel, feature) series separately and
+evaluating the chosen fit at the target.
+
+Canonical forms (``forms="pmac"``), each fitted by least squares in the space where it is linear:
+
+``constant``     ``a``
+``linear``       ``a + b*p``
+``logarithmic``  ``a + b*log2(p)``
+``exponential``  ``a * exp(b*p)``        (positive series only; fitted to ``log y``)
+``inverse``      ``a + b/p``             (work divided among ranks: strong scaling)
+``power``        ``a * p^b``             (positive series only; ``p^-1``, ``p^-0.5``, ...)
+
+The first four are the paper's; ``inverse`` and ``power`` are added because under strong
+scaling the per-rank work falls with ``p``, which none of the four can follow beyond the
+measured range. The form is chosen by how well it predicts the largest measured point from
+the smaller ones (forward validation: the question extrapolation asks); ties go to the form
+with fewer coefficients, then to the earlier form in the list above. The chosen form is then
+refitted on all points.
+
+``forms="pmnf"`` fits perfcast's PMNF search (:mod:`perfcast.model.pmnf`) to each series;
+``forms="both"`` fits both and, per element, keeps the one with the smaller forward-validation
+error (PMNF needs three points besides the largest one for that; with fewer, the canonical form
+is kept and the PMNF prediction only reported beside it).
+
+Counts never fall below zero and rates (hit rates) stay in [0, 1]: a prediction outside is
+clamped and the element says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment
+from perfcast.static.signature import BOUNDED_FEATURES
+
+FORM_SETS = ("pmac", "pmnf", "both")
+MIN_POINTS = 3
+_TIE = 1e-9
+
+
+@dataclass(frozen=True)
+class CanonicalForm:
+    """A two-coefficient (or constant) scaling form fitted by linear least squares.
+
+    Attributes
+    ----------
+    name : str
+        The form's name.
+    basis : callable
+        ``p -> x`` such that the (transformed) value is ``a + b*x`` (None for the constant).
+    log_values : bool
+        Fit ``log(y)`` (the form is multiplicative and needs positive values).
+    text : str
+        The formula, with ``{a}`` and ``{b}`` for the coefficients.
+    """
+
+    name: str
+    basis: Callable[[np.ndarray], np.ndarray] | None
+    log_values: bool
+    text: str
+
+    @property
+    def size(self) -> int:
+        """Number of coefficients."""
+        return 1 if self.basis is None else 2
+
+    def fit(self, p: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
+        """Least-squares coefficients ``(a, b)``, or None when the form cannot fit ``y``."""
+        if self.log_values:
+            if np.any(y <= 0):
+                return None
+            target = np.log(y)
+        else:
+            target = y
+        if self.basis is None:
+            return float(np.mean(target)), 0.0
+        x = self.basis(p)
+        design = np.column_stack([np.ones_like(x), x])
+        coefficients, *_ = np.linalg.lstsq(design, target, rcond=None)
+        a, b = (float(c) for c in coefficients)
+        return (math.exp(a) if self.log_values else a), b
+
+    def evaluate(self, coefficients: tuple[float, float], p: np.ndarray) -> np.ndarray:
+        """The form's values at ``p``."""
+        a, b = coefficients
+        if self.basis is None:
+            return np.full_like(p, a, dtype=float)
+        x = self.basis(p)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return a * np.exp(b * x) if self.log_values else a + b * x
+
+    def formula(self, coefficients: tuple[float, float], parameter: str) -> str:
+        """The fitted formula as text."""
+        a, b = coefficients
+        return self.text.format(a=f"{a:.6g}", b=f"{b:.6g}", p=parameter)
+
+
+CANONICAL_FORMS: tuple[CanonicalForm, ...] = (
+    CanonicalForm("constant", None, False, "{a}"),
+    CanonicalForm("linear", lambda p: p, False, "{a} + {b}*{p}"),
+    CanonicalForm("logarithmic", np.log2, False, "{a} + {b}*log2({p})"),
+    CanonicalForm("exponential", lambda p: p, True, "{a}*exp({b}*{p})"),
+    CanonicalForm("inverse", lambda p: 1.0 / p, False, "{a} + {b}/{p}"),
+    CanonicalForm("power", np.log, True, "{a}*{p}^{b}"),
+)
+
+
+@dataclass
+class ElementFit:
+    """How one (kernel, feature) element was extrapolated.
+
+    Attributes
+    ----------
+    kernel, feature : str
+        The element.
+    form : str
+        The chosen form (a canonical form's name or ``pmnf``).
+    formula : str
+        The fitted formula.
+    value : float
+        The extrapolated value (after clamping).
+    fit_error : float
+        Root-mean-square relative residual of the chosen fit over the measured points.
+    validation_error : float or None
+        Relative error predicting the largest measured point from the smaller ones (None when
+        there were too few points for it).
+    clamped : bool
+        The raw prediction lay outside the feature's range and was clamped.
+    alternative : dict or None
+        With ``both``: the other family's form, value and validation error.
+    """
+
+    kernel: str
+    feature: str
+    form: str
+    formula: str
+    value: float
+    fit_error: float
+    validation_error: float | None
+    clamped: bool = False
+    alternative: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "kernel": self.kernel,
+            "feature": self.feature,
+            "form": self.form,
+            "formula": self.formula,
+            "value": self.value,
+            "fit_error": self.fit_error,
+            "validation_error": self.validation_error,
+            "clamped": self.clamped,
+            "alternative": self.alternative,
+        }
+
+
+@dataclass
+class Extrapolation:
+    """An extrapolated signature and how each element got there.
+
+    Attributes
+    ----------
+    signature : Experiment
+        The signature at the target point (one repetition per element).
+    elements : list of ElementFit
+    skipped : list of dict
+        Elements left out (``kernel``, ``feature``, ``reason``), e.g. measured at too few points.
+    warnings : list of str
+    """
+
+    signature: Experiment
+    elements: list[ElementFit]
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the signature itself is written separately)."""
+        return {
+            "elements": [e.to_dict() for e in self.elements],
+            "skipped": self.skipped,
+            "warnings": self.warnings,
+        }
+
+
+def _relative(predicted: float, actual: float, scale: float) -> float:
+    return abs(predicted - actual) / max(abs(actual), scale * 1e-12, 1e-300)
+
+
+def _fit_error(values: np.ndarray, fitted: np.ndarray) -> float:
+    scale = max(float(np.max(np.abs(values))), 1e-300)
+    denominators = np.maximum(np.abs(values), scale * 1e-12)
+    with np.errstate(invalid="ignore", over="ignore"):
+        error = float(np.sqrt(np.mean(((fitted - values) / denominators) ** 2)))
+    return error if math.isfinite(error) else math.inf
+
+
+def choose_form(p: np.ndarray, y: np.ndarray) -> tuple[CanonicalForm, tuple[float, float], float]:
+    """The canonical form that best predicts the largest point from the others.
+
+    Returns
+    -------
+    (CanonicalForm, coefficients, validation error)
+        The coefficients are refitted on all points.
+    """
+    order = np.argsort(p)
+    p, y = p[order], y[order]
+    scale = float(np.max(np.abs(y))) if len(y) else 0.0
+    ranked: list[tuple[float, int, int, CanonicalForm]] = []
+    for position, form in enumerate(CANONICAL_FORMS):
+        if len(p) - 1 < form.size:
+            continue
+        early = form.fit(p[:-1], y[:-1])
+        if early is None:
+            continue
+        predicted = float(form.evaluate(early, p[-1:])[0])
+        error = _relative(predicted, float(y[-1]), scale) if math.isfinite(predicted) else math.inf
+        ranked.append((error, form.size, position, form))
+    best_error = min(r[0] for r in ranked)
+    tolerance = _TIE * max(1.0, best_error)
+    tied = [r for r in ranked if r[0] <= best_error + tolerance]
+    error, _size, _position, form = min(tied, key=lambda r: (r[1], r[2]))
+    coefficients = form.fit(p, y)
+    assert coefficients is not None  # it fitted the positive subset, so it fits all points
+    return form, coefficients, error
+
+
+def _clamp(feature: str, value: float) -> tuple[float, bool]:
+    if not math.isfinite(value):
+        return value, False
+    upper = 1.0 if feature in BOUNDED_FEATURES else math.inf
+    clamped = min(max(value, 0.0), upper)
+    return clamped, clamped != value
+
+
+def _series(
+    signature: Experiment,
+) -> tuple[str, dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]]:
+    if len(signature.parameters) != 1:
+        names = ", ".join(signature.parameter_names) or "none"
+        raise InputError(
+            f"a signature series varies one parameter (the core count), this one has: {names}",
+            signature.source,
+            reason="signature-parameters",
+        )
+    parameter = signature.parameters[0].name
+    frame = signature.frame
+    means = frame.groupby(["kernel", "metric", parameter], sort=False)["value"].mean()
+    series: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
+    for (kernel, metric, at), value in zip(means.index.tolist(), means.tolist(), strict=True):
+        ps, ys = series.setdefault((str(kernel), str(metric)), ([], []))
+        ps.append(float(at))
+        ys.append(float(value))
+    return parameter, {key: (np.array(ps), np.array(ys)) for key, (ps, ys) in series.items()}
+
+
+def _pmnf_predictions(
+    signature: Experiment,
+    parameter: str,
+    target: float,
+    below: float | None,
+    warnings: dict[str, int] | None = None,
+) -> dict[tuple[str, str], tuple[float, str]]:
+    """PMNF prediction and formula per element, fitted on the points below ``below``; the
+    quality gates' warning codes are counted into ``warnings``."""
+    from perfcast.model.gates import gate_models
+    from perfcast.model.registry import make_modeler
+
+    data = signature
+    if below is not None:
+        frame = signature.frame
+        data = Experiment.from_frame(
+            frame[frame[parameter] < below],
+            parameters=signature.parameters,
+            source=signature.source,
+        )
+    out: dict[tuple[str, str], tuple[float, str]] = {}
+    point = np.array([[target]])
+    for metric in data.metric_names:
+        modeler = make_modeler("pmnf")
+        modeler.fit(data, metric)
+        if warnings is not None:
+            for gated in gate_models(modeler.models_, data, metric):
+                for warning in gated.warnings:
+                    warnings[warning.code] = warnings.get(warning.code, 0) + 1
+        for model in modeler.models_:
+            value = float(model.evaluate(point)[0])
+            out[(model.kernel, metric)] = (value, model.expression())
+    return out
+
+
+def extrapolate(
+    signature: Experiment, target: Mapping[str, float], forms: str = "pmac"
+) -> Extrapolation:
+    """Extrapolate a signature series to a larger core count, element by element.
+
+    Parameters
+    ----------
+    signature : Experiment
+        Signatures at three or more values of one parameter (as collected by ``perfcast
+        signature`` at several ``p``, then merged).
+    target : mapping of str to float
+        The point to extrapolate to, e.g. ``{"p": 8192}``.
+    forms : {"pmac", "pmnf", "both"}
+        Canonical forms, perfcast's PMNF search, or the better of the two per element.
+
+    Returns
+    -------
+    Extrapolation
+
+    Raises
+    ------
+    InputError
+        When the signature does not vary exactly one parameter, no element is measured at three
+        or more points, or ``target`` names another parameter.
+    """
+    if forms not in FORM_SETS:
+        raise InputError(f"unknown form set '{forms}' (known: {', '.join(FORM_SETS)})", value=forms)
+    parameter, series = _series(signature)
+    if set(target) != {parameter}:
+        raise InputError(
+            f"the target must give the signature's parameter '{parameter}' only",
+            reason="target-parameter",
+            value=dict(target),
+        )
+    at = float(target[parameter])
+    if at <= 0:
+        raise InputError(f"the target {parameter}={at:g} must be positive", value=at)
+    distinct = sorted({float(v) for ps, _ in series.values() for v in ps})
+    if len(distinct) < MIN_POINTS:
+        raise InputError(
+            f"extrapolation needs signatures at {MIN_POINTS} or more values of '{parameter}', "
+            f"this one has {len(distinct)}",
+            signature.source,
+            reason="too-few-points",
+        )
+    pmnf: dict[tuple[str, str], tuple[float, str]] = {}
+    pmnf_early: dict[tuple[str, str], tuple[float, str]] = {}
+    pmnf_warnings: dict[str, int] = {}
+    if forms != "pmac":
+        pmnf = _pmnf_predictions(signature, parameter, at, None, pmnf_warnings)
+        if len(distinct) - 1 >= MIN_POINTS:
+            pmnf_early = _pmnf_predictions(signature, parameter, distinct[-1], distinct[-1])
+    elements: list[ElementFit] = []
+    skipped: list[dict[str, str]] = []
+    for (kernel, feature), (p, y) in series.items():
+        if len(p) < MIN_POINTS:
+            reason = f"measured at {len(p)} of the {len(distinct)} points"
+            skipped.append({"kernel": kernel, "feature": feature, "reason": reason})
+            continue
+        element = _element(kernel, feature, p, y, at, parameter, forms, pmnf, pmnf_early)
+        if element is None:
+            skipped.append({"kernel": kernel, "feature": feature, "reason": "PMNF fitted no model"})
+            continue
+        elements.append(element)
+    if not elements:
+        raise InputError(
+            "no element of the signature is measured at enough points", signature.source
+        )
+    warnings = []
+    largest = distinct[-1]
+    if at > 4 * largest:
+        warnings.append(
+            f"{parameter}={at:g} is {at / largest:.0f}x the largest measured "
+            f"{parameter}={largest:g}: far extrapolation, check the forms chosen"
+        )
+    if pmnf_warnings:
+        codes = ", ".join(f"{code} {n}" for code, n in sorted(pmnf_warnings.items()))
+        warnings.append(f"PMNF models carry quality warnings ({codes}); see perfcast model")
+    clamped = sum(e.clamped for e in elements)
+    if clamped:
+        warnings.append(f"{clamped} element(s) predicted outside their range were clamped")
+    overflowed = sum(not math.isfinite(e.value) for e in elements)
+    if overflowed:
+        warnings.append(f"{overflowed} element(s) overflowed at the target and were left out")
+    if skipped:
+        warnings.append(f"{len(skipped)} element(s) not measured at every point were left out")
+    return Extrapolation(
+        _as_signature(signature, elements, parameter, at), elements, skipped, warnings
+    )
+
+
+def _element(
+    kernel: str,
+    feature: str,
+    p: np.ndarray,
+    y: np.ndarray,
+    at: float,
+    parameter: str,
+    forms: str,
+    pmnf: Mapping[tuple[str, str], tuple[float, str]],
+    pmnf_early: Mapping[tuple[str, str], tuple[float, str]],
+) -> ElementFit | None:
+    key = (kernel, feature)
+    order = np.argsort(p)
+    p, y = p[order], y[order]
+    canonical: ElementFit | None = None
+    if forms != "pmnf":
+        form, coefficients, validation = choose_form(p, y)
+        raw = float(form.evaluate(coefficients, np.array([at]))[0])
+        fitted = form.evaluate(coefficients, p)
+        canonical = ElementFit(
+            kernel, feature, form.name, form.formula(coefficients, parameter), raw,
+            _fit_error(y, fitted), validation,
+        )  # fmt: skip
+    searched: ElementFit | None = None
+    if forms != "pmac" and key in pmnf:
+        raw, formula = pmnf[key]
+        early = pmnf_early.get(key)
+        scale = float(np.max(np.abs(y)))
+        checked = _relative(early[0], float(y[-1]), scale) if early else None
+        searched = ElementFit(kernel, feature, "pmnf", formula, raw, math.nan, checked)
+    chosen = _pick(canonical, searched)
+    if chosen is None:
+        return None
+    chosen.value, chosen.clamped = _clamp(feature, chosen.value)
+    other = searched if chosen is canonical else canonical
+    if forms == "both" and other is not None:
+        chosen.alternative = {
+            "form": other.form,
+            "formula": other.formula,
+            "value": _clamp(feature, other.value)[0],
+            "validation_error": other.validation_error,
+        }
+    return chosen
+
+
+def _pick(canonical: ElementFit | None, searched: ElementFit | None) -> ElementFit | None:
+    if canonical is None or searched is None:
+        return canonical or searched
+    if searched.validation_error is None or canonical.validation_error is None:
+        return canonical
+    return searched if searched.validation_error < canonical.validation_error else canonical
+
+
+def _as_signature(
+    signature: Experiment, elements: list[ElementFit], parameter: str, at: float
+) -> Experiment:
+    kept = [e for e in elements if math.isfinite(e.value)]
+    if not kept:
+        raise InputError("every extrapolated value overflowed", signature.source)
+    metadata = dict(signature.metadata)
+    metadata["extrapolated"] = {
+        "from": sorted({float(v) for v in signature.points()[:, 0]}),
+        "to": {parameter: at},
+    }
+    return Experiment.from_columns(
+        [e.kernel for e in kept],
+        [e.feature for e in kept],
+        {parameter: [at] * len(kept)},
+        [e.value for e in kept],
+        parameters=signature.parameters,
+        metrics=signature.metrics,
+        metadata=metadata,
+        source=f"{signature.source} extrapolated to {parameter}={at:g}",
+    )

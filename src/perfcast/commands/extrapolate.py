@@ -1,0 +1,39 @@
+"""``perfcast extrapolate``: a signature at a larger core count from signatures at small ones."""
+
+from __future__ import annotations
+
+import argparse
+
+from perfcast.api import extrapolate_signature, load, merge_signatures, render_pmac, save
+from perfcast.commands.common import write_output
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``perfcast extrapolate``."""
+    parser = subparsers.add_parser(
+        "extrapolate",
+        description="Fit every (kernel, feature) element of signatures taken at three or more "
+        "core counts on its own and write the signature at --to.",
+    )
+    parser.add_argument("files", nargs="+", metavar="SIGNATURE", help="signature file(s)")
+    parser.add_argument("--to", required=True, metavar="p=8192", help="the point to reach")
+    parser.add_argument(
+        "--forms",
+        choices=("pmac", "pmnf", "both"),
+        default="pmac",
+        help="canonical forms (default), perfcast's PMNF search, or the better per element",
+    )
+    parser.add_argument("-o", "--out", metavar="FILE", help="write the extrapolated signature")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument("--report", metavar="FILE", help="write the per-element report here")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Extrapolate, write the signature and report the forms chosen."""
+    signature = merge_signatures([load(path) for path in args.files])
+    result = extrapolate_signature(signature, args.to, forms=args.forms)
+    if args.out:
+        save(result.signature, args.out)
+    write_output(render_pmac(result, args.format), args.report)
+    return 0

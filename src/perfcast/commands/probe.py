@@ -1,0 +1,31 @@
+"""``perfcast probe``: measure this machine's memory bandwidths and floating-point rates."""
+
+from __future__ import annotations
+
+import argparse
+
+from perfcast.api import probe_machine, render_pmac, save_machine
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``perfcast probe``."""
+    parser = subparsers.add_parser(
+        "probe",
+        description="Compile and run perfcast's C probes: bandwidth over working-set size "
+        "and access pattern, floating-point rates, cache geometry; write a machine profile.",
+    )
+    parser.add_argument("-o", "--out", required=True, metavar="FILE", help="profile to write")
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter probes (< 1 min)")
+    parser.add_argument(
+        "--largest", type=int, metavar="BYTES", help="largest working set to measure"
+    )
+    parser.add_argument("--name", help="the machine's name (default: the host name)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Probe, write the profile, print its summary."""
+    profile = probe_machine(quick=args.quick, largest_working_set=args.largest, name=args.name)
+    save_machine(profile, args.out)
+    print(render_pmac(profile), end="")
+    return 0

@@ -1,0 +1,233 @@
+"""Machine profiles (``perfcast-machine`` JSON, version 1): what a machine does how fast.
+
+Layout (``perfcast probe`` writes it; a user may write one by hand, e.g. for a future system by
+scaling the figures of one that can be probed)::
+
+    {"format": "perfcast-machine", "version": 1, "name": "my-laptop",
+     "cache": {"D1": {"size": 32768, "associativity": 8, "line": 64},
+               "LL": {"size": 8388608, "associativity": 16, "line": 64}},
+     "memory": {"load":  {"l1": 120.0, "ll": 40.0, "memory": 10.0},
+                "store": {"l1": 60.0,  "ll": 30.0, "memory": 8.0}},
+     "fp": {"add.f64.scalar": 4.0, "mul.f64.vector": 8.0, ...},
+     "surface": [{"pattern": "stride-1", "access": "load", "working_set": 4096,
+                  "bandwidth": 118.2, "spread": 0.03, "l1_hit_rate": 1.0,
+                  "ll_hit_rate": 1.0}, ...]}
+
+``memory`` holds the effective bandwidth in GB/s (1e9 bytes per second) of data served by the
+first-level cache (``l1``), the last-level cache (``ll``) and main memory (``memory``), for
+loads and stores; ``fp`` the rate in Gop/s (1e9 operations per second, one per vector lane) of
+each floating-point kind ``<op>.<precision>.<shape>`` a signature counts (see
+:mod:`perfcast.static.signature`). ``cache`` (for the cache simulation of signatures) and
+``surface`` (the probe's raw measurements: the bandwidth over working-set size, access
+pattern and operation, with the spread of the repetitions and the hit rates of each point)
+are optional for the convolution.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from perfcast.core.errors import InputError
+from perfcast.core.jsonout import dumps
+
+FORMAT = "perfcast-machine"
+VERSION = 1
+ACCESSES = ("load", "store")
+LEVELS = ("l1", "ll", "memory")
+CACHE_LEVELS = ("D1", "LL")
+CACHE_FIELDS = ("size", "associativity", "line")
+
+
+@dataclass
+class MachineProfile:
+    """A machine's memory bandwidths per cache level, floating-point rates and caches.
+
+    Attributes
+    ----------
+    name : str
+        What machine this describes.
+    memory : dict of str to dict of str to float
+        GB/s per access (``load``, ``store``) and level (``l1``, ``ll``, ``memory``).
+    fp : dict of str to float
+        Gop/s per floating-point kind (``add.f64.scalar``, ...).
+    cache : dict of str to dict of str to int
+        Geometry of ``D1`` and ``LL`` (``size``, ``associativity``, ``line`` in bytes); may be
+        empty.
+    surface : list of dict
+        The probe's measurements (free-form points; may be empty).
+    source : str or None
+        The file it was read from, for messages.
+    extra : dict
+        Other top-level keys, kept on a round trip.
+    """
+
+    name: str
+    memory: dict[str, dict[str, float]]
+    fp: dict[str, float]
+    cache: dict[str, dict[str, int]] = field(default_factory=dict)
+    surface: list[dict[str, Any]] = field(default_factory=list)
+    source: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def fp_rate(self, kind: str) -> float:
+        """Operations per second of a floating-point kind.
+
+        Raises
+        ------
+        InputError
+            When the profile has no rate for ``kind`` (naming the file and field).
+        """
+        if kind not in self.fp:
+            raise InputError(
+                f"field 'fp.{kind}': missing; the signature counts {kind} operations",
+                self.source,
+                reason="machine-field-missing",
+                value=f"fp.{kind}",
+            )
+        return self.fp[kind] * 1e9
+
+    def bandwidth(self, access: str, level: str) -> float:
+        """Bytes per second of ``access`` (``load``/``store``) served by ``level``."""
+        return self.memory[access][level] * 1e9
+
+    def cache_geometry(self) -> dict[str, str]:
+        """``size,associativity,line`` per level ``D1`` and ``LL`` for the cache simulation
+        (empty when the profile gives no caches).
+
+        Valgrind simulates caches whose number of sets is a power of two: a cache with another
+        number (a 480 MiB, 16-way last level has 491,520 sets) is simulated with the largest
+        power of two of sets below it, at the same associativity and line size.
+        """
+        geometry = {}
+        for level in CACHE_LEVELS:
+            if level not in self.cache:
+                continue
+            size, ways, line = (self.cache[level][key] for key in CACHE_FIELDS)
+            sets = max(1, size // (ways * line))
+            sets = 1 << (sets.bit_length() - 1)
+            geometry[level] = f"{sets * ways * line},{ways},{line}"
+        return geometry
+
+    def to_json(self) -> str:
+        """The profile as ``perfcast-machine`` JSON text."""
+        data = {
+            "format": FORMAT,
+            "version": VERSION,
+            "name": self.name,
+            "cache": self.cache,
+            "memory": self.memory,
+            "fp": self.fp,
+            "surface": self.surface,
+            **self.extra,
+        }
+        return dumps(data) + "\n"
+
+
+def _fail(path: str, field_name: str, problem: str, value: Any = None) -> InputError:
+    return InputError(
+        f"field '{field_name}': {problem}", path, reason="bad-machine-profile", value=value
+    )
+
+
+def _positive(path: str, field_name: str, raw: Any) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise _fail(path, field_name, f"must be a number, not {json.dumps(raw)}", raw)
+    if not math.isfinite(raw) or raw <= 0:
+        raise _fail(path, field_name, f"must be a positive number, not {raw}", raw)
+    return float(raw)
+
+
+def _table(path: str, field_name: str, raw: Any) -> dict[str, Any]:
+    if raw is None:
+        raise _fail(path, field_name, "missing")
+    if not isinstance(raw, dict):
+        raise _fail(path, field_name, "must be an object", raw)
+    return raw
+
+
+def parse_machine(data: Any, path: str) -> MachineProfile:
+    """Validate decoded ``perfcast-machine`` JSON.
+
+    Raises
+    ------
+    InputError
+        Naming ``path`` and the field that is missing or wrong.
+    """
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise InputError(f'not a machine profile: no "format": "{FORMAT}"', path)
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= VERSION:
+        raise _fail(path, "version", f"version {version!r} is not one this perfcast reads (1)")
+    name = data.get("name", Path(path).stem)
+    if not isinstance(name, str):
+        raise _fail(path, "name", "must be a text", name)
+    memory_raw = _table(path, "memory", data.get("memory"))
+    memory: dict[str, dict[str, float]] = {}
+    for access in ACCESSES:
+        levels = _table(path, f"memory.{access}", memory_raw.get(access))
+        memory[access] = {}
+        for level in LEVELS:
+            where = f"memory.{access}.{level}"
+            if level not in levels:
+                raise _fail(path, where, "missing")
+            memory[access][level] = _positive(path, where, levels[level])
+    fp_raw = _table(path, "fp", data.get("fp"))
+    fp = {str(kind): _positive(path, f"fp.{kind}", rate) for kind, rate in fp_raw.items()}
+    cache_raw = _table(path, "cache", data.get("cache", {}))
+    cache: dict[str, dict[str, int]] = {}
+    for level, geometry in cache_raw.items():
+        table = _table(path, f"cache.{level}", geometry)
+        cache[level] = {}
+        for key in CACHE_FIELDS:
+            raw = table.get(key)
+            if not isinstance(raw, int) or isinstance(raw, bool) or raw <= 0:
+                raise _fail(path, f"cache.{level}.{key}", "must be a positive integer", raw)
+            cache[level][key] = raw
+    surface = data.get("surface", [])
+    if not isinstance(surface, list):
+        raise _fail(path, "surface", "must be a list", surface)
+    known = {"format", "version", "name", "memory", "fp", "cache", "surface"}
+    extra = {k: v for k, v in data.items() if k not in known}
+    return MachineProfile(name, memory, fp, cache, surface, path, extra)
+
+
+def read_machine(path: str | Path) -> MachineProfile:
+    """Read a ``perfcast-machine`` JSON file.
+
+    Raises
+    ------
+    InputError
+        When the file is missing, not JSON (naming the line), or lacks a needed field.
+    """
+    where = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"cannot read machine profile: {error.strerror}", where) from None
+    try:
+        data = json.loads(text, parse_constant=lambda c: _reject_constant(c, where))
+    except json.JSONDecodeError as error:
+        raise InputError(f"not valid JSON: {error.msg}", where, error.lineno) from None
+    return parse_machine(data, where)
+
+
+def _reject_constant(constant: str, path: str) -> float:
+    raise InputError(f"{constant} is not a number a machine profile may hold", path)
+
+
+def write_machine(profile: MachineProfile, path: str | Path) -> None:
+    """Write a profile as ``perfcast-machine`` JSON.
+
+    Raises
+    ------
+    InputError
+        When the file cannot be written.
+    """
+    try:
+        Path(path).write_text(profile.to_json(), encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"cannot write: {error.strerror}", str(path)) from None

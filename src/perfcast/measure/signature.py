@@ -1,0 +1,213 @@
+"""Collect an application signature: run a program under callgrind with cache simulation.
+
+Every rank runs under ``valgrind --tool=callgrind --dump-instr=yes --cache-sim=yes`` with the
+cache geometry of the target machine, writing its own profile. Each rank's profile becomes
+feature vectors (:mod:`perfcast.static.signature`); the signature is the rank with the most
+computation (most executed instructions of the program's own code, PMaC's choice), and the
+spread over ranks is kept: ``instructions.rank_spread`` per element is
+``(max - min) / max`` of its instructions over the ranks, and the metadata lists every rank's
+total.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from perfcast.core.errors import InputError, WorkError
+from perfcast.core.experiment import Experiment, Metric, Parameter
+from perfcast.measure.process import run_process
+from perfcast.static.binary import read_binary
+from perfcast.static.callgrind import read_callgrind
+from perfcast.static.signature import (
+    BOUNDED_FEATURES,
+    FUNCTION_PREFIX,
+    signature_features,
+    total_instructions,
+)
+
+DEFAULT_CACHE: Mapping[str, str] = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "8388608,16,64"}
+"""Cache geometry (``size,associativity,line`` in bytes) simulated when none is given."""
+
+SPREAD_METRIC = "instructions.rank_spread"
+_ROOT_ENVIRONMENT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+@dataclass(frozen=True)
+class SignatureRun:
+    """How a signature was taken: the program's wall time under valgrind and the ranks."""
+
+    wall_time: float
+    rank_totals: list[float]
+    chosen_rank: int
+
+
+def callgrind_command(profile_dir: Path, cache: Mapping[str, str]) -> list[str]:
+    """The ``valgrind`` words that go before the program (one profile per process)."""
+    geometry = [f"--{level}={cache[level]}" for level in ("I1", "D1", "LL")]
+    return [
+        "valgrind",
+        "-q",
+        "--tool=callgrind",
+        "--dump-instr=yes",
+        "--cache-sim=yes",
+        *geometry,
+        f"--callgrind-out-file={profile_dir / 'callgrind.out.%p'}",
+    ]
+
+
+def collect_signature(
+    command: Sequence[str],
+    *,
+    ranks: int = 1,
+    point: Mapping[str, float] | None = None,
+    cache: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+) -> tuple[Experiment, SignatureRun]:
+    """Run ``command`` under callgrind and return its signature as an experiment.
+
+    Parameters
+    ----------
+    command : sequence of str
+        The program (an ELF executable built with ``-g``) and its arguments.
+    ranks : int
+        MPI processes; above 1 the program runs under ``mpirun --oversubscribe -np ranks``.
+    point : mapping of str to float, optional
+        Parameter values the signature is recorded at; ``{"p": ranks}`` by default.
+    cache : mapping, optional
+        ``size,associativity,line`` for ``I1``, ``D1`` and ``LL`` (:data:`DEFAULT_CACHE`).
+    timeout : float, optional
+        Seconds before the run is stopped.
+
+    Returns
+    -------
+    (Experiment, SignatureRun)
+        Kernels are the blocks, lines and functions, metrics their features.
+
+    Raises
+    ------
+    InputError
+        When the program is missing or not an executable with line information.
+    WorkError
+        When the run fails or writes no profile.
+    """
+    if not command:
+        raise InputError("no program to run")
+    if ranks < 1:
+        raise InputError(f"ranks must be at least 1, not {ranks}", value=ranks)
+    program = shutil.which(command[0]) or command[0]
+    if not Path(program).is_file():
+        raise InputError("no such program", command[0])
+    binary = read_binary(program)
+    geometry = {**DEFAULT_CACHE, **(cache or {})}
+    at = dict(point) if point else {"p": float(ranks)}
+    with tempfile.TemporaryDirectory(prefix="perfcast-signature-") as scratch:
+        profile_dir = Path(scratch)
+        argv = [*callgrind_command(profile_dir, geometry), program, *command[1:]]
+        if ranks > 1:
+            argv = ["mpirun", "--oversubscribe", "-np", str(ranks), *argv]
+        env = {**os.environ, **_ROOT_ENVIRONMENT}
+        start = time.perf_counter()
+        outcome = run_process(argv, Path.cwd(), env, timeout)
+        wall = time.perf_counter() - start
+        if outcome.timed_out or outcome.returncode != 0:
+            ending = "timed out" if outcome.timed_out else f"exited with {outcome.returncode}"
+            raise WorkError(f"{' '.join(command)} {ending} under valgrind: {outcome.stderr_tail}")
+        paths = sorted(profile_dir.glob("callgrind.out.*"))
+        if len(paths) != ranks:
+            raise WorkError(f"valgrind wrote {len(paths)} profiles for {ranks} ranks")
+        per_rank = [
+            signature_features(binary, read_callgrind(path), source=str(path)) for path in paths
+        ]
+    totals = [total_instructions(features.items()) for features in per_rank]
+    chosen = max(range(len(totals)), key=lambda i: totals[i])
+    experiment = signature_experiment(per_rank, chosen, at, source=" ".join(command))
+    experiment.metadata.update(
+        {
+            "signature": {
+                "command": list(command),
+                "ranks": ranks,
+                "chosen_rank": chosen,
+                "rank_instructions": totals,
+                "cache": dict(geometry),
+                "collected_by": "valgrind --tool=callgrind --cache-sim=yes",
+            }
+        }
+    )
+    return experiment, SignatureRun(wall, totals, chosen)
+
+
+def signature_records(program: str, paths: Sequence[Path]) -> list[dict[str, object]]:
+    """Campaign records (``kernel``, ``metric``, ``value``) of the busiest rank's signature.
+
+    Parameters
+    ----------
+    program : str
+        The executable that ran.
+    paths : sequence of Path
+        One callgrind profile per rank.
+
+    Raises
+    ------
+    InputError
+        When the program or a profile cannot be read as a signature.
+    """
+    binary = read_binary(program)
+    per_rank = [
+        signature_features(binary, read_callgrind(path), source=str(path)) for path in paths
+    ]
+    totals = [total_instructions(features.items()) for features in per_rank]
+    chosen = max(range(len(totals)), key=lambda i: totals[i])
+    kernels, metrics, values = _signature_columns(per_rank, chosen)
+    return [
+        {"kernel": k, "metric": m, "value": v}
+        for k, m, v in zip(kernels, metrics, values, strict=True)
+    ]
+
+
+def _signature_columns(
+    per_rank: Sequence[Mapping[str, Mapping[str, float]]], chosen: int
+) -> tuple[list[str], list[str], list[float]]:
+    kernels: list[str] = []
+    metrics: list[str] = []
+    values: list[float] = []
+    for kernel, features in per_rank[chosen].items():
+        for metric, value in features.items():
+            kernels.append(kernel)
+            metrics.append(metric)
+            values.append(value)
+        counts = [rank.get(kernel, {}).get("instructions", 0.0) for rank in per_rank]
+        largest = max(counts)
+        if len(per_rank) > 1 and largest > 0:
+            kernels.append(kernel)
+            metrics.append(SPREAD_METRIC)
+            values.append((largest - min(counts)) / largest)
+    return kernels, metrics, values
+
+
+def signature_experiment(
+    per_rank: Sequence[Mapping[str, Mapping[str, float]]],
+    chosen: int,
+    point: Mapping[str, float],
+    *,
+    source: str,
+) -> Experiment:
+    """The chosen rank's features at ``point``, with the instruction spread over the ranks."""
+    kernels, metrics, values = _signature_columns(per_rank, chosen)
+    units = [Metric(name, "rate") for name in BOUNDED_FEATURES]
+    coordinates = {name: [float(value)] * len(values) for name, value in point.items()}
+    return Experiment.from_columns(
+        kernels,
+        metrics,
+        coordinates,
+        values,
+        parameters=[Parameter(name) for name in point],
+        metrics=units,
+        metadata={"signature_levels": ["bb", "line", FUNCTION_PREFIX.rstrip(":")]},
+        source=source,
+    )

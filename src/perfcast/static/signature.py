@@ -1,0 +1,233 @@
+"""Application signatures (PMaC): a feature vector per basic block, source line and function.
+
+A signature joins two views of one program: the executable's disassembly (what each instruction
+computes, how wide its memory operand is; :mod:`perfcast.static.binary`) and a callgrind profile
+taken with ``--dump-instr=yes --cache-sim=yes`` (how often each instruction ran, its data reads
+and writes, and the simulated first-level and last-level misses). Only the executable's own
+instructions count: library code (MPI, libc) is not part of the signature.
+
+Features (metric names) of every block, line and function:
+
+``instructions``
+    Executed instructions.
+``loads`` / ``stores``
+    Data reads and writes as valgrind counts them (``Dr``, ``Dw``; implicit stack accesses of
+    ``push``, ``call`` and ``ret`` included).
+``bytes.loaded`` / ``bytes.stored``
+    Reads and writes times the width of the instruction's memory operand (8 bytes for an
+    access without an explicit operand, such as ``push``).
+``fp.<op>.<precision>.<shape>``
+    Floating-point operations: ``op`` one of :data:`FP_OPERATIONS`, ``precision`` ``f32`` or
+    ``f64``, ``shape`` ``scalar`` or ``vector``. A vector instruction counts one operation per
+    lane (``mulpd xmm`` two, ``vaddps ymm`` eight).
+``l1.hit_rate``
+    ``1 - (D1mr + D1mw) / (Dr + Dw)``, for elements with data accesses.
+``ll.hit_rate``
+    ``1 - (DLmr + DLmw) / (D1mr + D1mw)``: the share of first-level misses the last level
+    serves (1 when there are none), for elements with data accesses.
+
+Kernel names say the level: ``bb:<function>+0x<offset>`` (a basic block at that offset into its
+function), ``line:<file>:<line>`` and ``fn:<function>``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from perfcast.core.errors import InputError
+from perfcast.static.binary import Binary, BinaryInstruction
+from perfcast.static.callgrind import CallgrindProfile, binary_object
+from perfcast.static.control_flow import basic_blocks
+
+CACHE_EVENTS: Final = ("Dr", "Dw", "D1mr", "D1mw", "DLmr", "DLmw")
+"""The callgrind events a signature needs (``--cache-sim=yes``)."""
+
+FP_OPERATIONS: Final = ("add", "mul", "div", "fma", "other")
+"""Kinds of floating-point operation; ``other`` is square roots, minima, comparisons,
+conversions and logic."""
+
+COUNT_FEATURES: Final = ("instructions", "loads", "stores", "bytes.loaded", "bytes.stored")
+"""Features that are counts (never negative)."""
+
+BOUNDED_FEATURES: Final = ("l1.hit_rate", "ll.hit_rate")
+"""Features that are rates between 0 and 1."""
+
+BLOCK_PREFIX, LINE_PREFIX, FUNCTION_PREFIX = "bb:", "line:", "fn:"
+
+_OPERAND_BYTES = {
+    "byte": 1,
+    "word": 2,
+    "dword": 4,
+    "qword": 8,
+    "tbyte": 10,
+    "xmmword": 16,
+    "ymmword": 32,
+    "zmmword": 64,
+}
+_OPERAND_SIZE = re.compile(r"\b(byte|word|dword|qword|tbyte|xmmword|ymmword|zmmword) ptr\b")
+_REGISTER_BYTES = {"xmm": 16, "ymm": 32, "zmm": 64}
+_VECTOR_REGISTER = re.compile(r"\b([xyz]mm)\d+\b")
+_FMA = re.compile(r"^v?f(n?m(add|sub)|maddsub|msubadd)")
+_ADD = re.compile(r"^v?h?(add|sub|addsub)(s|p)[sd]$|^f(i?add|i?sub|i?subr)p?$")
+_MUL = re.compile(r"^v?mul(s|p)[sd]$|^fi?mulp?$")
+_DIV = re.compile(r"^v?div(s|p)[sd]$|^fi?divr?p?$")
+_DEFAULT_ACCESS_BYTES = 8
+
+
+def is_fp_feature(name: str) -> bool:
+    """True for a floating-point operation feature (``fp.add.f64.scalar``, ...)."""
+    return name.startswith("fp.")
+
+
+def fp_kind(instruction: BinaryInstruction) -> tuple[str, str, str, int] | None:
+    """The floating-point kind of an instruction: (operation, precision, shape, lanes).
+
+    None for an instruction that is not floating-point arithmetic (category ``fp_scalar`` or
+    ``fp_vector`` of :mod:`perfcast.static.x86_categories`).
+    """
+    if instruction.category not in ("fp_scalar", "fp_vector"):
+        return None
+    name = instruction.mnemonic
+    if _FMA.match(name):
+        operation = "fma"
+    elif _ADD.match(name):
+        operation = "add"
+    elif _MUL.match(name):
+        operation = "mul"
+    elif _DIV.match(name):
+        operation = "div"
+    else:
+        operation = "other"
+    single = name.endswith(("ss", "ps"))
+    precision = "f32" if single else "f64"
+    if instruction.category == "fp_scalar":
+        return operation, precision, "scalar", 1
+    registers = _VECTOR_REGISTER.findall(instruction.operands)
+    width = max((_REGISTER_BYTES[r] for r in registers), default=16)
+    return operation, precision, "vector", width // (4 if single else 8)
+
+
+def access_bytes(instruction: BinaryInstruction) -> int:
+    """Bytes one data access of the instruction moves: its memory operand's width."""
+    match = _OPERAND_SIZE.search(instruction.operands)
+    return _OPERAND_BYTES[match.group(1)] if match else _DEFAULT_ACCESS_BYTES
+
+
+@dataclass
+class _Tally:
+    """Raw counts of one element, summed over its instructions."""
+
+    counts: dict[str, float] = field(default_factory=dict)
+
+    def add(self, name: str, amount: float) -> None:
+        if amount:
+            self.counts[name] = self.counts.get(name, 0.0) + amount
+
+    def merge(self, other: _Tally) -> None:
+        for name, amount in other.counts.items():
+            self.add(name, amount)
+
+    def features(self) -> dict[str, float]:
+        """Counts plus hit rates; the raw miss counts stay internal."""
+        counts = self.counts
+        out = {k: v for k, v in counts.items() if not k.startswith("miss.") and k != "instructions"}
+        out = {"instructions": counts.get("instructions", 0.0), **out}
+        accesses = counts.get("loads", 0.0) + counts.get("stores", 0.0)
+        if accesses > 0:
+            l1_misses = counts.get("miss.l1", 0.0)
+            ll_misses = counts.get("miss.ll", 0.0)
+            out["l1.hit_rate"] = 1.0 - l1_misses / accesses
+            out["ll.hit_rate"] = 1.0 - ll_misses / l1_misses if l1_misses > 0 else 1.0
+        return out
+
+
+def _instruction_tally(
+    instruction: BinaryInstruction, costs: list[int], index: dict[str, int]
+) -> _Tally:
+    tally = _Tally()
+    runs = costs[index["Ir"]]
+    tally.add("instructions", runs)
+    reads, writes = costs[index["Dr"]], costs[index["Dw"]]
+    width = access_bytes(instruction)
+    tally.add("loads", reads)
+    tally.add("stores", writes)
+    tally.add("bytes.loaded", reads * width)
+    tally.add("bytes.stored", writes * width)
+    tally.add("miss.l1", costs[index["D1mr"]] + costs[index["D1mw"]])
+    tally.add("miss.ll", costs[index["DLmr"]] + costs[index["DLmw"]])
+    kind = fp_kind(instruction)
+    if kind is not None:
+        operation, precision, shape, lanes = kind
+        tally.add(f"fp.{operation}.{precision}.{shape}", runs * lanes)
+    return tally
+
+
+def signature_features(
+    binary: Binary, profile: CallgrindProfile, *, source: str = "<profile>"
+) -> dict[str, dict[str, float]]:
+    """Feature vectors of every executed basic block, source line and function.
+
+    Parameters
+    ----------
+    binary : Binary
+        The executable the profile was taken of (:func:`perfcast.static.binary.read_binary`).
+    profile : CallgrindProfile
+        A callgrind profile with per-instruction costs and cache simulation.
+    source : str
+        Name of the profile, used in error messages.
+
+    Returns
+    -------
+    dict of str to dict of str to float
+        Kernel name (``bb:``, ``line:``, ``fn:`` prefixed) -> feature -> value; elements that
+        never ran are left out.
+
+    Raises
+    ------
+    InputError
+        When the profile lacks the cache-simulation events or holds no instruction of the binary.
+    """
+    missing = [e for e in ("Ir", *CACHE_EVENTS) if e not in profile.events]
+    if missing:
+        raise InputError(
+            f"the profile has no {', '.join(missing)} events: a signature needs callgrind's "
+            "cache simulation",
+            source,
+            reason="no-cache-simulation",
+        )
+    index = {e: profile.events.index(e) for e in ("Ir", *CACHE_EVENTS)}
+    obj, offset = binary_object(binary, profile)
+    elements: dict[str, _Tally] = {}
+    for function in binary.functions.values():
+        for block in basic_blocks(function):
+            block_tally = _Tally()
+            for instruction in block.instructions:
+                costs = profile.costs.get((obj, instruction.address + offset))
+                if costs is None or costs[index["Ir"]] == 0:
+                    continue
+                tally = _instruction_tally(instruction, costs, index)
+                block_tally.merge(tally)
+                if instruction.file is not None and instruction.line:
+                    line_key = f"{LINE_PREFIX}{Path(instruction.file).name}:{instruction.line}"
+                    elements.setdefault(line_key, _Tally()).merge(tally)
+            if block_tally.counts.get("instructions"):
+                name = f"{BLOCK_PREFIX}{function.name}+{block.start - function.low:#x}"
+                elements[name] = block_tally
+                function_key = f"{FUNCTION_PREFIX}{function.name}"
+                elements.setdefault(function_key, _Tally()).merge(block_tally)
+    if not elements:
+        raise InputError("the profile holds no executed instruction of the program", source)
+    return {name: tally.features() for name, tally in sorted(elements.items())}
+
+
+def total_instructions(features: Iterable[tuple[str, dict[str, float]]]) -> float:
+    """Instructions over the function-level elements of a signature (its computation)."""
+    return sum(
+        values.get("instructions", 0.0)
+        for name, values in features
+        if name.startswith(FUNCTION_PREFIX)
+    )

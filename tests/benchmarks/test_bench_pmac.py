@@ -1,0 +1,32 @@
+"""The PMaC benchmark's judging: influential blocks and element errors."""
+
+import math
+
+from benchmarks.pmac import element_errors, influential
+from perfcast.core.experiment import Experiment
+
+
+def _signature(blocks: dict[str, dict[str, float]]) -> Experiment:
+    rows = [(k, m, v) for k, features in blocks.items() for m, v in features.items()]
+    kernels, metrics, values = zip(*rows, strict=True)
+    return Experiment.from_columns(kernels, metrics, {"p": [8] * len(rows)}, values)
+
+
+def test_influence_is_a_share_of_memory_operations_else_of_flops():
+    blocks = {
+        "bb:a+0x0": {"loads": 9990.0, "stores": 0.0},
+        "bb:b+0x0": {"loads": 5.0, "stores": 5.0},  # exactly 0.1 %: not over it
+        "bb:c+0x0": {"loads": 11.0},
+        "bb:d+0x0": {"fp.add.f64.scalar": 100.0},  # no memory operations: judged by flops
+        "bb:e+0x0": {"fp.add.f64.scalar": 0.01},
+    }
+    assert influential(blocks) == ["bb:a+0x0", "bb:c+0x0", "bb:d+0x0"]
+
+
+def test_element_errors_are_relative_for_counts_and_keep_the_absolute_error():
+    truth = _signature({"bb:a+0x0": {"loads": 100.0, "l1.hit_rate": 0.0, "stores": 10.0}})
+    guess = _signature({"bb:a+0x0": {"loads": 90.0, "l1.hit_rate": 0.01}})
+    errors = {feature: (rel, ab) for feature, rel, ab in element_errors(guess, truth)}
+    assert errors["loads"] == (0.1, 10.0)
+    assert math.isinf(errors["l1.hit_rate"][0]) and errors["l1.hit_rate"][1] == 0.01
+    assert math.isinf(errors["stores"][0])  # missing from the extrapolation

@@ -1,0 +1,139 @@
+"""Convolution against a hand computation; machine profiles with missing entries."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from perfcast.analyze.convolve import convolve
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment
+from perfcast.io.machine_profile import read_machine
+
+MACHINE = {
+    "format": "perfcast-machine",
+    "version": 1,
+    "name": "hand",
+    "memory": {
+        "load": {"l1": 100.0, "ll": 20.0, "memory": 5.0},
+        "store": {"l1": 50.0, "ll": 10.0, "memory": 2.5},
+    },
+    "fp": {"add.f64.scalar": 2.0, "mul.f64.vector": 8.0},
+}
+
+
+def _write(tmp_path, data, name="machine.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+def _two_blocks() -> Experiment:
+    features = {
+        "bb:solve+0x10": {
+            "bytes.loaded": 8e9,
+            "bytes.stored": 1e9,
+            "l1.hit_rate": 0.75,
+            "ll.hit_rate": 0.5,
+            "fp.add.f64.scalar": 4e9,
+        },
+        "bb:setup+0x0": {"bytes.loaded": 2e9, "l1.hit_rate": 1.0, "ll.hit_rate": 1.0,
+                         "fp.mul.f64.vector": 16e9},
+        "fn:solve": {"bytes.loaded": 1e20},  # aggregate levels are not summed again
+    }  # fmt: skip
+    kernels, metrics, values = [], [], []
+    for kernel, row in features.items():
+        for metric, value in row.items():
+            kernels.append(kernel)
+            metrics.append(metric)
+            values.append(value)
+    return Experiment.from_columns(kernels, metrics, {"p": [64] * len(values)}, values)
+
+
+def test_convolution_matches_a_hand_computation(tmp_path):
+    machine = read_machine(_write(tmp_path, MACHINE))
+    result = convolve(_two_blocks(), machine)
+    # solve: per loaded byte 0.75/100e9 + 0.25*0.5/20e9 + 0.25*0.5/5e9 = 0.0075+0.00625+0.025 ns
+    load_cost = 0.75 / 100e9 + 0.125 / 20e9 + 0.125 / 5e9
+    store_cost = 0.75 / 50e9 + 0.125 / 10e9 + 0.125 / 2.5e9
+    solve = 8e9 * load_cost + 1e9 * store_cost + 4e9 / 2e9
+    setup = 2e9 / 100e9 + 16e9 / 8e9
+    assert solve == pytest.approx(0.31 + 0.0775 + 2.0)  # the hand figures, in seconds
+    assert result.functions["solve"] == pytest.approx(solve, rel=1e-12)
+    assert result.functions["setup"] == pytest.approx(setup, rel=1e-12)
+    assert result.total == pytest.approx(solve + setup, rel=1e-12)
+    assert [b.function for b in result.blocks] == ["solve", "setup"]
+    assert result.point == {"p": 64.0}
+    assert result.warnings  # computation only, says so
+
+
+def test_machine_without_a_needed_rate_names_file_and_field(tmp_path):
+    data = json.loads(json.dumps(MACHINE))
+    del data["fp"]["mul.f64.vector"]
+    machine = read_machine(_write(tmp_path, data))
+    with pytest.raises(InputError) as caught:
+        convolve(_two_blocks(), machine)
+    assert caught.value.source.endswith("machine.json")
+    assert "fp.mul.f64.vector" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda d: d["memory"]["store"].pop("ll"), "memory.store.ll"),
+        (lambda d: d.pop("memory"), "memory"),
+        (lambda d: d["fp"].update({"add.f64.scalar": -1}), "fp.add.f64.scalar"),
+        (lambda d: d["fp"].update({"add.f64.scalar": "fast"}), "fp.add.f64.scalar"),
+    ],
+)
+def test_bad_machine_files_name_the_field(tmp_path, change, field):
+    data = json.loads(json.dumps(MACHINE))
+    change(data)
+    path = _write(tmp_path, data)
+    with pytest.raises(InputError, match=f"field '{field}'") as caught:
+        read_machine(path)
+    assert caught.value.source == str(path)
+
+
+def test_machine_file_that_is_not_json_names_the_line(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{\n "format": "perfcast-machine",\n oops\n}\n')
+    with pytest.raises(InputError) as caught:
+        read_machine(path)
+    assert caught.value.line == 3
+
+
+def test_block_moving_data_without_hit_rates_is_refused(tmp_path):
+    machine = read_machine(_write(tmp_path, MACHINE))
+    signature = Experiment.from_columns(
+        ["bb:f+0x0"], ["bytes.loaded"], {"p": [1]}, [8.0], source="sig.json"
+    )
+    with pytest.raises(InputError, match="l1.hit_rate") as caught:
+        convolve(signature, machine)
+    assert caught.value.source == "sig.json"
+
+
+def test_signature_without_features_is_refused(tmp_path):
+    machine = read_machine(_write(tmp_path, MACHINE))
+    signature = Experiment.from_columns(["bb:f+0x0"], ["time"], {"p": [1]}, [8.0])
+    with pytest.raises(InputError, match="none of the features"):
+        convolve(signature, machine)
+
+
+def test_cache_geometry_for_the_simulation_has_a_power_of_two_of_sets(tmp_path):
+    data = json.loads(json.dumps(MACHINE))
+    data["cache"] = {
+        "D1": {"size": 49152, "associativity": 12, "line": 64},  # 64 sets: kept
+        "LL": {"size": 503316480, "associativity": 16, "line": 64},  # 491,520 sets
+    }
+    machine = read_machine(_write(tmp_path, data))
+    assert machine.cache_geometry() == {"D1": "49152,12,64", "LL": "268435456,16,64"}
+
+
+def test_a_machine_profile_round_trips(tmp_path):
+    machine = read_machine(_write(tmp_path, MACHINE))
+    again = tmp_path / "again.json"
+    again.write_text(machine.to_json())
+    back = read_machine(again)
+    assert (back.memory, back.fp, back.name) == (machine.memory, machine.fp, "hand")

@@ -1,0 +1,114 @@
+"""Signature extrapolation: each canonical form recovers its generating function."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from perfcast.analyze.extrapolate import CANONICAL_FORMS, choose_form, extrapolate
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment
+
+GENERATORS = {
+    "constant": lambda p: 7.0 + 0 * p,
+    "linear": lambda p: 3.0 + 2.0 * p,
+    "logarithmic": lambda p: 3.0 + 2.0 * np.log2(p),
+    "exponential": lambda p: 2.0 * np.exp(0.3 * p),
+    "inverse": lambda p: 10.0 + 100.0 / p,
+    "power": lambda p: 100.0 * p**-0.5,
+}
+
+
+def _signature(series: dict[tuple[str, str], list[float]], ps: list[float]) -> Experiment:
+    kernels, metrics, points, values = [], [], [], []
+    for (kernel, metric), ys in series.items():
+        for p, y in zip(ps, ys, strict=True):
+            kernels.append(kernel)
+            metrics.append(metric)
+            points.append(p)
+            values.append(y)
+    return Experiment.from_columns(kernels, metrics, {"p": points}, values, source="sig.json")
+
+
+@pytest.mark.parametrize("name", list(GENERATORS))
+@pytest.mark.parametrize("ps", [[1.0, 2.0, 4.0], [2.0, 4.0, 8.0, 16.0]])
+def test_each_canonical_form_recovers_its_generating_function(name, ps):
+    function = GENERATORS[name]
+    p = np.array(ps)
+    form, coefficients, validation = choose_form(p, function(p))
+    target = np.array([64.0])
+    assert form.evaluate(coefficients, target)[0] == pytest.approx(function(target)[0], rel=1e-9)
+    assert validation < 1e-9
+    # forms that coincide on such data (1/p is both inverse and power) may win a tie, but only
+    # a form with no more coefficients than the generator
+    assert form.size <= next(f for f in CANONICAL_FORMS if f.name == name).size
+    if name not in ("inverse", "power"):
+        assert form.name == name
+
+
+def test_strong_scaling_work_extrapolates_with_a_decreasing_form():
+    ps = [1.0, 2.0, 4.0]
+    work = [1e9 / p + 5e6 for p in ps]
+    result = extrapolate(_signature({("bb:solve+0x10", "loads"): work}, ps), {"p": 16})
+    element = result.elements[0]
+    assert element.form in ("inverse", "power")
+    assert element.value == pytest.approx(1e9 / 16 + 5e6, rel=1e-9)
+    assert result.signature.points()[0, 0] == 16
+
+
+def test_bounded_features_are_clamped_and_say_so():
+    ps = [1.0, 2.0, 4.0]
+    series = {
+        ("bb:a+0x0", "l1.hit_rate"): [0.6, 0.8, 1.0],  # linear, would be 4.0 at p=16
+        ("bb:a+0x0", "loads"): [300.0, 200.0, 0.0],  # falls below zero
+    }
+    result = extrapolate(_signature(series, ps), {"p": 16})
+    values = {e.feature: e for e in result.elements}
+    assert values["l1.hit_rate"].value == 1.0 and values["l1.hit_rate"].clamped
+    assert values["loads"].value == 0.0 and values["loads"].clamped
+    assert any("clamped" in w for w in result.warnings)
+
+
+def test_both_form_sets_report_the_alternative():
+    ps = [1.0, 2.0, 4.0, 8.0, 16.0]
+    series = {("bb:a+0x0", "loads"): [1e6 / p for p in ps]}
+    result = extrapolate(_signature(series, ps), {"p": 128}, forms="both")
+    element = result.elements[0]
+    assert element.value == pytest.approx(1e6 / 128, rel=1e-6)
+    assert element.alternative is not None
+    assert element.alternative["form"] in ("pmnf", "inverse", "power")
+    assert math.isfinite(element.alternative["value"])
+
+
+def test_fewer_than_three_points_is_refused():
+    with pytest.raises(InputError, match="3 or more values of 'p'") as caught:
+        extrapolate(_signature({("k", "loads"): [2.0, 1.0]}, [1.0, 2.0]), {"p": 16})
+    assert caught.value.source == "sig.json"
+
+
+def test_target_must_name_the_signature_parameter():
+    sig = _signature({("k", "loads"): [3.0, 2.0, 1.0]}, [1.0, 2.0, 4.0])
+    with pytest.raises(InputError, match="parameter 'p'"):
+        extrapolate(sig, {"n": 16})
+
+
+def test_elements_missing_at_a_point_are_skipped_and_listed():
+    sig = Experiment.from_columns(
+        ["k", "k", "k", "j", "j"],
+        ["loads"] * 5,
+        {"p": [1, 2, 4, 1, 2]},
+        [4.0, 2.0, 1.0, 5.0, 6.0],
+    )
+    result = extrapolate(sig, {"p": 8})
+    assert [e.kernel for e in result.elements] == ["k"]
+    assert result.skipped[0]["kernel"] == "j"
+    assert any("left out" in w for w in result.warnings)
+
+
+def test_pmnf_at_three_points_passes_on_its_quality_warnings():
+    sig = _signature({("k", "loads"): [1e6, 5e5, 2.5e5]}, [1.0, 2.0, 4.0])
+    result = extrapolate(sig, {"p": 8}, forms="pmnf")
+    assert result.elements[0].form == "pmnf"
+    assert any("few-points" in w for w in result.warnings)

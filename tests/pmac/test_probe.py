@@ -1,0 +1,63 @@
+"""The probes on this machine: a surface with L1 faster than memory, a readable profile."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from perfcast.api import load_machine, probe_machine, save_machine
+from perfcast.measure.probe import cache_geometry, probe_hit_rates
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+def test_quick_probe_gives_a_monotone_enough_surface(tmp_path):
+    profile = probe_machine(quick=True, largest_working_set=32 * 1024**2, name="here")
+    load = profile.memory["load"]
+    assert load["l1"] > load["memory"]  # first-level cache faster than the largest set
+    stride8 = sorted(
+        (p["working_set"], p["bandwidth"])
+        for p in profile.surface
+        if p["pattern"] == "stride8" and p["access"] == "load"
+    )
+    assert stride8[0][0] == 4096 and stride8[-1][0] == 32 * 1024**2
+    assert stride8[0][1] > stride8[-1][1]
+    assert all(p["spread"] >= 0.0 for p in profile.surface)
+    for kind in ("add.f64.scalar", "mul.f32.vector", "div.f64.scalar", "fma.f64.vector"):
+        assert profile.fp[kind] > 0
+    assert profile.fp["div.f64.scalar"] < profile.fp["add.f64.scalar"]
+    path = tmp_path / "machine.json"
+    save_machine(profile, path)
+    again = load_machine(path)
+    assert again.memory == profile.memory and again.fp == profile.fp
+    assert again.extra["probe"]["quick"] is True
+
+
+def test_cache_geometry_reads_sysfs_layout(tmp_path):
+    for index, (level, kind, size) in enumerate(
+        [(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "2048K"),
+         (3, "Unified", "30M")]
+    ):  # fmt: skip
+        folder = tmp_path / f"index{index}"
+        folder.mkdir()
+        files = {"level": level, "type": kind, "size": size, "ways_of_associativity": 12,
+                 "coherency_line_size": 64}  # fmt: skip
+        for name, value in files.items():
+            (folder / name).write_text(f"{value}\n")
+    cache, notes = cache_geometry(tmp_path)
+    assert cache["D1"] == {"size": 48 * 1024, "associativity": 12, "line": 64}
+    assert cache["LL"]["size"] == 30 * 1024**2
+    assert notes == []
+    fallback, notes = cache_geometry(tmp_path / "absent")
+    assert fallback["D1"]["size"] == 32768 and notes
+
+
+def test_probe_hit_rates_follow_the_access_pattern():
+    cache = {"D1": {"size": 32768, "line": 64}, "LL": {"size": 1 << 20, "line": 64}}
+    assert probe_hit_rates("stride1", 16384, cache) == (1.0, 1.0)
+    assert probe_hit_rates("stride1", 1 << 19, cache) == (1 - 8 / 64, 1.0)
+    assert probe_hit_rates("stride8", 1 << 22, cache) == (0.0, 0.0)
+    l1_hit, ll_hit = probe_hit_rates("random", 1 << 21, cache)
+    assert l1_hit == pytest.approx(32768 / (1 << 21))
+    assert 0.0 < ll_hit < 1.0
