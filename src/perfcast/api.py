@@ -2048,6 +2048,7 @@ def code_graphs(
     flags: Sequence[str] = (),
     scope: str = "all",
     profile: Sequence[str] | None = None,
+    counts: bool = False,
 ) -> list[CodeGraph]:
     """Hybrid control-flow graphs (hCFG) of a C file's functions and outermost loops.
 
@@ -2066,6 +2067,9 @@ def code_graphs(
     profile : sequence of str, optional
         Measure the transition probabilities instead of estimating them: the file (with
         ``main``) is built instrumented and run once with these program arguments.
+    counts : bool
+        Take loop trip counts from perfcast's symbolic loop counts (``perfcast static``) where
+        they are numbers (macros from ``flags``), before constants in the IR and the heuristic.
 
     Returns
     -------
@@ -2077,7 +2081,13 @@ def code_graphs(
     if scope not in ("all", "function", "loop"):
         raise ValueError(f"scope: must be 'all', 'function' or 'loop', not {scope!r}")
     return build_graphs(
-        source, function=function, loop=loop, flags=flags, scope=scope, profile=profile
+        source,
+        function=function,
+        loop=loop,
+        flags=flags,
+        scope=scope,
+        profile=profile,
+        counts=counts,
     )
 
 
