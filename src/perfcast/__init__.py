@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         render_pmac,
         replay_stream,
         report,
+        run_advised,
         run_campaign,
         save,
         save_learned,
@@ -103,6 +104,7 @@ _LAZY = {
     "advise": "perfcast.api",
     "Breakpoint": "perfcast.core.function",
     "Segment": "perfcast.core.function",
+    "run_advised": "perfcast.api",
 }
 
 __all__ = [
@@ -170,6 +172,7 @@ __all__ = [
     "Breakpoint",
     "Segment",
     "advise",
+    "run_advised",
 ]
 
 

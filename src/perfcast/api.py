@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from distributed import Client
 
     from perfcast.analyze.advice import Advice as Advice
+    from perfcast.analyze.advice import AdvisedRound as AdvisedRound
     from perfcast.analyze.bugs import Expectation as Expectation
     from perfcast.analyze.compare import Comparison as Comparison
     from perfcast.analyze.convolve import Convolution as Convolution
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
     from perfcast.model.learned import LearnedModel as LearnedModel
     from perfcast.model.learned import RunPrediction as RunPrediction
     from perfcast.model.online import OnlineModeler as OnlineModeler
+    from perfcast.static.binary import Binary
     from perfcast.static.features import InstrumentedSource as InstrumentedSource
     from perfcast.static.instruction_mix import InstructionMix as InstructionMix
     from perfcast.static.report import StaticReport as StaticReport
@@ -197,7 +199,7 @@ def fit(
         gated = gate_models(estimator.models_, experiment, name)
 
         def refit(training: Experiment, metric: str = name) -> list[Model]:
-            return make_modeler(modeler, **settings).fit(training, metric).models_
+            return make_modeler(modeler, **settings).fit(training, metric, chunks).models_
 
         models.extend(backtest(gated, experiment, name, refit))
         skipped.extend(estimator.skipped_)
@@ -702,6 +704,7 @@ def analyze_source(
     compile_args: Sequence[str] = (),
     *,
     progress: bool = False,
+    values: Mapping[str, float] | None = None,
 ) -> StaticReport:
     """Count every function and loop of C sources symbolically over the named parameters.
 
@@ -716,14 +719,36 @@ def analyze_source(
     progress : bool
         Show a progress bar of the loops and functions counted on standard error, when it is
         a terminal and the counting takes more than a second.
+    values : mapping of str to float, optional
+        Parameters fixed at a value: analysed like the others, then their values are put
+        into every count (:meth:`StaticReport.with_values`).
 
     Returns
     -------
     StaticReport
         Pass it to :func:`fit` as ``report=`` with ``modeler="hybrid"``.
+
+    Raises
+    ------
+    InputError
+        When a source cannot be parsed, or a parameter name occurs in none of the sources
+        (reason ``unknown-parameter``, with the closest names).
     """
     from perfcast.static import analyze
 
+    fixed = dict(values or {})
+    names = list(parameters) + [name for name in fixed if name not in parameters]
+    report = _analyze_with_progress(analyze, sources, names, compile_args, progress)
+    return report.with_values(fixed) if fixed else report
+
+
+def _analyze_with_progress(
+    analyze: Callable[..., StaticReport],
+    sources: Sequence[str | Path],
+    parameters: Sequence[str],
+    compile_args: Sequence[str],
+    progress: bool,
+) -> StaticReport:
     if not progress:
         return analyze(sources, parameters, compile_args)
     bars: list[ProgressBar] = []
@@ -883,6 +908,8 @@ def instruction_mix(
     report: StaticReport,
     parameters: Sequence[str] = (),
     attribution: str = "cfg",
+    *,
+    profiles: Sequence[tuple[Mapping[str, float], str | Path]] = (),
 ) -> InstructionMix:
     """Parametric instruction counts per function and category of an x86-64 ELF binary (Mira).
 
@@ -896,6 +923,13 @@ def instruction_mix(
         Parameter names, in the order the models take them.
     attribution : {"cfg", "line"}
         How instructions are mapped to loops: by the control-flow graph or by source line.
+    profiles : sequence of (mapping of str to float, path)
+        Callgrind outputs (``valgrind --tool=callgrind --dump-instr=yes``) of runs of the
+        binary, each with the parameter values of its run. Where a static count stops (a loop
+        bounded by data, a function called through a pointer), the measured counts of the
+        machine loop's blocks stand in: constants from one run; from several runs, models over
+        the parameters fitted with the ``pmnf`` modeler (counts equal in every run stay
+        constants). The functions' notes say which counts were measured.
 
     Returns
     -------
@@ -905,7 +939,68 @@ def instruction_mix(
     from perfcast.static.binary import read_binary
     from perfcast.static.instruction_mix import instruction_mix as count_mix
 
-    return count_mix(read_binary(binary), report, parameters, attribution)
+    executable = read_binary(binary)
+    measured = _measured_counts(executable, profiles) if profiles else None
+    return count_mix(executable, report, parameters, attribution, measured)
+
+
+def _measured_counts(
+    executable: Binary, profiles: Sequence[tuple[Mapping[str, float], str | Path]]
+) -> dict[tuple[str, str, int], Any]:
+    """Measured block and entry counts of the profiled runs, as sympy constants or models."""
+    import sympy
+
+    from perfcast.static.callgrind import measured_loop_counts, read_callgrind
+
+    runs = [
+        (dict(point), measured_loop_counts(executable, read_callgrind(path)))
+        for point, path in profiles
+    ]
+    keys = sorted(set().union(*(counts for _, counts in runs)))
+    series = {key: [counts.get(key, 0) for _, counts in runs] for key in keys}
+    result: dict[tuple[str, str, int], Any] = {
+        key: sympy.Integer(values[0]) for key, values in series.items() if len(set(values)) == 1
+    }
+    varying = [key for key in keys if key not in result]
+    names = list(dict.fromkeys(name for point, _ in runs for name in point))
+    if not varying:
+        return result
+    if not names:
+        raise InputError(
+            "the profiled runs give different counts but no parameter values to model them over",
+            reason="bad-point",
+        )
+    kernel_of = {f"{kind}:{function}:{address:#x}": (kind, function, address)
+                 for kind, function, address in varying}  # fmt: skip
+    kernels: list[str] = []
+    coordinates: dict[str, list[float]] = {name: [] for name in names}
+    values: list[float] = []
+    for index, (point, _) in enumerate(runs):
+        missing = [name for name in names if name not in point]
+        if missing:
+            raise InputError(
+                f"profiled run {index + 1} gives no value for {', '.join(missing)}",
+                reason="bad-point",
+            )
+        for kernel, key in kernel_of.items():
+            kernels.append(kernel)
+            for name in names:
+                coordinates[name].append(point[name])
+            values.append(float(series[key][index]))
+    experiment = Experiment.from_columns(
+        kernels, ["count"] * len(kernels), coordinates, values, source="profiles"
+    )
+    try:
+        models = fit(experiment, modeler="pmnf").models
+    except (InputError, WorkError) as error:
+        raise InputError(
+            f"the {len(runs)} profiled runs admit no model of the measured loop counts over "
+            f"{', '.join(names)} ({error}): profile more runs",
+            reason="bad-point",
+        ) from error
+    for model in models:
+        result[kernel_of[model.kernel]] = model.to_sympy()
+    return result
 
 
 def inclusive_metric(exclusive: str, metrics: Sequence[str]) -> str | None:
@@ -990,6 +1085,130 @@ def advise(
     values = parse_candidates(candidates, names) if isinstance(candidates, str) else candidates
     amount = None if budget is None else parse_budget(str(budget))
     return suggest(experiment, chosen, target, values, amount, repetitions, level=level, goal=goal)
+
+
+#: Most measure-model-advise rounds of :func:`run_advised`.
+ADVISED_ROUNDS = 50
+
+
+def run_advised(
+    campaign: Campaign,
+    *,
+    at: Mapping[str, float] | str,
+    budget: str | float,
+    goal: float | None = None,
+    candidates: Mapping[str, Sequence[float]] | str | None = None,
+    metric: str | None = None,
+    modeler: str = "pmnf",
+    rounds: int = ADVISED_ROUNDS,
+) -> tuple[CampaignResult, list[AdvisedRound], Advice, str]:
+    """Run a campaign, then measure one advised point at a time until the prediction at ``at``
+    is as narrow as ``goal`` or ``budget`` is spent.
+
+    Every round fits the models to everything measured so far, asks :func:`advise` with the
+    budget left, and runs the campaign's command at the first suggested point (the campaign's
+    repetitions; the same results journal, so an interrupted loop resumes with what it
+    measured).
+
+    Parameters
+    ----------
+    campaign : Campaign
+        From :func:`load_campaign`; its own points are measured first.
+    at : mapping of str to float, or str
+        The target configuration.
+    budget : str or float
+        Runs (``20``) or core-hours (``"1.5h"``) the advised points may take, as :func:`advise`
+        reads it; core-hours count as the models predict them.
+    goal : float, optional
+        Stop once the relative half-width of the interval at the target is at most this.
+    candidates, metric, modeler
+        As for :func:`advise`.
+    rounds : int
+        Most rounds.
+
+    Returns
+    -------
+    result : CampaignResult
+        Of the last campaign run, its experiment holding the campaign's points and every
+        advised one (also written to the campaign's output).
+    history : list of AdvisedRound
+    advice : Advice
+        The last advice, at what was measured in the end.
+    stop : str
+        A key of :data:`perfcast.analyze.advice.STOP_REASONS`.
+    """
+    import dataclasses
+
+    from perfcast.analyze.advice import RUNS, AdvisedRound, parse_budget
+    from perfcast.core.points import plain_value
+
+    total = parse_budget(str(budget))
+    result = run_campaign(campaign)
+    measured = result.experiment
+    history: list[AdvisedRound] = []
+    spent = 0.0
+    stop = None
+    while stop is None:
+        left = total.amount - spent
+        advice = advise(
+            measured,
+            at=at,
+            candidates=candidates,
+            budget=f"{left!r}{'runs' if total.unit == RUNS else 'h'}" if left > 0 else None,
+            repetitions=campaign.repetitions,
+            goal=goal,
+            metric=metric,
+            modeler=modeler,
+        )
+        taken = {tuple(row) for row in measured.points().tolist()}
+        names = measured.parameter_names
+        fresh = [s for s in advice.suggestions if tuple(s.point[n] for n in names) not in taken]
+        if goal is not None and advice.width_before <= goal:
+            stop = "goal"
+        elif left <= 0:
+            stop = "budget"
+        elif len(history) >= rounds:
+            stop = "rounds"
+        elif not fresh:
+            stop = "no-advice"
+        else:
+            chosen = fresh[0]
+            values = {name: [plain_value(v)] for name, v in chosen.point.items()}
+            result = run_campaign(dataclasses.replace(campaign, parameters=values))
+            measured = _joined(measured, result.experiment)
+            spent += chosen.runs if total.unit == RUNS else chosen.core_hours or 0.0
+            history.append(
+                AdvisedRound(
+                    dict(chosen.point), chosen.runs, chosen.core_hours, advice.width_before
+                )
+            )
+    if history:
+        write_experiment(measured, campaign.output)
+    return dataclasses.replace(result, experiment=measured), history, advice, stop
+
+
+def _joined(first: Experiment, second: Experiment) -> Experiment:
+    """The measurements of both experiments (``second`` at points ``first`` lacks)."""
+    import pandas as pd
+
+    names = list(first.parameter_names)
+    taken = set(map(tuple, first.points().tolist()))
+    frame = second.frame
+    new = [tuple(row) not in taken for row in frame[names].to_numpy().tolist()]
+    return Experiment.from_frame(
+        pd.concat([first.frame, frame[new]], ignore_index=True),
+        parameters=first.parameters,
+        metrics=first.metrics,
+        metadata=first.metadata,
+        source=first.source,
+    )
+
+
+def advice_stop_reasons() -> dict[str, str]:
+    """Why :func:`run_advised` stops, by the key it returns, in words."""
+    from perfcast.analyze.advice import STOP_REASONS
+
+    return dict(STOP_REASONS)
 
 
 def modelers(*, standalone: bool = False) -> tuple[str, ...]:
@@ -1757,6 +1976,7 @@ __all__ = [
     "InputError",
     "ModelSet",
     "WorkError",
+    "advice_stop_reasons",
     "advise",
     "analyze_source",
     "build_flags",

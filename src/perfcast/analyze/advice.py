@@ -37,6 +37,7 @@ import numpy as np
 from scipy import special
 
 from perfcast.analyze.points import doubling_grid, parameter_roles
+from perfcast.analyze.rivals import rival_models
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
 from perfcast.core.function import Model, ModelWarning
@@ -45,7 +46,7 @@ from perfcast.measure.ranges import RangeError, expand_range
 from perfcast.model.gates import MIN_DISTINCT_VALUES
 
 #: A point is suggested only if it removes at least this share of the variance at the target.
-MIN_GAIN = 0.005
+MIN_GAIN = 0.001
 #: Most candidate points considered (the product of the values given for every parameter).
 MAX_CANDIDATES = 100_000
 #: Budget when none is given: this many points at the usual number of repetitions.
@@ -265,6 +266,32 @@ class _Kernel:
     target_square: float  # the prediction at the target, squared
     largest: dict[int, float] = field(default_factory=dict)
     rates: dict[int, float] = field(default_factory=dict)
+    # Rival forms (:mod:`perfcast.analyze.rivals`): their squared differences from the model at
+    # the target, how well each candidate tells each apart (squared difference over the noise
+    # variance of one measurement) and their plausibility, updated as candidates are added.
+    rival_target: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    rival_power: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    rival_weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def ambiguity(self, weights: np.ndarray | None = None) -> np.ndarray | float:
+        """The variance at the target from the rival forms: their squared differences averaged
+        with the model (weight 1) by plausibility; ``weights`` of shape (rivals, candidates)
+        give one figure per candidate."""
+        w = self.rival_weights if weights is None else weights
+        if not len(self.rival_target):
+            return 0.0 if weights is None else np.zeros(w.shape[1:])
+        target = self.rival_target if w.ndim == 1 else self.rival_target[:, None]
+        result: np.ndarray | float = np.sum(w * target, axis=0) / (1 + np.sum(w, axis=0))
+        return float(result) if weights is None else result
+
+    def ambiguity_gains(self, repetitions: int) -> np.ndarray:
+        """Reduction of :meth:`ambiguity` by measuring each candidate, if the model is right:
+        a rival whose difference there stands out of the noise loses plausibility."""
+        if not len(self.rival_target):
+            return np.zeros(self.candidate_design.shape[0])
+        after = self.rival_weights[:, None] * np.exp(-repetitions * self.rival_power / 2)
+        gains = self.ambiguity() - self.ambiguity(after)
+        return np.where(self.informative, np.maximum(gains, 0.0), 0.0)
 
     def fit_variance(self) -> float:
         t = self.target_design
@@ -312,6 +339,9 @@ class _Kernel:
         denominator = self.candidate_noise[candidate] / repetitions + d @ shared
         if self.informative[candidate] and np.isfinite(denominator) and denominator > 0:
             self.covariance = self.covariance - np.outer(shared, shared) / denominator
+        if self.informative[candidate] and len(self.rival_target):
+            power = self.rival_power[:, candidate]
+            self.rival_weights = self.rival_weights * np.exp(-repetitions * power / 2)
         if self.informative[candidate]:
             for column, value in self.largest.items():
                 self.largest[column] = max(value, float(self.candidate_grid[candidate, column]))
@@ -377,6 +407,7 @@ def advise(
     point = np.array([[target[n] for n in names]])
     z = float(special.ndtri(0.5 + level / 2))
     kernels, warnings = _kernels(models, point, grid, names)
+    _add_rivals(kernels, experiment, metric, point, grid, repetitions)
     totals = np.sum([m.evaluate(grid) for m in models], axis=0) if models else np.zeros(len(grid))
     prediction = float(sum(float(m.evaluate(point)[0]) for m in models))
     cores = _cores(experiment, names, grid)
@@ -397,18 +428,26 @@ def advise(
     suggestions: list[Suggestion] = []
     spent = 0.0
     while goal is None or width() > goal:
+        ambiguity_gains = np.sum(
+            [k.ambiguity_gains(repetitions) for k in kernels], axis=0
+        ) + np.zeros(len(grid))
         gains = (
             np.sum([k.gains(repetitions) + k.extrapolation_gains(grid) for k in kernels], axis=0)
+            + ambiguity_gains
             if kernels
             else None
         )
         step_cost = cost if cost is not None else np.full(len(grid), float(repetitions))
         affordable = available & (spent + step_cost <= budget.amount * (1 + 1e-9))
         few = [n for n in names if len(distinct[n]) < MIN_DISTINCT_VALUES]
-        variance = sum(k.variance() for k in kernels)
+        variance = float(sum(k.variance() + float(k.ambiguity()) for k in kernels))
         chosen, reasons = _next(grid, names, gains, step_cost, affordable, few, distinct, variance)
         if chosen is None:
             break
+        if gains is not None and ambiguity_gains[chosen] > gains[chosen] / 2:
+            reasons = [
+                "tells apart model forms that fit the measurements alike but differ at the target"
+            ]
         for kernel in kernels:
             kernel.add(chosen, repetitions)
         available[chosen] = False
@@ -562,6 +601,43 @@ def _kernels(
     return kernels, warnings
 
 
+def _add_rivals(
+    kernels: Sequence[_Kernel],
+    experiment: Experiment,
+    metric: str,
+    point: np.ndarray,
+    grid: np.ndarray,
+    repetitions: int,
+) -> None:
+    """Give every kernel whose model is not segmented its rival forms (``repetitions``: how
+    many repetitions make a measured point's value)."""
+    measured = {
+        kernel: (series.points, means)
+        for series in experiment.series(metric)
+        for kernel, means in zip(series.kernels, series.means, strict=True)
+    }
+    for kernel in kernels:
+        model, u = kernel.model, kernel.model.uncertainty
+        if model.kernel not in measured or u is None or not u.relative or model.segments:
+            continue
+        points, means = measured[model.kernel]
+        found = rival_models(model, points, means, u.noise_variance / repetitions)
+        if not found:
+            continue
+        at_target = model.evaluate(point)[0]
+        at_candidates = model.evaluate(grid)
+        kernel.rival_target = np.array(
+            [(r.model.evaluate(point)[0] - at_target) ** 2 for r in found]
+        )
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            power = (
+                np.array([(r.model.evaluate(grid) - at_candidates) ** 2 for r in found])
+                / kernel.candidate_noise[None, :]
+            )
+        kernel.rival_power = np.where(np.isfinite(power), power, 0.0)
+        kernel.rival_weights = np.array([r.plausibility for r in found])
+
+
 def _candidate_grid(
     measured: np.ndarray,
     names: Sequence[str],
@@ -620,3 +696,43 @@ def _cores(experiment: Experiment, names: Sequence[str], grid: np.ndarray) -> np
         if roles[name].role in CORE_ROLES:
             cores = cores * grid[:, j]
     return cores
+
+
+@dataclass(frozen=True)
+class AdvisedRound:
+    """One round of measure-model-advise: the point measured and the interval before it.
+
+    Attributes
+    ----------
+    point : dict
+        The configuration measured in this round.
+    runs : int
+        Runs taken there.
+    core_hours : float or None
+        Their predicted cost (None when the models predict no time).
+    width_before : float
+        Relative half-width of the interval at the target before this round.
+    """
+
+    point: dict[str, float]
+    runs: int
+    core_hours: float | None
+    width_before: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary for JSON."""
+        return {
+            "point": {k: plain_value(v) for k, v in self.point.items()},
+            "runs": self.runs,
+            "core_hours": self.core_hours,
+            "width_before": self.width_before,
+        }
+
+
+#: Why an advised campaign stopped.
+STOP_REASONS = {
+    "goal": "the interval at the target is as narrow as asked",
+    "budget": "the budget is spent",
+    "no-advice": "no affordable point narrows the interval any more",
+    "rounds": "the most rounds were taken",
+}
