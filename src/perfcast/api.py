@@ -1747,7 +1747,8 @@ def read_clusters(path: str | Path) -> list[list[str]]:
 
 def stored_models(store: str | Path, *, application: str = "default") -> list[dict[str, Any]]:
     """The kernels of ``application`` in a model store, summarized as :func:`replay_stream`
-    does (every exception kept, its index that of the stream or spool file it came from).
+    does (the latest 10,000 judgements and exceptions of each kernel; an exception's index is
+    its line in the stream or spool file it came from).
 
     Raises
     ------
@@ -1757,7 +1758,7 @@ def stored_models(store: str | Path, *, application: str = "default") -> list[di
     from perfcast.model.online import OnlineModeler, state_of
 
     with open_store(store, create=False) as opened:
-        items = opened.read(application)
+        items = opened.read(application, history=10000)
         if not items:
             known = ", ".join(opened.applications()) or "none"
             raise InputError(
