@@ -121,7 +121,9 @@ def measure(kind: str, kernels: int, workers: int, seed: int) -> dict:
 def in_fresh_process(kind: str, kernels: int, workers: int, seed: int) -> dict:
     argv = [sys.executable, "-m", "benchmarks.distributed", "--child", kind, str(kernels)]
     argv += [str(workers), str(seed)]
-    done = subprocess.run(argv, capture_output=True, text=True, check=True)
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

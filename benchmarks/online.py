@@ -181,7 +181,7 @@ def run_accuracy(args: argparse.Namespace) -> None:
         offline_pars = np.mean([b for _, b in pars_pairs if b is not None])
         print(f"| {kind.name} | {same}/{args.seeds} | {online_pars:.4f} / {offline_pars:.4f} | "
               f"{1e4 * false / measured:.2f} |", flush=True)  # fmt: skip
-    print("\nPlanted shift at measurement 20,000 (of 40,000), n log n / p with 3 % noise: "
+    print("\nPlanted shift at measurement 20,000 (of 100,000), n log n / p with 3 % noise: "
           "measured batches from the shift to the first exception (median / max over seeds), "
           "exceptions before the shift.\n")  # fmt: skip
     print("| factor | back-off | measured batches to first exception | stream measurements "
@@ -210,7 +210,7 @@ def detection(
     then, and the exceptions raised before the shift."""
     online = OnlineModeler(batch=batch, seed=seed, backoff=backoff)
     measured_at_shift = 0
-    for measurement in stream(kind, 40000, seed, shift=(20000, factor)):
+    for measurement in stream(kind, 100000, seed, shift=(20000, factor)):
         state = online.states_.get(("k", "time"))
         if measurement.index == 20000 and state is not None:
             measured_at_shift = state.measured - len(state.pending_values)

@@ -80,8 +80,8 @@ _API = ("ModelSet", "analyze_source", "build_flags", "compare", "describe_failur
 # Learned run-time models (issue 17).
 _LEARNED_API = ("learn", "load_learned", "load_run_table", "predict_runs", "save_learned")
 # Online modeling (life-long models, a model store, a collector for instrumented runs).
-_ONLINE_API = ("online_modeler", "open_store", "render_online", "replay_stream", "serve_spool",
-               "stored_models")  # fmt: skip
+_ONLINE_API = ("online_modeler", "open_store", "read_clusters", "render_online", "replay_stream",
+               "serve_spool", "stored_models")  # fmt: skip
 # Trace extrapolation (PMaC): signatures, extrapolation, machine profiles, convolution.
 _PMAC_API = ("collect_signature", "convolve", "extrapolate_signature", "load_machine",
              "merge_signatures", "probe_machine", "render_pmac", "save_machine")  # fmt: skip
@@ -146,6 +146,7 @@ __all__ = [
     "online_modeler",
     "online_region",
     "open_store",
+    "read_clusters",
     "render_online",
     "replay_stream",
     "serve_spool",

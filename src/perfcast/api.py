@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from perfcast.model.learned import LearnedModel as LearnedModel
     from perfcast.model.learned import RunPrediction as RunPrediction
     from perfcast.model.online import OnlineModeler as OnlineModeler
+    from perfcast.static.binary import Binary
     from perfcast.static.features import InstrumentedSource as InstrumentedSource
     from perfcast.static.instruction_mix import InstructionMix as InstructionMix
     from perfcast.static.report import StaticReport as StaticReport
@@ -198,7 +199,7 @@ def fit(
         gated = gate_models(estimator.models_, experiment, name)
 
         def refit(training: Experiment, metric: str = name) -> list[Model]:
-            return make_modeler(modeler, **settings).fit(training, metric).models_
+            return make_modeler(modeler, **settings).fit(training, metric, chunks).models_
 
         models.extend(backtest(gated, experiment, name, refit))
         skipped.extend(estimator.skipped_)
@@ -703,6 +704,7 @@ def analyze_source(
     compile_args: Sequence[str] = (),
     *,
     progress: bool = False,
+    values: Mapping[str, float] | None = None,
 ) -> StaticReport:
     """Count every function and loop of C sources symbolically over the named parameters.
 
@@ -717,14 +719,36 @@ def analyze_source(
     progress : bool
         Show a progress bar of the loops and functions counted on standard error, when it is
         a terminal and the counting takes more than a second.
+    values : mapping of str to float, optional
+        Parameters fixed at a value: analysed like the others, then their values are put
+        into every count (:meth:`StaticReport.with_values`).
 
     Returns
     -------
     StaticReport
         Pass it to :func:`fit` as ``report=`` with ``modeler="hybrid"``.
+
+    Raises
+    ------
+    InputError
+        When a source cannot be parsed, or a parameter name occurs in none of the sources
+        (reason ``unknown-parameter``, with the closest names).
     """
     from perfcast.static import analyze
 
+    fixed = dict(values or {})
+    names = list(parameters) + [name for name in fixed if name not in parameters]
+    report = _analyze_with_progress(analyze, sources, names, compile_args, progress)
+    return report.with_values(fixed) if fixed else report
+
+
+def _analyze_with_progress(
+    analyze: Callable[..., StaticReport],
+    sources: Sequence[str | Path],
+    parameters: Sequence[str],
+    compile_args: Sequence[str],
+    progress: bool,
+) -> StaticReport:
     if not progress:
         return analyze(sources, parameters, compile_args)
     bars: list[ProgressBar] = []
@@ -884,6 +908,8 @@ def instruction_mix(
     report: StaticReport,
     parameters: Sequence[str] = (),
     attribution: str = "cfg",
+    *,
+    profiles: Sequence[tuple[Mapping[str, float], str | Path]] = (),
 ) -> InstructionMix:
     """Parametric instruction counts per function and category of an x86-64 ELF binary (Mira).
 
@@ -897,6 +923,13 @@ def instruction_mix(
         Parameter names, in the order the models take them.
     attribution : {"cfg", "line"}
         How instructions are mapped to loops: by the control-flow graph or by source line.
+    profiles : sequence of (mapping of str to float, path)
+        Callgrind outputs (``valgrind --tool=callgrind --dump-instr=yes``) of runs of the
+        binary, each with the parameter values of its run. Where a static count stops (a loop
+        bounded by data, a function called through a pointer), the measured counts of the
+        machine loop's blocks stand in: constants from one run; from several runs, models over
+        the parameters fitted with the ``pmnf`` modeler (counts equal in every run stay
+        constants). The functions' notes say which counts were measured.
 
     Returns
     -------
@@ -906,7 +939,68 @@ def instruction_mix(
     from perfcast.static.binary import read_binary
     from perfcast.static.instruction_mix import instruction_mix as count_mix
 
-    return count_mix(read_binary(binary), report, parameters, attribution)
+    executable = read_binary(binary)
+    measured = _measured_counts(executable, profiles) if profiles else None
+    return count_mix(executable, report, parameters, attribution, measured)
+
+
+def _measured_counts(
+    executable: Binary, profiles: Sequence[tuple[Mapping[str, float], str | Path]]
+) -> dict[tuple[str, str, int], Any]:
+    """Measured block and entry counts of the profiled runs, as sympy constants or models."""
+    import sympy
+
+    from perfcast.static.callgrind import measured_loop_counts, read_callgrind
+
+    runs = [
+        (dict(point), measured_loop_counts(executable, read_callgrind(path)))
+        for point, path in profiles
+    ]
+    keys = sorted(set().union(*(counts for _, counts in runs)))
+    series = {key: [counts.get(key, 0) for _, counts in runs] for key in keys}
+    result: dict[tuple[str, str, int], Any] = {
+        key: sympy.Integer(values[0]) for key, values in series.items() if len(set(values)) == 1
+    }
+    varying = [key for key in keys if key not in result]
+    names = list(dict.fromkeys(name for point, _ in runs for name in point))
+    if not varying:
+        return result
+    if not names:
+        raise InputError(
+            "the profiled runs give different counts but no parameter values to model them over",
+            reason="bad-point",
+        )
+    kernel_of = {f"{kind}:{function}:{address:#x}": (kind, function, address)
+                 for kind, function, address in varying}  # fmt: skip
+    kernels: list[str] = []
+    coordinates: dict[str, list[float]] = {name: [] for name in names}
+    values: list[float] = []
+    for index, (point, _) in enumerate(runs):
+        missing = [name for name in names if name not in point]
+        if missing:
+            raise InputError(
+                f"profiled run {index + 1} gives no value for {', '.join(missing)}",
+                reason="bad-point",
+            )
+        for kernel, key in kernel_of.items():
+            kernels.append(kernel)
+            for name in names:
+                coordinates[name].append(point[name])
+            values.append(float(series[key][index]))
+    experiment = Experiment.from_columns(
+        kernels, ["count"] * len(kernels), coordinates, values, source="profiles"
+    )
+    try:
+        models = fit(experiment, modeler="pmnf").models
+    except (InputError, WorkError) as error:
+        raise InputError(
+            f"the {len(runs)} profiled runs admit no model of the measured loop counts over "
+            f"{', '.join(names)} ({error}): profile more runs",
+            reason="bad-point",
+        ) from error
+    for model in models:
+        result[kernel_of[model.kernel]] = model.to_sympy()
+    return result
 
 
 def inclusive_metric(exclusive: str, metrics: Sequence[str]) -> str | None:
@@ -1620,6 +1714,37 @@ def serve_spool(
     return processed
 
 
+def read_clusters(path: str | Path) -> list[list[str]]:
+    """Similarity clusters for online modeling from a file: the JSON of ``perfcast static
+    --format json`` (its ``clusters``) or a JSON list of lists of kernel names.
+
+    Raises
+    ------
+    InputError
+        When the file cannot be read or holds neither form (reason ``bad-clusters``).
+    """
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise InputError(
+            f"cannot read the clusters ({error})", path, reason="bad-clusters"
+        ) from None
+    clusters = data.get("clusters") if isinstance(data, dict) else data
+    valid = isinstance(clusters, list) and all(
+        isinstance(c, list) and c and all(isinstance(k, str) for k in c) for c in clusters
+    )
+    if not valid:
+        raise InputError(
+            "expected a static report with 'clusters' or a list of lists of kernel names",
+            path,
+            reason="bad-clusters",
+        )
+    assert isinstance(clusters, list)  # checked above
+    return [list(c) for c in clusters]
+
+
 def stored_models(store: str | Path, *, application: str = "default") -> list[dict[str, Any]]:
     """The kernels of ``application`` in a model store, summarized as :func:`replay_stream`
     does (every exception kept, its index that of the stream or spool file it came from).
@@ -1904,6 +2029,7 @@ __all__ = [
     # online modeling
     "online_modeler",
     "open_store",
+    "read_clusters",
     "render_online",
     "replay_stream",
     "serve_spool",

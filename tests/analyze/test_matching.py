@@ -103,3 +103,15 @@ def test_every_transformation_keeps_every_kernel_equal(tmp_path):
             path = write_program(changed, tmp_path, f"{k.name}_{seed}")
             assert run_program(path, tmp_path) == reference, (k.name, how)
     assert applied == {"fuse", "split", "reorder", "interchange", "tile", "strip", "unroll"}
+
+
+def test_a_weak_best_match_is_reported(tmp_path, capsys):
+    files = [str(write_program(kernel(name), tmp_path)) for name in ("heat3d", "spmv")]
+    query = write_program(kernel("dot"), tmp_path)
+    found = similar(f"{query}:dot", files, top=2)
+    assert found.matches[0].similarity < 0.8
+    assert found.notes and "may not carry over" in found.notes[0]
+    assert main(["similar", f"{query}:dot", *files]) == 0
+    assert "note: the closest match has similarity" in capsys.readouterr().out
+    same = similar(f"{files[0]}:heat3d", files, top=1)
+    assert same.matches[0].similarity == pytest.approx(1.0) and not same.notes

@@ -98,6 +98,7 @@ def test_search_strategies_cover_the_space_without_repeating():
         search(SPACE, additive, budget=2, strategy="annealing")
 
 
+@pytest.mark.slow
 @needs_tools
 def test_tuner_compiles_runs_and_stores_then_warm_starts_a_similar_kernel(tmp_path, capsys):
     space_file = write(tmp_path, "space.toml", TOY_SPACE)

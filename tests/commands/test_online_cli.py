@@ -155,3 +155,32 @@ def test_show_of_an_unknown_application_is_an_input_error(
 def test_show_does_not_create_a_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = run(capsys, "online", "show", "--store", str(tmp_path / "none.db"))
     assert status == 2 and "no store" in err and not (tmp_path / "none.db").exists()
+
+
+def test_clusters_from_a_file_let_one_kernel_stand_for_another(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stream = tmp_path / "s.jsonl"
+    rng = np.random.default_rng(4)
+    lines = []
+    for _ in range(3000):
+        n, p = GRID[rng.integers(len(GRID))]
+        value = n * math.log2(n) / p * 1e-6 * (1 + 0.03 * rng.standard_normal())
+        for kernel in ("loop_a", "loop_b"):  # statically similar, behaving alike
+            lines.append(json.dumps({"kernel": kernel, "params": {"n": n, "p": p},
+                                     "metric": "time", "value": value}))  # fmt: skip
+    stream.write_text("\n".join(lines) + "\n")
+    clusters = tmp_path / "static.json"
+    clusters.write_text(json.dumps({"clusters": [["loop_a", "loop_b"]], "kernels": []}))
+    status, out, _ = run(capsys, "online", "replay", str(stream), "--batch", "128",
+                         "--clusters", str(clusters), "--format", "json")  # fmt: skip
+    assert status == 0
+    kernels = {k["kernel"]: k for k in json.loads(out)["kernels"]}
+    base, member = kernels["loop_a"], kernels["loop_b"]
+    assert member["updates"] == 0 and member["measured"] < base["measured"]
+    codes = [w["code"] for w in member["model"]["warnings"]]
+    assert "borrowed-model" in codes
+    assert member["model"]["expression"] == base["model"]["expression"]
+    clusters.write_text('{"clusters": "loop_a"}')
+    status, _, err = run(capsys, "online", "replay", str(stream), "--clusters", str(clusters))
+    assert status == 2 and "clusters" in err

@@ -117,3 +117,16 @@ def test_a_bad_spool_file_is_rejected_and_serving_goes_on(
     assert "0001-bad.jsonl:1" in messages[0]
     (item,) = stored_models(tmp_path / "s.db")
     assert item["measured"] == 24 and read_control(spool, "k", "time") is not None
+
+
+def test_without_a_spool_a_region_only_runs_its_body(monkeypatch: pytest.MonkeyPatch) -> None:
+    import perfcast
+    from perfcast.measure import online_regions
+
+    monkeypatch.delenv("PERFCAST_ONLINE_SPOOL", raising=False)
+    monkeypatch.setattr(online_regions, "_configured", False)
+    monkeypatch.setattr(online_regions, "_recorder", None)
+    ran = []
+    with perfcast.online_region("solve", n=4):
+        ran.append(True)
+    assert ran == [True] and online_regions._recorder is None

@@ -10,7 +10,7 @@ import pytest
 from scipy import special
 
 import perfcast
-from perfcast.core.function import Extrapolation, Factor, Model, Term, Uncertainty
+from perfcast.core.function import Backtest, Factor, Model, Term, Uncertainty
 from perfcast.model import fit as search
 from perfcast.model.backtest import backtest
 from tests.conftest import synthetic_experiment
@@ -56,7 +56,7 @@ def test_backtest_rate_is_the_held_out_log_error_per_log_step() -> None:
     assert model.uncertainty is not None
     (extrapolation,) = model.uncertainty.extrapolation
     expected = np.log(128 / 100) ** 2 / np.log(2) ** 2
-    assert extrapolation == Extrapolation("p", 64.0, pytest.approx(expected, rel=1e-12))
+    assert extrapolation == Backtest("p", 64.0, pytest.approx(expected, rel=1e-12))
 
 
 def test_backtested_error_widens_the_interval_beyond_the_largest_value_only() -> None:
@@ -64,7 +64,7 @@ def test_backtested_error_widens_the_interval_beyond_the_largest_value_only() ->
     plain = linear_model(Uncertainty(covariance, 1e-4, 10))
     rate = 0.01
     backtested = linear_model(
-        dataclasses.replace(plain.uncertainty, extrapolation=(Extrapolation("p", 64.0, rate),))
+        dataclasses.replace(plain.uncertainty, extrapolation=(Backtest("p", 64.0, rate),))
     )
     for p in (8.0, 64.0):
         assert half_width(backtested, p) == half_width(plain, p)

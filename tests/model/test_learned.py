@@ -84,6 +84,9 @@ def test_time_reduction_drops_costly_features_and_importance_the_weak(runs):
     assert model.overhead_["after"] == pytest.approx(1e-4)
     reasons = [d.reason() for d in model.dropped_]
     assert "collecting it costs 20.0% of the run time" in reasons
+    with pytest.raises(InputError, match="every feature costs more than 1.0%") as caught:
+        LearnedModel(reduce_time=0.01).fit(runs, "time", features=["noise_feature"])
+    assert caught.value.reason == "no-features"
 
 
 def test_transfer_beats_learning_from_the_few_target_runs_alone():
@@ -159,6 +162,8 @@ def test_bad_targets_and_settings(runs):
     words = from_columns({"n": [1.0, 2.0], "time": ["fast", "slow"]})
     with pytest.raises(InputError, match="holds words"):
         LearnedModel().fit(words, "time")
+    with pytest.raises(InputError, match="3 run\\(s\\); learning and cross-validating needs"):
+        LearnedModel().fit(runs.take(np.arange(3)), "time")
     with pytest.raises(ValueError, match="method"):
         LearnedModel("svm")
     with pytest.raises(ValueError, match="trees"):

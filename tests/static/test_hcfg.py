@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import shutil
 import textwrap
+from pathlib import Path
 
 import pytest
 
+from perfcast.api import build_flags
 from perfcast.cli import main
 from perfcast.core.errors import InputError
 from perfcast.static.hcfg import CATEGORIES, build_graphs
@@ -185,3 +187,19 @@ def test_profiled_probabilities_are_the_measured_branch_shares(tmp_path, capsys)
     failing = write(tmp_path, "fails.c", "int main(void) { return 3; }\n")
     assert main(["graph", str(failing), "--profile"]) == 2
     assert "profiled run exited with status 3" in capsys.readouterr().err
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.skipif(shutil.which("mpicc") is None, reason="needs MPI headers")
+def test_graphs_of_the_repository_examples_name_their_source_loops():
+    flags = build_flags("compile")
+    graphs = build_graphs(EXAMPLES / "jacobi" / "jacobi.c", function="jacobi_compute", flags=flags)
+    function, loop = graphs
+    assert (function.line, loop.line) == (37, 39)
+    assert sorted({n.loop_depth for n in loop.nodes if n.kind == "block"})[-1] == 2
+    (dot,) = build_graphs(EXAMPLES / "cg" / "cg.c", function="cg_dot", scope="loop", flags=flags)
+    assert dot.line == 75
+    assert dict(dot.nodes[0].opcodes).get("llvm.fmuladd.f64") == 1  # sum += x[k] * y[k]
+    assert dot.nodes[0].dominant == "memory"

@@ -58,9 +58,10 @@ class Matches:
 
     query: CodeGraph
     matches: tuple[Match, ...]
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready ``{"query": {...}, "matches": [...]}``."""
+        """JSON-ready ``{"query": {...}, "matches": [...], "notes": [...]}``."""
         return {
             "query": {
                 "file": self.query.file,
@@ -69,6 +70,7 @@ class Matches:
                 "scope": self.query.scope,
             },
             "matches": [match.to_dict() for match in self.matches],
+            "notes": list(self.notes),
         }
 
 
@@ -178,4 +180,22 @@ def similar(
             if candidate.function == "main" and graph.function != "main":
                 continue
             candidates.append(candidate)
-    return Matches(graph, rank(graph, candidates, top))
+    matches = rank(graph, candidates, top)
+    return Matches(graph, matches, match_notes(matches))
+
+
+WEAK_MATCH = 0.8
+"""Below this similarity a match is reported as weak: its tuning may not carry over."""
+
+
+def match_notes(matches: Sequence[Match]) -> tuple[str, ...]:
+    """Warnings about a ranking: no candidate, or only weak ones."""
+    if not matches:
+        return ("no candidate of the same scope in the corpus",)
+    if matches[0].similarity < WEAK_MATCH:
+        return (
+            f"the closest match has similarity {matches[0].similarity:.2f} (below "
+            f"{WEAK_MATCH}): no corpus kernel is much like the query, and what was learned "
+            "about the match may not carry over",
+        )
+    return ()

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from perfcast.analyze.matching import WEAK_MATCH
 from perfcast.core.errors import InputError
 from perfcast.io.tuning_db import Evaluation, TuningDatabase
 from perfcast.measure.kernel_runs import KernelRun, measure_configuration
@@ -422,6 +423,12 @@ def tune(
                     sources.append((kernel.file, kernel.function, score))
                 if not first:
                     notes.append("warm start found no tuned kernel in the database")
+                weak = [f"{fn} ({score:.2f})" for _, fn, score in sources if score < WEAK_MATCH]
+                if weak:
+                    notes.append(
+                        f"warm start from weakly similar kernels: {', '.join(weak)}; their "
+                        "best configurations may not suit this one"
+                    )
             known = [k for k in store.kernels() if k.file == str(source) and k.function == function]
             if known:
                 earlier = store.best(known[0].id, space.objective)

@@ -6,7 +6,14 @@ import argparse
 import signal
 import sys
 
-from perfcast.api import modelers, render_online, replay_stream, serve_spool, stored_models
+from perfcast.api import (
+    modelers,
+    read_clusters,
+    render_online,
+    replay_stream,
+    serve_spool,
+    stored_models,
+)
 from perfcast.commands.common import write_output
 
 ONLINE_FORMATS = ("text", "json")
@@ -39,6 +46,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--no-backoff", action="store_true", help="measure every value (no back-off)"
     )
     replay.add_argument("--seed", type=int, default=0, help="seed of the back-off delays")
+    replay.add_argument(
+        "--clusters",
+        metavar="FILE",
+        help="similar kernels: `perfcast static --format json` output or a JSON list of lists",
+    )
     replay.add_argument("--format", choices=ONLINE_FORMATS, default="text", help="output format")
     replay.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
     replay.set_defaults(run=run_replay)
@@ -54,6 +66,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--modeler", choices=modelers(standalone=True), default="pmnf", help="modeler refitted"
     )
     serve.add_argument("--once", action="store_true", help="process waiting files, then stop")
+    serve.add_argument(
+        "--clusters",
+        metavar="FILE",
+        help="similar kernels: `perfcast static --format json` output or a JSON list of lists",
+    )
     serve.set_defaults(run=run_serve)
 
     show = actions.add_parser("show", help="models, PARS and exceptions kept in a model store")
@@ -74,6 +91,7 @@ def run_replay(args: argparse.Namespace) -> int:
         application=args.app,
         backoff=not args.no_backoff,
         seed=args.seed,
+        clusters=read_clusters(args.clusters) if args.clusters else None,
     )
     write_output(render_online(summaries, args.format), args.out)
     return 0
@@ -100,6 +118,7 @@ def run_serve(args: argparse.Namespace) -> int:
             modeler=args.modeler,
             batch=args.batch,
             once=args.once,
+            clusters=read_clusters(args.clusters) if args.clusters else None,
             should_stop=lambda: bool(stop),
             on_rejected=lambda message: print(f"perfcast: rejected {message}", file=sys.stderr),
         )

@@ -43,4 +43,6 @@ def run(args: argparse.Namespace) -> int:
             f":{match.line}" if match.scope == "loop" else ""
         )
         print(f"{rank:3d}. {match.similarity:.4f}  {where}")
+    for note in found.notes:
+        print(f"note: {note}")
     return 0

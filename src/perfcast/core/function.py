@@ -147,7 +147,7 @@ class Quality:
 
 
 @dataclass(frozen=True)
-class Extrapolation:
+class Backtest:
     """How far off a model's search gets beyond the measurements along one parameter.
 
     Measured by a backtest (:mod:`perfcast.model.backtest`): the same search on the data
@@ -198,7 +198,7 @@ class Uncertainty:
         how far the model's form misses points it did not see. The interval's variance is at
         least this, so that a model whose form is off gets a wider interval than its noise
         alone would give.
-    extrapolation : tuple of Extrapolation
+    extrapolation : tuple of Backtest
         Per parameter, the backtested error of the search beyond the largest measured value;
         empty where no backtest was possible.
     """
@@ -208,7 +208,7 @@ class Uncertainty:
     dof: int
     relative: bool = True
     loo_variance: float = 0.0
-    extrapolation: tuple[Extrapolation, ...] = ()
+    extrapolation: tuple[Backtest, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary for JSON (the ``uncertainty`` of a model)."""
@@ -248,7 +248,7 @@ class Uncertainty:
         if not isinstance(relative, bool):
             raise ValueError(f"uncertainty: relative must be true or false, not {relative!r}")
         extrapolation = tuple(
-            Extrapolation(str(e["parameter"]), float(e["largest"]), float(e["rate_variance"]))
+            Backtest(str(e["parameter"]), float(e["largest"]), float(e["rate_variance"]))
             for e in data.get("extrapolation") or ()
         )
         if not all(

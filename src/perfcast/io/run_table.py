@@ -320,13 +320,14 @@ def _read_parquet(path: Path) -> RunTable:
 
 
 #: Keys of a feature record that are no features.
-_RECORD_KEYS = ("phase", "elapsed", "ranks_reduced")
+_RECORD_KEYS = ("phase", "elapsed", "cpu", "ranks_reduced")
 
 
 def read_feature_records(path: str | Path, phase: str = "exit") -> RunTable:
     """The run table of the JSON lines an instrumented program appends (``perfcast features``).
 
-    Every ``exit`` line ends a run; its ``elapsed`` seconds become the ``time`` column. With
+    Every ``exit`` line ends a run; its ``elapsed`` seconds become the ``time`` column (its
+    ``cpu`` seconds, the slowest rank's CPU time, the ``cpu`` column). With
     ``phase="features_end"`` the features are those of the run's last ``features_end`` line
     before its ``exit`` (the early phase predicting the whole run); runs without one are
     errors.
@@ -395,11 +396,15 @@ def read_feature_records(path: str | Path, phase: str = "exit") -> RunTable:
                     reason="bad-run-table",
                 )
             chosen = early
-        rows.append({**{k: chosen[k] for k in keys}, "time": values["elapsed"]})
+        times = {"time": values["elapsed"]}
+        if "cpu" in values:
+            times["cpu"] = values["cpu"]
+        rows.append({**{k: chosen[k] for k in keys}, **times})
         early = None
     if not rows or names is None:
         raise InputError(
             "no run ends in this file (no exit record)", source, reason="bad-run-table"
         )
-    columns = {key: [row[key] for row in rows] for key in [*names, "time"]}
+    targets = ["time", "cpu"] if all("cpu" in row for row in rows) else ["time"]
+    columns = {key: [row[key] for row in rows] for key in [*names, *targets]}
     return from_columns(columns, source)

@@ -227,20 +227,34 @@ class TuningDatabase:
 
         ``exclude`` (``{"file": ..., "function": ...}``) leaves the kernel itself out.
         """
-        stored = [
-            k
-            for k in self.kernels()
-            if k.embedding.shape == embedding.shape
-            and not (
-                exclude is not None
-                and k.file == exclude.get("file")
-                and k.function == exclude.get("function")
-            )
-        ]
-        if not stored:
+        rows = self._db.execute(
+            "SELECT id, file, function, scope, line, embedding FROM kernels "
+            "WHERE embedding_size = ? ORDER BY id",
+            (len(embedding),),
+        ).fetchall()
+        if exclude is not None:
+            rows = [
+                r
+                for r in rows
+                if not (r[1] == exclude.get("file") and r[2] == exclude.get("function"))
+            ]
+        if not rows:
             return []
-        matrix = np.array([k.embedding for k in stored])
+        matrix = np.frombuffer(b"".join(r[5] for r in rows), dtype="<f8").reshape(len(rows), -1)
         norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(embedding)), 1e-300)
         scores = np.clip(matrix @ embedding / np.where(norms > 0, norms, 1.0), 0.0, 1.0)
         order = np.argsort(-scores, kind="stable")[:count]
-        return [(stored[i], float(scores[i])) for i in order]
+        return [
+            (
+                StoredKernel(
+                    rows[i][0],
+                    rows[i][1],
+                    rows[i][2],
+                    rows[i][3],
+                    rows[i][4],
+                    np.frombuffer(rows[i][5], dtype="<f8"),
+                ),
+                float(scores[i]),
+            )
+            for i in order
+        ]

@@ -5,7 +5,8 @@ C compiler. The memory probe measures bandwidth (8-byte accesses) over working s
 inside the first-level cache to beyond the last-level cache (as far as the size limit allows),
 for stride-1, stride-8 (one access per 64-byte line) and random access, loads and stores; the
 floating-point probe measures add, multiply, divide and fused multiply-add throughput for
-single and double precision, scalar and 16-byte vectors. Every figure is the fastest of its
+single and double precision, scalar and 16-byte vectors. Times are the probe's CPU time (a
+probe preempted by other load is not charged for the wait); every figure is the fastest of its
 repetitions (the machine's capability; other load only slows a run down), and the spread
 ``(slowest - fastest) / fastest`` is kept.
 

@@ -7,7 +7,7 @@ each parameter, the same search runs again on the measurements without each kern
 value of the parameter and predicts that value. The log error there, per log distance of the
 step, estimates how far the chosen exponent may be off (a model whose exponent is off by ``d``
 misses by about ``d * log(x / largest)`` at ``x``), and the interval grows accordingly beyond
-the largest measured value (:class:`~perfcast.core.function.Extrapolation`).
+the largest measured value (:class:`~perfcast.core.function.Backtest`).
 
 A parameter with fewer than :data:`MIN_BACKTEST_VALUES` measured values is not backtested (the
 search on one value fewer could not tell its terms apart); such models already carry a
@@ -23,7 +23,7 @@ import numpy as np
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
-from perfcast.core.function import Extrapolation, Model
+from perfcast.core.function import Backtest, Model
 
 #: Distinct values a parameter needs before one is held out: three left for the search.
 MIN_BACKTEST_VALUES = 4
@@ -56,10 +56,10 @@ def backtest(
     -------
     list of Model
         Same order; a model's :class:`~perfcast.core.function.Uncertainty` gains one
-        :class:`~perfcast.core.function.Extrapolation` per parameter backtested for its kernel.
+        :class:`~perfcast.core.function.Backtest` per parameter backtested for its kernel.
         Models without uncertainty (and those of other metrics) are returned as they are.
     """
-    found: dict[str, list[Extrapolation]] = {}
+    found: dict[str, list[Backtest]] = {}
     for parameter in experiment.parameter_names:
         for start in range(0, len(experiment.kernels), CHUNK_KERNELS):
             chunk = range(start, start + CHUNK_KERNELS)
@@ -86,7 +86,7 @@ def _backtest_parameter(
     parameter: str,
     kernels: range,
     refit: Callable[[Experiment], Sequence[Model]],
-) -> list[tuple[str, Extrapolation]]:
+) -> list[tuple[str, Backtest]]:
     """Per kernel (of those at positions ``kernels``) backtested along ``parameter``: its
     extrapolation error there."""
     split = experiment.split_largest(parameter, metric, kernels)
@@ -113,7 +113,7 @@ def _backtest_parameter(
             error = _log_error(predictors[kernel].evaluate(held.points), means[row])
             if error is not None:
                 step = np.log(largest / below[kernel])
-                result.append((kernel, Extrapolation(parameter, largest, error / step**2)))
+                result.append((kernel, Backtest(parameter, largest, error / step**2)))
     return result
 
 

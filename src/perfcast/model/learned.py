@@ -53,10 +53,14 @@ FORMAT_VERSION = 1
 UNTRUSTED_ERROR = 0.2
 #: Fewer training runs than this and a model says it has too few.
 FEW_RUNS = 30
+#: Fewer runs than this cannot be learned from (two folds of at least two runs).
+MIN_RUNS = 4
 #: Numeric features the ``pmnf`` method models at most (the most important ones).
 PMNF_FEATURES = 3
 #: Columns that number runs and so are never features.
 BOOKKEEPING = ("run", "row", "repetition")
+#: The targets feature records give (wall and CPU seconds): never features of each other.
+MEASURED_TARGETS = ("time", "cpu")
 
 
 @dataclass(frozen=True)
@@ -211,8 +215,8 @@ class LearnedModel:
         target : str
             The column to predict (e.g. ``time``).
         exclude : sequence of str
-            Columns that are no features (other targets of the same runs); ``run``, ``row``
-            and ``repetition`` never are.
+            Columns that are no features (other targets of the same runs); ``run``, ``row``,
+            ``repetition``, ``time`` and ``cpu`` never are.
         features : sequence of str, optional
             Use only these columns as features.
         source : RunTable or LearnedModel, optional
@@ -226,11 +230,24 @@ class LearnedModel:
             finite, or no feature is left.
         """
         y = _target_column(table, target)
+        if table.rows < MIN_RUNS:
+            raise InputError(
+                f"{table.rows} run(s); learning and cross-validating needs at least {MIN_RUNS}",
+                table.source,
+                reason="too-few-runs",
+            )
         names = _feature_names(table, target, exclude, features)
         self.target_ = target
         self.dropped_: list[Dropped] = []
         self.warnings_: list[str] = []
         names = self._reduce_by_time(table, names, y)
+        if not names:
+            raise InputError(
+                f"every feature costs more than {self.reduce_time:.1%} of the run time to "
+                "collect; nothing is left to learn from",
+                table.source,
+                reason="no-features",
+            )
         self.log_target_ = bool(self.log_target and self.method != "pmnf" and np.all(y > 0))
         if self.log_target and self.method != "pmnf" and not self.log_target_:
             self.warnings_.append(
@@ -712,7 +729,7 @@ def _feature_names(
     if features is not None:
         names = [n for n in features if n != target]
     else:
-        skip = {target, *exclude, *BOOKKEEPING}
+        skip = {target, *exclude, *BOOKKEEPING, *MEASURED_TARGETS}
         names = [n for n in table.columns if n not in skip]
     if not names:
         raise InputError(

@@ -489,11 +489,14 @@ class OnlineModeler:
     exception_level : float
         Probability of the prediction interval whose misses are performance exceptions.
     max_hits : int
-        Cap on the hit counter (so the longest skip is ``batch * 2**max_hits``).
+        Cap on the hit counter, so the longest skip is ``batch * 2**max_hits`` (64 batches by
+        default): it bounds how long a kernel whose behaviour changes goes unmeasured, while a
+        stable kernel still skips about 97 % (``benchmarks/RESULTS.md``, "Online modeling").
     clusters : iterable of iterable of str, optional
         Kernels that are statically similar; the first of each measured for all of them.
     functions : collection of str
-        Kernels that are functions: back-off skips ``U(0, 2**hc)`` calls, not batches.
+        Kernels that are functions: back-off skips ``U(0, 2**hc)`` calls, not batches (their
+        hit counter may grow ``log2(batch)`` beyond ``max_hits``).
     seed : int
         Seed of the back-off's random delays.
     source : str, optional
@@ -527,7 +530,7 @@ class OnlineModeler:
         miss_alpha: float = 0.001,
         tolerance: float = 0.05,
         exception_level: float = 0.9999,
-        max_hits: int = 12,
+        max_hits: int = 6,
         clusters: Iterable[Iterable[str]] | None = None,
         functions: Collection[str] = (),
         seed: int = 0,
@@ -598,8 +601,9 @@ class OnlineModeler:
         if state is None:
             base = self._base.get(kernel)
             return base is None or self._model_of_base(base, metric) is not None
-        if state.borrowed_from is not None and state.model is None:
-            return self._model_of_base(state.borrowed_from, metric) is not None
+        base = state.borrowed_from if state.model is None else None
+        if base is not None and self._model_of_base(base, metric) is None:
+            return False
         return state.skip_left <= 0
 
     def _model_of_base(self, base: str, metric: str) -> Model | None:
@@ -771,7 +775,7 @@ class OnlineModeler:
         hit = not reason
         if value is not None and (hit or self.hit_test == "paper"):
             state.add_pars(value)
-        state.hit_count = min(state.hit_count + 1, self.max_hits) if hit else 0
+        state.hit_count = min(state.hit_count + 1, self._hit_cap(state)) if hit else 0
         skip = self._delay(state) if hit and self.backoff else 0
         state.skip_left = skip
         return BatchJudgement(
@@ -785,6 +789,13 @@ class OnlineModeler:
             skip,
             reason,
         )
+
+    def _hit_cap(self, state: KernelState) -> int:
+        """``max_hits``; for a function ``log2(batch)`` more, so that its longest delay, in
+        calls, equals a loop's, in measurements."""
+        if state.kernel in self.functions:
+            return self.max_hits + int(math.log2(self.batch))
+        return self.max_hits
 
     def _delay(self, state: KernelState) -> int:
         """``q = b * U(0, 2**hc)`` measurements (``U(0, 2**hc)`` for a function)."""

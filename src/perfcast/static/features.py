@@ -11,7 +11,8 @@ offsets of the original file (the token extents clang reports), never by searchi
   outcomes, a ``do`` loop the evaluations of its condition;
 * each call of an MPI communication routine counts its calls (``mpi_calls``) and, when its
   count and datatype arguments have no side effects, its bytes (``mpi_bytes``);
-* ``MPI_Finalize`` first reduces the features over the ranks, and
+* ``MPI_Finalize`` first reduces the features over the ranks (and the run's time, written
+  as ``elapsed``, starts when ``MPI_Init`` returns), and
   ``#pragma perfcast features_end`` writes them when an early phase of the run ends.
 
 A feature is named ``file:line:kind:name`` (``name`` the variable, the loop keyword, the MPI
@@ -406,7 +407,7 @@ class _Rewriter:
 
     def call(self, cursor: Cursor) -> None:
         name = cursor.spelling
-        if name != "MPI_Finalize" and name not in MPI_ROUTINES:
+        if name not in ("MPI_Init", "MPI_Init_thread", "MPI_Finalize", *MPI_ROUTINES):
             return
         tokens = list(cursor.get_tokens())
         start, end = cursor.extent.start.offset, cursor.extent.end.offset
@@ -418,6 +419,9 @@ class _Rewriter:
             return
         if name == "MPI_Finalize":
             self.wraps.append(_Wrap(start, end, "(perfcast_features_finalize(), ", ")"))
+            return
+        if name.startswith("MPI_Init"):  # the run's time starts when MPI is up
+            self.wraps.append(_Wrap(start, end, "perfcast_features_after_init(", ")"))
             return
         line = cursor.extent.start.line
         size = MPI_ROUTINES[name]

@@ -338,7 +338,9 @@ def natural_loops(blocks: Sequence[IRBlock]) -> list[Loop]:
         parent = max(parents, key=lambda i: -len(loops[i].blocks)) if parents else None
         line = lines.get(header)
         if line is None:
-            line = min((i.line for i in blocks[header].instructions if i.line), default=None)
+            line = min(
+                (i.line for b in body for i in blocks[b].instructions if i.line), default=None
+            )
         loops.append(Loop(header, frozenset(body), line, parent))
     return loops
 

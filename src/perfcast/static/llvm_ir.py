@@ -4,9 +4,10 @@ The graph builder (:mod:`perfcast.static.hcfg`) works on the plain structures de
 (:class:`IRFunction`, :class:`IRBlock`, :class:`IRInstruction`), never on llvmlite objects, so
 another front end (a GPU compiler's IR, a different binding) can feed it by producing them.
 
-The IR is produced by ``clang -S -emit-llvm -O1 -g`` with loop unrolling and vectorization off:
-``-O1`` promotes locals to SSA registers (so memory instructions are the program's array accesses,
-not spills of ``-O0``), keeps one loop per source loop, and ``-g`` attaches source lines. Source
+The IR is produced by ``clang -S -emit-llvm -O1 -g`` with loop unrolling, vectorization and
+inlining off: ``-O1`` promotes locals to SSA registers (so memory instructions are the program's
+array accesses, not spills of ``-O0``), keeps one loop per source loop, no function absorbs
+another's loops, and ``-g`` attaches source lines. Source
 lines of loops come from each loop's ``!llvm.loop`` metadata (its first ``DILocation``, the line
 of the ``for``/``while`` keyword); lines of functions from their ``DISubprogram``. These metadata
 records are read from the IR text, a machine-written format; the C source is never parsed here.
@@ -15,20 +16,29 @@ records are read from the IR text, a machine-written format; the C source is nev
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from perfcast.core.errors import InputError, WorkError
 
-COMPILE_FLAGS = ("-S", "-emit-llvm", "-O1", "-g", "-fno-unroll-loops", "-fno-vectorize")
-"""Flags giving one IR loop per source loop, with SSA values and source lines."""
+COMPILE_FLAGS = (
+    "-S",
+    "-emit-llvm",
+    "-O1",
+    "-g",
+    "-fno-unroll-loops",
+    "-fno-vectorize",
+    "-fno-inline",
+)
+"""Flags giving one IR loop per source loop, each in its own function, with source lines."""
 
 CLANG_NAMES = ("clang-16", "clang")
 """Compilers tried in order when the environment variable ``PERFCAST_CLANG`` is not set."""
@@ -108,6 +118,22 @@ def find_clang() -> str:
     raise WorkError("no clang found to compile C to LLVM IR (install clang-16)")
 
 
+@functools.cache
+def mpi_include_flags() -> tuple[str, ...]:
+    """The ``-I`` flags of the MPI installation (``mpicc --showme:compile``), or none.
+
+    Added to every compilation to IR so that MPI programs (``#include <mpi.h>``) compile
+    without flags; only the header search path changes, so other programs are not affected.
+    """
+    mpicc = shutil.which("mpicc")
+    if mpicc is None:
+        return ()
+    done = subprocess.run([mpicc, "--showme:compile"], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return ()
+    return tuple(flag for flag in done.stdout.split() if flag.startswith(("-I", "-isystem")))
+
+
 def compile_to_ir(
     source: str | Path,
     flags: Sequence[str] = (),
@@ -140,7 +166,16 @@ def compile_to_ir(
         raise InputError("no such C file", path, reason="missing-file")
     with tempfile.TemporaryDirectory(prefix="perfcast-ir-") as folder:
         output = Path(folder) / "out.ll"
-        command = [find_clang(), *COMPILE_FLAGS, *flags, *extra_flags, str(path), "-o", str(output)]
+        command = [
+            find_clang(),
+            *COMPILE_FLAGS,
+            *mpi_include_flags(),
+            *flags,
+            *extra_flags,
+            str(path),
+            "-o",
+            str(output),
+        ]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             message = done.stderr.strip() or f"clang exited with status {done.returncode}"
@@ -311,30 +346,65 @@ def parse_ir(text: str, source: str | Path = "<ir>") -> list[IRFunction]:
     except RuntimeError as error:
         raise InputError(f"LLVM cannot read the IR: {error}", source, reason="bad-ir") from error
     metadata = _metadata(text)
+    heads, bodies = _function_texts(text)
     functions = []
     for function in module.functions:
         if function.is_declaration:
             continue
-        head = str(function).split("{", 1)[0]
-        line = _line_of(metadata, _attachments(head).get("dbg", -1))
+        line = _line_of(metadata, _attachments(heads.get(function.name, "")).get("dbg", -1))
         blocks = list(function.blocks)
+        lines = bodies.get(function.name, [])
+        if len(lines) != sum(1 for block in blocks for _ in block.instructions):
+            lines = []  # the text does not line up with the instructions: no metadata then
+        at = iter(lines)
         index_of = {_address(block): index for index, block in enumerate(blocks)}
-        parsed = [_block(block, index, index_of, metadata) for index, block in enumerate(blocks)]
+        parsed = [
+            _block(block, index, index_of, metadata, at) for index, block in enumerate(blocks)
+        ]
         arguments = tuple(_address(argument) for argument in function.arguments)
         functions.append(IRFunction(function.name, line, tuple(parsed), arguments))
     return functions
 
 
+def _function_texts(text: str) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Each defined function's ``define`` line and its instruction lines, in order.
+
+    Metadata attachments (``!dbg``, ``!llvm.loop``, ``!prof``) are read from these lines of the
+    IR as written, whose metadata numbers are the module's; llvmlite prints a single
+    instruction with numbers of its own. Calls of ``llvm.dbg.*`` intrinsics are left out, as
+    newer LLVM versions read them as debug records rather than instructions.
+    """
+    heads: dict[str, str] = {}
+    bodies: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith("define "):
+            name = line.split("@", 1)[1].split("(", 1)[0].strip('"')
+            heads[name] = line
+            current = bodies.setdefault(name, [])
+        elif line.startswith("}"):
+            current = None
+        elif current is not None and line.startswith("  ") and not line.lstrip().startswith(";"):
+            stripped = line.strip()
+            if stripped.startswith(("call void @llvm.dbg.", "#dbg_")):
+                continue
+            current.append(stripped)
+    return heads, bodies
+
+
 def _block(
-    block: object, index: int, index_of: dict[int, int], metadata: dict[int, str]
+    block: object,
+    index: int,
+    index_of: dict[int, int],
+    metadata: dict[int, str],
+    lines: Iterator[str],
 ) -> IRBlock:
     instructions = []
     terminator = None
     for instruction in block.instructions:  # type: ignore[attr-defined]
         opcode = instruction.opcode
         operands = list(instruction.operands)
-        text = str(instruction)
-        attached = _attachments(text)
+        attached = _attachments(next(lines, ""))
         callee = ""
         access = 0
         address = None

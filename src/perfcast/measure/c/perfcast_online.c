@@ -105,8 +105,14 @@ static void pco_hand_over(pco_kernel *k, int trailing_skips) {
     if (!f) return; /* the spool is gone: drop the batch rather than stop the program */
     for (int i = 0; i < k->filled; i++) {
         fprintf(f, "{\"kernel\": \"%s\", \"params\": {", k->kernel);
-        for (int j = 0; j < k->count; j++)
-            fprintf(f, "%s\"%s\": %.17g", j ? ", " : "", k->names[j], k->values[i * k->count + j]);
+        for (int j = 0; j < k->count; j++) {
+            double v = k->values[i * k->count + j];
+            /* whole numbers (the usual predictor) print as integers: far cheaper than %.17g */
+            if (v == (double)(long long)v && v > -9e15 && v < 9e15)
+                fprintf(f, "%s\"%s\": %lld", j ? ", " : "", k->names[j], (long long)v);
+            else
+                fprintf(f, "%s\"%s\": %.17g", j ? ", " : "", k->names[j], v);
+        }
         fprintf(f, "}, \"metric\": \"time\", \"value\": %.9g", k->seconds[i]);
         if (k->skipped_before[i]) fprintf(f, ", \"skipped\": %llu", (unsigned long long)k->skipped_before[i]);
         fputs("}\n", f);

@@ -5,8 +5,9 @@
  * own includes; names are JSON-escaped text without the quotes. Each
  * translation unit keeps its counters in static arrays and registers them, at start-up, in one
  * list shared by the program (a weak symbol); at exit the program appends one JSON line per
- * run to $PERFCAST_FEATURES_FILE (default perfcast-features.jsonl): every feature's value and
- * "cost:NAME", the measured cost in seconds of its updates. Under MPI the instrumented
+ * run to $PERFCAST_FEATURES_FILE (default perfcast-features.jsonl): "elapsed" and "cpu"
+ * seconds (from MPI_Init's return under MPI), every feature's value and "cost:NAME", the
+ * measured cost in seconds of its updates. Under MPI the instrumented
  * MPI_Finalize first sums counters over the ranks (values of variables: their maximum) and
  * rank 0 writes. `#pragma perfcast features_end` writes a line with "phase": "features_end".
  */
@@ -31,10 +32,18 @@ __attribute__((weak)) struct perfcast_features_unit *perfcast_features_units = 0
 __attribute__((weak)) int perfcast_features_written = 0;
 __attribute__((weak)) int perfcast_features_handler = 0;
 __attribute__((weak)) double perfcast_features_start = 0.0;
+__attribute__((weak)) double perfcast_features_cpu_start = 0.0;
 
 __attribute__((unused)) static double perfcast_features_now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* CPU seconds this process has used. */
+__attribute__((unused)) static double perfcast_features_cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
@@ -51,7 +60,9 @@ __attribute__((unused)) static double perfcast_features_update_cost(void) {
     return (perfcast_features_now() - begin) / rounds;
 }
 
-__attribute__((unused)) static void perfcast_features_write(const char *phase, int reduced) {
+/* One record: the phase, wall and CPU seconds since the start (under MPI: the slowest rank's),
+ * every feature's value and cost. */
+__attribute__((unused)) static void perfcast_features_write(const char *phase, int reduced, double elapsed, double cpu) {
     const char *path = getenv("PERFCAST_FEATURES_FILE");
     FILE *out = fopen(path && *path ? path : "perfcast-features.jsonl", "a");
     if (!out) {
@@ -59,8 +70,8 @@ __attribute__((unused)) static void perfcast_features_write(const char *phase, i
         return;
     }
     double cost = perfcast_features_update_cost();
-    fprintf(out, "{\"phase\": \"%s\", \"elapsed\": %.9g, \"ranks_reduced\": %d", phase,
-            perfcast_features_now() - perfcast_features_start, reduced);
+    fprintf(out, "{\"phase\": \"%s\", \"elapsed\": %.9g, \"cpu\": %.9g, \"ranks_reduced\": %d",
+            phase, elapsed, cpu, reduced);
     for (struct perfcast_features_unit *u = perfcast_features_units; u; u = u->next)
         for (int i = 0; i < u->count; ++i)
             fprintf(out, ", \"%s\": %.17g, \"cost:%s\": %.9g", u->names[i], u->values[i],
@@ -69,10 +80,18 @@ __attribute__((unused)) static void perfcast_features_write(const char *phase, i
     fclose(out);
 }
 
+/* MPI_Init's status, passed through; the run's elapsed time counts from here. */
+__attribute__((unused)) static int perfcast_features_after_init(int status) {
+    perfcast_features_start = perfcast_features_now();
+    perfcast_features_cpu_start = perfcast_features_cpu();
+    return status;
+}
+
 __attribute__((unused)) static void perfcast_features_at_exit(void) {
     if (!perfcast_features_written) {
         perfcast_features_written = 1;
-        perfcast_features_write("exit", 0);
+        perfcast_features_write("exit", 0, perfcast_features_now() - perfcast_features_start,
+                                perfcast_features_cpu() - perfcast_features_cpu_start);
     }
 }
 
@@ -93,6 +112,7 @@ __attribute__((constructor)) static void perfcast_features_register(void) {
     if (!perfcast_features_handler) {
         perfcast_features_handler = 1;
         perfcast_features_start = perfcast_features_now();
+        perfcast_features_cpu_start = perfcast_features_cpu();
         atexit(perfcast_features_at_exit);
     }
 }
@@ -115,13 +135,17 @@ __attribute__((constructor)) static void perfcast_features_register(void) {
 /* Counters summed over the ranks, values their maximum; rank 0 writes. Collective. */
 __attribute__((unused)) static void perfcast_features_reduce_and_write(const char *phase) {
     int initialized = 0, finalized = 0, rank = 0;
+    double times[2] = {perfcast_features_now() - perfcast_features_start,
+                       perfcast_features_cpu() - perfcast_features_cpu_start};
+    double slowest[2] = {0.0, 0.0};
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
     if (!initialized || finalized) {
-        perfcast_features_write(phase, 0);
+        perfcast_features_write(phase, 0, times[0], times[1]);
         return;
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Allreduce(times, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     for (struct perfcast_features_unit *u = perfcast_features_units; u; u = u->next) {
         for (int i = 0; i < u->count; ++i) {
             double mine = u->values[i], all = 0.0;
@@ -135,7 +159,7 @@ __attribute__((unused)) static void perfcast_features_reduce_and_write(const cha
         }
     }
     if (rank == 0)
-        perfcast_features_write(phase, 1);
+        perfcast_features_write(phase, 1, slowest[0], slowest[1]);
 }
 
 __attribute__((unused)) static void perfcast_features_finalize(void) {
@@ -157,7 +181,10 @@ __attribute__((unused)) static void perfcast_features_mpi_bytes(int i, long long
 }
 #define PERFCAST_SNAPSHOT() perfcast_features_reduce_and_write("features_end")
 #else
-#define PERFCAST_SNAPSHOT() perfcast_features_write("features_end", 0)
+#define PERFCAST_SNAPSHOT()                                                                      \
+    perfcast_features_write("features_end", 0,                                                   \
+                            perfcast_features_now() - perfcast_features_start,                   \
+                            perfcast_features_cpu() - perfcast_features_cpu_start)
 #endif
 /* An MPI call whose size is not counted (its arguments have side effects). */
 #define PERFCAST_MPI_CALL(i, call) (PERFCAST_HIT(i), (call))
