@@ -1,5 +1,8 @@
 """Time ``perfcast.model.fit`` on 10,000 one-parameter kernels, three fits in one process.
 
+``--whole`` times ``perfcast.fit`` instead: the same search plus what every user-facing fit adds
+(the quality gates and the backtests that widen intervals beyond the data).
+
 Run from a checkout (``.venv/bin/python -m benchmarks.fit_time``) or against another one's
 sources (``PYTHONPATH=OTHER/src .venv/bin/python -m benchmarks.fit_time``) to compare two
 versions of the modeling code back to back, without the Extra-P side of ``benchmarks.speed``.
@@ -15,6 +18,7 @@ import time
 import numpy as np
 import pandas as pd
 
+import perfcast
 from perfcast.model import fit
 
 
@@ -45,12 +49,14 @@ def main() -> None:
     parser.add_argument("--kernels", type=int, default=10_000)
     parser.add_argument("--fits", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--whole", action="store_true", help="time perfcast.fit")
     args = parser.parse_args()
     experiment = _experiment_class().from_frame(synthetic_frame(args.kernels, args.seed))
+    name, function = ("perfcast.fit", perfcast.fit) if args.whole else ("fit", fit)
     for _ in range(args.fits):
         start = time.perf_counter()
-        fit(experiment)
-        print(f"fit of {args.kernels} kernels: {time.perf_counter() - start:.2f} s")
+        function(experiment)
+        print(f"{name} of {args.kernels} kernels: {time.perf_counter() - start:.2f} s")
 
 
 if __name__ == "__main__":

@@ -84,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"machine: {platform.node()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"exit status {status}, wall {wall:.1f} s, peak RSS {peak / 2**20:.0f} MiB")
-    if args.kernels == 200_000:
+    if status != 0:
+        print("the run failed: no figure for the target")
+    elif args.kernels == 200_000:
         verdict = "met" if peak < TARGET_BYTES else "missed"
         print(f"target: under {TARGET_BYTES / 2**30:.0f} GiB for 200,000 kernels: {verdict}")
     return status

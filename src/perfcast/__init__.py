@@ -17,13 +17,16 @@ from perfcast.core.errors import InputError, PerfcastError, WorkError
 from perfcast.core.version import __version__
 
 if TYPE_CHECKING:
+    # Segmented models and measurement-point advice (issue 19).
     from perfcast.api import (
         ModelSet,
+        advise,
         analyze_source,
         build_flags,
         collect_signature,
         compare,
         convolve,
+        dask_client,
         describe_failure,
         diagnose,
         extrapolate_signature,
@@ -31,27 +34,40 @@ if TYPE_CHECKING:
         formats,
         import_profiles,
         instruction_mix,
+        learn,
         load,
         load_campaign,
+        load_learned,
         load_machine,
+        load_run_table,
         load_static_report,
         merge_signatures,
         modelers,
+        online_modeler,
+        open_store,
         optimize,
         parse_expectation,
         parse_point,
         pending_runs,
         predict,
+        predict_runs,
         probe_machine,
         render,
+        render_online,
         render_pmac,
+        replay_stream,
         report,
+        run_advised,
         run_campaign,
         save,
+        save_learned,
         save_machine,
+        serve_spool,
+        stored_models,
     )
     from perfcast.core.experiment import Experiment, Metric, Parameter, Series
-    from perfcast.core.function import Factor, Model, Quality, Term
+    from perfcast.core.function import Breakpoint, Factor, Model, Quality, Segment, Term
+    from perfcast.measure.online_regions import online_region
     from perfcast.measure.regions import region
 
 # The user-facing names of perfcast.api (the rest of its names serve the command line).
@@ -59,13 +75,21 @@ _API: tuple[str, ...]  # extended below by the trace-extrapolation names
 _API = ("ModelSet", "analyze_source", "build_flags", "compare", "describe_failure", "diagnose",
         "fit", "formats", "import_profiles", "instruction_mix", "load", "load_campaign",
         "load_static_report", "modelers", "optimize", "parse_expectation", "parse_point",
-        "pending_runs", "predict", "render", "report", "run_campaign", "save")  # fmt: skip
+        "pending_runs", "predict", "render", "report", "run_campaign", "save",
+        "dask_client")  # fmt: skip
+# Learned run-time models (issue 17).
+_LEARNED_API = ("learn", "load_learned", "load_run_table", "predict_runs", "save_learned")
+# Online modeling (life-long models, a model store, a collector for instrumented runs).
+_ONLINE_API = ("online_modeler", "open_store", "read_clusters", "render_online", "replay_stream",
+               "serve_spool", "stored_models")  # fmt: skip
 # Trace extrapolation (PMaC): signatures, extrapolation, machine profiles, convolution.
 _PMAC_API = ("collect_signature", "convolve", "extrapolate_signature", "load_machine",
              "merge_signatures", "probe_machine", "render_pmac", "save_machine")  # fmt: skip
 _API += _PMAC_API
 _LAZY = {
     **{name: "perfcast.api" for name in _API},
+    **{name: "perfcast.api" for name in _LEARNED_API},
+    **{name: "perfcast.api" for name in _ONLINE_API},
     "Experiment": "perfcast.core.experiment",
     "Metric": "perfcast.core.experiment",
     "Parameter": "perfcast.core.experiment",
@@ -75,6 +99,12 @@ _LAZY = {
     "Quality": "perfcast.core.function",
     "Term": "perfcast.core.function",
     "region": "perfcast.measure.regions",
+    "online_region": "perfcast.measure.online_regions",
+    # Segmented models and measurement-point advice (issue 19).
+    "advise": "perfcast.api",
+    "Breakpoint": "perfcast.core.function",
+    "Segment": "perfcast.core.function",
+    "run_advised": "perfcast.api",
 }
 
 __all__ = [
@@ -94,6 +124,7 @@ __all__ = [
     "analyze_source",
     "build_flags",
     "compare",
+    "dask_client",
     "describe_failure",
     "diagnose",
     "fit",
@@ -111,9 +142,23 @@ __all__ = [
     "predict",
     "region",
     "render",
+    # online modeling
+    "online_modeler",
+    "online_region",
+    "open_store",
+    "read_clusters",
+    "render_online",
+    "replay_stream",
+    "serve_spool",
+    "stored_models",
     "report",
     "run_campaign",
     "save",
+    "learn",
+    "load_learned",
+    "load_run_table",
+    "predict_runs",
+    "save_learned",
     # trace extrapolation (PMaC)
     "collect_signature",
     "convolve",
@@ -123,6 +168,11 @@ __all__ = [
     "probe_machine",
     "render_pmac",
     "save_machine",
+    # Segmented models and measurement-point advice (issue 19).
+    "Breakpoint",
+    "Segment",
+    "advise",
+    "run_advised",
 ]
 
 

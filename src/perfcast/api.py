@@ -17,7 +17,7 @@ record); a setting outside its allowed range is a ``ValueError`` naming the sett
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,8 @@ from perfcast.core.points import parse_point
 from perfcast.core.progress import ProgressBar
 from perfcast.display.tables import FORMATS as TABLE_FORMATS
 from perfcast.io import read_experiment, write_experiment
+from perfcast.model.backtest import backtest
+from perfcast.model.distributed import DaskChunks, dask_client
 from perfcast.model.fitting.assembly import Skip, require_models
 from perfcast.model.fitting.location import LOCATIONS
 from perfcast.model.gates import gate_models
@@ -42,20 +44,35 @@ PROGRESS_DELAY = 1.0
 # The result types, named here for annotations (``perfcast.api.Diagnosis``); importing their
 # modules at run time would put the analyses' dependencies into every command's start-up.
 if TYPE_CHECKING:
+    from distributed import Client
+
+    from perfcast.analyze.advice import Advice as Advice
+    from perfcast.analyze.advice import AdvisedRound as AdvisedRound
     from perfcast.analyze.bugs import Expectation as Expectation
     from perfcast.analyze.compare import Comparison as Comparison
-
-    # trace extrapolation (PMaC)
     from perfcast.analyze.convolve import Convolution as Convolution
     from perfcast.analyze.diagnosis import Diagnosis as Diagnosis
     from perfcast.analyze.extrapolate import Extrapolation as Extrapolation
     from perfcast.analyze.optimize import Constraint as Constraint
     from perfcast.analyze.optimize import Optimum as Optimum
     from perfcast.io.machine_profile import MachineProfile as MachineProfile
+    from perfcast.io.online_store import ModelStore as ModelStore
+    from perfcast.io.run_table import RunTable as RunTable
     from perfcast.measure.campaign import CampaignResult as CampaignResult
     from perfcast.measure.spec import Campaign as Campaign
+    from perfcast.model.learned import LearnedModel as LearnedModel
+    from perfcast.model.learned import RunPrediction as RunPrediction
+    from perfcast.model.online import OnlineModeler as OnlineModeler
+    from perfcast.static.binary import Binary
+    from perfcast.static.features import InstrumentedSource as InstrumentedSource
     from perfcast.static.instruction_mix import InstructionMix as InstructionMix
     from perfcast.static.report import StaticReport as StaticReport
+
+if TYPE_CHECKING:  # Meliora (issue 18)
+    from perfcast.analyze.matching import Matches as Matches
+    from perfcast.analyze.tuning import TuningResult as TuningResult
+    from perfcast.analyze.tuning import TuningSpace as TuningSpace
+    from perfcast.static.hcfg import CodeGraph as CodeGraph
 
 
 def load(
@@ -105,6 +122,7 @@ def fit(
     metric: str | Sequence[str] | None = None,
     strict: bool = False,
     progress: bool = False,
+    client: Client | DaskChunks | None = None,
     **settings: Any,
 ) -> ModelSet:
     """Fit a scaling model to every kernel of ``experiment``.
@@ -127,6 +145,11 @@ def fit(
     progress : bool
         Show a progress bar of the kernels modeled on standard error, when it is a terminal
         and the fit runs longer than a second.
+    client : distributed.Client or DaskChunks, optional
+        Model on the workers of this Dask cluster (see :func:`dask_client`), 4,096 kernels of
+        a series per task (a :class:`~perfcast.model.distributed.DaskChunks` says how many):
+        the same models, bit for bit, as in this process. Modelers that fit a series as a
+        whole (hybrid, segmented) model in this process all the same and say so in the notes.
     **settings
         The modeler's settings, e.g. ``alpha=0.01`` or ``location="median"``; each is checked
         against its allowed range.
@@ -136,7 +159,10 @@ def fit(
     ModelSet
         Models by kernel and metric, ranked by cost at the largest measured configuration,
         recording the modeler and its settings and the kernels skipped. Every model carries
-        the warnings of the quality gates (:mod:`perfcast.model.gates`) in ``warnings``.
+        the warnings of the quality gates (:mod:`perfcast.model.gates`) in ``warnings``, and
+        its prediction interval widens beyond the measurements by the error of the same
+        search backtested on one value fewer of each parameter
+        (:mod:`perfcast.model.backtest`).
 
     Raises
     ------
@@ -145,8 +171,15 @@ def fit(
     InputError
         When no kernel can be modeled, or with ``strict`` when one cannot (naming the first
         such kernel and why, ``reason`` ``unmodelable-kernel``).
+    WorkError
+        With ``client``, when the cluster fails (a worker dies, the scheduler goes away).
     """
     estimator = make_modeler(modeler, **settings)
+    chunks = client if client is None or isinstance(client, DaskChunks) else DaskChunks(client)
+    notes: dict[str, None] = {}
+    if chunks is not None and not estimator.chunkable:
+        chunks = None
+        notes[f"the {modeler} modeler models in this process, not on the Dask cluster"] = None
     if metric is None:
         metrics = experiment.metric_names
     else:
@@ -155,16 +188,20 @@ def fit(
             experiment.check_metric(name)
     models: list[Model] = []
     skipped: list[Skip] = []
-    notes: dict[str, None] = {}
     if progress:
         total = sum(experiment.kernel_count(name) for name in metrics)
         bar = ProgressBar(total, unit="kernels modeled", delay=PROGRESS_DELAY)
         estimator.progress = lambda done: bar.advance(steps=done)
     for name in metrics:
-        estimator.fit(experiment, name)
+        estimator.fit(experiment, name, chunks)
         if strict and estimator.skipped_:
             raise estimator.skipped_[0].error(experiment.source)
-        models.extend(gate_models(estimator.models_, experiment, name))
+        gated = gate_models(estimator.models_, experiment, name)
+
+        def refit(training: Experiment, metric: str = name) -> list[Model]:
+            return make_modeler(modeler, **settings).fit(training, metric, chunks).models_
+
+        models.extend(backtest(gated, experiment, name, refit))
         skipped.extend(estimator.skipped_)
         notes.update(dict.fromkeys(estimator.notes()))
     if progress:
@@ -623,6 +660,13 @@ def metric_modes() -> tuple[str, ...]:
     return METRIC_MODES
 
 
+def campaign_executors() -> tuple[str, ...]:
+    """Where a campaign's runs can execute: ``local`` or ``slurm`` (one batch job per run)."""
+    from perfcast.measure.spec import EXECUTORS
+
+    return EXECUTORS
+
+
 def build_flags(kind: str, *, functions: bool = False) -> list[str]:
     """How to build a program with perfcast's region library.
 
@@ -660,6 +704,7 @@ def analyze_source(
     compile_args: Sequence[str] = (),
     *,
     progress: bool = False,
+    values: Mapping[str, float] | None = None,
 ) -> StaticReport:
     """Count every function and loop of C sources symbolically over the named parameters.
 
@@ -674,14 +719,36 @@ def analyze_source(
     progress : bool
         Show a progress bar of the loops and functions counted on standard error, when it is
         a terminal and the counting takes more than a second.
+    values : mapping of str to float, optional
+        Parameters fixed at a value: analysed like the others, then their values are put
+        into every count (:meth:`StaticReport.with_values`).
 
     Returns
     -------
     StaticReport
         Pass it to :func:`fit` as ``report=`` with ``modeler="hybrid"``.
+
+    Raises
+    ------
+    InputError
+        When a source cannot be parsed, or a parameter name occurs in none of the sources
+        (reason ``unknown-parameter``, with the closest names).
     """
     from perfcast.static import analyze
 
+    fixed = dict(values or {})
+    names = list(parameters) + [name for name in fixed if name not in parameters]
+    report = _analyze_with_progress(analyze, sources, names, compile_args, progress)
+    return report.with_values(fixed) if fixed else report
+
+
+def _analyze_with_progress(
+    analyze: Callable[..., StaticReport],
+    sources: Sequence[str | Path],
+    parameters: Sequence[str],
+    compile_args: Sequence[str],
+    progress: bool,
+) -> StaticReport:
     if not progress:
         return analyze(sources, parameters, compile_args)
     bars: list[ProgressBar] = []
@@ -699,7 +766,13 @@ def analyze_source(
 
 
 def render(
-    value: ModelSet | Sequence[Prediction] | Diagnosis | Comparison | Optimum | InstructionMix,
+    value: ModelSet
+    | Sequence[Prediction]
+    | Diagnosis
+    | Comparison
+    | Optimum
+    | InstructionMix
+    | Advice,
     format: str = "text",  # noqa: A002 - the documented keyword
     *,
     at: Mapping[str, float] | str | None = None,
@@ -710,7 +783,8 @@ def render(
 
     Parameters
     ----------
-    value : ModelSet, list of Prediction, Diagnosis, Comparison, Optimum or InstructionMix
+    value : ModelSet, list of Prediction, Diagnosis, Comparison, Optimum, InstructionMix or
+        Advice
     format : str
         ``text`` or ``json``; model sets and predictions also ``markdown`` and ``csv``;
         instruction mixes also ``python`` (an importable module of the models).
@@ -748,9 +822,10 @@ def render(
             return format_models(value, format, point, width)
         return format_predictions(list(value), format, width)
     # Here, not above: the analyses need pandas, which printing models does not.
+    from perfcast.analyze.advice import Advice
     from perfcast.analyze.compare import Comparison
     from perfcast.analyze.diagnosis import Diagnosis
-    from perfcast.display.text import comparison_text, diagnosis_text, optimum_text
+    from perfcast.display.text import advice_text, comparison_text, diagnosis_text, optimum_text
     from perfcast.static.instruction_mix import InstructionMix
 
     if isinstance(value, InstructionMix):
@@ -759,6 +834,8 @@ def render(
         return dumps(value.to_dict()) + "\n"
     if format != "text":
         raise ValueError(f"format: must be 'text' or 'json', not {format!r}")
+    if isinstance(value, Advice):
+        return advice_text(value)
     if isinstance(value, Diagnosis):
         return diagnosis_text(value)
     if isinstance(value, Comparison):
@@ -831,6 +908,8 @@ def instruction_mix(
     report: StaticReport,
     parameters: Sequence[str] = (),
     attribution: str = "cfg",
+    *,
+    profiles: Sequence[tuple[Mapping[str, float], str | Path]] = (),
 ) -> InstructionMix:
     """Parametric instruction counts per function and category of an x86-64 ELF binary (Mira).
 
@@ -844,6 +923,13 @@ def instruction_mix(
         Parameter names, in the order the models take them.
     attribution : {"cfg", "line"}
         How instructions are mapped to loops: by the control-flow graph or by source line.
+    profiles : sequence of (mapping of str to float, path)
+        Callgrind outputs (``valgrind --tool=callgrind --dump-instr=yes``) of runs of the
+        binary, each with the parameter values of its run. Where a static count stops (a loop
+        bounded by data, a function called through a pointer), the measured counts of the
+        machine loop's blocks stand in: constants from one run; from several runs, models over
+        the parameters fitted with the ``pmnf`` modeler (counts equal in every run stay
+        constants). The functions' notes say which counts were measured.
 
     Returns
     -------
@@ -853,7 +939,68 @@ def instruction_mix(
     from perfcast.static.binary import read_binary
     from perfcast.static.instruction_mix import instruction_mix as count_mix
 
-    return count_mix(read_binary(binary), report, parameters, attribution)
+    executable = read_binary(binary)
+    measured = _measured_counts(executable, profiles) if profiles else None
+    return count_mix(executable, report, parameters, attribution, measured)
+
+
+def _measured_counts(
+    executable: Binary, profiles: Sequence[tuple[Mapping[str, float], str | Path]]
+) -> dict[tuple[str, str, int], Any]:
+    """Measured block and entry counts of the profiled runs, as sympy constants or models."""
+    import sympy
+
+    from perfcast.static.callgrind import measured_loop_counts, read_callgrind
+
+    runs = [
+        (dict(point), measured_loop_counts(executable, read_callgrind(path)))
+        for point, path in profiles
+    ]
+    keys = sorted(set().union(*(counts for _, counts in runs)))
+    series = {key: [counts.get(key, 0) for _, counts in runs] for key in keys}
+    result: dict[tuple[str, str, int], Any] = {
+        key: sympy.Integer(values[0]) for key, values in series.items() if len(set(values)) == 1
+    }
+    varying = [key for key in keys if key not in result]
+    names = list(dict.fromkeys(name for point, _ in runs for name in point))
+    if not varying:
+        return result
+    if not names:
+        raise InputError(
+            "the profiled runs give different counts but no parameter values to model them over",
+            reason="bad-point",
+        )
+    kernel_of = {f"{kind}:{function}:{address:#x}": (kind, function, address)
+                 for kind, function, address in varying}  # fmt: skip
+    kernels: list[str] = []
+    coordinates: dict[str, list[float]] = {name: [] for name in names}
+    values: list[float] = []
+    for index, (point, _) in enumerate(runs):
+        missing = [name for name in names if name not in point]
+        if missing:
+            raise InputError(
+                f"profiled run {index + 1} gives no value for {', '.join(missing)}",
+                reason="bad-point",
+            )
+        for kernel, key in kernel_of.items():
+            kernels.append(kernel)
+            for name in names:
+                coordinates[name].append(point[name])
+            values.append(float(series[key][index]))
+    experiment = Experiment.from_columns(
+        kernels, ["count"] * len(kernels), coordinates, values, source="profiles"
+    )
+    try:
+        models = fit(experiment, modeler="pmnf").models
+    except (InputError, WorkError) as error:
+        raise InputError(
+            f"the {len(runs)} profiled runs admit no model of the measured loop counts over "
+            f"{', '.join(names)} ({error}): profile more runs",
+            reason="bad-point",
+        ) from error
+    for model in models:
+        result[kernel_of[model.kernel]] = model.to_sympy()
+    return result
 
 
 def inclusive_metric(exclusive: str, metrics: Sequence[str]) -> str | None:
@@ -863,6 +1010,205 @@ def inclusive_metric(exclusive: str, metrics: Sequence[str]) -> str | None:
     from perfcast.display.tables import inclusive_metric as counterpart
 
     return counterpart(exclusive, metrics)
+
+
+def advise(
+    experiment: Experiment,
+    models: ModelSet | None = None,
+    *,
+    at: Mapping[str, float] | str,
+    candidates: Mapping[str, Sequence[float]] | str | None = None,
+    budget: str | float | None = None,
+    repetitions: int | None = None,
+    goal: float | None = None,
+    level: float = 0.95,
+    metric: str | None = None,
+    modeler: str = "pmnf",
+) -> Advice:
+    """The configurations to measure next so that the prediction at ``at`` narrows most per
+    unit of measurement cost (see :mod:`perfcast.analyze.advice`).
+
+    Parameters
+    ----------
+    experiment : Experiment
+    models : ModelSet, optional
+        Fitted with ``modeler`` when None.
+    at : mapping of str to float, or str
+        The target configuration (``"p=4096,n=1e6"``).
+    candidates : mapping of str to sequence of float, or str, optional
+        Values to combine per parameter (``"p=2..4096*2,n=1e6,2e6"``); a parameter left out
+        gets its measured values and doublings up to the target.
+    budget : str or float, optional
+        Runs (``20``, ``"20runs"``) or core-hours (``"1.5h"``, ``"1.5core-hours"``); default
+        five points.
+    repetitions : int, optional
+        Runs per point; default the most common number measured.
+    goal : float, optional
+        Stop once the interval at the target is within this relative half-width (0.1: ±10 %).
+    level : float
+        Probability of the intervals.
+    metric : str, optional
+        Default: the experiment's only metric, or ``time``.
+    modeler : str
+        Used when ``models`` is None.
+
+    Returns
+    -------
+    Advice
+        Suggestions in order, each with its cost, the interval width expected after it and
+        why; ``warnings`` say what limits the advice.
+
+    Raises
+    ------
+    InputError
+        For a malformed target, candidate list or budget, or a budget in core-hours for models
+        that predict no time.
+    ValueError
+        For ``repetitions`` below 1, a ``goal`` that is not positive or a ``level`` outside
+        (0, 1).
+    """
+    from perfcast.analyze.advice import advise as suggest
+    from perfcast.analyze.advice import parse_budget, parse_candidates
+
+    if repetitions is not None and (isinstance(repetitions, bool) or repetitions < 1):
+        raise ValueError(f"repetitions: must be a whole number >= 1, not {repetitions!r}")
+    if goal is not None and not goal > 0:
+        raise ValueError(f"goal: must be a positive relative width, not {goal!r}")
+    if not 0 < level < 1:
+        raise ValueError(f"level: must lie in (0, 1), not {level!r}")
+    experiment, chosen = _models_of(experiment, models, metric, modeler)
+    names = experiment.parameter_names
+    target = parse_point(at, names, source="at") if isinstance(at, str) else dict(at)
+    missing = [n for n in names if n not in target]
+    if missing:
+        raise InputError(f"the target misses parameter(s) {', '.join(missing)}", source="at")
+    values = parse_candidates(candidates, names) if isinstance(candidates, str) else candidates
+    amount = None if budget is None else parse_budget(str(budget))
+    return suggest(experiment, chosen, target, values, amount, repetitions, level=level, goal=goal)
+
+
+#: Most measure-model-advise rounds of :func:`run_advised`.
+ADVISED_ROUNDS = 50
+
+
+def run_advised(
+    campaign: Campaign,
+    *,
+    at: Mapping[str, float] | str,
+    budget: str | float,
+    goal: float | None = None,
+    candidates: Mapping[str, Sequence[float]] | str | None = None,
+    metric: str | None = None,
+    modeler: str = "pmnf",
+    rounds: int = ADVISED_ROUNDS,
+) -> tuple[CampaignResult, list[AdvisedRound], Advice, str]:
+    """Run a campaign, then measure one advised point at a time until the prediction at ``at``
+    is as narrow as ``goal`` or ``budget`` is spent.
+
+    Every round fits the models to everything measured so far, asks :func:`advise` with the
+    budget left, and runs the campaign's command at the first suggested point (the campaign's
+    repetitions; the same results journal, so an interrupted loop resumes with what it
+    measured).
+
+    Parameters
+    ----------
+    campaign : Campaign
+        From :func:`load_campaign`; its own points are measured first.
+    at : mapping of str to float, or str
+        The target configuration.
+    budget : str or float
+        Runs (``20``) or core-hours (``"1.5h"``) the advised points may take, as :func:`advise`
+        reads it; core-hours count as the models predict them.
+    goal : float, optional
+        Stop once the relative half-width of the interval at the target is at most this.
+    candidates, metric, modeler
+        As for :func:`advise`.
+    rounds : int
+        Most rounds.
+
+    Returns
+    -------
+    result : CampaignResult
+        Of the last campaign run, its experiment holding the campaign's points and every
+        advised one (also written to the campaign's output).
+    history : list of AdvisedRound
+    advice : Advice
+        The last advice, at what was measured in the end.
+    stop : str
+        A key of :data:`perfcast.analyze.advice.STOP_REASONS`.
+    """
+    import dataclasses
+
+    from perfcast.analyze.advice import RUNS, AdvisedRound, parse_budget
+    from perfcast.core.points import plain_value
+
+    total = parse_budget(str(budget))
+    result = run_campaign(campaign)
+    measured = result.experiment
+    history: list[AdvisedRound] = []
+    spent = 0.0
+    stop = None
+    while stop is None:
+        left = total.amount - spent
+        advice = advise(
+            measured,
+            at=at,
+            candidates=candidates,
+            budget=f"{left!r}{'runs' if total.unit == RUNS else 'h'}" if left > 0 else None,
+            repetitions=campaign.repetitions,
+            goal=goal,
+            metric=metric,
+            modeler=modeler,
+        )
+        taken = {tuple(row) for row in measured.points().tolist()}
+        names = measured.parameter_names
+        fresh = [s for s in advice.suggestions if tuple(s.point[n] for n in names) not in taken]
+        if goal is not None and advice.width_before <= goal:
+            stop = "goal"
+        elif left <= 0:
+            stop = "budget"
+        elif len(history) >= rounds:
+            stop = "rounds"
+        elif not fresh:
+            stop = "no-advice"
+        else:
+            chosen = fresh[0]
+            values = {name: [plain_value(v)] for name, v in chosen.point.items()}
+            result = run_campaign(dataclasses.replace(campaign, parameters=values))
+            measured = _joined(measured, result.experiment)
+            spent += chosen.runs if total.unit == RUNS else chosen.core_hours or 0.0
+            history.append(
+                AdvisedRound(
+                    dict(chosen.point), chosen.runs, chosen.core_hours, advice.width_before
+                )
+            )
+    if history:
+        write_experiment(measured, campaign.output)
+    return dataclasses.replace(result, experiment=measured), history, advice, stop
+
+
+def _joined(first: Experiment, second: Experiment) -> Experiment:
+    """The measurements of both experiments (``second`` at points ``first`` lacks)."""
+    import pandas as pd
+
+    names = list(first.parameter_names)
+    taken = set(map(tuple, first.points().tolist()))
+    frame = second.frame
+    new = [tuple(row) not in taken for row in frame[names].to_numpy().tolist()]
+    return Experiment.from_frame(
+        pd.concat([first.frame, frame[new]], ignore_index=True),
+        parameters=first.parameters,
+        metrics=first.metrics,
+        metadata=first.metadata,
+        source=first.source,
+    )
+
+
+def advice_stop_reasons() -> dict[str, str]:
+    """Why :func:`run_advised` stops, by the key it returns, in words."""
+    from perfcast.analyze.advice import STOP_REASONS
+
+    return dict(STOP_REASONS)
 
 
 def modelers(*, standalone: bool = False) -> tuple[str, ...]:
@@ -879,6 +1225,559 @@ def formats() -> dict[str, dict[str, bool]]:
         name: {"read": hasattr(module, "read"), "write": hasattr(module, "write")}
         for name, module in format_modules().items()
     }
+
+
+# ---------------------------------------------------------------------- learned run-time models
+# (issue 17: run tables, perfcast learn, perfcast predict --runs)
+
+
+def load_run_table(path: str | Path) -> RunTable:
+    """Read a run table: one row per run, one column per feature or target (CSV or Parquet).
+
+    Raises
+    ------
+    InputError
+        Naming file and line for a missing file, a bad cell, a column mixing numbers and words.
+    """
+    from perfcast.io.run_table import read_run_table
+
+    return read_run_table(path)
+
+
+def parse_reductions(text: str, source: str = "reductions") -> dict[str, float]:
+    """``time=0.05,importance=0.95`` as ``{"reduce_time": 0.05, "reduce_importance": 0.95}``.
+
+    Raises
+    ------
+    InputError
+        With reason ``"bad-reduction"`` for another key or a value outside (0, 1].
+    """
+    from perfcast.core.numbers import parse_number
+
+    settings: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, _, value = part.partition("=")
+        key = key.strip()
+        if key not in ("time", "importance") or not value:
+            raise InputError(
+                f"reduction {part!r}: expected time=SHARE or importance=SHARE",
+                source,
+                reason="bad-reduction",
+                value=part,
+            )
+        share = parse_number(value, f"reduction {key}", source, None)
+        if not 0.0 < share <= 1.0:
+            raise InputError(
+                f"reduction {key}={value}: a share in (0, 1] expected",
+                source,
+                reason="bad-reduction",
+                value=part,
+            )
+        settings[f"reduce_{key}"] = share
+    return settings
+
+
+def learn(
+    table: RunTable | str | Path,
+    target: str = "time",
+    *,
+    method: str = "extra-trees",
+    exclude: Sequence[str] = (),
+    features: Sequence[str] | None = None,
+    transfer_from: RunTable | LearnedModel | str | Path | None = None,
+    **settings: Any,
+) -> LearnedModel:
+    """Learn a run's ``target`` (time, instructions, ...) from the other columns of a run table.
+
+    Parameters
+    ----------
+    table : RunTable, str or Path
+        The runs (a path is read with :func:`load_run_table`).
+    target : str
+        The column to predict.
+    method : {"extra-trees", "forest", "poly-lasso", "pmnf"}
+        Extremely randomized trees (default), random forest, Lasso over a polynomial of the
+        features, or a PMNF hypothesis over the most important numeric features.
+    exclude : sequence of str
+        Columns that are no features (other targets measured in the same runs).
+    features : sequence of str, optional
+        Only these columns are features.
+    transfer_from : RunTable, LearnedModel, str or Path, optional
+        Runs (or a learned model file, which keeps its runs) of the same program on another
+        platform; ``table`` holds the few runs of the new platform.
+    **settings
+        :class:`~perfcast.model.learned.LearnedModel` settings: ``trees``, ``log_target``,
+        ``linear_base``, ``reduce_time``, ``reduce_importance`` (see
+        :func:`parse_reductions`), ``folds``, ``seed``.
+
+    Returns
+    -------
+    LearnedModel
+        With its cross-validated error, importances, reductions and warnings.
+
+    Raises
+    ------
+    InputError
+        For a bad table, a missing target or feature, a source of other features.
+    ValueError
+        For a setting outside its range.
+    """
+    from perfcast.model.learned import LearnedModel
+
+    runs = table if not isinstance(table, str | Path) else load_run_table(table)
+    source: RunTable | LearnedModel | None
+    if isinstance(transfer_from, str | Path):
+        path = Path(transfer_from)
+        source = load_learned(path) if path.suffix == ".json" else load_run_table(path)
+    else:
+        source = transfer_from
+    model = LearnedModel(method, **settings)
+    return model.fit(runs, target, exclude=exclude, features=features, source=source)
+
+
+def save_learned(model: LearnedModel, path: str | Path) -> None:
+    """Write a learned model file (JSON, format ``perfcast-learned-model``).
+
+    Raises
+    ------
+    InputError
+        When the file cannot be written.
+    """
+    try:
+        Path(path).write_text(dumps(model.to_json()) + "\n", encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"cannot write: {error.strerror}", path) from None
+
+
+def load_learned(path: str | Path) -> LearnedModel:
+    """Read a learned model file written by :func:`save_learned`.
+
+    The estimator inside is a pickle: load only files you trust.
+
+    Raises
+    ------
+    InputError
+        Naming the file when it is missing, not a learned model, damaged, or written by an
+        incompatible perfcast or scikit-learn version (reason ``"incompatible-model"``).
+    """
+    import json
+
+    from perfcast.model.learned import LearnedModel
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("no such file", path, reason="missing-file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise InputError(f"not a learned model file ({error})", path, reason="bad-model") from None
+    return LearnedModel.from_json(data, path)
+
+
+def predict_runs(
+    model: LearnedModel, table: RunTable | str | Path, *, level: float = 0.95
+) -> list[RunPrediction]:
+    """Predict the target of every run of ``table`` (extra columns are ignored).
+
+    Raises
+    ------
+    InputError
+        When a feature column the model uses is missing (named) or of the wrong kind.
+    """
+    runs = table if not isinstance(table, str | Path) else load_run_table(table)
+    return model.predict(runs, level=level)
+
+
+def render_learned(
+    value: LearnedModel | Sequence[RunPrediction],
+    format: str = "text",  # noqa: A002 - as render's
+) -> str:
+    """A learned model (``text`` summary or its ``json`` file) or run predictions (``text``,
+    ``json``, ``csv``).
+
+    Raises
+    ------
+    ValueError
+        For a format the value has no rendering in.
+    """
+    from perfcast.display.learned import format_run_predictions, learned_summary
+    from perfcast.model.learned import LearnedModel
+
+    if isinstance(value, LearnedModel):
+        if format == "json":
+            return dumps(value.to_json()) + "\n"
+        if format != "text":
+            raise ValueError(f"format: must be 'text' or 'json', not {format!r}")
+        return learned_summary(value)
+    return format_run_predictions(value, format)
+
+
+def run_prediction_warnings(predictions: Sequence[RunPrediction]) -> str:
+    """``row N: warning`` lines of the run predictions that carry warnings (empty if none)."""
+    from perfcast.display.learned import format_prediction_warnings
+
+    return format_prediction_warnings(predictions)
+
+
+def learning_methods() -> tuple[str, ...]:
+    """The methods :func:`learn` takes."""
+    from perfcast.model.learned import METHODS
+
+    return METHODS
+
+
+def instrument_features(
+    sources: Sequence[str | Path],
+    output: str | Path,
+    compile_args: Sequence[str] = (),
+    *,
+    parameters: Sequence[str] = (),
+) -> list[InstrumentedSource]:
+    """Rewrite C sources so that each run records its run-time features (libclang).
+
+    Assignments to scalar variables outside loops, branch outcomes, loop trips and MPI calls
+    and bytes become features named ``file:line:kind:name``; the copies in ``output`` build
+    with the original command (the runtime header is copied beside them) and append one JSON
+    line per run to ``$PERFCAST_FEATURES_FILE`` (read it with :func:`load_feature_records`).
+
+    Parameters
+    ----------
+    sources : sequence of str or Path
+    output : str or Path
+        Directory for the instrumented copies, ``perfcast_features.h`` and ``features.json``.
+    compile_args : sequence of str
+        ``-I``/``-D`` flags the sources need to parse.
+    parameters : sequence of str
+        Variables holding the program's inputs: their first assignment is named by the
+        variable alone.
+
+    Returns
+    -------
+    list of InstrumentedSource
+        Per source: its features and the sites left alone (spelled by macros).
+
+    Raises
+    ------
+    InputError
+        When a source is missing or does not parse.
+    """
+    from perfcast.static.features import instrument_features as instrument
+
+    return instrument(sources, output, compile_args, parameters)
+
+
+def load_feature_records(path: str | Path, *, phase: str = "exit") -> RunTable:
+    """The run table of an instrumented program's feature records: one row per run, its
+    ``time`` the run's elapsed seconds; ``phase="features_end"`` takes the features recorded
+    when the early phase ended (``#pragma perfcast features_end``).
+
+    Raises
+    ------
+    InputError
+        Naming file and line of a malformed record.
+    """
+    from perfcast.io.run_table import read_feature_records
+
+    return read_feature_records(path, phase)
+
+
+def save_run_table(table: RunTable, path: str | Path) -> None:
+    """Write a run table as CSV (or Parquet, by the suffix ``.parquet``).
+
+    Raises
+    ------
+    InputError
+        When the file cannot be written.
+    """
+    from perfcast.io.run_table import write_run_table
+
+    write_run_table(table, path)
+
+
+# -- Online modeling (issue 15): replay a stream, serve a spool, read a model store ------------
+
+
+def open_store(url: str | Path, *, create: bool = True) -> ModelStore:
+    """Open (creating or migrating as needed) a model store of online modeling.
+
+    Parameters
+    ----------
+    url : str or Path
+        A SQLite file (``runs.db`` or ``sqlite:///runs.db``) or a ``postgresql://`` URL.
+    create : bool
+        Create a missing SQLite file (else an :class:`InputError`).
+
+    Returns
+    -------
+    ModelStore
+        Close it with ``close()`` or use it in a ``with`` block.
+    """
+    from perfcast.io.online_store import ModelStore
+
+    return ModelStore(url, create=create)
+
+
+def online_modeler(
+    *,
+    modeler: str = "pmnf",
+    batch: int = 512,
+    store: ModelStore | None = None,
+    application: str = "default",
+    **settings: Any,
+) -> OnlineModeler:
+    """An online modeler, resumed from ``store``'s state of ``application`` when given.
+
+    Parameters
+    ----------
+    modeler : str
+        The registered modeler refitted on every batch.
+    batch : int
+        Measurements per kernel between model updates.
+    store : ModelStore, optional
+        Where earlier runs left models, statistics and back-off state.
+    application : str
+        The application's name in the store.
+    **settings
+        Settings of :class:`perfcast.model.online.OnlineModeler` (``backoff``, ``clusters``,
+        ``seed``, ``exception_level``, ...) and of the modeler.
+    """
+    from perfcast.model.online import OnlineModeler, state_of
+
+    online = OnlineModeler(modeler, batch, **settings)
+    if store is not None:
+        for item in store.read(application, history=0):
+            online.resume(state_of(item, store.url))
+    return online
+
+
+def replay_stream(
+    stream: str | Path,
+    *,
+    modeler: str = "pmnf",
+    batch: int = 512,
+    store: str | Path | None = None,
+    application: str = "default",
+    **settings: Any,
+) -> list[dict[str, Any]]:
+    """Feed a recorded measurement stream through the online modeler.
+
+    The whole stream is read and checked first, so a malformed line changes nothing in the
+    store. With a store, the modeler starts from its state and every completed batch is
+    written at once (one transaction), so that an interrupted replay loses at most its
+    unfinished batches.
+
+    Parameters
+    ----------
+    stream : str or Path
+        JSON Lines in arrival order (:mod:`perfcast.io.online_stream`).
+    modeler, batch, application, **settings
+        As :func:`online_modeler`.
+    store : str or Path, optional
+        A model store URL (see :func:`open_store`).
+
+    Returns
+    -------
+    list of dict
+        A summary per kernel of the stream (see :func:`render_online`); exception indices are
+        the 0-based line numbers of the stream.
+
+    Raises
+    ------
+    InputError
+        For a malformed line (file and line named) or a bad store.
+    """
+    from perfcast.io.online_stream import read_stream
+    from perfcast.model.online import Measurement
+
+    records = list(read_stream(stream))
+    opened = open_store(store) if store is not None else None
+    try:
+        online = online_modeler(
+            modeler=modeler,
+            batch=batch,
+            store=opened,
+            application=application,
+            source=str(stream),
+            **settings,
+        )
+        measurements = [
+            Measurement(r.kernel, r.metric, r.params, r.value, r.index, r.skipped)
+            if r.value is not None
+            else r
+            for r in records
+        ]
+        online.check(m for m in measurements if isinstance(m, Measurement))
+        for measurement in measurements:
+            done = online.batches_done
+            if isinstance(measurement, Measurement):
+                online.partial_fit([measurement])
+            else:
+                online.add_skipped(measurement.kernel, measurement.metric, measurement.skipped)
+            if opened is not None and online.batches_done != done:
+                opened.write(application, online.drain())
+        online.finish()
+        if opened is not None:
+            opened.write(application, online.drain())
+    finally:
+        if opened is not None:
+            opened.close()
+    return online.summaries(touched_only=True)
+
+
+def serve_spool(
+    spool: str | Path,
+    store: str | Path,
+    *,
+    application: str = "default",
+    modeler: str = "pmnf",
+    batch: int = 512,
+    once: bool = False,
+    poll: float = 0.2,
+    should_stop: Callable[[], bool] | None = None,
+    on_rejected: Callable[[str], None] | None = None,
+    **settings: Any,
+) -> int:
+    """Collect the batches instrumented programs hand over through a spool directory.
+
+    Each batch file (:mod:`perfcast.measure.online_spool`) is modeled with the program's
+    back-off decisions taken as made, written to the store in one transaction and then deleted;
+    the kernels' control files then tell the programs how many measurements to skip. A file
+    that is not a valid stream is renamed ``*.rejected`` and reported through ``on_rejected``
+    (the collector goes on). Partly filled batches are judged and stored when serving ends.
+
+    Parameters
+    ----------
+    spool : str or Path
+        The directory the programs write into (``PERFCAST_ONLINE_SPOOL``).
+    store : str or Path
+        The model store URL (see :func:`open_store`).
+    application, modeler, batch, **settings
+        As :func:`online_modeler`; ``batch`` should equal the programs' batch size.
+    once : bool
+        Process the files present and return, instead of waiting for more.
+    poll : float
+        Seconds between looks at the spool while waiting.
+    should_stop : callable, optional
+        Asked between files; serving ends when it returns True.
+    on_rejected : callable, optional
+        Called with a message for each rejected file.
+
+    Returns
+    -------
+    int
+        The number of batch files modeled.
+    """
+    import time
+
+    from perfcast.io.online_stream import read_stream
+    from perfcast.measure.online_spool import pending_batches, write_control
+    from perfcast.model.online import Measurement
+
+    processed = 0
+    with open_store(store) as opened:
+        online = online_modeler(
+            modeler=modeler, batch=batch, store=opened, application=application, **settings
+        )
+        while not (should_stop is not None and should_stop()):
+            files = pending_batches(spool)
+            for path in files:
+                try:
+                    records = list(read_stream(path))
+                    measurements = [
+                        Measurement(r.kernel, r.metric, r.params, r.value, r.index, r.skipped)
+                        for r in records
+                        if r.value is not None
+                    ]
+                    online.check(measurements)
+                except InputError as error:
+                    path.rename(path.with_suffix(".rejected"))
+                    if on_rejected is not None:
+                        on_rejected(str(error))
+                    continue
+                online.partial_fit(measurements, taken=True)
+                for record in records:
+                    if record.value is None:
+                        online.add_skipped(record.kernel, record.metric, record.skipped)
+                opened.write(application, online.drain())
+                for key in {(m.kernel, m.metric) for m in measurements}:
+                    state = online.states_[key]
+                    write_control(spool, key[0], key[1], state.batches, state.skip_left)
+                path.unlink()
+                processed += 1
+                if should_stop is not None and should_stop():
+                    break
+            if once:
+                break
+            if not files:
+                time.sleep(poll)
+        online.finish()
+        opened.write(application, online.drain())
+    return processed
+
+
+def read_clusters(path: str | Path) -> list[list[str]]:
+    """Similarity clusters for online modeling from a file: the JSON of ``perfcast static
+    --format json`` (its ``clusters``) or a JSON list of lists of kernel names.
+
+    Raises
+    ------
+    InputError
+        When the file cannot be read or holds neither form (reason ``bad-clusters``).
+    """
+    import json
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise InputError(
+            f"cannot read the clusters ({error})", path, reason="bad-clusters"
+        ) from None
+    clusters = data.get("clusters") if isinstance(data, dict) else data
+    valid = isinstance(clusters, list) and all(
+        isinstance(c, list) and c and all(isinstance(k, str) for k in c) for c in clusters
+    )
+    if not valid:
+        raise InputError(
+            "expected a static report with 'clusters' or a list of lists of kernel names",
+            path,
+            reason="bad-clusters",
+        )
+    assert isinstance(clusters, list)  # checked above
+    return [list(c) for c in clusters]
+
+
+def stored_models(store: str | Path, *, application: str = "default") -> list[dict[str, Any]]:
+    """The kernels of ``application`` in a model store, summarized as :func:`replay_stream`
+    does (every exception kept, its index that of the stream or spool file it came from).
+
+    Raises
+    ------
+    InputError
+        For a bad store or an application the store does not hold.
+    """
+    from perfcast.model.online import OnlineModeler, state_of
+
+    with open_store(store, create=False) as opened:
+        items = opened.read(application)
+        if not items:
+            known = ", ".join(opened.applications()) or "none"
+            raise InputError(
+                f"the store holds no application '{application}' (it holds: {known})",
+                str(store),
+                reason="unknown-application",
+                value=application,
+            )
+        online = OnlineModeler()
+        for item in items:
+            online.resume(state_of(item, str(store)))
+    return online.summaries()
+
+
+def render_online(summaries: Sequence[Mapping[str, Any]], format: str = "text") -> str:  # noqa: A002
+    """Text or JSON (``{"kernels": [...]}``) of :func:`replay_stream`'s or
+    :func:`stored_models`' summaries."""
+    from perfcast.display.online import render_online as render_summaries
+
+    return render_summaries([dict(s) for s in summaries], format)
 
 
 # --- Trace extrapolation (PMaC): signatures, extrapolation, machine profiles, convolution ---
@@ -1076,6 +1975,8 @@ __all__ = [
     "InputError",
     "ModelSet",
     "WorkError",
+    "advice_stop_reasons",
+    "advise",
     "analyze_source",
     "build_flags",
     "collect_signature",
@@ -1086,7 +1987,9 @@ __all__ = [
     "probe_machine",
     "render_pmac",
     "save_machine",
+    "campaign_executors",
     "compare",
+    "dask_client",
     "describe_failure",
     "diagnose",
     "fit",
@@ -1110,4 +2013,181 @@ __all__ = [
     "report",
     "run_campaign",
     "save",
+    # learned run-time models
+    "learn",
+    "learning_methods",
+    "load_learned",
+    "load_run_table",
+    "parse_reductions",
+    "predict_runs",
+    "render_learned",
+    "run_prediction_warnings",
+    "save_learned",
+    "instrument_features",
+    "load_feature_records",
+    "save_run_table",
+    # online modeling
+    "online_modeler",
+    "open_store",
+    "read_clusters",
+    "render_online",
+    "replay_stream",
+    "serve_spool",
+    "stored_models",
 ]
+
+
+# ---- Code graphs, kernel matching and tuning (Meliora, issue 18) -----------------------------
+
+
+def code_graphs(
+    source: str | Path,
+    *,
+    function: str | None = None,
+    loop: int | None = None,
+    flags: Sequence[str] = (),
+    scope: str = "all",
+    profile: Sequence[str] | None = None,
+) -> list[CodeGraph]:
+    """Hybrid control-flow graphs (hCFG) of a C file's functions and outermost loops.
+
+    Parameters
+    ----------
+    source : str or Path
+        The C file, compiled with clang to LLVM IR.
+    function : str, optional
+        Only this function.
+    loop : int, optional
+        Only the outermost loop starting at this line.
+    flags : sequence of str
+        Further clang flags (``-D``, ``-I``, ...).
+    scope : {"all", "function", "loop"}
+        Function graphs, loop graphs or both.
+    profile : sequence of str, optional
+        Measure the transition probabilities instead of estimating them: the file (with
+        ``main``) is built instrumented and run once with these program arguments.
+
+    Returns
+    -------
+    list of CodeGraph
+        Each with ``to_dict()`` (JSON format ``perfcast-hcfg``) and ``to_dot()``.
+    """
+    from perfcast.static.hcfg import build_graphs
+
+    if scope not in ("all", "function", "loop"):
+        raise ValueError(f"scope: must be 'all', 'function' or 'loop', not {scope!r}")
+    return build_graphs(
+        source, function=function, loop=loop, flags=flags, scope=scope, profile=profile
+    )
+
+
+def similar_kernels(
+    query: str,
+    corpus: Sequence[str | Path],
+    *,
+    top: int = 5,
+    flags: Sequence[str] = (),
+) -> Matches:
+    """Rank the loops or functions of C files by the similarity of their hCFG to a query's.
+
+    Parameters
+    ----------
+    query : str
+        ``file.c``, ``file.c:function`` or ``file.c:function:line`` (an outermost loop).
+    corpus : sequence of str or Path
+        C files to search.
+    top : int
+        How many matches to return.
+    flags : sequence of str
+        Further clang flags.
+
+    Returns
+    -------
+    Matches
+        ``matches`` ranked by ``similarity`` in [0, 1]; ``to_dict()`` for JSON.
+    """
+    from perfcast.analyze.matching import similar
+
+    return similar(query, corpus, top=top, flags=flags)
+
+
+def load_tuning_space(path: str | Path) -> TuningSpace:
+    """Read an autotuning search space: a TOML file of flags, macros, defines and measure.
+
+    Parameters
+    ----------
+    path : str or Path
+        The space file.
+
+    Returns
+    -------
+    TuningSpace
+
+    Raises
+    ------
+    InputError
+        Naming the file, line and key of an unknown key or a bad value.
+    """
+    from perfcast.analyze.tuning import load_space
+
+    return load_space(path)
+
+
+def tune_kernel(
+    source: str | Path,
+    function: str,
+    space: TuningSpace | str | Path,
+    *,
+    budget: int | None = None,
+    strategy: str = "random",
+    seed: int = 0,
+    database: str | Path | None = None,
+    warm_start: bool = False,
+    neighbours: int = 3,
+    flags: Sequence[str] = (),
+) -> TuningResult:
+    """Autotune a C kernel: compile and measure configurations, store them in a tuning database.
+
+    Parameters
+    ----------
+    source : str or Path
+        C program (with ``main``) containing the kernel.
+    function : str
+        The kernel function.
+    space : TuningSpace or str or Path
+        The search space, or its TOML file.
+    budget : int, optional
+        Evaluations at most (default: all for ``exhaustive``, else 20).
+    strategy : {"exhaustive", "random", "model"}
+        Search strategy.
+    seed : int
+        Seed of the random choices.
+    database : str or Path, optional
+        SQLite tuning database to read and extend.
+    warm_start : bool
+        First try the best configurations of the most similar kernels in the database.
+    neighbours : int
+        Similar kernels a warm start draws from.
+    flags : sequence of str
+        clang flags for building the kernel's code graph.
+
+    Returns
+    -------
+    TuningResult
+        Evaluations, best configuration, evaluations needed to get within 5 % of the best.
+    """
+    from perfcast.analyze.tuning import load_space, tune
+
+    chosen = load_space(space) if isinstance(space, str | Path) else space
+    return tune(
+        source,
+        function,
+        chosen,
+        budget=budget,
+        strategy=strategy,
+        seed=seed,
+        database=database,
+        warm_start=warm_start,
+        neighbours=neighbours,
+        flags=flags,
+    )

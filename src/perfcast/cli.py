@@ -27,10 +27,17 @@ COMMANDS = (
     "report",
     "instrument",
     "static",
+    "learn",
+    "features",
+    "graph",
+    "similar",
+    "tune",
+    "online",
     "signature",
     "extrapolate",
     "probe",
     "convolve",
+    "advise",
 )
 
 # The line `perfcast --help` shows for each command module. Kept here so that listing the
@@ -50,10 +57,18 @@ SUMMARIES = {
     "report": "write a self-contained HTML report with plots, warnings and hotspot shifts",
     "instrument": "print compiler flags for perfcast's region library",
     "static": "count loops and functions of C sources symbolically",
+    "learn": "learn run time from a run table of features (forests, reductions, transfer)",
+    "features": "instrument C sources for run-time features (libclang); records to run table",
+    "graph": "print the hybrid control-flow graphs (hCFG) of a C file's functions and loops",
+    "similar": "rank loops or functions of C files by code-graph similarity to a kernel",
+    "tune": "autotune a C kernel's flags and macros; tuning database with warm starts",
+    "online": "life-long online modeling: replay a measurement stream, serve instrumented "
+    "runs, show the model store",
     "signature": "run a program under valgrind: features per basic block, line and function",
     "extrapolate": "extrapolate signatures at small core counts to a large one, per element",
     "probe": "measure this machine's bandwidth surface and floating-point rates",
     "convolve": "predict computation time of a signature on a machine profile",
+    "advise": "suggest the points to measure next that narrow a prediction most per cost",
 }
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2

@@ -1,4 +1,4 @@
-"""Results do not move: the models of real files equal, bit for bit, the committed golden models.
+"""Results do not move: the models of real files equal the committed golden models.
 
 The golden files in ``tests/data/golden`` were written by ``perfcast model FILE --format json``
 with the code before the layer refactor (commit 0840b52) from the real files copied into
@@ -8,6 +8,12 @@ so top-level keys added to the model document (modeler, settings, format version
 Each model's ``warnings`` (the quality gates) and ``uncertainty`` (what its prediction interval
 needs), both added after the golden files and optional in the format, are left out of the
 comparison: they describe the model, they are not part of it.
+
+Structure, kernels, exponents and types must match exactly; floating-point numbers to a relative
+:data:`RELATIVE_TOLERANCE`. Bit-for-bit equality held on one machine but not across them: the
+linear algebra under numpy (OpenBLAS picks its kernels by processor, and releases change them)
+rounds differently, and an ill-conditioned fit (two nearly collinear terms) passes that rounding
+on to its ninth significant digit. A change of the method moves results far more than that.
 """
 
 from __future__ import annotations
@@ -27,6 +33,10 @@ ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "data" / "golden"
 #: Keys of a model that came after the golden files and are not compared.
 UNCOMPARED_KEYS = ("warnings", "uncertainty")
+#: Relative difference allowed between a golden and a new floating-point number (see above);
+#: numbers within :data:`ABSOLUTE_TOLERANCE` of each other (near zero) are equal too.
+RELATIVE_TOLERANCE = 1e-6
+ABSOLUTE_TOLERANCE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -66,8 +76,8 @@ CASES = [
 def differences(golden: Any, actual: Any, where: str = "") -> Iterator[str]:
     """Every place where ``actual`` differs from ``golden``: keys, lengths, types or values.
 
-    Numbers are equal only when they have the same type and compare ``==`` (no tolerance);
-    NaN equals NaN.
+    Numbers are equal only when they have the same type; integers compare ``==``, floats within
+    :data:`RELATIVE_TOLERANCE` (or :data:`ABSOLUTE_TOLERANCE` near zero); NaN equals NaN.
     """
     if type(golden) is not type(actual):
         yield f"{where}: {golden!r} ({type(golden).__name__}) became {actual!r}"
@@ -88,6 +98,9 @@ def differences(golden: Any, actual: Any, where: str = "") -> Iterator[str]:
     elif isinstance(golden, float) and math.isnan(golden):
         if not math.isnan(actual):
             yield f"{where}: nan became {actual!r}"
+    elif isinstance(golden, float):
+        if not math.isclose(golden, actual, rel_tol=RELATIVE_TOLERANCE, abs_tol=ABSOLUTE_TOLERANCE):
+            yield f"{where}: {golden!r} became {actual!r}"
     elif golden != actual:
         yield f"{where}: {golden!r} became {actual!r}"
 
@@ -112,13 +125,15 @@ def test_every_golden_file_has_a_case():
     assert sorted(GOLDEN.glob("*.json")) == sorted(case.golden for case in CASES)
 
 
-def test_differences_catch_one_ulp_a_type_change_and_a_lost_field():
+def test_differences_catch_a_moved_number_a_type_change_and_a_lost_field():
     golden = [{"kernel": "k", "constant": 1.5, "terms": [{"exponent": 1}], "lof_p": None}]
     assert list(differences(golden, json.loads(json.dumps(golden)))) == []
-    one_ulp = [{**golden[0], "constant": math.nextafter(1.5, 2.0)}]
+    rounded = [{**golden[0], "constant": 1.5 * (1 + RELATIVE_TOLERANCE / 2)}]
+    moved = [{**golden[0], "constant": 1.5 * (1 + 2 * RELATIVE_TOLERANCE)}]
     as_float = [{**golden[0], "terms": [{"exponent": 1.0}]}]
     lost = [{key: value for key, value in golden[0].items() if key != "lof_p"}]
-    assert list(differences(golden, one_ulp)) == ["[0].constant: 1.5 became 1.5000000000000002"]
+    assert list(differences(golden, rounded)) == []
+    assert list(differences(golden, moved)) == ["[0].constant: 1.5 became 1.500003"]
     assert list(differences(golden, as_float)) == ["[0].terms[0].exponent: 1 (int) became 1.0"]
     assert list(differences(golden, lost)) == ["[0].lof_p: missing"]
     assert list(differences(golden, golden + golden)) == [": 1 entries became 2"]

@@ -56,6 +56,12 @@ def test_a_model_without_uncertainty_has_no_interval_and_says_so(models, tmp_pat
         (lambda u: u.update(dof=0), "dof must be a positive integer"),
         (lambda u: u.update(noise_variance="x"), "could not convert"),
         (lambda u: u.pop("covariance"), "covariance"),
+        (
+            lambda u: u.update(
+                extrapolation=[{"parameter": "p", "largest": 32, "rate_variance": -1}]
+            ),
+            "variances >= 0",
+        ),
     ],
 )
 def test_a_damaged_uncertainty_is_refused_naming_the_file(

@@ -30,6 +30,9 @@ ADVICE: dict[str, str] = {
     "bad-expectation": "check --expect",
     "bad-role": "check --role",
     "campaign-too-large": "or raise the limit with --max-runs",
+    # perfcast advise
+    "bad-budget": "check --budget",
+    "bad-candidates": "check --candidates",
 }
 
 

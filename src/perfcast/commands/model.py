@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from perfcast.api import (
     LOCATIONS,
@@ -14,6 +16,7 @@ from perfcast.api import (
     InputError,
     ModelSet,
     analyze_source,
+    dask_client,
     fit,
     inclusive_metric,
     load,
@@ -24,6 +27,8 @@ from perfcast.api import (
 )
 from perfcast.commands.common import add_input_arguments, terminal_width, write_output
 
+#: Modelers that ``--segments`` can fit each segment with.
+SEGMENT_BASES = ("pmnf", "sparse")
 #: ``--metric`` value that models every metric of the experiment (``perfcast model`` only).
 ALL_METRICS = "all"
 
@@ -46,7 +51,45 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="call tree of call-path kernels (a->b->c): exclusive and inclusive (*_inclusive "
         "metrics) values apart, totals and shares from the exclusive ones",
     )
+    add_cluster_arguments(parser)
     parser.set_defaults(run=run)
+
+
+def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--workers`` and ``--scheduler``: model on a Dask cluster (see :func:`cluster_of`)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=_worker_count,
+        metavar="N",
+        help="model on a local Dask cluster of N worker processes (same models as without)",
+    )
+    where.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="model on the workers of this running Dask scheduler",
+    )
+
+
+def _worker_count(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of workers >= 1")
+    return count
+
+
+@contextlib.contextmanager
+def cluster_of(args: argparse.Namespace) -> Iterator[Any]:
+    """The Dask client ``--workers`` or ``--scheduler`` asks for (None without either),
+    closed (and a local cluster stopped) on leaving the block."""
+    if args.workers is None and args.scheduler is None:
+        yield None
+        return
+    with dask_client(scheduler=args.scheduler, workers=args.workers) as client:
+        yield client
 
 
 def add_model_arguments(
@@ -118,6 +161,18 @@ def add_model_arguments(
         help="how repetitions give a point's value (adaptive: mean, midrange, trimmed mean or "
         "median, whichever the noise shape of all kernels favours)",
     )
+    parser.add_argument(
+        "--segments",
+        choices=("auto", "1", "2", "3"),
+        help="segmented models: one model per range of a parameter where the trend changes "
+        "(auto: where an F-test finds segments significant; a number: that many where "
+        "possible), fitted by --modeler (pmnf or sparse)",
+    )
+    parser.add_argument(
+        "--segment-parameter",
+        metavar="NAME",
+        help="with --segments: the parameter to segment along (default: the best split of any)",
+    )
     strict_help = "fail (exit 2) when a kernel cannot be modeled instead of skipping it"
     if warnings:
         strict_help += ", or when a model or prediction carries a warning"
@@ -133,10 +188,10 @@ def modeler_settings(args: argparse.Namespace) -> dict[str, object]:
     return {"negative_exponents": negative, "location": args.location}
 
 
-def fit_from_args(args: argparse.Namespace) -> ModelSet:
+def fit_from_args(args: argparse.Namespace, client: Any = None) -> ModelSet:
     """Load the experiment named by ``args`` and fit its models (of every metric with
-    ``--metric all``; of the default metric and its inclusive counterpart with ``--tree``);
-    the fit's notes go to stderr."""
+    ``--metric all``; of the default metric and its inclusive counterpart with ``--tree``),
+    on the Dask cluster of ``client`` when given; the fit's notes go to stderr."""
     experiment = load(
         args.file, format=args.input_format, kernels=args.kernel, exclude=args.exclude
     )
@@ -147,15 +202,21 @@ def fit_from_args(args: argparse.Namespace) -> ModelSet:
         default = experiment.default_metric()
         inclusive = inclusive_metric(default, experiment.metric_names)
         metrics = [default] if inclusive is None else [default, inclusive]
-    return fit_metrics(experiment, args, metrics)
+    return fit_metrics(experiment, args, metrics, client)
 
 
 def fit_metrics(
-    experiment: Experiment, args: argparse.Namespace, metrics: Sequence[str | None]
+    experiment: Experiment,
+    args: argparse.Namespace,
+    metrics: Sequence[str | None],
+    client: Any = None,
 ) -> ModelSet:
     """Fit ``metrics`` (None: the default metric) with the modeler the options name, hybrid
-    with ``--static``; print the fit's notes and one warning per skipped kernel on stderr."""
+    with ``--static``, on the Dask cluster of ``client`` when given; print the fit's notes and
+    one warning per skipped kernel on stderr."""
     chosen = [metric or experiment.default_metric() for metric in metrics]
+    if args.static and (args.segments or args.modeler == "segmented"):
+        raise InputError("--segments: segmented models are fitted by pmnf or sparse, not --static")
     if args.static:
         settings = {**modeler_settings(args), **_static_settings(experiment, args)}
         models = fit(
@@ -164,22 +225,51 @@ def fit_metrics(
             metric=chosen,
             strict=args.strict,
             progress=True,
+            client=client,
             **settings,
         )
     else:
+        modeler, settings = _segmented_choice(experiment, args)
         models = fit(
             experiment,
-            modeler=args.modeler,
+            modeler=modeler,
             metric=chosen,
             strict=args.strict,
             progress=True,
+            client=client,
             **modeler_settings(args),
+            **settings,
         )
     for note in models.notes:
         advice = " (--location mean for means)" if note.startswith("point values:") else ""
         print(note + advice, file=sys.stderr)
     warn_skipped(models)
     return models
+
+
+def _segmented_choice(
+    experiment: Experiment, args: argparse.Namespace
+) -> tuple[str, dict[str, object]]:
+    """The modeler and its extra settings: ``segmented`` over ``--modeler`` with
+    ``--segments`` (or ``--modeler segmented``), else ``--modeler`` itself."""
+    if args.segment_parameter is not None:
+        if args.segment_parameter not in experiment.parameter_names:
+            raise InputError(
+                f"--segment-parameter {args.segment_parameter}: the experiment has no such "
+                f"parameter (it has {', '.join(experiment.parameter_names)})"
+            )
+        if not args.segments and args.modeler != "segmented":
+            raise InputError("--segment-parameter: only with --segments")
+    if not args.segments and args.modeler != "segmented":
+        return args.modeler, {}
+    base = "pmnf" if args.modeler == "segmented" else args.modeler
+    if base not in SEGMENT_BASES:
+        raise InputError(f"--segments: segmented models are fitted by pmnf or sparse, not {base}")
+    return "segmented", {
+        "segments": args.segments or "auto",
+        "base": base,
+        "parameter": args.segment_parameter,
+    }
 
 
 def warn_skipped(models: ModelSet) -> None:
@@ -258,7 +348,8 @@ def strict_status(warnings: str, args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Fit and print; the text output ends with the kernels skipped and the models' warnings."""
-    models = fit_from_args(args)
+    with cluster_of(args) as client:
+        models = fit_from_args(args, client)
     warnings = render_warnings(models)
     if args.format == "json" and not args.tree:  # model by model: never one large string
         models.write_json(sys.stdout if args.out is None else args.out)

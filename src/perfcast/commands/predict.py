@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from perfcast.api import (
     TABLE_FORMATS,
@@ -10,13 +11,17 @@ from perfcast.api import (
     convolve,
     extrapolate_signature,
     load,
+    load_learned,
     load_machine,
     merge_signatures,
     parse_point,
     predict,
+    predict_runs,
     render,
+    render_learned,
     render_pmac,
     render_warnings,
+    run_prediction_warnings,
 )
 from perfcast.commands.common import add_input_arguments, terminal_width, write_output
 from perfcast.commands.model import (
@@ -34,6 +39,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     add_input_arguments(parser, optional=True)
     add_model_arguments(parser, warnings=True)
     parser.add_argument("--at", metavar="p=4096,n=1e6", help="the configuration to predict")
+    parser.add_argument(
+        "--runs",
+        metavar="TABLE",
+        help="predict every run of this run table with the learned model FILE (perfcast learn)",
+    )
     parser.add_argument("--level", type=float, default=0.95, help="prediction interval level")
     parser.add_argument("--format", choices=TABLE_FORMATS, default="text", help="output format")
     parser.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
@@ -53,12 +63,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Fit, predict and print; the text output ends with the predictions' warnings (far
-    extrapolation) and the models' (quality gates). With ``--signature``: extrapolate and
+    extrapolation) and the models' (quality gates). With ``--runs``, FILE is a learned model
+    and every row of the run table is predicted. With ``--signature``: extrapolate and
     convolve instead."""
     if args.signature or args.machine:
         return _run_signature(args)
-    if args.file is None or args.at is None:
-        raise InputError("predict needs FILE and --at (or --signature and --machine)")
+    if args.file is None:
+        raise InputError("predict needs FILE (or --signature and --machine)")
+    if args.runs is not None:
+        return _predict_runs(args)
+    if args.at is None:
+        raise InputError("nothing to predict: give a configuration with --at, or --runs TABLE")
     if args.metric == ALL_METRICS:
         raise InputError(
             "predict ranks the kernels of one metric by cost; name the metric with --metric"
@@ -70,6 +85,21 @@ def run(args: argparse.Namespace) -> int:
     text = render(predictions, args.format, width=terminal_width(args.out))
     write_output(with_warnings(text, warnings, args), args.out)
     return strict_status(warnings, args)
+
+
+def _predict_runs(args: argparse.Namespace) -> int:
+    """A prediction per row of ``--runs`` by the learned model FILE; row warnings follow the
+    text, or go to standard error beside JSON and CSV."""
+    if args.at is not None:
+        raise InputError("--at and --runs predict different things; give one of them")
+    if args.format == "markdown":
+        raise InputError("--runs prints text, json or csv")
+    predictions = predict_runs(load_learned(args.file), args.runs, level=args.level)
+    write_output(render_learned(predictions, args.format), args.out)
+    warnings = run_prediction_warnings(predictions)
+    if warnings and args.format != "text" and not args.quiet:
+        sys.stderr.write("".join(f"perfcast: warning: {w}\n" for w in warnings.splitlines()))
+    return 0
 
 
 def _run_signature(args: argparse.Namespace) -> int:

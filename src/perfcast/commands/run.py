@@ -11,15 +11,18 @@ from typing import TYPE_CHECKING, Any
 
 from perfcast.api import (
     InputError,
+    advice_stop_reasons,
+    campaign_executors,
     describe_failure,
     load_campaign,
     metric_modes,
     pending_runs,
+    run_advised,
     run_campaign,
 )
 
 if TYPE_CHECKING:
-    from perfcast.api import Campaign
+    from perfcast.api import Campaign, CampaignResult
 
 FAILURES_SHOWN = 10
 
@@ -76,9 +79,39 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--retry-failed", action="store_true", help="repeat runs recorded as failed"
     )
     parser.add_argument(
+        "--executor",
+        choices=campaign_executors(),
+        help="where runs execute: local (default, one after another) or slurm (one batch job "
+        "per run; options in the campaign's [slurm] table)",
+    )
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="check the campaign and print the runs still to take, without taking them",
+    )
+    advised = parser.add_argument_group(
+        "advised measuring",
+        "after the campaign's points, measure one advised point at a time (see perfcast "
+        "advise) until the prediction at --at is within --goal or --budget is spent",
+    )
+    advised.add_argument("--advise", action="store_true", help="measure advised points")
+    advised.add_argument("--at", metavar="p=4096,n=1e6", help="with --advise: the target")
+    advised.add_argument(
+        "--budget",
+        metavar="RUNS|CORE_HOURS",
+        help="with --advise: runs (20) or core-hours (1.5h) the advised points may take",
+    )
+    advised.add_argument(
+        "--goal",
+        type=float,
+        metavar="WIDTH",
+        help="with --advise: stop at this relative half-width of the interval (0.1: ±10 %%)",
+    )
+    advised.add_argument(
+        "--candidates",
+        metavar="p=2..4096*2,n=1e6,2e6",
+        help="with --advise: values per parameter to choose from (default: the measured "
+        "values and doublings up to the target)",
     )
     parser.set_defaults(run=run)
 
@@ -109,6 +142,7 @@ def settings_from_flags(args: argparse.Namespace, command: list[str]) -> dict[st
         "seed": args.seed,
         "max_runs": args.max_runs,
         "metrics": args.metric,
+        "executor": args.executor,
     }
     settings.update({k: v for k, v in simple.items() if v is not None})
     if args.env:
@@ -161,9 +195,13 @@ def run(args: argparse.Namespace) -> int:
         _print_warnings(caught)
         if args.dry_run:
             return _print_plan(campaign, args.retry_failed)
+        _check_advice_flags(args)
         previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
-            result = run_campaign(campaign, retry_failed=args.retry_failed)
+            if args.advise:
+                result = _run_advised(campaign, args)
+            else:
+                result = run_campaign(campaign, retry_failed=args.retry_failed)
         finally:
             signal.signal(signal.SIGTERM, previous)
             _print_warnings(caught)
@@ -179,3 +217,34 @@ def run(args: argparse.Namespace) -> int:
         if len(result.failures) > FAILURES_SHOWN:
             print(f"  ... and {len(result.failures) - FAILURES_SHOWN} more", file=sys.stderr)
     return 0
+
+
+def _check_advice_flags(args: argparse.Namespace) -> None:
+    """``--at`` and ``--budget`` with ``--advise``; the advice flags only with it."""
+    given = [f for f in ("at", "budget", "goal", "candidates") if getattr(args, f) is not None]
+    if not args.advise and given:
+        raise InputError(f"--{given[0]}: only with --advise", "command line")
+    if args.advise and (args.at is None or args.budget is None):
+        raise InputError("--advise needs --at (the target) and --budget", "command line")
+    if args.advise and args.goal is not None and not args.goal > 0:
+        raise InputError(f"--goal must be positive, not {args.goal:g}", "command line")
+
+
+def _run_advised(campaign: Campaign, args: argparse.Namespace) -> CampaignResult:
+    """The campaign, then advised points; one line per round and the final advice on stderr."""
+    result, history, advice, stop = run_advised(
+        campaign, at=args.at, budget=args.budget, goal=args.goal, candidates=args.candidates
+    )
+    for number, advised in enumerate(history, 1):
+        point = ",".join(f"{k}={v:g}" for k, v in advised.point.items())
+        print(
+            f"perfcast: advised round {number}: measured {point} ({advised.runs} runs); the "
+            f"interval at the target was ±{advised.width_before:.1%}",
+            file=sys.stderr,
+        )
+    print(
+        f"perfcast: advice stopped: {advice_stop_reasons()[stop]}; the interval at the target "
+        f"is now ±{advice.width_before:.1%}",
+        file=sys.stderr,
+    )
+    return result

@@ -13,7 +13,14 @@ import json
 import sys
 from pathlib import Path
 
-from perfcast.api import InputError, analyze_source, instruction_mix, load_static_report, render
+from perfcast.api import (
+    InputError,
+    analyze_source,
+    instruction_mix,
+    load_static_report,
+    parse_point,
+    render,
+)
 
 BINARY_OPTIONS = ("binary", "report", "attribution", "mix_json", "mix_python")
 """Names of the attributes :func:`add_binary_arguments` adds to the parsed arguments."""
@@ -24,13 +31,20 @@ def _options(parser: argparse.ArgumentParser) -> None:
         "--param",
         action="append",
         default=None,
-        metavar="NAME",
-        help="input parameter (macro, global, local, argument or struct member); repeatable",
+        metavar="NAME[=VALUE]",
+        help="input parameter (macro, global, local, argument or struct member); repeatable. "
+        "NAME=VALUE fixes it at VALUE: the counts are evaluated there and no longer name it. "
+        "A name that occurs in none of the sources is an error listing the closest names",
     )
     parser.add_argument(
         "--clusters", action="store_true", help="also list loops with the same structure"
     )
-    parser.add_argument("--format", choices=("text", "json"), default=None, help="output format")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default=None,
+        help="output format; json with --binary is one document {static, mix}",
+    )
     add_binary_arguments(parser)
 
 
@@ -57,6 +71,16 @@ def add_binary_arguments(parser: argparse.ArgumentParser) -> None:
         default="cfg",
         help="map instructions to kernels through machine loops (cfg, default) or lines only",
     )
+    group.add_argument(
+        "--profile",
+        action="append",
+        default=None,
+        metavar="CALLGRIND[@POINT]",
+        help="callgrind output (valgrind --tool=callgrind --dump-instr=yes) of a run of the "
+        "binary, with its parameter values (out.1@n=100,iters=10); repeatable. Measured block "
+        "counts stand in where static loop counts stop: constants from one run, models over "
+        "the parameters from several; the notes say which counts were measured",
+    )
     group.add_argument("--mix-json", type=Path, help="write the instruction-mix models as JSON")
     group.add_argument(
         "--mix-python", type=Path, help="write the models as an importable Python module"
@@ -71,7 +95,8 @@ def add_parser(subparsers) -> None:
             "Count how often every function and loop of C sources runs, symbolically over the "
             "named parameters. Compile flags for clang follow '--'."
         ),
-        usage="perfcast static SRC... [--param NAME ...] [--clusters] [--format text|json] "
+        usage="perfcast static SRC... [--param NAME[=VALUE] ...] [--clusters] "
+        "[--format text|json] "
         "[--binary A.OUT ...] [-- compile flags]",
     )
     _options(parser)
@@ -97,9 +122,62 @@ def split_arguments(args: argparse.Namespace) -> tuple[list[str], list[str], arg
         param=(args.param or []) + (parsed.param or []),
         clusters=args.clusters or parsed.clusters,
         format=parsed.format or args.format or "text",
+        profile=(args.profile or []) + (parsed.profile or []),
         **{name: getattr(parsed, name) or getattr(args, name) for name in BINARY_OPTIONS},
     )
     return parsed.sources, flags, merged
+
+
+def parameter_values(entries: list[str] | None) -> tuple[list[str], dict[str, float]]:
+    """Split ``--param`` entries into free parameter names and ``NAME=VALUE`` fixed values.
+
+    Raises
+    ------
+    InputError
+        For an empty name, a name that is not a C identifier, a name given twice, or a value
+        that is not a positive number.
+    """
+    names: list[str] = []
+    values: dict[str, float] = {}
+    for entry in entries or []:
+        name, equals, value = entry.partition("=")
+        name = name.strip()
+        if not name.isidentifier() or not name.isascii():
+            raise InputError(
+                f"--param {entry!r}: the name must be a C identifier (NAME or NAME=VALUE)",
+                reason="bad-parameter",
+                value=entry,
+            )
+        if name in names or name in values:
+            raise InputError(f"--param {name} is given twice", reason="bad-parameter", value=name)
+        if equals:
+            values.update(parse_point(f"{name}={value}", source="--param"))
+        else:
+            names.append(name)
+    return names, values
+
+
+def profile_run(entry: str) -> tuple[dict[str, float], Path]:
+    """``FILE`` or ``FILE@n=100,iters=10``: a callgrind output and the parameter values of its
+    run (the last ``@`` separates them)."""
+    path, at, point = entry.rpartition("@")
+    if not at:
+        return {}, Path(entry)
+    if not path:
+        raise InputError(f"--profile {entry!r}: no file before '@'", reason="bad-point")
+    return parse_point(point, source="--profile"), Path(path)
+
+
+def _print_diagnostics(report) -> None:
+    for message in report.diagnostics:
+        print(message, file=sys.stderr)
+
+
+def _report_data(report, clusters: bool) -> dict:
+    data = report.to_dict()
+    if not clusters:
+        data.pop("clusters", None)
+    return data
 
 
 def run(args: argparse.Namespace) -> int:
@@ -107,22 +185,27 @@ def run(args: argparse.Namespace) -> int:
     sources, flags, options = split_arguments(args)
     if not sources and not (options.binary and options.report):
         raise InputError("perfcast static needs at least one source file")
+    names, values = parameter_values(options.param)
+    if options.profile and not options.binary:
+        raise InputError("--profile needs --binary (the executable the runs were profiled of)")
     if options.binary:
-        return run_binary(sources, flags, options)
-    report = analyze_source(sources, options.param, flags, progress=True)
-    for message in report.diagnostics:
-        print(message, file=sys.stderr)
+        return run_binary(sources, flags, options, names, values)
+    report = analyze_source(sources, names, flags, progress=True, values=values)
+    _print_diagnostics(report)
     if options.format == "json":
-        data = report.to_dict()
-        if not options.clusters:
-            data.pop("clusters")
-        print(json.dumps(data, indent=2))
+        print(json.dumps(_report_data(report, options.clusters), indent=2))
         return 0
     print(render_text(report, options.clusters))
     return 0
 
 
-def run_binary(sources: list[str], compile_args: list[str], options: argparse.Namespace) -> int:
+def run_binary(
+    sources: list[str],
+    compile_args: list[str],
+    options: argparse.Namespace,
+    names: list[str],
+    values: dict[str, float],
+) -> int:
     """Build the instruction-mix models of ``options.binary``; print them and write the files asked.
 
     Parameters
@@ -133,23 +216,39 @@ def run_binary(sources: list[str], compile_args: list[str], options: argparse.Na
     compile_args : list of str
         Flags for clang.
     options : argparse.Namespace
-        Carries :data:`BINARY_OPTIONS` and ``param`` (list of names or None).
+        Carries :data:`BINARY_OPTIONS`, ``format`` and ``clusters``.
+    names : list of str
+        The free parameters.
+    values : dict of str to float
+        The parameters fixed at a value.
 
     Returns
     -------
     int
         0.
     """
-    parameters = tuple(options.param or ())
     if options.report is not None:
         report = load_static_report(options.report)
+        if values:
+            report = report.with_values(values)
     else:
-        report = analyze_source(sources, parameters, compile_args, progress=True)
-    mix = instruction_mix(options.binary, report, parameters, options.attribution)
+        report = analyze_source(sources, names, compile_args, progress=True, values=values)
+        _print_diagnostics(report)
+    profiles = [profile_run(entry) for entry in options.profile or []]
+    mix = instruction_mix(
+        options.binary, report, tuple(names), options.attribution, profiles=profiles
+    )
     if options.mix_json is not None:
         options.mix_json.write_text(render(mix, "json"))
     if options.mix_python is not None:
         options.mix_python.write_text(render(mix, "python"))
+    if options.format == "json":
+        document = {
+            "static": _report_data(report, options.clusters),
+            "mix": json.loads(render(mix, "json")),
+        }
+        print(json.dumps(document, indent=2))
+        return 0
     sys.stdout.write(render(mix, "text"))
     return 0
 

@@ -631,6 +631,45 @@ class Experiment:
             mask &= np.isin(self._kernel_codes, sorted(chosen))
         return self._masked(mask)
 
+    def split_largest(
+        self, parameter: str, metric: str, kernels: range | None = None
+    ) -> tuple[Experiment, Experiment] | None:
+        """The measurements of ``metric`` split at each kernel's largest value of ``parameter``:
+        those below it and those at it (a backtest of extrapolation along ``parameter``).
+
+        Parameters
+        ----------
+        parameter : str
+        metric : str
+        kernels : range, optional
+            Only the kernels at these positions of :attr:`kernels` (all when None), so that a
+            backtest of many kernels can run a chunk at a time.
+
+        Returns
+        -------
+        (Experiment, Experiment) or None
+            None when no kernel has measurements both below and at its largest value.
+
+        Raises
+        ------
+        InputError
+            When the metric was not measured or the parameter does not exist.
+        """
+        self.check_metric(metric)
+        if parameter not in self._coordinates:
+            raise InputError(f"no parameter '{parameter}'", self.source, value=parameter)
+        rows = self._metric_codes == self._metric_names.index(metric)
+        if kernels is not None:
+            rows &= (self._kernel_codes >= kernels.start) & (self._kernel_codes < kernels.stop)
+        values = self._coordinates[parameter]
+        largest = np.full(len(self._kernel_names), -np.inf)
+        np.maximum.at(largest, self._kernel_codes[rows], values[rows])
+        at_largest = rows & (values == largest[self._kernel_codes])
+        below = rows & ~at_largest
+        if not below.any():
+            return None
+        return self._masked(below), self._masked(at_largest)
+
     def _kernels_matching(self, pattern: str) -> set[int]:
         """Codes of the kernels whose name matches the glob ``pattern``."""
         return {

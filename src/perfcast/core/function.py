@@ -7,7 +7,9 @@ text, Python, LaTeX and Extra-P notation, convert to sympy and serialize to the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -145,6 +147,38 @@ class Quality:
 
 
 @dataclass(frozen=True)
+class Backtest:
+    """How far off a model's search gets beyond the measurements along one parameter.
+
+    Measured by a backtest (:mod:`perfcast.model.backtest`): the same search on the data
+    without each kernel's largest value of the parameter predicts that value; ``rate_variance``
+    is the mean square of the log error there per squared log distance of the step,
+    ``mean(log(predicted / measured)^2) / log(largest / next largest)^2``. A model whose
+    exponent is off by ``d`` misses by ``d * log(x / largest)`` at ``x``, so the interval adds
+    ``rate_variance * log(x / largest)^2`` to its relative variance beyond ``largest``.
+
+    Attributes
+    ----------
+    parameter : str
+    largest : float
+        The largest measured value of the parameter.
+    rate_variance : float
+    """
+
+    parameter: str
+    largest: float
+    rate_variance: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary for JSON."""
+        return {
+            "parameter": self.parameter,
+            "largest": float(self.largest),
+            "rate_variance": float(self.rate_variance),
+        }
+
+
+@dataclass(frozen=True)
 class Uncertainty:
     """What a prediction interval needs: the fit's coefficient covariance and noise.
 
@@ -164,12 +198,9 @@ class Uncertainty:
         how far the model's form misses points it did not see. The interval's variance is at
         least this, so that a model whose form is off gets a wider interval than its noise
         alone would give.
-    selection_inflation : float
-        Factor on the variance of the fitted curve (the part of the interval that grows away
-        from the measurements): the covariance treats the chosen terms as known, but they were
-        chosen among many candidates, and a neighbouring form that fits as well extrapolates
-        differently. Fitted models set it from
-        :data:`perfcast.model.fitting.quality.SELECTION_INFLATION`; 1 leaves it out.
+    extrapolation : tuple of Backtest
+        Per parameter, the backtested error of the search beyond the largest measured value;
+        empty where no backtest was possible.
     """
 
     covariance: np.ndarray
@@ -177,7 +208,7 @@ class Uncertainty:
     dof: int
     relative: bool = True
     loo_variance: float = 0.0
-    selection_inflation: float = 1.0
+    extrapolation: tuple[Backtest, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary for JSON (the ``uncertainty`` of a model)."""
@@ -187,7 +218,7 @@ class Uncertainty:
             "dof": int(self.dof),
             "relative": bool(self.relative),
             "loo_variance": float(self.loo_variance),
-            "selection_inflation": float(self.selection_inflation),
+            "extrapolation": [e.to_dict() for e in self.extrapolation],
         }
 
     @classmethod
@@ -208,8 +239,7 @@ class Uncertainty:
                 f"{size} coefficients, not {'x'.join(map(str, covariance.shape))}"
             )
         numbers = [float(data[key]) for key in ("noise_variance", "loo_variance")]
-        inflation = float(data.get("selection_inflation", 1.0))
-        if not (np.all(np.isfinite(covariance)) and np.all(np.isfinite([*numbers, inflation]))):
+        if not (np.all(np.isfinite(covariance)) and np.all(np.isfinite(numbers))):
             raise ValueError("uncertainty: every value must be a finite number")
         dof = data["dof"]
         if isinstance(dof, bool) or not isinstance(dof, int) or dof < 1:
@@ -217,7 +247,16 @@ class Uncertainty:
         relative = data.get("relative", True)
         if not isinstance(relative, bool):
             raise ValueError(f"uncertainty: relative must be true or false, not {relative!r}")
-        return cls(covariance, numbers[0], dof, relative, numbers[1], inflation)
+        extrapolation = tuple(
+            Backtest(str(e["parameter"]), float(e["largest"]), float(e["rate_variance"]))
+            for e in data.get("extrapolation") or ()
+        )
+        if not all(
+            math.isfinite(e.largest) and math.isfinite(e.rate_variance) and e.rate_variance >= 0
+            for e in extrapolation
+        ):
+            raise ValueError("uncertainty: extrapolation values must be finite, variances >= 0")
+        return cls(covariance, numbers[0], dof, relative, numbers[1], extrapolation)
 
 
 @dataclass(frozen=True)
@@ -263,6 +302,12 @@ class Model:
         Present on fitted models; enables :meth:`predict_interval`.
     warnings : tuple of ModelWarning
         What the quality gates found doubtful (:mod:`perfcast.model.gates`); empty when none.
+    segments : tuple of Segment
+        A segmented model's pieces along one parameter, in increasing order (empty for an
+        ordinary model). Each point is evaluated by the piece whose side of the breakpoints it
+        lies on; beyond the last measured point, by the last piece, whose terms, constant and
+        uncertainty are also this model's own (so that readers unaware of segments extrapolate
+        as a segmented reader does).
     """
 
     kernel: str
@@ -273,6 +318,7 @@ class Model:
     quality: Quality | None = None
     uncertainty: Uncertainty | None = field(default=None, compare=False, repr=False)
     warnings: tuple[ModelWarning, ...] = ()
+    segments: tuple[Segment, ...] = ()
 
     def _columns(self, points: np.ndarray | Mapping[str, Any]) -> dict[str, np.ndarray]:
         if isinstance(points, Mapping):
@@ -303,6 +349,8 @@ class Model:
         ndarray of shape (n_points,)
             Infinite where the prediction exceeds the range of a double.
         """
+        if self.segments:
+            return self._by_segment(points, lambda model, part: model.evaluate(part))[0]
         coefficients = np.array([self.constant] + [t.coefficient for t in self.terms])
         with np.errstate(over="ignore"):  # far extrapolations may exceed a double: inf
             values: np.ndarray = self.design(points) @ coefficients
@@ -314,9 +362,11 @@ class Model:
         """Prediction and the interval a new measurement falls into with probability ``level``.
 
         The interval's variance is that of a new measurement (noise) plus that of the fitted
-        curve, widened by :attr:`Uncertainty.selection_inflation`, and at least
-        :attr:`Uncertainty.loo_variance` (``benchmarks/RESULTS.md``, "Calibration", measures
-        how often it holds held-out measurements).
+        curve, at least
+        :attr:`Uncertainty.loo_variance`, plus beyond the largest measured value of a parameter
+        the backtested error of the search there (:attr:`Uncertainty.extrapolation`);
+        ``benchmarks/RESULTS.md``, "Calibration", measures how often it holds held-out
+        measurements.
 
         Returns
         -------
@@ -325,26 +375,107 @@ class Model:
         """
         from scipy import special
 
+        if self.segments:
+            value, lower, upper = self._by_segment(
+                points, lambda model, part: model.predict_interval(part, level)
+            )
+            return value, lower, upper
         design = self.design(points)
         prediction = self.evaluate(points)
         if self.uncertainty is None:
             return prediction, prediction.copy(), prediction.copy()
         u = self.uncertainty
-        fit_variance = u.selection_inflation * np.maximum(
-            np.einsum("ij,jk,ik->i", design, u.covariance, design), 0.0
-        )
+        fit_variance = np.maximum(np.einsum("ij,jk,ik->i", design, u.covariance, design), 0.0)
         quantile = special.stdtrit(max(u.dof, 1), 0.5 + level / 2)
+        beyond = self._extrapolation_variance(points)
         if not u.relative:
             variance = np.maximum(fit_variance + u.noise_variance, u.loo_variance)
-            spread = quantile * np.sqrt(variance)
+            spread = quantile * np.sqrt(variance + beyond * prediction**2)
             return prediction, prediction - spread, prediction + spread
         # Multiplicative noise: the interval is symmetric in log space, so it stays positive.
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             relative = np.sqrt(
-                np.maximum(fit_variance / prediction**2 + u.noise_variance, u.loo_variance)
+                np.maximum(fit_variance / prediction**2 + u.noise_variance, u.loo_variance) + beyond
             )
             factor = np.exp(quantile * relative)
-            return prediction, prediction / factor, prediction * factor
+            lower, upper = prediction / factor, prediction * factor
+        # Where the prediction is 0 a relative spread means nothing: the fitted curve's own
+        # spread is the interval there (none for a model that is 0 throughout).
+        zero = prediction == 0
+        if zero.any():
+            spread = quantile * np.sqrt(fit_variance[zero])
+            lower[zero], upper[zero] = -spread, spread
+        return prediction, lower, upper
+
+    def _extrapolation_variance(self, points: np.ndarray | Mapping[str, Any]) -> np.ndarray:
+        """Relative variance the backtests add at ``points`` beyond the measured values."""
+        assert self.uncertainty is not None
+        columns = self._columns(points)
+        total = np.zeros(len(next(iter(columns.values()))) if columns else 1)
+        for e in self.uncertainty.extrapolation:
+            if e.parameter in columns and e.largest > 0:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    distance = np.log(columns[e.parameter] / e.largest)
+                total = total + e.rate_variance * np.where(distance > 0, distance, 0.0) ** 2
+        return total
+
+    def segment_index(self, points: np.ndarray | Mapping[str, Any]) -> np.ndarray:
+        """Which of :attr:`segments` evaluates each point (0 for an ordinary model).
+
+        A point belongs to the first segment whose breakpoint lies above its value of the
+        segment parameter; points at or above the last breakpoint belong to the last segment.
+
+        Returns
+        -------
+        ndarray of int, shape (n_points,)
+        """
+        table = self._table(points)
+        if not self.segments:
+            return np.zeros(len(table), dtype=np.intp)
+        column = table[:, self.parameters.index(self.segments[0].parameter)]
+        limits = [s.breakpoint.value for s in self.segments[:-1] if s.breakpoint is not None]
+        index: np.ndarray = np.searchsorted(np.asarray(limits, dtype=float), column, side="right")
+        return index
+
+    def segment_conditions(self, digits: int | None = 6) -> list[str]:
+        """Where each of :attr:`segments` applies, e.g. ``["n < 40", "n >= 40"]`` (empty for an
+        ordinary model); ``digits`` significant digits of the breakpoints."""
+        if not self.segments:
+            return []
+        name = self.segments[0].parameter
+        limits = [
+            _number(s.breakpoint.value, digits) for s in self.segments if s.breakpoint is not None
+        ]
+        conditions = [f"{name} < {limits[0]}"] if limits else []
+        conditions += [f"{low} <= {name} < {high}" for low, high in itertools.pairwise(limits)]
+        return [*conditions, f"{name} >= {limits[-1]}"] if limits else ["all"]
+
+    def _table(self, points: np.ndarray | Mapping[str, Any]) -> np.ndarray:
+        """The points as a 2-D array, one column per parameter in order."""
+        columns = self._columns(points)
+        return np.column_stack(np.broadcast_arrays(*(np.ravel(c) for c in columns.values())))
+
+    def _by_segment(
+        self,
+        points: np.ndarray | Mapping[str, Any],
+        compute: Callable[[Model, np.ndarray], np.ndarray | tuple[np.ndarray, ...]],
+    ) -> tuple[np.ndarray, ...]:
+        """``compute(segment model, its points)`` for every segment, the results put back in
+        the order of ``points`` (each a tuple of arrays of shape (n_points,))."""
+        table = self._table(points)
+        index = self.segment_index(table)
+        results: list[np.ndarray] = []
+        for i, segment in enumerate(self.segments):
+            rows = np.flatnonzero(index == i)
+            if not len(rows):
+                continue
+            found = compute(segment.model, table[rows])
+            parts = found if isinstance(found, tuple) else (found,)
+            if not results:
+                results = [np.full(len(table), np.nan) for _ in parts]
+            for result, part in zip(results, parts, strict=True):
+                result[rows] = part
+        return tuple(results) if results else (np.zeros(0),) * 3
 
     def lead_order(self, parameter: str) -> tuple[Fraction, int]:
         """Fastest-growing ``(exponent, log_exponent)`` of ``parameter`` over all terms.
@@ -364,7 +495,14 @@ class Model:
         """Human-readable formula such as ``0.3 + 2.1e-06*n^2*log2(p)``.
 
         ``digits`` significant digits per coefficient; None prints them exactly (round trip).
+        A segmented model lists its pieces with their ranges, e.g.
+        ``1 + 2*n^2 for n < 40; 3 + 0.5*n^3 for n >= 40``.
         """
+        if self.segments:
+            return "; ".join(
+                f"{s.model.expression(power, log, digits)} for {condition}"
+                for s, condition in zip(self.segments, self.segment_conditions(digits), strict=True)
+            )
         text = _number(self.constant, digits)
         for term in self.terms:
             sign = " - " if term.coefficient < 0 else " + "
@@ -373,7 +511,15 @@ class Model:
         return text
 
     def to_extrap(self) -> str:
-        """Extra-P notation, e.g. ``0.3 + 2.1e-06 * n^(2) * log2(p)^(1)``."""
+        """Extra-P notation, e.g. ``0.3 + 2.1e-06 * n^(2) * log2(p)^(1)``.
+
+        Raises
+        ------
+        ValueError
+            For a segmented model: the notation has no pieces.
+        """
+        if self.segments:
+            raise ValueError(f"model of '{self.kernel}': Extra-P notation has no segments")
         text = repr(float(self.constant))
         for term in self.terms:
             parts = [repr(float(term.coefficient))]
@@ -389,6 +535,14 @@ class Model:
         """The model as a sympy expression (``log2(x)`` is ``log(x, 2)``)."""
         import sympy
 
+        if self.segments:
+            parameter = sympy.Symbol(self.segments[0].parameter, positive=True)
+            pieces = [
+                (s.model.to_sympy(), parameter < s.breakpoint.value)
+                for s in self.segments[:-1]
+                if s.breakpoint is not None
+            ]
+            return sympy.Piecewise(*pieces, (self.segments[-1].model.to_sympy(), True))
         symbols = {name: sympy.Symbol(name, positive=True) for name in self.parameters}
         expr: sympy.Expr = sympy.Float(self.constant)
         for term in self.terms:
@@ -401,7 +555,14 @@ class Model:
         return expr
 
     def to_latex(self) -> str:
-        """LaTeX source of the formula, e.g. ``0.3 + 2.1 \\cdot 10^{-6} n^{2} \\log_2 p``."""
+        """LaTeX source of the formula, e.g. ``0.3 + 2.1 \\cdot 10^{-6} n^{2} \\log_2 p``; a
+        segmented model's is a ``cases`` environment."""
+        if self.segments:
+            rows = " \\\\ ".join(
+                s.model.to_latex() + " & " + condition.replace(">=", "\\geq")
+                for s, condition in zip(self.segments, self.segment_conditions(4), strict=True)
+            )
+            return f"\\begin{{cases}} {rows} \\end{{cases}}"
         text = _latex_number(self.constant)
         for term in self.terms:
             sign = " - " if term.coefficient < 0 else " + "
@@ -417,7 +578,7 @@ class Model:
 
     def to_python(self, name: str = "model") -> str:
         """Source of an importable, vectorized Python function of the parameters."""
-        body = self.expression(power="**", log="np.log2", digits=None)
+        body = self._python_body()
         args = ", ".join(self.parameters)
         return (
             "import numpy as np\n\n\n"
@@ -425,6 +586,20 @@ class Model:
             f'    """{self.metric} of {self.kernel}."""\n'
             f"    return {body}\n"
         )
+
+    def _python_body(self) -> str:
+        """The returned expression of :meth:`to_python` (``np.where`` over segments)."""
+        body = self.expression(power="**", log="np.log2", digits=None)
+        if not self.segments:
+            return body
+        body = self.segments[-1].model._python_body()
+        for segment in reversed(self.segments[:-1]):
+            assert segment.breakpoint is not None, "every segment but the last has one"
+            body = (
+                f"np.where({segment.parameter} < {segment.breakpoint.value!r}, "
+                f"{segment.model._python_body()}, {body})"
+            )
+        return body
 
     def to_dict(self, with_quality: bool = True) -> dict[str, Any]:
         """The JSON form of DESIGN.md; ``with_quality`` adds ``quality``, ``warnings`` (a list
@@ -457,6 +632,8 @@ class Model:
             data["warnings"] = [w.to_dict() for w in self.warnings]
             if self.uncertainty is not None:
                 data["uncertainty"] = self.uncertainty.to_dict()
+        if self.segments:
+            data["segments"] = [s.to_dict(with_quality) for s in self.segments]
         return data
 
     @classmethod
@@ -499,9 +676,118 @@ class Model:
                     ModelWarning(str(w["code"]), str(w["message"]))
                     for w in data.get("warnings") or ()
                 ),
+                segments=_checked_segments(
+                    tuple(Segment.from_dict(s, source) for s in data.get("segments") or ()),
+                    tuple(str(p) for p in data["parameters"]),
+                ),
             )
         except (KeyError, TypeError, ValueError) as error:
             raise InputError(f"malformed model: {error}", source) from error
+
+
+@dataclass(frozen=True)
+class Breakpoint:
+    """Where one segment of a segmented model ends and the next begins.
+
+    Attributes
+    ----------
+    value : float
+        The estimated breakpoint: points below it belong to the lower segment.
+    lower, upper : float
+        The interval the breakpoint lies in: from the last measured value of the lower
+        segment's earliest plausible end to the first measured value of the upper segment's
+        latest plausible start.
+    """
+
+    value: float
+    lower: float
+    upper: float
+
+    def to_dict(self) -> dict[str, float]:
+        """``{"value", "lower", "upper"}`` for JSON."""
+        return {"value": self.value, "lower": self.lower, "upper": self.upper}
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One piece of a segmented :class:`Model`: the model of the measurements along
+    ``parameter`` from ``start`` to ``end``.
+
+    Attributes
+    ----------
+    parameter : str
+        The parameter along which the model is segmented.
+    start, end : float or None
+        The segment's smallest and largest measured value of ``parameter`` (None: open).
+    model : Model
+        The model fitted to the segment's measurements alone.
+    breakpoint : Breakpoint or None
+        The break to the next segment; None for the last segment.
+    """
+
+    parameter: str
+    start: float | None
+    end: float | None
+    model: Model
+    breakpoint: Breakpoint | None = None
+
+    def to_dict(self, with_quality: bool = True) -> dict[str, Any]:
+        """``{"parameter", "from", "to", "model", "breakpoint"}`` for JSON."""
+        return {
+            "parameter": self.parameter,
+            "from": self.start,
+            "to": self.end,
+            "model": self.model.to_dict(with_quality),
+            "breakpoint": None if self.breakpoint is None else self.breakpoint.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], source: str | None = None) -> Segment:
+        """Rebuild from :meth:`to_dict`'s form.
+
+        Raises
+        ------
+        InputError
+            When a required key is missing or malformed.
+        """
+        bounds = [data.get(key) for key in ("from", "to")]
+        point = data.get("breakpoint")
+        return cls(
+            parameter=str(data["parameter"]),
+            start=None if bounds[0] is None else float(bounds[0]),
+            end=None if bounds[1] is None else float(bounds[1]),
+            model=Model.from_dict(data["model"], source),
+            breakpoint=(
+                None
+                if point is None
+                else Breakpoint(float(point["value"]), float(point["lower"]), float(point["upper"]))
+            ),
+        )
+
+
+def _checked_segments(
+    segments: tuple[Segment, ...], parameters: tuple[str, ...]
+) -> tuple[Segment, ...]:
+    """``segments`` when they form a segmented model over ``parameters``.
+
+    Raises
+    ------
+    ValueError
+        When they lie along different or unknown parameters, a segment but the last has no
+        breakpoint (or the last has one), or the breakpoints do not increase.
+    """
+    if not segments:
+        return segments
+    names = {s.parameter for s in segments}
+    if len(names) != 1 or not names <= set(parameters):
+        raise ValueError(f"segments: along one parameter of the model, not {sorted(names)}")
+    limits = [s.breakpoint for s in segments[:-1]]
+    if segments[-1].breakpoint is not None or any(b is None for b in limits):
+        raise ValueError("segments: every segment but the last needs a breakpoint")
+    values = [b.value for b in limits if b is not None]
+    if len(segments) < 2 or any(a >= b for a, b in itertools.pairwise(values)):
+        raise ValueError("segments: at least two, with increasing breakpoints")
+    return segments
 
 
 def _number(value: float, digits: int | None) -> str:

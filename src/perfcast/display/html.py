@@ -234,6 +234,11 @@ def kernel_chart(
         chart.points(measured.x, measured.mean, "#111", labels, measured.low, measured.high)
     if target > high_measured:
         chart.vertical(target, "#555", f"target {scale}={target:g}")
+    for segment in model.segments:
+        if segment.parameter == scale and segment.breakpoint is not None:
+            chart.vertical(
+                segment.breakpoint.value, "#a05a00", f"break {scale}={segment.breakpoint.value:.3g}"
+            )
     readout = {
         "px": ",".join(f"{v:.1f}" for v in chart.x(xs)),
         "x": ",".join(f"{v:.4g}" for v in xs),
@@ -254,6 +259,23 @@ def kernel_chart(
     if not (~inside).any():
         legend = [entry for entry in legend if entry[2] != "dashed"]
     return chart.svg(legend=legend, data=readout)
+
+
+def segments_note(model: Model) -> str:
+    """A list of a segmented model's pieces: measured range, model and the breakpoint's
+    interval (empty for an ordinary model)."""
+    if not model.segments:
+        return ""
+    items = []
+    for segment, condition in zip(model.segments, model.segment_conditions(4), strict=True):
+        measured = f"measured {segment.parameter}={segment.start:g}..{segment.end:g}"
+        text = f"{condition} ({measured}): {segment.model.expression()}"
+        if segment.breakpoint is not None:
+            b = segment.breakpoint
+            text += f"; break at {b.value:.4g}, between {b.lower:g} and {b.upper:g}"
+        items.append(f"<li><code>{escape(text)}</code></li>")
+    along = escape(model.segments[0].parameter)
+    return f'<p class="note">segments along {along}:</p><ul>{"".join(items)}</ul>'
 
 
 def scaling_chart(diagnosis: Diagnosis) -> str:
@@ -460,7 +482,7 @@ def build_report(
         opened = " open" if position < OPEN_PLOTS else ""
         out.append(
             f'<details class="card" id="k{position}" data-k="{escape(rank.kernel)}"{opened}>'
-            f"<summary>{escape(rank.kernel)}</summary>{chart}</details>"
+            f"<summary>{escape(rank.kernel)}</summary>{chart}{segments_note(model)}</details>"
         )
         if progress is not None:
             progress(1)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
+from perfcast.analyze.advice import Advice
 from perfcast.analyze.compare import Comparison
 from perfcast.analyze.diagnosis import Diagnosis
 from perfcast.analyze.optimize import Optimum
 from perfcast.analyze.scaling import Scaling
-from perfcast.core.points import format_value
+from perfcast.core.points import format_point, format_value
 
 
 def _point(point: Mapping[str, float]) -> str:
@@ -168,3 +170,35 @@ def optimum_text(optimum: Optimum) -> str:
         )
     lines += ["", "Best configurations:", o.ranking.to_string(index=False)]
     return "\n".join(lines) + "\n"
+
+
+def advice_text(advice: Advice) -> str:
+    """Measurement-point advice as a terminal report: the target's interval now, the points to
+    measure in order (cost, interval after, why) and what limits the advice."""
+    a = advice
+    lines = [
+        f"target {format_point(a.target)} ({a.metric}, all kernels): prediction "
+        f"{_num(a.prediction, 4)}, {a.level:.0%} interval ±{_percent(a.width_before)}",
+        f"budget {a.budget.text()}, {a.repetitions} repetition(s) per point; the suggestions "
+        f"take {a.runs} runs"
+        + (f", {a.core_hours:.3g} core-hours" if a.core_hours is not None else "")
+        + f", and narrow the interval to ±{_percent(a.width_after)} (measuring cannot go "
+        f"below ±{_percent(a.floor)})",
+    ]
+    if a.suggestions:
+        lines += ["", "measure next:"]
+        for i, s in enumerate(a.suggestions, 1):
+            cost = f", {s.core_hours:.3g} core-hours" if s.core_hours is not None else ""
+            lines.append(
+                f"  {i}. {format_point(s.point)}: {s.runs} runs{cost}; interval after "
+                f"±{_percent(s.width_after)}; {'; '.join(s.reasons)}"
+            )
+    else:
+        lines += ["", "no candidate point narrows the interval within the budget"]
+    if a.warnings:
+        lines += ["", "warnings:", *(f"  {w.message}" for w in a.warnings)]
+    return "\n".join(lines) + "\n"
+
+
+def _percent(width: float) -> str:
+    return f"{width:.1%}" if math.isfinite(width) else "unbounded"

@@ -18,6 +18,7 @@ import os
 import random
 import signal
 import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -39,6 +40,7 @@ from perfcast.measure.metadata import collect_metadata
 from perfcast.measure.process import ProcessOutcome, run_process
 from perfcast.measure.records import OUTPUT_VARIABLE, RecordError, read_records
 from perfcast.measure.schedule import plan_runs
+from perfcast.measure.slurm import SlurmExecutor
 from perfcast.measure.spec import Campaign, resolve_program
 from perfcast.measure.valgrind import VALGRIND_MODES, ProfileError, profile_records, valgrind_prefix
 
@@ -289,9 +291,7 @@ def run_campaign(
             )
         bar = ProgressBar(len(todo), progress)
         try:
-            for key in todo:
-                bar.start(_label(campaign, key))
-                line = execute_run(campaign, key)
+            for line in _executed_runs(campaign, todo, bar):
                 writer.append(line)
                 executed += 1
                 bar.advance(line["status"] == "ok")
@@ -313,6 +313,21 @@ def run_campaign(
     experiment = load_results(results_path)
     write_output(experiment, campaign.output)
     return CampaignResult(experiment, executed, len(plan) - len(todo), failures, campaign.output)
+
+
+def _executed_runs(
+    campaign: Campaign, todo: Sequence[RunKey], bar: ProgressBar
+) -> Iterator[dict[str, Any]]:
+    """The journal line of every run of ``todo``: taken here one after another, or with the
+    ``slurm`` executor as batch jobs, in the order they end."""
+    if campaign.executor == "slurm":
+        if todo:
+            bar.start(f"{len(todo)} runs as Slurm jobs")
+        yield from SlurmExecutor(campaign).run(todo)
+        return
+    for key in todo:
+        bar.start(_label(campaign, key))
+        yield execute_run(campaign, key)
 
 
 def describe_failure(failure: dict[str, Any]) -> str:

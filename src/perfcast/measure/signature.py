@@ -154,18 +154,13 @@ def signature_records(program: str, paths: Sequence[Path]) -> list[dict[str, obj
 
     Raises
     ------
-    ProfileError
+    InputError
         When the program or a profile cannot be read as a signature.
     """
-    from perfcast.measure.valgrind import ProfileError
-
-    try:
-        binary = read_binary(program)
-        per_rank = [
-            signature_features(binary, read_callgrind(path), source=str(path)) for path in paths
-        ]
-    except InputError as error:
-        raise ProfileError(str(error)) from None
+    binary = read_binary(program)
+    per_rank = [
+        signature_features(binary, read_callgrind(path), source=str(path)) for path in paths
+    ]
     totals = [total_instructions(features.items()) for features in per_rank]
     chosen = max(range(len(totals)), key=lambda i: totals[i])
     kernels, metrics, values = _signature_columns(per_rank, chosen)

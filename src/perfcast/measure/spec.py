@@ -47,7 +47,16 @@ KNOWN_KEYS = (
     "output",
     "seed",
     "max_runs",
+    "executor",
+    "slurm",
 )
+#: Where runs execute: ``local`` (this machine, one after another) or ``slurm`` (one batch job
+#: per run, see :mod:`perfcast.measure.slurm`).
+EXECUTORS = ("local", "slurm")
+#: Keys of the ``[slurm]`` table.
+SLURM_KEYS = ("partition", "account", "nodes", "tasks_per_node", "time_limit", "options", "poll")
+# sbatch --time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS.
+_TIME_LIMIT = re.compile(r"\d+(:\d{1,2}){0,2}|\d+-\d+(:\d{1,2}){0,2}")
 #: Most runs (points x repetitions x metric modes) a campaign may have unless its ``max_runs``
 #: key raises the limit: checked before any run is planned, so a typo like ``1..1e9`` in two
 #: parameters fails at once instead of exhausting memory.
@@ -55,12 +64,56 @@ MAX_RUNS = 100_000
 #: Largest width or precision a template field may ask for (``{n:08d}`` asks for 8): a command
 #: word is at most 128 KiB on Linux, and ``{n:99999999999d}`` would exhaust memory when filled in.
 MAX_FIELD_WIDTH = 1_000
-_TABLES = ("parameters", "environment", "cache")
+_TABLES = ("parameters", "environment", "cache", "slurm")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Point = tuple[Number, ...]
 # Makes the InputError for a message about a key of the campaign (and its table), with its line.
 _Fail = Callable[..., InputError]
+
+
+@dataclass(frozen=True)
+class SlurmOptions:
+    """How a campaign with ``executor = "slurm"`` submits its runs (the ``[slurm]`` table).
+
+    Every run (point x repetition x metric mode) becomes one batch job.
+
+    Attributes
+    ----------
+    partition, account : str or None
+        ``sbatch --partition`` and ``--account``; the cluster's defaults when None.
+    nodes : str
+        ``--nodes`` of every job, a number or a template of the parameters (``"{nodes}"``).
+    tasks_per_node : str or None
+        ``--ntasks-per-node``, a number or a template (``"{p}"``); Slurm's default when None.
+    time_limit : str or None
+        ``--time`` (minutes, ``HH:MM:SS`` or ``D-HH:MM:SS``); when None, the campaign's
+        ``timeout`` rounded up to minutes plus one minute, or the partition's limit.
+    options : tuple of str
+        Further ``sbatch`` options, word by word (e.g. ``["--exclusive"]``).
+    poll : float
+        Seconds between two looks at the queue.
+    """
+
+    partition: str | None = None
+    account: str | None = None
+    nodes: str = "1"
+    tasks_per_node: str | None = None
+    time_limit: str | None = None
+    options: tuple[str, ...] = ()
+    poll: float = 2.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The options as the keys of a ``[slurm]`` table."""
+        return {
+            "partition": self.partition,
+            "account": self.account,
+            "nodes": self.nodes,
+            "tasks_per_node": self.tasks_per_node,
+            "time_limit": self.time_limit,
+            "options": list(self.options),
+            "poll": self.poll,
+        }
 
 
 class CampaignWarning(UserWarning):
@@ -99,6 +152,10 @@ class Campaign:
         Seed of the randomized run order; None draws one (and records it).
     source : str
         The campaign file, or ``"command line"``, for messages.
+    executor : str
+        ``local`` (default) or ``slurm`` (see :data:`EXECUTORS`).
+    slurm : SlurmOptions
+        How runs are submitted with the ``slurm`` executor.
     """
 
     parameters: dict[str, list[Number]]
@@ -113,6 +170,8 @@ class Campaign:
     output: Path = field(default_factory=lambda: Path.cwd() / "campaign.csv")
     seed: int | None = None
     source: str = "command line"
+    executor: str = "local"
+    slurm: SlurmOptions = field(default_factory=SlurmOptions)
 
     @property
     def parameter_names(self) -> tuple[str, ...]:
@@ -194,8 +253,17 @@ class Campaign:
             "cache": dict(self.cache),
             "output": str(self.output),
             "seed": self.seed,
+            "executor": self.executor,
+            "slurm": self.slurm.to_dict(),
             "fingerprint": self.fingerprint,
         }
+
+    def slurm_shape(self, point: Point) -> tuple[int, int | None]:
+        """Nodes and tasks per node of the batch job of ``point`` (None: Slurm's default)."""
+        values = self.values_of(point)
+        nodes = int(self.slurm.nodes.format(**values))
+        tasks = self.slurm.tasks_per_node
+        return nodes, None if tasks is None else int(tasks.format(**values))
 
 
 def _toml_line(error: tomllib.TOMLDecodeError, text: str) -> int | None:
@@ -306,6 +374,7 @@ def campaign_from_mapping(
     metrics = _metrics(data, fail)
     cache = _cache(data, fail)
     workdir, output = _paths(data, base, source, fail)
+    executor, slurm = _executor(data, fail)
 
     campaign = Campaign(
         parameters=parameters,
@@ -320,9 +389,12 @@ def campaign_from_mapping(
         output=output,
         seed=seed,
         source=source,
+        executor=executor,
+        slurm=slurm,
     )
     _check_size(campaign, data, fail)
     _check_templates(campaign, fail)
+    _check_slurm_shapes(campaign, fail)
     _check_programs(campaign, fail)
     return campaign
 
@@ -370,6 +442,92 @@ def _run_settings(
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise fail(f"seed must be an integer, not {seed!r}", "seed")
     return repetitions, timeout, seed
+
+
+def _executor(data: Mapping[str, Any], fail: _Fail) -> tuple[str, SlurmOptions]:
+    """``executor`` and the ``[slurm]`` table (its defaults when absent)."""
+    executor = data.get("executor", "local")
+    if executor not in EXECUTORS:
+        raise fail(f"executor must be one of {', '.join(EXECUTORS)}, not {executor!r}", "executor")
+    raw = data.get("slurm", {})
+    if not isinstance(raw, Mapping):
+        raise fail("[slurm] must be a table of " + ", ".join(SLURM_KEYS), "slurm")
+    for key in raw:
+        if key not in SLURM_KEYS:
+            raise fail(
+                f"unknown key '{key}' in [slurm] (known: {', '.join(SLURM_KEYS)})", key, "slurm"
+            )
+    texts: dict[str, str | None] = {}
+    for key in ("partition", "account"):
+        value = raw.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise fail(f"[slurm] {key} must be a name, not {value!r}", key, "slurm")
+        texts[key] = value
+    shapes: dict[str, str | None] = {}
+    for key, default in (("nodes", 1), ("tasks_per_node", None)):
+        value = raw.get(key, default)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            value = str(value)
+        elif value is not None and not (isinstance(value, str) and "{" in value):
+            raise fail(
+                f'[slurm] {key} must be a positive integer or a template such as "{{p}}", '
+                f"not {value!r}",
+                key,
+                "slurm",
+            )
+        shapes[key] = value
+    limit = raw.get("time_limit")
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 1:
+        limit = str(limit)
+    elif limit is not None and not (isinstance(limit, str) and _TIME_LIMIT.fullmatch(limit)):
+        raise fail(
+            f"[slurm] time_limit must be minutes, HH:MM:SS or D-HH:MM:SS, not {limit!r}",
+            "time_limit",
+            "slurm",
+        )
+    options = _words(raw.get("options", []), "options", fail)
+    poll = raw.get("poll", 2.0)
+    if isinstance(poll, bool) or not isinstance(poll, int | float) or not 0 < poll <= 3600:
+        raise fail(f"[slurm] poll must be seconds in (0, 3600], not {poll!r}", "poll", "slurm")
+    nodes = shapes["nodes"]
+    assert nodes is not None, "nodes has a default"
+    slurm = SlurmOptions(
+        partition=texts["partition"],
+        account=texts["account"],
+        nodes=nodes,
+        tasks_per_node=shapes["tasks_per_node"],
+        time_limit=limit,
+        options=tuple(options),
+        poll=float(poll),
+    )
+    return executor, slurm
+
+
+def _check_slurm_shapes(campaign: Campaign, fail: _Fail) -> None:
+    """The ``[slurm]`` templates name parameters, and with the ``slurm`` executor every
+    point's job gets a positive whole number of nodes and tasks per node."""
+    templates = {"nodes": campaign.slurm.nodes, "tasks_per_node": campaign.slurm.tasks_per_node}
+    for key, template in templates.items():
+        for name in template_fields([template or ""]):
+            if name not in campaign.parameters:
+                raise fail(
+                    f"[slurm] {key} uses {{{name}}} but no such parameter is defined", key, "slurm"
+                )
+    if campaign.executor != "slurm":
+        return
+    for point in campaign.points():
+        try:
+            nodes, tasks = campaign.slurm_shape(point)
+            valid = nodes >= 1 and (tasks is None or tasks >= 1)
+        except (ValueError, KeyError, IndexError):
+            valid = False
+        if not valid:
+            values = " ".join(f"{k}={v}" for k, v in campaign.values_of(point).items())
+            raise fail(
+                f"[slurm] nodes and tasks_per_node must be positive whole numbers; at {values} "
+                f"they are {campaign.slurm.nodes!r} and {campaign.slurm.tasks_per_node!r}",
+                "slurm",
+            )
 
 
 def _check_size(campaign: Campaign, data: Mapping[str, Any], fail: _Fail) -> None:

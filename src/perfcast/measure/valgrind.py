@@ -36,6 +36,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from perfcast.core.errors import InputError
+
 VALGRIND_MODES = ("instructions", "cache", "signature")
 PROFILE_PREFIX = {
     "instructions": "callgrind.out",
@@ -373,7 +375,10 @@ def profile_records(
             raise ProfileError("a signature needs the program that ran")
         if not paths:
             raise ProfileError("valgrind wrote no profile")
-        return signature_records(program, paths)
+        try:
+            return signature_records(program, paths)
+        except InputError as error:
+            raise ProfileError(str(error)) from None
     ranks = [parse_profile(path) for path in paths]
     profile = sum_profiles(ranks)
     if mode == "cache":

@@ -121,10 +121,17 @@ def _evaluate(models: Sequence[Model], points: np.ndarray) -> tuple[np.ndarray, 
     """Each model's values at ``points`` and the sum of its terms' absolute values there, shape
     (n_models, n_points) each; models of the same terms share one design matrix."""
     by_shape: dict[tuple[tuple[Any, ...], ...], list[int]] = {}
-    for i, model in enumerate(models):
-        by_shape.setdefault(tuple(t.factors for t in model.terms), []).append(i)
     fitted = np.empty((len(models), len(points)))
     magnitude = np.empty_like(fitted)
+    for i, model in enumerate(models):
+        if model.segments:  # each point by its segment's model
+            index = model.segment_index(points)
+            for j, segment in enumerate(model.segments):
+                rows = np.flatnonzero(index == j)
+                part_fitted, part_magnitude = _evaluate([segment.model], points[rows])
+                fitted[i, rows], magnitude[i, rows] = part_fitted[0], part_magnitude[0]
+        else:
+            by_shape.setdefault(tuple(t.factors for t in model.terms), []).append(i)
     for members in by_shape.values():
         design = models[members[0]].design(points)
         coefficients = np.array(

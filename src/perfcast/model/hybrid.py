@@ -32,7 +32,7 @@ import sympy
 
 from perfcast.core.experiment import KERNEL, METRIC, REPETITION, Experiment, call_path
 from perfcast.core.function import Factor, Model
-from perfcast.model.base import SeriesModeler
+from perfcast.model.base import ChunkMap, SeriesModeler
 from perfcast.model.fitting.assembly import Skip, build_models
 from perfcast.model.fitting.blocks import EXTRAP_BUILDING_BLOCKS
 from perfcast.model.fitting.data import FitData
@@ -119,8 +119,18 @@ class HybridModeler(SeriesModeler):
             if mapping is not None and not isinstance(mapping, Mapping):
                 raise ValueError(f"{setting}: must be a mapping or None, not {mapping!r}")
 
-    def fit(self, experiment: Experiment, metric: str | None = None) -> HybridModeler:
-        """Model every kernel of ``experiment``; returns self."""
+    def fit(
+        self, experiment: Experiment, metric: str | None = None, chunks: ChunkMap | None = None
+    ) -> HybridModeler:
+        """Model every kernel of ``experiment``; returns self.
+
+        Raises
+        ------
+        ValueError
+            With ``chunks``: the hybrid modeler models in this process only.
+        """
+        if chunks is not None:
+            raise ValueError("modeler: hybrid cannot model a series in chunks")
         metric = metric or experiment.default_metric()
         experiment = experiment.select(metric=metric)
         largest = max(experiment.series(metric), key=lambda s: len(s.kernels))

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from perfcast.core.experiment import Series
 from perfcast.core.function import Factor, Model
 from perfcast.model.base import SeriesModeler
 from perfcast.model.fitting.assembly import build_models
@@ -97,8 +96,8 @@ class PMNFModeler(SeriesModeler):
     def _settings(self) -> SearchSettings:
         return SearchSettings(alpha=self.alpha, positive_terms=self.positive_terms)
 
-    def _fit_series(self, series: Series, source: str | None) -> list[Model]:
-        data = self._fit_data(series, source)
+    def _model_data(self, data: FitData) -> list[Model]:
+        series = data.series
         if len(series.parameters) == 1:
             choice, pool, shapes = self._fit_single_parameter(data)
             kernel_shapes = [shapes] * len(series.kernels)

@@ -66,6 +66,12 @@ REGISTRY: Mapping[str, ModelerEntry] = {
             "candidate terms from a static analysis of the source, empirical where it stops",
             needs_static=True,
         ),
+        ModelerEntry(
+            "segmented",
+            "perfcast.model.segmented",
+            "SegmentedModeler",
+            "one pmnf or sparse model per range of a parameter where the trend changes (F-test)",
+        ),
     )
 }
 

@@ -18,7 +18,6 @@ import itertools
 import numpy as np
 from sklearn.linear_model import lars_path
 
-from perfcast.core.experiment import Series
 from perfcast.core.function import Factor, Model
 from perfcast.core.progress import ProgressBar
 from perfcast.model.base import SeriesModeler
@@ -69,7 +68,8 @@ class SparseModeler(SeriesModeler):
     models_ : list of Model
         One model per kernel, after :meth:`fit`.
     predictors_ : int
-        Size of the predictor set of the last series fitted.
+        Size of the predictor set of the last series fitted (in this process: not set when
+        the kernels were modeled in chunks elsewhere).
     """
 
     name = "sparse"
@@ -99,8 +99,7 @@ class SparseModeler(SeriesModeler):
         check_int("screened", screened, 1, MAX_SCREENED)
         check_int("max_terms", max_terms, 1, MAX_TERMS)
 
-    def _fit_series(self, series: Series, source: str | None) -> list[Model]:
-        data = self._fit_data(series, source)
+    def _model_data(self, data: FitData) -> list[Model]:
         pool, shapes, allowed = self._predictors(data)
         self.predictors_ = pool.shape[1]
         progress = ProgressBar(len(pool), unit="kernels screened")

@@ -16,7 +16,17 @@ from clang.cindex import Cursor, CursorKind
 
 from perfcast.static.annotations import Annotation, parse_annotations
 from perfcast.static.context import FAILURES, CallRecord, Context, KernelRecord, describe
-from perfcast.static.cursors import LOOPS, children, key, operator, single_pass, strip, walk
+from perfcast.static.cursors import (
+    LOOPS,
+    children,
+    contains,
+    key,
+    operator,
+    single_pass,
+    strip,
+    walk,
+)
+from perfcast.static.error_paths import error_path, noreturn_functions
 from perfcast.static.frontend import parse_sources
 from perfcast.static.guards import Guards
 from perfcast.static.loops import (
@@ -30,6 +40,7 @@ from perfcast.static.loops import (
     writes_in,
 )
 from perfcast.static.names import Names
+from perfcast.static.parameter_check import check_parameters
 from perfcast.static.program import Program, collect
 from perfcast.static.propagation import Propagation, public
 from perfcast.static.reach import Reach
@@ -94,9 +105,10 @@ def analyze(
     Raises
     ------
     InputError
-        When a file is missing or clang reports an error.
+        When a file is missing, clang reports an error, or a parameter occurs in no source.
     """
     parsed, warnings = parse_sources(sources, compile_args)
+    check_parameters(parsed, parameters, compile_args)
     program = collect(parsed)
     analysis = _Analysis(program, list(parameters))
     return analysis.run(warnings, progress)
@@ -120,6 +132,9 @@ class _Analysis:
         self.names_used: dict[str, int] = {}
         self.extra_symbols: set[str] = set()
         self.reach = Reach(program, set(parameters))
+        self.noreturn: set[str] = set()
+        self.error_arms: dict[int, str] = {}  # hash of an if's arm -> why it is an error path
+        self.error_notes: list[str] = []
 
     # -- driver -----------------------------------------------------------------------------
     def run(
@@ -127,6 +142,7 @@ class _Analysis:
     ) -> StaticReport:
         for source in self.program.sources:
             self.annotations[str(source.path)] = parse_annotations(source.text, source.path)
+        self.noreturn = noreturn_functions(self.program.functions)
         for name, function in self.program.functions.items():
             self._prepare(name, function)
         for name, function in self.program.functions.items():
@@ -143,16 +159,33 @@ class _Analysis:
         kernels = [replace(k, all_parameters=names) for k in kernels]
         branches = [replace(counting.kernel(r), all_parameters=names) for r in self.branches]
         return StaticReport(
-            kernels, list(warnings) + self.program.diagnostics, names, fingerprints, branches
+            kernels,
+            list(warnings) + self.program.diagnostics + self.error_notes,
+            names,
+            fingerprints,
+            branches,
         )
 
     def _prepare(self, name: str, function: Cursor) -> None:
         body = _body(function)
         statements = children(body) if body is not None else []
         self.top_level[name] = {strip(s).hash for s in statements}
+        arms = []
         for cursor in walk(function):
-            if cursor.kind == CursorKind.RETURN_STMT and (
-                not statements or cursor.hash != statements[-1].hash
+            if cursor.kind != CursorKind.IF_STMT:
+                continue
+            condition = children(cursor)[0]
+            by_value = not any(t.spelling in self.symbols for t in condition.get_tokens())
+            for arm in children(cursor)[1:3]:
+                reason = error_path(arm, name, self.noreturn, by_value)
+                if reason is not None:
+                    self.error_arms[arm.hash] = reason
+                    arms.append(arm)
+        for cursor in walk(function):
+            if (
+                cursor.kind == CursorKind.RETURN_STMT
+                and (not statements or cursor.hash != statements[-1].hash)
+                and not any(contains(arm, cursor) for arm in arms)
             ):
                 self.early_return.setdefault(name, cursor)
             if cursor.kind in (CursorKind.GOTO_STMT, CursorKind.INDIRECT_GOTO_STMT):
@@ -296,7 +329,15 @@ class _Analysis:
             except FAILURES as error:
                 reason = describe(error)
         body = loop_body(cursor)
-        exit_reason = exits(body)
+        inside = {c.hash for c in walk(body)}
+        ignored = frozenset(h for h in self.error_arms if h in inside)
+        exit_reason = exits(body, ignored)
+        if ignored:
+            context = replace(
+                context,
+                notes=context.notes
+                + (f"counted as if the error paths in the loop at line {line} never run",),
+            )
         if exit_reason and count_note is None:
             reason = f"several exits ({exit_reason})"
         if count_note is not None:
@@ -475,6 +516,16 @@ class _Analysis:
         probability = next((a for a in notes if a.kind == "probability"), None)
         if context.undef is not None:
             return context, context
+        arms = children(cursor)[1:3]
+        errors = [self.error_arms.get(arm.hash) for arm in arms]
+        if probability is None and any(errors):
+            arm = 0 if errors[0] else 1
+            self.error_notes.append(
+                f"{source.path}:{cursor.location.line}: the {('then', 'else')[arm]} branch "
+                f"{errors[arm]}: counted as an error path that never runs"
+            )
+            never = replace(context, guards=context.guards + (Factor(sympy.Integer(0)),))
+            return (never, context) if arm == 0 else (context, never)
         if probability is not None:
             self.extra_symbols |= {str(s) for s in probability.value.free_symbols}
             then_context = replace(context, guards=context.guards + (Factor(probability.value),))
@@ -548,6 +599,8 @@ class _Counting:
             count = public(total(pieces), set(self.parameter_names) | self.extra_symbols)
         except FAILURES as error:
             reason = describe(error)
+        if context.notes:
+            note = "; ".join(((note,) if note else ()) + context.notes)
         cursor = record.cursor
         body = {"loop": loop_body, "function": _body}.get(record.kind, lambda c: c)(cursor)
         end_line = (body or cursor).extent.end.line

@@ -20,6 +20,7 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
 from perfcast.core.errors import InputError
+from perfcast.static.library_calls import NORETURN_CALLS
 from perfcast.static.x86_categories import category_of, memory_access
 
 
@@ -160,16 +161,29 @@ def read_binary(path: str | os.PathLike[str]) -> Binary:
         names = {low: name for name, low, _ in symbols} | _plt_stubs(elf)
     stops = {address for address, name in names.items() if name in noreturn | NORETURN}
     functions = {name: _mark_noreturn(f, stops) for name, f in functions.items()}
-    return Binary(path, functions)
+    while True:  # a function that can neither return nor jump away ends the program too
+        ending = {f.low for f in functions.values() if f.low not in stops and not _leaves(f)}
+        if not ending:
+            return Binary(path, functions)
+        stops |= ending
+        functions = {name: _mark_noreturn(f, stops) for name, f in functions.items()}
 
 
-NORETURN = frozenset(
-    {
-        "exit", "_exit", "_Exit", "quick_exit", "abort", "__assert_fail", "__stack_chk_fail",
-        "__fortify_fail", "__chk_fail", "longjmp", "siglongjmp", "__longjmp_chk", "err", "errx",
-        "verr", "verrx", "pthread_exit", "__cxa_throw", "__cxa_rethrow", "_Unwind_Resume",
-    }
-)  # fmt: skip
+def _leaves(function: BinaryFunction) -> bool:
+    """True when a path of the function may give control back: a return, an indirect jump,
+    a jump out of it (a tail call), or a call that returns as its last instruction."""
+    for insn in function.instructions:
+        if insn.kind == "return":
+            return True
+        if insn.kind == "jump" and (
+            insn.target is None or not function.low <= insn.target < function.high
+        ):
+            return True
+    last = function.instructions[-1] if function.instructions else None
+    return last is None or last.kind in ("call", "")
+
+
+NORETURN = NORETURN_CALLS
 """C library functions that never return (besides those DWARF marks ``DW_AT_noreturn``)."""
 
 

@@ -22,6 +22,7 @@ import pandas as pd
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment, Metric, Parameter
 from perfcast.static.binary import Binary
+from perfcast.static.control_flow import basic_blocks, natural_loops
 from perfcast.static.instruction_mix import COUNT_KEYS
 from perfcast.static.mix_output import metric_name
 
@@ -307,3 +308,38 @@ def _load_offset(binary: Binary, executed: dict[int, int]) -> int:
             "no executed address of the profile is an instruction of the binary", str(binary.path)
         )
     return best
+
+
+MeasuredKey = tuple[str, str, int]
+"""``("block", function, block address)`` or ``("entry", function, entry address)``."""
+
+
+def measured_loop_counts(binary: Binary, profile: CallgrindProfile) -> dict[MeasuredKey, int]:
+    """How often each basic block inside a machine loop and each function ran in one run.
+
+    A block runs as often as its first instruction; a function is entered as often as its
+    first instruction runs. Link-time addresses are the keys, so the counts of several runs
+    line up.
+
+    Parameters
+    ----------
+    binary : Binary
+        The executable profiled.
+    profile : CallgrindProfile
+        A callgrind run of it with ``--dump-instr=yes``.
+
+    Returns
+    -------
+    dict of MeasuredKey to int
+    """
+    obj, offset = binary_object(binary, profile)
+    executed = {addr: n for (name, addr), n in profile.counts.items() if name == obj}
+    counts: dict[MeasuredKey, int] = {}
+    for function in binary.functions.values():
+        counts["entry", function.name, function.low] = executed.get(function.low + offset, 0)
+        blocks = basic_blocks(function)
+        for loop in natural_loops(blocks):
+            for index in loop.blocks:
+                start = blocks[index].start
+                counts["block", function.name, start] = executed.get(start + offset, 0)
+    return counts

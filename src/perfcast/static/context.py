@@ -33,6 +33,7 @@ class Context:
     seeds: tuple[Cursor, ...] = ()
     region: str = ""  # innermost enclosing function, loop or branch block
     depth: int = 0  # enclosing loops, countable or not
+    notes: tuple[str, ...] = ()  # assumptions the counts below rest on (error paths not taken)
 
     def binding(self, name: str):
         """``(value, loop)`` bound to a variable key, or None."""

@@ -108,6 +108,26 @@ def reachable(blocks: list[Block]) -> set[int]:
     return seen
 
 
+def doomed(blocks: list[Block]) -> set[int]:
+    """Blocks from which every path ends in a call of a function that does not return.
+
+    They are error paths (``if (bad) exit(1);``): the instruction mix counts them as never run,
+    like the source analysis. A block with an indirect jump (unknown successors) is not doomed.
+    """
+    found = {b.index for b in blocks if b.instructions[-1].kind == "noreturn"}
+    changed = True
+    while changed:
+        changed = False
+        for block in blocks:
+            last = block.instructions[-1]
+            if block.index in found or not block.successors or last.kind == "return":
+                continue
+            if all(s in found for s in block.successors):
+                found.add(block.index)
+                changed = True
+    return found
+
+
 def dominators(blocks: list[Block]) -> list[set[int]]:
     """Dominator sets (block 0 is the entry); an unreachable block gets the empty set."""
     live = reachable(blocks)

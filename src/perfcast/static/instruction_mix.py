@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -46,7 +46,15 @@ import sympy
 
 from perfcast.core.errors import InputError
 from perfcast.static.binary import Binary, BinaryFunction, BinaryInstruction
-from perfcast.static.control_flow import Loop, basic_blocks, natural_loops, reachable
+from perfcast.static.control_flow import (
+    Block,
+    Loop,
+    basic_blocks,
+    doomed,
+    natural_loops,
+    reachable,
+)
+from perfcast.static.machine_trips import Induction, induction, packed
 from perfcast.static.x86_categories import CATEGORIES, MEMORY_COUNTS
 
 COUNT_KEYS: tuple[str, ...] = (*CATEGORIES, "total", *MEMORY_COUNTS)
@@ -168,6 +176,7 @@ def instruction_mix(
     report: StaticReportLike,
     parameters: Sequence[str] = (),
     attribution: str = "cfg",
+    measured: Mapping[tuple[str, str, int], sympy.Expr] | None = None,
 ) -> InstructionMix:
     """Parametric instruction counts per function and category.
 
@@ -182,6 +191,11 @@ def instruction_mix(
         (e.g. one an annotation introduced for an unknown bound) follow, sorted by name.
     attribution : {"cfg", "line"}
         How instructions are mapped to kernels (module documentation).
+    measured : mapping, optional
+        Counts measured in profiled runs (constants, or models over the parameters), keyed
+        ``("block", function, block address)`` or ``("entry", function, address)``
+        (:func:`perfcast.static.callgrind.measured_loop_counts`): they stand in where a static
+        count is undefined (``cfg`` attribution), and the function's notes say which.
 
     Returns
     -------
@@ -189,14 +203,16 @@ def instruction_mix(
     """
     if attribution not in ("cfg", "line"):
         raise InputError(f"unknown attribution {attribution!r}: use 'cfg' or 'line'")
-    catalog = _Catalog(list(report.kernels))
+    catalog = _Catalog(list(report.kernels), list(getattr(report, "branches", ())))
     inlined = {
         frame.callee
         for f in binary.functions.values()
         for i in f.instructions
         for frame in i.inlined
     }
+    catalog.inlined = inlined
     called = _direct_call_targets(binary)
+    measured = {k: _normalized(v) for k, v in (measured or {}).items()}
     mixes, unmodeled = {}, {}
     for function in binary.functions.values():
         if not any(_normal(i.file) in catalog.files for i in function.instructions if i.file):
@@ -210,7 +226,7 @@ def instruction_mix(
                 else "no function kernel in the static report"
             )
             continue
-        if function.name in inlined:
+        if function.name in inlined and ("entry", function.name, function.low) not in measured:
             how = "at some call sites" if function.low in called else "at every call site"
             reason = (
                 f"{function.name} is inlined {how}: how often this stand-alone copy runs is "
@@ -220,7 +236,7 @@ def instruction_mix(
                 function.name, None, reason, len(function.instructions)
             )
             continue
-        mixes[function.name] = _function_mix(function, catalog, attribution)
+        mixes[function.name] = _function_mix(function, catalog, attribution, measured)
     if not mixes and not unmodeled:
         raise InputError(
             "no function of the binary has line information from the analyzed sources "
@@ -288,8 +304,15 @@ class _Place:
 class _Catalog:
     """The kernels of a static report, indexed for attribution, with cached source chains."""
 
-    def __init__(self, kernels: list[StaticKernelLike]) -> None:
+    def __init__(
+        self, kernels: list[StaticKernelLike], branches: Sequence[StaticKernelLike] = ()
+    ) -> None:
         self.files = {_normal(k.file) for k in kernels}
+        self.branches: dict[str, list[StaticKernelLike]] = defaultdict(list)
+        for branch in branches:
+            self.branches[branch.function].append(branch)
+        self._guards: dict[tuple, tuple[_Guard, ...]] = {}
+        self.inlined: set[str] = set()  # functions the binary inlines somewhere
         self.functions = {k.function: k for k in kernels if k.kind == "function"}
         self.functions.update({k.name: k for k in kernels if k.kind == "function"})
         self.loops: dict[str, list[StaticKernelLike]] = defaultdict(list)
@@ -320,13 +343,38 @@ class _Catalog:
         """Source loops around an instruction, outermost first, through its inlined calls."""
         key = (function, insn.inlined, insn.file, insn.line)
         if key not in self._chains:
-            self._chains[key] = self._build_chain(function, insn)
+            self._chains[key], self._guards[key] = self._build_chain(function, insn)
         return self._chains[key]
 
-    def _build_chain(self, function: str, insn: BinaryInstruction) -> tuple[_Place, ...]:
+    def guards(self, function: str, insn: BinaryInstruction) -> tuple[_Guard, ...]:
+        """The ``if`` blocks around the call sites an inlined instruction comes from."""
+        self.chain(function, insn)
+        return self._guards[(function, insn.inlined, insn.file, insn.line)]
+
+    def branch_at(
+        self, function: str, file: str | None, line: int, inside: StaticKernelLike | None
+    ) -> StaticKernelLike | None:
+        """The innermost branch block of a function holding the position, within the loop
+        ``inside`` (the innermost loop holding it) when there is one."""
+        if not file or not line:
+            return None
+        path = _normal(file)
+        found = [
+            b
+            for b in self.branches.get(function, ())
+            if _normal(b.file) == path
+            and b.line <= line <= b.end_line
+            and (inside is None or inside.line <= b.line <= b.end_line <= inside.end_line)
+        ]
+        return max(found, key=lambda b: (b.line, -b.end_line), default=None)
+
+    def _build_chain(
+        self, function: str, insn: BinaryInstruction
+    ) -> tuple[tuple[_Place, ...], tuple[_Guard, ...]]:
         names = [function] + [frame.callee for frame in insn.inlined]
         positions = [(f.call_file, f.call_line) for f in insn.inlined] + [(insn.file, insn.line)]
         chain: list[_Place] = []
+        guards: list[_Guard] = []
         path: tuple = ()
         current = _Place((), None, None)  # count of the innermost place so far
         try:
@@ -339,11 +387,43 @@ class _Catalog:
                 path += ((name, file, line),)
                 continue  # inlined function without a kernel (a library header's): no loops
             entry = current
-            for loop in self.loops_at(name, file, line):
+            loops = self.loops_at(name, file, line)
+            for loop in loops:
                 current = _place(path, loop, callee, entry)
                 chain.append(current)
+            branch = self.branch_at(name, file, line, loops[-1] if loops else None)
+            if level < len(insn.inlined) and branch is not None:
+                # the call site of the next inlined frame lies in an if block: its code runs
+                # as often as that block, a share of the enclosing place's runs
+                guarded = _place(path, branch, callee, entry)
+                guards.append(_Guard(len(chain), branch.name, _share(guarded, current)))
+                current = guarded
             path += ((name, file, line),)
-        return tuple(chain)
+        return tuple(chain), tuple(guards)
+
+
+@dataclass(frozen=True)
+class _Guard:
+    """An ``if`` block around a call site that inlined code comes from.
+
+    ``loops`` is how many source loops (of the chain) lie outside it; ``share`` is the part of
+    the enclosing place's runs in which the block runs (None with the reason in ``place``).
+    """
+
+    loops: int
+    name: str
+    share: _Place
+
+
+def _share(guarded: _Place, enclosing: _Place) -> _Place:
+    """The ratio of a block's count to its enclosing place's count (0 when neither runs)."""
+    if guarded.count is None:
+        return guarded
+    if enclosing.count is None:
+        return enclosing
+    if guarded.count == 0 or enclosing.count == 0:
+        return _Place(guarded.key, sympy.Integer(0), None)
+    return _Place(guarded.key, sympy.cancel(guarded.count / enclosing.count), None)
 
 
 def _place(
@@ -353,13 +433,16 @@ def _place(
     loop runs per call of the callee, times the calls at this site (``entry``)."""
     key = (path, loop.name, loop.line)
     if loop.count is None:
-        return _Place(key, None, f"count of loop {loop.name} undefined: {loop.undef_reason}")
+        what = "block" if loop.kind == "branch" else "loop"
+        return _Place(key, None, f"count of {what} {loop.name} undefined: {loop.undef_reason}")
     count = _normalized(loop.count)
     if callee is None:
         return _Place(key, count, None)
     if callee.count is None or entry.count is None:
         reason = entry.reason or f"count of function {callee.name} undefined"
         return _Place(key, None, reason)
+    if callee.count == 0 or entry.count == 0:
+        return _Place(key, sympy.Integer(0), None)  # never called here: never runs (no 0/0)
     per_call = sympy.cancel(count / _normalized(callee.count))
     if sympy.fraction(sympy.together(per_call))[1].free_symbols:
         return _Place(
@@ -371,10 +454,25 @@ def _place(
     return _Place(key, sympy.expand(per_call * entry.count), None)
 
 
-def _function_mix(function: BinaryFunction, catalog: _Catalog, attribution: str) -> FunctionMix:
+def _function_mix(
+    function: BinaryFunction,
+    catalog: _Catalog,
+    attribution: str,
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
+) -> FunctionMix:
+    notes: list[str] = []
     try:
-        function_count = catalog.function_count(function.name)
-        notes: list[str] = []
+        entry = ("entry", function.name, function.low)
+        try:
+            function_count = catalog.function_count(function.name)
+        except _Undefined:
+            if entry not in measured:
+                raise
+            function_count = measured[entry]
+            notes.append(f"calls of {function.name}: measured")
+        if function.name in catalog.inlined and entry in measured:
+            function_count = measured[entry]
+            notes.append(f"calls of the stand-alone copy of {function.name}: measured")
         counted: list[tuple[BinaryInstruction, sympy.Expr]]
         if attribution == "line":
             counted = []
@@ -382,7 +480,7 @@ def _function_mix(function: BinaryFunction, catalog: _Catalog, attribution: str)
                 chain = catalog.chain(function.name, insn)
                 counted.append((insn, chain[-1].defined() if chain else function_count))
         else:
-            counted = _cfg_counts(function, function_count, catalog, notes)
+            counted = _cfg_counts(function, function_count, catalog, notes, measured)
     except _Undefined as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
     multiplicity: dict[str, dict[sympy.Expr, int]] = {key: defaultdict(int) for key in COUNT_KEYS}
@@ -401,7 +499,11 @@ def _function_mix(function: BinaryFunction, catalog: _Catalog, attribution: str)
 
 
 def _cfg_counts(
-    function: BinaryFunction, function_count: sympy.Expr, catalog: _Catalog, notes: list[str]
+    function: BinaryFunction,
+    function_count: sympy.Expr,
+    catalog: _Catalog,
+    notes: list[str],
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
 ) -> list[tuple[BinaryInstruction, sympy.Expr]]:
     blocks = basic_blocks(function)
     live = reachable(blocks)
@@ -412,31 +514,166 @@ def _cfg_counts(
         for index in loop.blocks:
             around[index].append(loop)
     place_of = _match_loops(function.name, blocks, machine_loops, around, catalog)
-    versions: dict[tuple, list[Loop]] = defaultdict(list)
-    for loop in machine_loops:
-        versions[place_of[loop.header].key].append(loop)
-    for key, implementations in versions.items():
-        if len(implementations) > 1:
-            starts = ", ".join(f"{blocks[loop.header].start:#x}" for loop in implementations)
-            notes.append(
-                f"source loop {key[1]} is implemented by {len(implementations)} machine loops "
-                f"({starts}; versioned or split by the compiler): each is counted as if it ran"
-            )
+    runs = _MachineCounts(blocks, around, place_of, function_count).counts(machine_loops, notes)
+    error_paths = doomed(blocks)
+    measured_places: set[tuple] = set()
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
     for block in blocks:
         chain = around[block.index]
-        if block.index not in live:
-            count = sympy.Integer(0)  # alignment padding after a return or jump
+        if block.index not in live or block.index in error_paths:
+            # alignment padding after a return or jump, or an error path ending the program
+            count = sympy.Integer(0)
         elif not chain:
             count = function_count
+        elif runs[chain[-1].header].count is None and ("block", function.name, block.start) in (
+            measured
+        ):
+            count = measured["block", function.name, block.start]
+            place = runs[chain[-1].header]
+            if place.key not in measured_places:
+                measured_places.add(place.key)
+                notes.append(
+                    f"machine loop at {blocks[chain[-1].header].start:#x} (source loop "
+                    f"{place.key[1] if len(place.key) > 1 else '?'}): block counts measured "
+                    f"(statically undefined: {place.reason})"
+                )
         else:
             innermost = chain[-1]
-            count = place_of[innermost.header].defined()
+            count = runs[innermost.header].defined()
             if innermost.exits_at_header and block.index == innermost.header:
-                outer = place_of[chain[-2].header].defined() if len(chain) > 1 else function_count
+                outer = runs[chain[-2].header].defined() if len(chain) > 1 else function_count
                 count = count + outer
-        counted.extend((insn, count) for insn in block.instructions)
+        for insn in block.instructions:
+            share = sympy.Integer(1)
+            for guard in catalog.guards(function.name, insn):
+                if guard.loops >= len(chain):  # inside the innermost machine loop around it
+                    share = share * guard.share.defined()
+            counted.append((insn, count if share == 1 else sympy.expand(count * share)))
     return counted
+
+
+class _MachineCounts:
+    """How often the body of each machine loop runs: its source loop's count, corrected by the
+    trip count or the elements per iteration the binary shows (vectorization, unrolling).
+
+    Machine loops that implement one source loop side by side (a vector loop and its scalar
+    remainder loop) share its iterations: each takes ``floor(remaining / k)`` passes of ``k``
+    source iterations per entry, widest first, and leaves the rest to the next.
+    """
+
+    def __init__(
+        self,
+        blocks: list[Block],
+        around: dict[int, list[Loop]],
+        place_of: dict[int, _Place],
+        function_count: sympy.Expr,
+    ) -> None:
+        self.blocks = blocks
+        self.around = around
+        self.place_of = place_of
+        self.function_count = _Place((), function_count, None)
+
+    def _own(self, loop: Loop) -> set[int]:
+        """The loop's blocks that no loop nested in it holds."""
+        return {b for b in loop.blocks if self.around[b][-1] is loop}
+
+    def _outer(self, loop: Loop) -> Loop | None:
+        chain = self.around[loop.header]
+        return chain[-2] if len(chain) > 1 else None
+
+    def counts(self, machine_loops: list[Loop], notes: list[str]) -> dict[int, _Place]:
+        """Machine loop header -> the count of its body per program run (or why undefined)."""
+        runs: dict[int, _Place] = {}
+        siblings: dict[tuple, list[Loop]] = defaultdict(list)
+        for loop in machine_loops:
+            outer = self._outer(loop)
+            siblings[(outer.header if outer else None, self.place_of[loop.header].key)].append(loop)
+        for loop in machine_loops:  # outer loops first: an entry count is known when needed
+            if loop.header in runs:
+                continue
+            outer = self._outer(loop)
+            group = siblings[(outer.header if outer else None, self.place_of[loop.header].key)]
+            entry = runs[outer.header] if outer else self.function_count
+            source_entry = self.place_of[outer.header] if outer else self.function_count
+            runs.update(self._group(group, entry, source_entry, notes))
+        return runs
+
+    def _group(
+        self, group: list[Loop], entry: _Place, source_entry: _Place, notes: list[str]
+    ) -> dict[int, _Place]:
+        place = self.place_of[group[0].header]
+        name = place.key[1] if len(place.key) > 1 else "?"
+        own = {loop.header: self._own(loop) for loop in group}
+        found = {loop.header: induction(self.blocks, loop, own[loop.header]) for loop in group}
+        trips = {h: i.trip_count() if i else None for h, i in found.items()}
+        if entry.count is None:
+            return {loop.header: _Place(place.key, None, entry.reason) for loop in group}
+        per_entry = None
+        if place.count is not None and source_entry.count is not None:
+            per_entry = sympy.cancel(place.count / source_entry.count)
+        if all(t is not None for t in trips.values()):
+            result = {}
+            for loop in group:
+                trip = trips[loop.header]
+                result[loop.header] = _Place(place.key, sympy.expand(trip * entry.count), None)
+                if per_entry != trip:
+                    notes.append(
+                        f"machine loop at {self.blocks[loop.header].start:#x} runs {trip} times "
+                        f"per entry (read from the binary), source loop {name} "
+                        f"{_per_entry_text(per_entry)}: vectorized, unrolled or split"
+                    )
+            return result
+        if place.count is None or per_entry is None:
+            return {loop.header: place for loop in group}
+        widths = {
+            loop.header: _width(found[loop.header], self.blocks, own[loop.header]) for loop in group
+        }
+        if len(group) == 1 and widths[group[0].header] == 1:
+            return {group[0].header: _Place(place.key, place.count, None)}
+        unknown = [h for h, k in widths.items() if k is None]
+        if unknown:
+            reason = (
+                f"machine loop at {self.blocks[unknown[0]].start:#x} implements source loop "
+                f"{name} (vectorized, unrolled or versioned), and how many source iterations "
+                "one of its passes covers cannot be read from the binary"
+            )
+            return {loop.header: _Place(place.key, None, reason) for loop in group}
+        known = {h: k for h, k in widths.items() if k is not None}
+        remaining = per_entry
+        result = {}
+        ordered = sorted(group, key=lambda item: -known[item.header])
+        for loop in ordered:
+            width = known[loop.header]
+            passes = sympy.floor(remaining / width) if width > 1 else remaining
+            result[loop.header] = _Place(place.key, sympy.expand(passes * entry.count), None)
+            remaining = remaining - width * passes
+        starts = ", ".join(
+            f"{self.blocks[loop.header].start:#x} ({known[loop.header]} per pass)"
+            for loop in ordered
+        )
+        notes.append(
+            f"source loop {name} is implemented by {len(group)} machine loop"
+            f"{'s' if len(group) > 1 else ''} ({starts}; "
+            "vectorized, unrolled, split or versioned; widths read from the binary): each takes "
+            "floor(remaining / width) passes per entry, which assumes every entry runs the same "
+            "number of iterations and versions run one after the other"
+        )
+        return result
+
+
+def _width(found: Induction | None, blocks: list[Block], own: set[int]) -> int | None:
+    """Source iterations one pass of a machine loop covers: from its induction register, else 1
+    for a loop without packed SIMD instructions, else None (unknown)."""
+    width = found.elements_per_iteration() if found is not None else None
+    if width is not None:
+        return width
+    return None if packed(blocks, own) else 1
+
+
+def _per_entry_text(per_entry: sympy.Expr | None) -> str:
+    if per_entry is None:
+        return "has no defined count"
+    return f"{per_entry} times per entry"
 
 
 def _match_loops(

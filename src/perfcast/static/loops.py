@@ -117,11 +117,16 @@ def loop_body(loop: Cursor) -> Cursor:
     return kids[0] if loop.kind == CursorKind.DO_STMT else kids[-1]
 
 
-def exits(body: Cursor) -> str | None:
-    """Describe a second exit (break, return, goto) out of the loop body, if any."""
+def exits(body: Cursor, ignored: frozenset[int] = frozenset()) -> str | None:
+    """Describe a second exit (break, return, goto) out of the loop body, if any.
+
+    Statements whose hash is in ``ignored`` (error paths, never taken) are not searched.
+    """
 
     def visit(cursor: Cursor, breakable: bool) -> str | None:
         kind = cursor.kind
+        if cursor.hash in ignored:
+            return None
         if kind == CursorKind.BREAK_STMT and not breakable:
             return f"break at line {cursor.location.line}"
         if kind == CursorKind.RETURN_STMT:

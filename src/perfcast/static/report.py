@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -236,6 +237,46 @@ class StaticReport:
             if fingerprint is not None:
                 groups.setdefault(fingerprint, []).append(kernel.name)
         return [names for names in groups.values() if len(names) > 1]
+
+    def with_values(self, values: Mapping[str, float]) -> StaticReport:
+        """The report with some parameters fixed: their values put into every count.
+
+        Parameters
+        ----------
+        values : mapping of str to float
+            Parameter name -> value (whole numbers stay exact integers).
+
+        Returns
+        -------
+        StaticReport
+            Counts over the other parameters only; the fixed names are left out of every
+            kernel's parameters.
+        """
+
+        def exact(value: float) -> sympy.Expr:
+            return sympy.Integer(int(value)) if float(value).is_integer() else sympy.Float(value)
+
+        def fix(kernel: StaticKernel) -> StaticKernel:
+            count = kernel.count
+            if count is not None:
+                by_name = {s.name: s for s in count.free_symbols if isinstance(s, sympy.Symbol)}
+                count = count.xreplace(
+                    {by_name[n]: exact(v) for n, v in values.items() if n in by_name}
+                )
+            return replace(
+                kernel,
+                count=count,
+                parameters=tuple(p for p in kernel.parameters if p not in values),
+                all_parameters=tuple(p for p in kernel.all_parameters if p not in values),
+            )
+
+        return StaticReport(
+            [fix(k) for k in self.kernels],
+            list(self.diagnostics),
+            tuple(p for p in self.parameters if p not in values),
+            dict(self.fingerprints),
+            [fix(b) for b in self.branches],
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON: ``{"parameters", "kernels", "branches", "clusters", "diagnostics"}``."""

@@ -15,6 +15,7 @@ from perfcast.core.experiment import Series
 from perfcast.core.function import Factor, Model, Quality, Term, Uncertainty
 from perfcast.model.fitting.candidates import SlotShapes, marginal_means
 from perfcast.model.fitting.data import FitData
+from perfcast.model.fitting.decisions import series_wide
 from perfcast.model.fitting.quality import assess
 from perfcast.model.fitting.selection import Choice
 
@@ -113,7 +114,8 @@ def build_models(
     series = data.series
     n_kernels, n_points = data.means.shape
     terms, constants, term_coefficients = residue_free(data, choice, pool)
-    width = 1 + max((len(t) for t in terms), default=0)
+    # One design width for the whole series: the padding changes the rounding of the inverse.
+    width = series_wide(1 + max((len(t) for t in terms), default=0))
     designs = np.zeros((n_kernels, n_points, width))
     designs[:, :, 0] = 1.0
     coefficients = np.zeros((n_kernels, width))

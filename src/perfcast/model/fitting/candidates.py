@@ -15,6 +15,7 @@ import numpy as np
 from perfcast.core.function import Factor
 from perfcast.model.fitting.blocks import Block, building_blocks, evaluate_blocks
 from perfcast.model.fitting.data import FitData
+from perfcast.model.fitting.decisions import series_wide
 from perfcast.model.fitting.least_squares import PoolMoments
 from perfcast.model.fitting.location import NOISE_FLOOR
 from perfcast.model.fitting.selection import Choice, SearchSettings, search
@@ -84,7 +85,8 @@ def allowed_blocks(
         True: decreasing blocks for every kernel; False: for none; None: for the kernels whose
         data decreases (``decreasing``, shape (K,)).
     """
-    negative = negative_exponents is not False and bool(negative_exponents or decreasing.any())
+    anywhere = bool(series_wide(int(decreasing.any())))  # any kernel of the whole series
+    negative = negative_exponents is not False and bool(negative_exponents or anywhere)
     blocks = building_blocks(negative)
     is_negative = np.array([e < 0 for e, _ in blocks])
     if negative_exponents:

@@ -86,9 +86,9 @@ class PoolMoments:
         weighted_values = weights * values
         value_total = weighted_values.sum(axis=1)
         if self.shared:
-            term_sums = weights @ self.pool.T  # (K, T)
-            value_sums = weighted_values @ self.pool.T
-            squares = weights @ (self.pool**2).T
+            term_sums = rows_times(weights, self.pool.T)  # (K, T)
+            value_sums = rows_times(weighted_values, self.pool.T)
+            squares = rows_times(weights, (self.pool**2).T)
         else:
             term_sums = np.einsum("kp,ktp->kt", weights, self.pool)
             value_sums = np.einsum("kp,ktp->kt", weighted_values, self.pool)
@@ -120,7 +120,7 @@ class PoolMoments:
         if self.shared:
             n_terms, n_points = self.pool.shape
             products = (self.pool[:, None, :] * self.pool[None, :, :]).reshape(-1, n_points)
-            cross = (self.weights @ products.T).reshape(-1, n_terms, n_terms)
+            cross = rows_times(self.weights, products.T).reshape(-1, n_terms, n_terms)
         else:
             cross = np.einsum("kp,ktp,kup->ktu", self.weights, self.pool, self.pool)
         means = self.term_means
@@ -257,6 +257,19 @@ def _solve_subsets(
     sub_rhs = rhs[:, subsets]
     solution = solve_spd(sub_gram, sub_rhs)
     return solution, np.einsum("khi,khi->kh", solution, sub_rhs)
+
+
+def rows_times(rows: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """``rows @ matrix``, every row's product the same whichever other rows come along.
+
+    BLAS multiplies a matrix of several rows (``gemm``) with another rounding than a single
+    row (``gemv``), and a kernel's moments must not depend on how many kernels are fitted with
+    it (a chunk of a series, a cluster worker's share): a single row is multiplied as a
+    matrix of two.
+    """
+    if rows.shape[0] == 1:
+        return (np.concatenate([rows, rows]) @ matrix)[:1]
+    return rows @ matrix
 
 
 def solve_spd(gram: np.ndarray, rhs: np.ndarray) -> np.ndarray:

@@ -5,7 +5,8 @@ one point out at a time (closed form through the leverages of the weighted fit);
 F-test (seed paper ``hybrid-static-dynamic-modeling.md``, eq. 13-14) compares the scatter of the
 means around the model with the scatter of the repetitions around their means. The uncertainty
 behind prediction intervals holds the coefficient covariance, the noise, the mean square
-leave-one-out error and the model-selection inflation :data:`SELECTION_INFLATION`.
+leave-one-out error (the effect of choosing the terms among many candidates is measured
+afterwards, by the backtests of :mod:`perfcast.model.backtest`).
 """
 
 from __future__ import annotations
@@ -18,13 +19,6 @@ from scipy import special
 from perfcast.core.function import Quality, Uncertainty
 from perfcast.model.fitting.data import FitData
 from perfcast.model.fitting.location import NOISE_FLOOR
-
-#: Factor on the variance of the fitted curve in prediction intervals, for the choice of the
-#: terms among many candidates (see :class:`~perfcast.core.function.Uncertainty`). 16 (a
-#: standard deviation four times the covariance's) brings the 95 % intervals' coverage of a
-#: held-out sixth point of synthetic strong-scaling functions from 60-78 % to 88-99 %; with 1
-#: it is 61-78 % (``benchmarks/calibration.py``, ``benchmarks/RESULTS.md`` "Calibration").
-SELECTION_INFLATION = 16.0
 
 
 @dataclass
@@ -103,7 +97,6 @@ def assess(
                     float(sigma2[i]),
                     int(residual_dof[i]),
                     loo_variance=float(loo_variance[i]),
-                    selection_inflation=SELECTION_INFLATION,
                 )
             )
         else:

@@ -1,0 +1,236 @@
+"""Measurement-point advice: prediction error at a target reached per measurement cost.
+
+Data: two-parameter functions of ``p`` (processes) and ``n``, either ``c0 + c1*f(p)*g(n)`` or
+``c0 + c1*f(p) + c2*g(n)`` with ``f`` and ``g`` drawn from Extra-P's 42 building blocks and
+every component at least 5 % of the value at the largest measured point (coefficients
+log-uniform in 1e-2..1e2), measured with 5 repetitions under uniform noise of 5 %. Every case
+starts from the usual sparse design: five values of ``p`` (4..64) at the smallest ``n``, five of
+``n`` (10..50) at the smallest ``p``, and one point off these lines (p=8, n=20). The target is
+p=1024, n=200 (16 and 4 times beyond the measurements). The cost of a run is its true time
+times ``p``; budgets are fractions of what completing the 5 x 5 grid costs.
+
+Strategies, each measured (from the true function, with noise) and then modeled by perfcast's
+``pmnf`` modeler, so that only the choice of points differs: ``advise`` (perfcast's advice,
+budget in core time), ``extrap`` (Extra-P's measurement point advisor, its GPR mode, with the
+same budget and the same search space, p in 4..256 and n in 10..200), ``random`` (random points
+of that space until the budget is spent), ``grid`` (the full 5 x 5 grid) and ``start`` (no new
+point). Figures: median and 90th percentile of the relative error at the target over the cases,
+and the median cost actually spent as a share of the grid's.
+
+Run from the repository root:
+``python -m benchmarks.advice [--quick] [--tools advise,extrap,random]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.extrap_env import DEFAULT_VENV, ensure_extrap
+from benchmarks.synthetic import BUILDING_BLOCKS
+from perfcast.api import advise, fit, predict
+from perfcast.core.experiment import Experiment
+
+P_LINE = [4.0, 8.0, 16.0, 32.0, 64.0]
+N_LINE = [10.0, 20.0, 30.0, 40.0, 50.0]
+P_SPACE = [4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]
+N_SPACE = [10.0, 20.0, 30.0, 40.0, 50.0, 75.0, 100.0, 150.0, 200.0]
+TARGET = {"p": 1024.0, "n": 200.0}
+REPETITIONS = 5
+NOISE = 0.05
+DRIVER = Path(__file__).resolve().parent / "extrap_advisor_driver.py"
+
+Function = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def block(index: int, x: np.ndarray) -> np.ndarray:
+    exponent, log_exponent = BUILDING_BLOCKS[index]
+    return np.asarray(x, dtype=float) ** float(exponent) * np.log2(x) ** log_exponent
+
+
+def draw_function(rng: np.random.Generator) -> Function:
+    """A two-parameter function whose every component has at least 5 % at p=64, n=50."""
+    while True:  # blocks and coefficients redrawn together: some blocks admit no 5 % share
+        f, g = (int(i) for i in rng.integers(len(BUILDING_BLOCKS), size=2))
+        product = bool(rng.integers(2))
+        c = 10 ** rng.uniform(-2, 2, 3)
+        parts = (
+            [c[0], c[1] * block(f, 64.0) * block(g, 50.0)]
+            if product
+            else [c[0], c[1] * block(f, 64.0), c[2] * block(g, 50.0)]
+        )
+        if min(parts) >= 0.05 * sum(parts):
+            break
+    if product:
+        return lambda p, n: c[0] + c[1] * block(f, p) * block(g, n)
+    return lambda p, n: c[0] + c[1] * block(f, p) + c[2] * block(g, n)
+
+
+def start_points() -> np.ndarray:
+    points = {(p, N_LINE[0]) for p in P_LINE} | {(P_LINE[0], n) for n in N_LINE} | {(8.0, 20.0)}
+    return np.array(sorted(points))
+
+
+def measure(function: Function, runs: dict[tuple[float, float], int], rng) -> pd.DataFrame:
+    """``runs`` repetitions at each point, noisy."""
+    rows = []
+    for (p, n), count in runs.items():
+        exact = float(function(np.array(p), np.array(n)))
+        for _ in range(count):
+            value = exact * (1 + rng.uniform(-NOISE, NOISE))
+            rows.append({"kernel": "k", "metric": "time", "p": p, "n": n, "value": value})
+    return pd.DataFrame(rows)
+
+
+def cost(function: Function, runs: dict[tuple[float, float], int]) -> float:
+    """True core time of ``runs``."""
+    return float(sum(function(np.array(p), np.array(n)) * p * k for (p, n), k in runs.items()))
+
+
+def error_at_target(frame: pd.DataFrame, function: Function) -> float:
+    (prediction,) = predict(fit(Experiment.from_frame(frame)), TARGET)
+    truth = float(function(np.array(TARGET["p"]), np.array(TARGET["n"])))
+    return abs(prediction.value - truth) / truth
+
+
+def plan_advise(frame: pd.DataFrame, budget: float) -> dict[tuple[float, float], int]:
+    candidates = f"p={','.join(map(str, P_SPACE))},n={','.join(map(str, N_SPACE))}"
+    advice = advise(
+        Experiment.from_frame(frame),
+        at=TARGET,
+        candidates=candidates,
+        budget=f"{float(budget) / 3600!r}h",
+        repetitions=REPETITIONS,
+    )
+    return {(s.point["p"], s.point["n"]): s.runs for s in advice.suggestions}
+
+
+def plan_random(function: Function, budget: float, rng) -> dict[tuple[float, float], int]:
+    space = [(p, n) for p in P_SPACE for n in N_SPACE]
+    taken = {tuple(x) for x in start_points()}
+    runs: dict[tuple[float, float], int] = {}
+    for index in rng.permutation(len(space)):
+        point = space[index]
+        if point in taken:
+            continue
+        trial = {**runs, point: REPETITIONS}
+        if cost(function, trial) <= budget:
+            runs = trial
+    return runs
+
+
+def plan_extrap(frames: list[pd.DataFrame], budgets: np.ndarray, venv: Path) -> list[list[dict]]:
+    """Extra-P's suggestions per case and budget, as added repetitions per point."""
+    python = ensure_extrap(venv)
+    points = start_points()
+    values = np.array(
+        [
+            [
+                frame[(frame.p == p) & (frame.n == n)]["value"].to_numpy()[:REPETITIONS]
+                for p, n in points
+            ]
+            for frame in frames
+        ]
+    )
+    existing = np.sum(values.mean(axis=2) * points[:, 0] * REPETITIONS, axis=1)
+    with tempfile.TemporaryDirectory(prefix="perfcast-advice-") as directory:
+        data, output = Path(directory) / "data.npz", Path(directory) / "out.json"
+        np.savez(
+            data,
+            parameters=np.array(["p", "n"]),
+            points=points,
+            values=values,
+            budgets=existing[:, None] + budgets,
+            series=np.array([",".join(map(str, P_SPACE)), ",".join(map(str, N_SPACE))]),
+        )
+        result = subprocess.run(
+            [str(python), str(DRIVER), str(data), str(output)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"Extra-P advisor driver failed:\n{result.stderr[-4000:]}")
+        document = json.loads(output.read_text(encoding="utf-8"))
+    taken = {tuple(x) for x in points}
+    plans = []
+    for case in document["cases"]:
+        plans.append(
+            [
+                {
+                    (float(k[0]), float(k[1])): max(
+                        n - (REPETITIONS if tuple(k) in taken else 0), 0
+                    )
+                    for k, n in suggestion
+                }
+                for suggestion in case
+            ]
+        )
+    return plans
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="4 cases instead of 16")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--tools", default="advise,extrap,random")
+    parser.add_argument("--budgets", default="0.25,0.5,1", help="shares of the grid's cost")
+    parser.add_argument("--extrap-venv", type=Path, default=DEFAULT_VENV)
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    cases = 4 if args.quick else 16
+    shares = [float(s) for s in args.budgets.split(",")]
+    tools = args.tools.split(",")
+    functions = [draw_function(rng) for _ in range(cases)]
+    start = {tuple(x): REPETITIONS for x in start_points()}
+    grid = {(p, n): REPETITIONS for p in P_LINE for n in N_LINE if (p, n) not in start}
+    frames = [measure(f, start, rng) for f in functions]
+    grid_costs = np.array([cost(f, grid) for f in functions])
+    budgets = grid_costs[:, None] * np.array(shares)[None, :]
+    results: dict[str, list[tuple[float, float]]] = {}
+
+    def record(name: str, case: int, runs: dict[tuple[float, float], int]) -> None:
+        function = functions[case]
+        # Noise of its own per case and strategy: the strategies do not shift each other's draws.
+        noise = np.random.default_rng([args.seed, case, zlib.crc32(name.encode())])
+        added = measure(function, {k: v for k, v in runs.items() if v > 0}, noise)
+        frame = pd.concat([frames[case], added], ignore_index=True)
+        error = error_at_target(frame, function)
+        results.setdefault(name, []).append((error, cost(function, runs) / grid_costs[case]))
+
+    extrap_plans = plan_extrap(frames, budgets, args.extrap_venv) if "extrap" in tools else None
+    for case, function in enumerate(functions):
+        record("start", case, {})
+        record("grid", case, grid)
+        for b, share in enumerate(shares):
+            if "advise" in tools:
+                record(f"advise {share:g}", case, plan_advise(frames[case], budgets[case, b]))
+            if extrap_plans is not None:
+                record(f"extrap {share:g}", case, extrap_plans[case][b])
+            if "random" in tools:
+                record(f"random {share:g}", case, plan_random(function, budgets[case, b], rng))
+    command = "python -m benchmarks.advice " + " ".join(argv if argv is not None else sys.argv[1:])
+    print(f"{cases} cases, seed {args.seed}: `{command.strip()}`\n")
+    print("| strategy (budget: share of the grid's cost) | median error | 90th pct error | "
+          "median cost / grid |")  # fmt: skip
+    print("|---|---|---|---|")
+    for name, rows in results.items():
+        errors, costs = np.array(rows).T
+        print(
+            f"| {name} | {100 * np.median(errors):.1f} % | "
+            f"{100 * np.percentile(errors, 90):.1f} % | {np.median(costs):.2f} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

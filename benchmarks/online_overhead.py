@@ -1,0 +1,184 @@
+"""Overhead of the C online regions against an uninstrumented build, by batch size.
+
+A small C program runs a kernel of 4,000 to 20,000 floating-point updates (five sizes in turn)
+5,000 times. Variants:
+built without regions (``-DPERFCAST_DISABLE``: the reference), and with online regions at ``b``
+in {1, 8, 64, 512, 2048, 4096}, without back-off (the collector models the batches after the
+runs: ``off``), with it (``collector``: the collector runs alongside in a thread, so the skipped
+share, that of the counted run, depends on how fast it answers and on whether this machine's
+wall times let batches hit), and ``skip``, the floor of the skipping path
+(a control file asks to skip every execution after the first batch). Instructions are counted
+with valgrind (callgrind) and wall time is the median of three runs. The modeling itself runs
+in ``perfcast online serve``, another process: its CPU time per modeled batch is printed too.
+
+Run from the repository root: ``.venv/bin/python -m benchmarks.online_overhead`` (about 2
+minutes).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from perfcast.api import serve_spool, stored_models
+from perfcast.measure.instrument import library_dir
+from perfcast.measure.online_spool import write_control
+
+PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "perfcast_online.h"
+int main(int argc, char **argv) {
+    int largest = atoi(argv[1]), steps = atoi(argv[2]);
+    double *a = calloc((size_t)largest, sizeof *a), sum = 0;
+    for (int step = 0; step < steps; step++) {
+        int n = largest / 5 * (1 + step % 5);
+        PERFCAST_ONLINE_BEGIN("axpy", "n", n);
+        for (int i = 0; i < n; i++) a[i] = a[i] * 0.5 + i;
+        PERFCAST_ONLINE_END("axpy");
+        sum += a[n / 2];
+    }
+    printf("%g\n", sum);
+    return 0;
+}
+"""
+Number = TypeVar("Number", int, float)
+SIZE, STEPS = 20000, 5000
+BATCHES = (1, 8, 64, 512, 2048, 4096)
+
+
+def build(directory: Path, disable: bool) -> Path:
+    source = directory / "axpy.c"
+    source.write_text(PROGRAM)
+    binary = directory / ("axpy-off" if disable else "axpy")
+    flags = ["-DPERFCAST_DISABLE"] if disable else []
+    subprocess.run(
+        ["gcc", "-O2", "-std=c99", *flags, f"-I{library_dir()}", str(source),
+         str(library_dir() / "perfcast_online.c"), "-o", str(binary)],
+        check=True,
+    )  # fmt: skip
+    return binary
+
+
+def instructions(binary: Path, environment: dict[str, str], directory: Path) -> int:
+    out = directory / "callgrind.out"
+    result = subprocess.run(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(binary), str(SIZE),
+         str(STEPS)],
+        env=environment, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    match = re.search(r"Collected : (\d+)", result.stderr)
+    if match is None:
+        raise RuntimeError(result.stderr)
+    return int(match.group(1))
+
+
+def wall(binary: Path, environment: dict[str, str]) -> float:
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        subprocess.run([str(binary), str(SIZE), str(STEPS)], env=environment, check=True,
+                       capture_output=True)  # fmt: skip
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def collector_seconds(spool: Path, batch: int) -> tuple[float, int]:
+    """CPU seconds of ``perfcast online serve --once`` on (at most 200 of) the batch files
+    waiting, and how many files it modeled."""
+    done = [0]
+
+    def enough() -> bool:
+        done[0] += 1
+        return done[0] > 200
+
+    start = time.process_time()
+    files = serve_spool(spool, spool.parent / f"store-{batch}.db", batch=batch, once=True,
+                        should_stop=enough)  # fmt: skip
+    return time.process_time() - start, files
+
+
+def with_collector(spool: Path, store: Path, batch: int, work: Callable[[], Number]) -> Number:
+    """``work()`` while a collector thread serves ``spool`` into ``store``."""
+    stop = threading.Event()
+    collector = threading.Thread(
+        target=serve_spool,
+        args=(spool, store),
+        kwargs={"batch": batch, "poll": 0.02, "should_stop": stop.is_set},
+    )
+    collector.start()
+    try:
+        return work()
+    finally:
+        stop.set()
+        collector.join()
+
+
+def main() -> None:
+    if shutil.which("valgrind") is None or shutil.which("gcc") is None:
+        sys.exit("needs gcc and valgrind (scripts/setup installs them)")
+    print("Command: python -m benchmarks.online_overhead\n")
+    print(f"Kernel of {SIZE // 5}-{SIZE} updates, {STEPS} executions; overhead against the "
+          "build without regions.\n")  # fmt: skip
+    print("| b | back-off | instructions overhead | wall overhead | collector CPU per batch | "
+          "skipped |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="online-overhead-") as name:
+        directory = Path(name)
+        reference = build(directory, disable=True)
+        instrumented = build(directory, disable=False)
+        base_instructions = instructions(reference, {}, directory)
+        base_wall = wall(reference, {})
+        for batch in BATCHES:
+            for backoff in ("off", "collector", "skip"):
+                spool = directory / f"spool-{batch}-{backoff}"
+                environment = {"PERFCAST_ONLINE_SPOOL": str(spool),
+                               "PERFCAST_ONLINE_BATCH": str(batch)}  # fmt: skip
+                cpu, files = 0.0, 0
+                if backoff == "collector":
+                    # valgrind slows the program 50-fold, so the counted run and the timed
+                    # runs each get their own spool and store (one model per speed)
+                    store = directory / f"store-{batch}.db"
+                    counted = with_collector(
+                        spool,
+                        store,
+                        batch,
+                        lambda e=environment: instructions(instrumented, e, directory),
+                    )
+                    timed = {**environment, "PERFCAST_ONLINE_SPOOL": f"{spool}-timed"}
+                    seconds = with_collector(
+                        Path(f"{spool}-timed"),
+                        directory / "timed.db",
+                        batch,
+                        lambda e=timed: wall(instrumented, e),
+                    )
+                    skipped = sum(item["skipped"] for item in stored_models(store))
+                    share = f"{100 * skipped / STEPS:.0f} %"
+                else:
+                    if backoff == "skip":  # the floor: executions after the first batch skipped
+                        write_control(spool, "axpy", "time", 1, STEPS)
+                    counted = instructions(instrumented, environment, directory)
+                    seconds = wall(instrumented, environment)
+                    if backoff == "off":
+                        cpu, files = collector_seconds(spool, batch)
+                        share = "0 %"
+                    else:
+                        share = f"{100 * max(STEPS - batch, 0) / STEPS:.0f} %"
+                cost = f"{1e3 * cpu / files:.1f} ms" if files else "-"
+                print(f"| {batch} | {backoff} | "
+                      f"{100 * (counted / base_instructions - 1):.2f} % | "
+                      f"{100 * (seconds / base_wall - 1):.1f} % | {cost} | "
+                      f"{share} |", flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

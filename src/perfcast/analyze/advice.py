@@ -1,0 +1,738 @@
+"""Measurement-point advice: which configurations to measure next so that the models' prediction
+at a target configuration narrows most per unit of measurement cost.
+
+The models' own uncertainty drives the choice. A fitted model carries the covariance ``S`` of
+its coefficients and the noise of one measurement; the variance of its fitted curve at the
+target ``t`` is ``t' S t``. Measuring ``r`` repetitions
+at a candidate ``d`` adds one observation of variance ``noise(d) / r`` to the fit, which by the
+Sherman-Morrison formula lowers that variance by ``(t' S d)^2 / (noise(d) / r + d' S d)``
+(exact for the linear least-squares fit of the model's terms). Beyond the largest measured value
+of a parameter the interval also holds the backtested error of the model search
+(:mod:`perfcast.model.backtest`), which grows with ``log(target / largest)^2``: a candidate
+beyond the largest value shrinks it by bringing the data closer. The advice is greedy: the
+candidate with the largest reduction of the variance of the total (all kernels) per core-hour
+(or per run, when the models predict no time) is taken, every covariance updated as if it had
+been measured, and so on until the budget is spent, the interval is as narrow as asked, or no
+candidate removes :data:`MIN_GAIN` of the remaining variance.
+
+Two things come first, because the covariance cannot show them: a parameter measured at fewer
+than :data:`~perfcast.model.gates.MIN_DISTINCT_VALUES` distinct values (``few-points``: the term
+search could not tell its candidate terms apart) gets new values first, cheapest first. A
+segmented model learns only from candidates on the target's side of its breakpoints.
+
+What measuring cannot remove is reported apart: the noise of a new measurement at the target and
+the models' leave-one-out error, which :meth:`~perfcast.core.function.Model.predict_interval`
+keeps as a floor of the interval.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from perfcast.analyze.points import doubling_grid, parameter_roles
+from perfcast.analyze.rivals import rival_models
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment
+from perfcast.core.function import Model, ModelWarning
+from perfcast.core.points import plain_value
+from perfcast.measure.ranges import RangeError, expand_range
+from perfcast.model.gates import MIN_DISTINCT_VALUES
+
+#: A point is suggested only if it removes at least this share of the variance at the target.
+MIN_GAIN = 0.001
+#: Most candidate points considered (the product of the values given for every parameter).
+MAX_CANDIDATES = 100_000
+#: Budget when none is given: this many points at the usual number of repetitions.
+DEFAULT_POINTS = 5
+#: Seconds per unit of a time metric, by unit name.
+TIME_UNITS = {"s": 1.0, "sec": 1.0, "seconds": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+#: Roles of the parameters whose product is the cores a run occupies.
+CORE_ROLES = ("processes", "threads")
+RUNS, CORE_HOURS = "runs", "core-hours"
+_BUDGET = re.compile(
+    r"^\s*(?P<amount>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*"
+    r"(?P<unit>runs?|core-hours?|core_hours?|ch|h)?\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much measuring the advice may spend.
+
+    Attributes
+    ----------
+    amount : float
+    unit : {"runs", "core-hours"}
+        Runs are program runs (one per repetition of a point); core-hours are each run's
+        predicted time times the cores it occupies.
+    """
+
+    amount: float
+    unit: str
+
+    def text(self) -> str:
+        """``20 runs`` or ``1.5 core-hours``."""
+        return f"{self.amount:g} {self.unit}"
+
+
+def parse_budget(text: str) -> Budget:
+    """A budget from text: ``20`` or ``20runs`` (runs), ``1.5h``, ``1.5ch`` or
+    ``1.5core-hours`` (core-hours).
+
+    Raises
+    ------
+    InputError
+        For anything else, or an amount that is not positive (``reason`` ``bad-budget``).
+    """
+    match = _BUDGET.match(text)
+    amount = float(match["amount"]) if match else 0.0
+    if match is None or not amount > 0 or not math.isfinite(amount):
+        raise InputError(
+            f"'{text}' is not a positive number of runs (20, 20runs) or core-hours "
+            "(1.5h, 1.5core-hours)",
+            source="budget",
+            reason="bad-budget",
+            value=text,
+        )
+    unit = match["unit"] or RUNS
+    return Budget(amount, RUNS if unit.startswith("run") else CORE_HOURS)
+
+
+def parse_candidates(text: str, parameters: Sequence[str]) -> dict[str, list[float]]:
+    """Candidate values per parameter from text such as ``p=2..4096*2,n=1e6,2e6``.
+
+    Each ``NAME=`` starts a parameter; its values are a range in the campaign grammar
+    (:mod:`perfcast.measure.ranges`: ``START..STOP``, ``START..STOP+STEP``,
+    ``START..STOP*FACTOR``) or numbers separated by commas.
+
+    Raises
+    ------
+    InputError
+        Naming the parameter and value that is wrong (``reason`` ``bad-candidates``).
+    """
+    found: dict[str, list[float]] = {}
+    name = None
+    for word in (w.strip() for w in text.split(",")):
+        if "=" in word:
+            name, _, word = (part.strip() for part in word.partition("="))
+            if name not in parameters:
+                raise _bad_candidates(
+                    text, f"'{name}' is not a parameter ({', '.join(parameters)})"
+                )
+            if name in found:
+                raise _bad_candidates(text, f"'{name}' is given twice")
+            found[name] = []
+        if name is None:
+            raise _bad_candidates(text, f"'{word}' has no NAME= before it")
+        try:
+            values = expand_range(word) if ".." in word else [float(word)]
+        except (RangeError, ValueError) as error:
+            raise _bad_candidates(
+                text, f"{name}: {error}" if ".." in word else f"{name}: '{word}' is not a number"
+            ) from None
+        if not all(math.isfinite(v) and v > 0 for v in values):
+            raise _bad_candidates(text, f"{name}: values must be positive and finite")
+        found[name].extend(float(v) for v in values)
+    return found
+
+
+def _bad_candidates(text: str, why: str) -> InputError:
+    return InputError(f"'{text}': {why}", source="candidates", reason="bad-candidates", value=text)
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """One configuration to measure next.
+
+    Attributes
+    ----------
+    point : dict
+        A value for every parameter.
+    runs : int
+        Program runs (repetitions) to take there.
+    core_hours : float or None
+        Their predicted cost; None when the models predict no time.
+    width_after : float
+        Relative half-width of the target's interval once this and every earlier suggestion is
+        measured (as the models expect it).
+    reasons : tuple of str
+        Why this point, in words.
+    """
+
+    point: dict[str, float]
+    runs: int
+    core_hours: float | None
+    width_after: float
+    reasons: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary for JSON."""
+        return {
+            "point": {k: plain_value(v) for k, v in self.point.items()},
+            "runs": self.runs,
+            "core_hours": self.core_hours,
+            "width_after": self.width_after,
+            "reasons": list(self.reasons),
+        }
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The measurements :func:`advise` suggests, in the order to take them.
+
+    Attributes
+    ----------
+    metric : str
+    target : dict
+        The configuration whose prediction should narrow.
+    level : float
+        Probability of the intervals.
+    prediction : float
+        The models' total at the target (all kernels).
+    width_before, width_after : float
+        Relative half-width of the total's interval at the target now and after every
+        suggestion is measured.
+    floor : float
+        The relative half-width no measurement removes: new-measurement noise and the models'
+        leave-one-out error at the target.
+    repetitions : int
+        Runs per suggested point.
+    budget : Budget
+    runs : int
+        Runs the suggestions take.
+    core_hours : float or None
+        Their predicted cost; None when the models predict no time.
+    suggestions : list of Suggestion
+    warnings : tuple of ModelWarning
+        What limits the advice (kernels without uncertainty, a goal out of reach, ...).
+    """
+
+    metric: str
+    target: dict[str, float]
+    level: float
+    prediction: float
+    width_before: float
+    width_after: float
+    floor: float
+    repetitions: int
+    budget: Budget
+    runs: int
+    core_hours: float | None
+    suggestions: list[Suggestion] = field(default_factory=list)
+    warnings: tuple[ModelWarning, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary for JSON (``warnings``: a list of ``{"code", "message"}``)."""
+        return {
+            "metric": self.metric,
+            "target": {k: plain_value(v) for k, v in self.target.items()},
+            "level": self.level,
+            "prediction": self.prediction,
+            "width_before": self.width_before,
+            "width_after": self.width_after,
+            "floor": self.floor,
+            "repetitions": self.repetitions,
+            "budget": {"amount": self.budget.amount, "unit": self.budget.unit},
+            "runs": self.runs,
+            "core_hours": self.core_hours,
+            "suggestions": [s.to_dict() for s in self.suggestions],
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
+
+
+@dataclass
+class _Kernel:
+    """What one kernel's model contributes: its covariance, updated as points are added."""
+
+    model: Model  # the piece that predicts at the target
+    covariance: np.ndarray
+    target_design: np.ndarray
+    irreducible: float  # noise of a new measurement and leave-one-out floor at the target
+    floor: float
+    candidate_design: np.ndarray
+    candidate_grid: np.ndarray
+    candidate_noise: np.ndarray  # noise variance of one measurement at each candidate
+    informative: np.ndarray  # candidates on the target's side of the model's breakpoints
+    # The backtested extrapolation error: per parameter column, the largest value measured
+    # (updated as candidates are added) and the rate of the log error per squared log distance.
+    target: np.ndarray  # the target's parameter values
+    target_square: float  # the prediction at the target, squared
+    largest: dict[int, float] = field(default_factory=dict)
+    rates: dict[int, float] = field(default_factory=dict)
+    # Rival forms (:mod:`perfcast.analyze.rivals`): their squared differences from the model at
+    # the target, how well each candidate tells each apart (squared difference over the noise
+    # variance of one measurement) and their plausibility, updated as candidates are added.
+    rival_target: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    rival_power: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    rival_weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def ambiguity(self, weights: np.ndarray | None = None) -> np.ndarray | float:
+        """The variance at the target from the rival forms: their squared differences averaged
+        with the model (weight 1) by plausibility; ``weights`` of shape (rivals, candidates)
+        give one figure per candidate."""
+        w = self.rival_weights if weights is None else weights
+        if not len(self.rival_target):
+            return 0.0 if weights is None else np.zeros(w.shape[1:])
+        target = self.rival_target if w.ndim == 1 else self.rival_target[:, None]
+        result: np.ndarray | float = np.sum(w * target, axis=0) / (1 + np.sum(w, axis=0))
+        return float(result) if weights is None else result
+
+    def ambiguity_gains(self, repetitions: int) -> np.ndarray:
+        """Reduction of :meth:`ambiguity` by measuring each candidate, if the model is right:
+        a rival whose difference there stands out of the noise loses plausibility."""
+        if not len(self.rival_target):
+            return np.zeros(self.candidate_design.shape[0])
+        after = self.rival_weights[:, None] * np.exp(-repetitions * self.rival_power / 2)
+        gains = self.ambiguity() - self.ambiguity(after)
+        return np.where(self.informative, np.maximum(gains, 0.0), 0.0)
+
+    def fit_variance(self) -> float:
+        t = self.target_design
+        return float(max(t @ self.covariance @ t, 0.0))
+
+    def extrapolation_variance(self, largest: Mapping[int, float]) -> float:
+        """What the backtests add at the target with the largest measured values ``largest``
+        (as :meth:`~perfcast.core.function.Model.predict_interval` does)."""
+        total = 0.0
+        for column, rate in self.rates.items():
+            if largest[column] > 0 and self.target[column] > largest[column]:
+                total += rate * math.log(self.target[column] / largest[column]) ** 2
+        return total * self.target_square
+
+    def variance(self) -> float:
+        return max(self.fit_variance() + self.irreducible, self.floor) + (
+            self.extrapolation_variance(self.largest)
+        )
+
+    def extrapolation_gains(self, grid: np.ndarray) -> np.ndarray:
+        """Reduction of the extrapolation variance by measuring each candidate: a value beyond
+        the largest measured one brings the target closer to the data."""
+        gains = np.zeros(len(grid))
+        if not self.rates:
+            return gains
+        now = self.extrapolation_variance(self.largest)
+        for row in np.flatnonzero(self.informative):
+            moved = {c: max(v, float(grid[row, c])) for c, v in self.largest.items()}
+            gains[row] = now - self.extrapolation_variance(moved)
+        return gains
+
+    def gains(self, repetitions: int) -> np.ndarray:
+        """Reduction of the fit variance at the target by measuring each candidate."""
+        shared = self.candidate_design @ self.covariance
+        along = shared @ self.target_design
+        own = np.einsum("ij,ij->i", shared, self.candidate_design)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            gain = along**2 / (self.candidate_noise / repetitions + own)
+        return np.where(self.informative & np.isfinite(gain), gain, 0.0)
+
+    def add(self, candidate: int, repetitions: int) -> None:
+        """Update the covariance as if ``candidate`` had been measured."""
+        d = self.candidate_design[candidate]
+        shared = self.covariance @ d
+        denominator = self.candidate_noise[candidate] / repetitions + d @ shared
+        if self.informative[candidate] and np.isfinite(denominator) and denominator > 0:
+            self.covariance = self.covariance - np.outer(shared, shared) / denominator
+        if self.informative[candidate] and len(self.rival_target):
+            power = self.rival_power[:, candidate]
+            self.rival_weights = self.rival_weights * np.exp(-repetitions * power / 2)
+        if self.informative[candidate]:
+            for column, value in self.largest.items():
+                self.largest[column] = max(value, float(self.candidate_grid[candidate, column]))
+
+
+def advise(
+    experiment: Experiment,
+    models: Sequence[Model],
+    target: Mapping[str, float],
+    candidates: Mapping[str, Sequence[float]] | None = None,
+    budget: Budget | None = None,
+    repetitions: int | None = None,
+    level: float = 0.95,
+    goal: float | None = None,
+) -> Advice:
+    """The measurements that narrow the models' prediction at ``target`` most per cost.
+
+    Parameters
+    ----------
+    experiment : Experiment
+        The measurements the models were fitted to (one metric).
+    models : sequence of Model
+        One per kernel, of that metric.
+    target : mapping of str to float
+        A value for every parameter.
+    candidates : mapping of str to sequence of float, optional
+        Values to combine per parameter; a parameter left out gets its measured values and,
+        up to its target value, doublings of its largest one (and the geometric midpoints of
+        its measured values when it has too few of them).
+    budget : Budget, optional
+        Default: :data:`DEFAULT_POINTS` points.
+    repetitions : int, optional
+        Runs per point; default the most common number of repetitions measured.
+    level : float
+        Probability of the intervals.
+    goal : float, optional
+        Stop once the relative half-width of the interval at the target is at most this.
+
+    Returns
+    -------
+    Advice
+
+    Raises
+    ------
+    InputError
+        When a budget in core-hours is asked of models that predict no time, or the candidate
+        points are too many.
+    """
+    metric = models[0].metric if models else experiment.default_metric()
+    names = experiment.parameter_names
+    repetitions = repetitions or _usual_repetitions(experiment, metric)
+    budget = budget or Budget(DEFAULT_POINTS * repetitions, RUNS)
+    seconds = _seconds_per_unit(experiment, metric)
+    if budget.unit == CORE_HOURS and seconds is None:
+        raise InputError(
+            f"a budget in core-hours needs models of time; '{metric}' has no time unit "
+            "(give the budget in runs)",
+            reason="bad-budget",
+            value=budget.text(),
+        )
+    measured = np.unique(_measured_points(experiment, metric), axis=0)
+    grid = _candidate_grid(measured, names, target, candidates)
+    point = np.array([[target[n] for n in names]])
+    z = float(special.ndtri(0.5 + level / 2))
+    kernels, warnings = _kernels(models, point, grid, names)
+    _add_rivals(kernels, experiment, metric, point, grid, repetitions)
+    totals = np.sum([m.evaluate(grid) for m in models], axis=0) if models else np.zeros(len(grid))
+    prediction = float(sum(float(m.evaluate(point)[0]) for m in models))
+    cores = _cores(experiment, names, grid)
+    core_hours = (
+        None if seconds is None else np.maximum(totals, 0.0) * seconds * cores * repetitions / 3600
+    )
+    cost = core_hours if budget.unit == CORE_HOURS and core_hours is not None else None
+
+    def width() -> float:
+        total = sum(k.variance() for k in kernels)
+        return z * math.sqrt(total) / abs(prediction) if prediction else math.inf
+
+    before = width()
+    floor_variance = sum(max(k.irreducible, k.floor) for k in kernels)
+    floor = z * math.sqrt(floor_variance) / abs(prediction) if prediction else math.inf
+    distinct = {n: set(measured[:, j]) for j, n in enumerate(names)}
+    available = np.ones(len(grid), dtype=bool)
+    suggestions: list[Suggestion] = []
+    spent = 0.0
+    while goal is None or width() > goal:
+        ambiguity_gains = np.sum(
+            [k.ambiguity_gains(repetitions) for k in kernels], axis=0
+        ) + np.zeros(len(grid))
+        gains = (
+            np.sum([k.gains(repetitions) + k.extrapolation_gains(grid) for k in kernels], axis=0)
+            + ambiguity_gains
+            if kernels
+            else None
+        )
+        step_cost = cost if cost is not None else np.full(len(grid), float(repetitions))
+        affordable = available & (spent + step_cost <= budget.amount * (1 + 1e-9))
+        few = [n for n in names if len(distinct[n]) < MIN_DISTINCT_VALUES]
+        variance = float(sum(k.variance() + float(k.ambiguity()) for k in kernels))
+        chosen, reasons = _next(grid, names, gains, step_cost, affordable, few, distinct, variance)
+        if chosen is None:
+            break
+        if gains is not None and ambiguity_gains[chosen] > gains[chosen] / 2:
+            reasons = [
+                "tells apart model forms that fit the measurements alike but differ at the target"
+            ]
+        for kernel in kernels:
+            kernel.add(chosen, repetitions)
+        available[chosen] = False
+        spent += float(step_cost[chosen])
+        for j, n in enumerate(names):
+            distinct[n].add(float(grid[chosen, j]))
+        values = dict(zip(names, (float(v) for v in grid[chosen]), strict=True))
+        reasons += _extrapolation_reason(values, measured, names, target)
+        if (measured == grid[chosen]).all(axis=1).any():
+            reasons.append("repeats a measured point: more repetitions")
+        suggestions.append(
+            Suggestion(
+                values,
+                repetitions,
+                None if core_hours is None else float(core_hours[chosen]),
+                width(),
+                tuple(reasons),
+            )
+        )
+    after = width()
+    if goal is not None and after > goal:
+        warnings.append(
+            ModelWarning(
+                "goal-not-reached",
+                f"the budget or the candidates narrow the interval at the target only to "
+                f"±{after:.1%}, not ±{goal:.1%}"
+                + (f"; measuring cannot go below ±{floor:.1%} there" if floor > goal else ""),
+            )
+        )
+    return Advice(
+        metric,
+        dict(target),
+        level,
+        prediction,
+        before,
+        after,
+        floor,
+        repetitions,
+        budget,
+        len(suggestions) * repetitions,
+        None if core_hours is None else float(sum(s.core_hours or 0.0 for s in suggestions)),
+        suggestions,
+        tuple(warnings),
+    )
+
+
+def _next(
+    grid: np.ndarray,
+    names: Sequence[str],
+    gains: np.ndarray | None,
+    cost: np.ndarray,
+    affordable: np.ndarray,
+    few: Sequence[str],
+    distinct: Mapping[str, set[float]],
+    variance: float,
+) -> tuple[int | None, list[str]]:
+    """The next candidate and why: new values of a parameter with too few first (cheapest),
+    else the largest variance reduction per cost, as long as it removes at least
+    :data:`MIN_GAIN` of the current ``variance`` (of the total at the target)."""
+    for name in few:
+        j = list(names).index(name)
+        new = affordable & ~np.isin(grid[:, j], list(distinct[name]))
+        if new.any():
+            rows = np.flatnonzero(new)
+            chosen = int(rows[np.argmin(cost[rows])])
+            count = len(distinct[name]) + 1
+            return chosen, [
+                f"a new value of '{name}' ({count} of the {MIN_DISTINCT_VALUES} a model needs "
+                "to tell its terms apart)"
+            ]
+    if gains is None:
+        return None, []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.where(affordable & (gains > 0), gains / np.maximum(cost, 1e-300), -np.inf)
+    if not np.isfinite(score).any() or np.max(score) <= 0:
+        return None, []
+    chosen = int(np.argmax(score))
+    if gains[chosen] < MIN_GAIN * variance:
+        return None, []
+    return chosen, ["narrows the interval at the target most per cost"]
+
+
+def _extrapolation_reason(
+    values: Mapping[str, float],
+    measured: np.ndarray,
+    names: Sequence[str],
+    target: Mapping[str, float],
+) -> list[str]:
+    """Words for a point that extends a parameter toward a target beyond the measurements."""
+    reasons = []
+    for j, name in enumerate(names):
+        largest = float(measured[:, j].max())
+        if values[name] > largest and target[name] > largest:
+            reasons.append(
+                f"extends '{name}' toward the target (measured up to {largest:g}, "
+                f"target {target[name]:g})"
+            )
+    return reasons
+
+
+def _kernels(
+    models: Sequence[Model], point: np.ndarray, grid: np.ndarray, names: Sequence[str]
+) -> tuple[list[_Kernel], list[ModelWarning]]:
+    """Each model's state at the target and the candidates; warnings for models the advice
+    cannot use."""
+    kernels = []
+    without = []
+    for model in models:
+        piece = model
+        informative = np.ones(len(grid), dtype=bool)
+        if model.segments:
+            side = int(model.segment_index(point)[0])
+            piece = model.segments[side].model
+            informative = model.segment_index(grid) == side
+        u = piece.uncertainty
+        if u is None:
+            without.append(model.kernel)
+            continue
+        at_target = float(piece.evaluate(point)[0])
+        at_candidates = piece.evaluate(grid)
+        scale = at_target**2 if u.relative else 1.0
+        noise = u.noise_variance * (at_candidates**2 if u.relative else 1.0)
+        columns = {name: j for j, name in enumerate(names)}
+        backtested = [e for e in u.extrapolation if e.parameter in columns]
+        kernels.append(
+            _Kernel(
+                piece,
+                np.array(u.covariance, dtype=float),
+                piece.design(point)[0],
+                u.noise_variance * scale,
+                u.loo_variance * scale,
+                piece.design(grid),
+                grid,
+                np.where(np.isfinite(noise) & (noise > 0), noise, np.inf),
+                informative,
+                point[0],
+                at_target**2,
+                {columns[e.parameter]: e.largest for e in backtested},
+                {columns[e.parameter]: e.rate_variance for e in backtested},
+            )
+        )
+    warnings = []
+    if without:
+        warnings.append(
+            ModelWarning(
+                "no-interval",
+                f"{len(without)} model(s) (the first of kernel '{without[0]}') hold no fit "
+                "uncertainty: the advice cannot tell what measuring does to them",
+            )
+        )
+    return kernels, warnings
+
+
+def _add_rivals(
+    kernels: Sequence[_Kernel],
+    experiment: Experiment,
+    metric: str,
+    point: np.ndarray,
+    grid: np.ndarray,
+    repetitions: int,
+) -> None:
+    """Give every kernel whose model is not segmented its rival forms (``repetitions``: how
+    many repetitions make a measured point's value)."""
+    measured = {
+        kernel: (series.points, means)
+        for series in experiment.series(metric)
+        for kernel, means in zip(series.kernels, series.means, strict=True)
+    }
+    for kernel in kernels:
+        model, u = kernel.model, kernel.model.uncertainty
+        if model.kernel not in measured or u is None or not u.relative or model.segments:
+            continue
+        points, means = measured[model.kernel]
+        found = rival_models(model, points, means, u.noise_variance / repetitions)
+        if not found:
+            continue
+        at_target = model.evaluate(point)[0]
+        at_candidates = model.evaluate(grid)
+        kernel.rival_target = np.array(
+            [(r.model.evaluate(point)[0] - at_target) ** 2 for r in found]
+        )
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            power = (
+                np.array([(r.model.evaluate(grid) - at_candidates) ** 2 for r in found])
+                / kernel.candidate_noise[None, :]
+            )
+        kernel.rival_power = np.where(np.isfinite(power), power, 0.0)
+        kernel.rival_weights = np.array([r.plausibility for r in found])
+
+
+def _candidate_grid(
+    measured: np.ndarray,
+    names: Sequence[str],
+    target: Mapping[str, float],
+    given: Mapping[str, Sequence[float]] | None,
+) -> np.ndarray:
+    """Every combination of the candidate values of each parameter."""
+    given = given or {}
+    axes = []
+    for j, name in enumerate(names):
+        if name in given:
+            axes.append(np.unique(np.asarray(given[name], dtype=float)))
+            continue
+        values = np.unique(measured[:, j])
+        extended = doubling_grid(values, max(target[name], float(values.max())))
+        if len(values) < MIN_DISTINCT_VALUES:
+            extended = np.concatenate([extended, np.sqrt(values[1:] * values[:-1])])
+        axes.append(np.unique(extended))
+    size = math.prod(len(a) for a in axes)
+    if size > MAX_CANDIDATES:
+        raise InputError(
+            f"{size} candidate points (the product of {', '.join(str(len(a)) for a in axes)} "
+            f"values of {', '.join(names)}); at most {MAX_CANDIDATES}: give fewer values",
+            source="candidates",
+            reason="bad-candidates",
+        )
+    mesh = np.meshgrid(*axes, indexing="ij")
+    return np.column_stack([m.ravel() for m in mesh])
+
+
+def _measured_points(experiment: Experiment, metric: str) -> np.ndarray:
+    return np.concatenate([s.points for s in experiment.series(metric)])
+
+
+def _usual_repetitions(experiment: Experiment, metric: str) -> int:
+    counts = np.concatenate([s.repetitions.ravel() for s in experiment.series(metric)])
+    values, frequency = np.unique(counts[counts > 0], return_counts=True)
+    return int(values[np.argmax(frequency)]) if len(values) else 1
+
+
+def _seconds_per_unit(experiment: Experiment, metric: str) -> float | None:
+    """Seconds per unit of ``metric`` when it is a time (by unit, or by a name with ``time``
+    and no unit); None otherwise."""
+    found = experiment.metrics.get(metric)
+    unit = found.unit if found is not None else ""
+    if unit:
+        return TIME_UNITS.get(unit.strip().lower())
+    return 1.0 if "time" in metric.lower() else None
+
+
+def _cores(experiment: Experiment, names: Sequence[str], grid: np.ndarray) -> np.ndarray:
+    """Cores each candidate occupies: the product of its processes and threads (1 without)."""
+    roles = parameter_roles(experiment)
+    cores = np.ones(len(grid))
+    for j, name in enumerate(names):
+        if roles[name].role in CORE_ROLES:
+            cores = cores * grid[:, j]
+    return cores
+
+
+@dataclass(frozen=True)
+class AdvisedRound:
+    """One round of measure-model-advise: the point measured and the interval before it.
+
+    Attributes
+    ----------
+    point : dict
+        The configuration measured in this round.
+    runs : int
+        Runs taken there.
+    core_hours : float or None
+        Their predicted cost (None when the models predict no time).
+    width_before : float
+        Relative half-width of the interval at the target before this round.
+    """
+
+    point: dict[str, float]
+    runs: int
+    core_hours: float | None
+    width_before: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary for JSON."""
+        return {
+            "point": {k: plain_value(v) for k, v in self.point.items()},
+            "runs": self.runs,
+            "core_hours": self.core_hours,
+            "width_before": self.width_before,
+        }
+
+
+#: Why an advised campaign stopped.
+STOP_REASONS = {
+    "goal": "the interval at the target is as narrow as asked",
+    "budget": "the budget is spent",
+    "no-advice": "no affordable point narrows the interval any more",
+    "rounds": "the most rounds were taken",
+}

@@ -1,0 +1,260 @@
+"""The tuning database: kernels keyed by their code-graph embedding, and every evaluation.
+
+An SQLite file (one per user or project, ``tuning.sqlite`` by default) with three tables:
+
+``meta``
+    ``format`` (``perfcast-tuning``) and ``version`` (an integer; a reader refuses a newer one).
+``kernels``
+    one row per tuned kernel: ``file``, ``function``, ``scope``, ``line``, and its embedding
+    (float64 little-endian bytes) with its length; ``(file, function)`` is unique.
+``evaluations``
+    one row per measured configuration of a kernel: the search ``session`` and the position
+    (``step``) in it, the configuration (JSON object, sorted keys), the ``objective`` name and
+    ``value``, both measurements (``instructions``, ``seconds``), ``scope`` of the instruction
+    count (``function`` or ``program``), ``origin`` (``warm`` for configurations taken from similar
+    kernels, else the search strategy) and ``error`` (empty when the run succeeded).
+
+Every write is one transaction: a failed search leaves what was stored before intact. The
+embedding is stored with the kernel so that a later search can find the most similar tuned
+kernels without compiling them again.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfcast.core.errors import InputError
+
+FORMAT = "perfcast-tuning"
+VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS kernels (
+    id INTEGER PRIMARY KEY,
+    file TEXT NOT NULL,
+    function TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    line INTEGER,
+    embedding BLOB NOT NULL,
+    embedding_size INTEGER NOT NULL,
+    UNIQUE (file, function)
+);
+CREATE TABLE IF NOT EXISTS evaluations (
+    id INTEGER PRIMARY KEY,
+    kernel INTEGER NOT NULL REFERENCES kernels(id),
+    session TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    config TEXT NOT NULL,
+    objective TEXT NOT NULL,
+    value REAL,
+    instructions INTEGER,
+    seconds REAL,
+    scope TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    error TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS evaluations_kernel ON evaluations(kernel);
+"""
+
+
+@dataclass(frozen=True)
+class StoredKernel:
+    """A kernel of the database with its embedding."""
+
+    id: int
+    file: str
+    function: str
+    scope: str
+    line: int | None
+    embedding: np.ndarray
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One stored evaluation."""
+
+    step: int
+    config: dict[str, Any]
+    objective: str
+    value: float | None
+    instructions: int | None
+    seconds: float | None
+    scope: str
+    origin: str
+    error: str
+
+
+class TuningDatabase:
+    """An open tuning database (use as a context manager, or call :meth:`close`).
+
+    Parameters
+    ----------
+    path : str or Path
+        The SQLite file; created with the schema when it does not exist.
+
+    Raises
+    ------
+    InputError
+        When the file is not a perfcast tuning database or has a newer version.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self._db = sqlite3.connect(self.path)
+            self._db.executescript(_SCHEMA)
+            found = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as error:
+            raise InputError(
+                f"not a perfcast tuning database ({error})", self.path, reason="bad-database"
+            ) from error
+        if not found:
+            with self._db:
+                self._db.executemany(
+                    "INSERT INTO meta VALUES (?, ?)",
+                    [("format", FORMAT), ("version", str(VERSION))],
+                )
+        elif found.get("format") != FORMAT:
+            raise InputError(
+                f"not a perfcast tuning database (format {found.get('format')!r})",
+                self.path,
+                reason="bad-database",
+            )
+        elif int(found.get("version", "0")) > VERSION:
+            raise InputError(
+                f"tuning database version {found['version']} is newer than this perfcast "
+                f"reads ({VERSION})",
+                self.path,
+                reason="newer-version",
+            )
+
+    def __enter__(self) -> TuningDatabase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._db.close()
+
+    def add_kernel(
+        self, file: str, function: str, scope: str, line: int | None, embedding: np.ndarray
+    ) -> int:
+        """Store (or update the embedding of) a kernel; returns its id."""
+        blob = np.asarray(embedding, dtype="<f8").tobytes()
+        with self._db:
+            self._db.execute(
+                "INSERT INTO kernels (file, function, scope, line, embedding, embedding_size) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (file, function) DO UPDATE SET "
+                "scope = excluded.scope, line = excluded.line, embedding = excluded.embedding, "
+                "embedding_size = excluded.embedding_size",
+                (file, function, scope, line, blob, len(embedding)),
+            )
+        row = self._db.execute(
+            "SELECT id FROM kernels WHERE file = ? AND function = ?", (file, function)
+        ).fetchone()
+        return int(row[0])
+
+    def kernels(self) -> list[StoredKernel]:
+        """Every kernel, in insertion order."""
+        rows = self._db.execute(
+            "SELECT id, file, function, scope, line, embedding FROM kernels ORDER BY id"
+        ).fetchall()
+        return [
+            StoredKernel(r[0], r[1], r[2], r[3], r[4], np.frombuffer(r[5], dtype="<f8"))
+            for r in rows
+        ]
+
+    def add_evaluations(self, kernel: int, session: str, evaluations: Sequence[Evaluation]) -> None:
+        """Store the evaluations of one search session, in one transaction."""
+        with self._db:
+            self._db.executemany(
+                "INSERT INTO evaluations (kernel, session, step, config, objective, value, "
+                "instructions, seconds, scope, origin, error) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        kernel,
+                        session,
+                        e.step,
+                        json.dumps(e.config, sort_keys=True),
+                        e.objective,
+                        e.value,
+                        e.instructions,
+                        e.seconds,
+                        e.scope,
+                        e.origin,
+                        e.error,
+                    )
+                    for e in evaluations
+                ],
+            )
+
+    def evaluations(self, kernel: int) -> list[Evaluation]:
+        """All evaluations of a kernel, oldest first."""
+        rows = self._db.execute(
+            "SELECT step, config, objective, value, instructions, seconds, scope, origin, error "
+            "FROM evaluations WHERE kernel = ? ORDER BY id",
+            (kernel,),
+        ).fetchall()
+        return [
+            Evaluation(r[0], json.loads(r[1]), r[2], r[3], r[4], r[5], r[6], r[7], r[8])
+            for r in rows
+        ]
+
+    def best(self, kernel: int, objective: str) -> Evaluation | None:
+        """The successful evaluation with the lowest value of ``objective``, if any."""
+        done = [
+            e
+            for e in self.evaluations(kernel)
+            if e.objective == objective and not e.error and e.value is not None
+        ]
+        return min(done, key=lambda e: e.value or 0.0) if done else None
+
+    def nearest(
+        self, embedding: np.ndarray, count: int, exclude: Mapping[str, str] | None = None
+    ) -> list[tuple[StoredKernel, float]]:
+        """The ``count`` stored kernels most similar to ``embedding`` (cosine), with similarity.
+
+        ``exclude`` (``{"file": ..., "function": ...}``) leaves the kernel itself out.
+        """
+        rows = self._db.execute(
+            "SELECT id, file, function, scope, line, embedding FROM kernels "
+            "WHERE embedding_size = ? ORDER BY id",
+            (len(embedding),),
+        ).fetchall()
+        if exclude is not None:
+            rows = [
+                r
+                for r in rows
+                if not (r[1] == exclude.get("file") and r[2] == exclude.get("function"))
+            ]
+        if not rows:
+            return []
+        matrix = np.frombuffer(b"".join(r[5] for r in rows), dtype="<f8").reshape(len(rows), -1)
+        norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(embedding)), 1e-300)
+        scores = np.clip(matrix @ embedding / np.where(norms > 0, norms, 1.0), 0.0, 1.0)
+        order = np.argsort(-scores, kind="stable")[:count]
+        return [
+            (
+                StoredKernel(
+                    rows[i][0],
+                    rows[i][1],
+                    rows[i][2],
+                    rows[i][3],
+                    rows[i][4],
+                    np.frombuffer(rows[i][5], dtype="<f8"),
+                ),
+                float(scores[i]),
+            )
+            for i in order
+        ]

@@ -1,0 +1,136 @@
+"""Modeling on a Dask cluster: the kernels of every series modeled in chunks on its workers.
+
+The statistics of a series (location estimates, the noise prior) are computed in the calling
+process from all its kernels; each chunk of :attr:`DaskChunks.kernels_per_chunk` kernels then
+goes to a worker with those statistics and comes back as models
+(:meth:`perfcast.model.base.SeriesModeler.fit` with ``chunks``), so the models are the ones a
+fit in one process gives, bit for bit. At most :attr:`DaskChunks.in_flight` chunks are
+submitted at once, so the calling process never holds a second copy of all the data.
+
+``dask.distributed`` is an optional dependency (the ``distributed`` extra), imported only here
+and only when a cluster is asked for.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, TypeVar
+
+from perfcast.core.errors import WorkError
+from perfcast.model.fitting.selection import CHUNK_KERNELS
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+#: Seconds to wait for a scheduler to answer before giving up.
+CONNECT_TIMEOUT = 10.0
+#: Chunks submitted per worker before the first result is awaited.
+CHUNKS_PER_WORKER = 2
+
+
+class DaskChunks:
+    """Runs modeling chunks on the workers of a Dask client (a
+    :class:`~perfcast.model.base.ChunkMap`).
+
+    Parameters
+    ----------
+    client : distributed.Client
+        Connected to a scheduler with at least one worker.
+    kernels_per_chunk : int
+        Kernels of a series modeled by one task; a multiple of the search's own chunk
+        (:data:`~perfcast.model.fitting.selection.CHUNK_KERNELS`) by default, 1 or more.
+    """
+
+    def __init__(self, client: Client, kernels_per_chunk: int = CHUNK_KERNELS):
+        if not isinstance(kernels_per_chunk, int) or kernels_per_chunk < 1:
+            raise ValueError(
+                f"kernels_per_chunk: must be a whole number >= 1, not {kernels_per_chunk!r}"
+            )
+        self.client = client
+        self.kernels_per_chunk = kernels_per_chunk
+
+    @property
+    def in_flight(self) -> int:
+        """Most chunks submitted and not yet collected: two per worker."""
+        workers = len(self.client.scheduler_info(n_workers=-1).get("workers", {}))
+        return CHUNKS_PER_WORKER * max(workers, 1)
+
+    def map(self, function: Callable[[Item], Result], items: Iterable[Item]) -> Iterator[Result]:
+        """``function`` of every item, run on the workers, yielded in the order of ``items``.
+
+        Raises
+        ------
+        WorkError
+            When a worker died while running a chunk, or the scheduler went away.
+        """
+        limit = self.in_flight
+        pending: collections.deque = collections.deque()
+        try:
+            for item in items:
+                pending.append(self.client.submit(function, item, pure=False))
+                if len(pending) >= limit:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        except (OSError, TimeoutError) as error:
+            raise WorkError(f"the Dask cluster failed while modeling: {error}") from error
+        except Exception as error:
+            if type(error).__name__ == "KilledWorker":
+                raise WorkError(f"a Dask worker died while modeling: {error}") from error
+            raise
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+@contextlib.contextmanager
+def dask_client(scheduler: str | None = None, workers: int | None = None) -> Iterator[Client]:
+    """A Dask client: connected to ``scheduler``, or to a local cluster of ``workers``
+    processes (one thread each) started here and stopped on leaving the block.
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        Address of a running scheduler, e.g. ``tcp://10.0.0.1:8786``.
+    workers : int, optional
+        Worker processes of a local cluster, when there is no ``scheduler``; 1 or more.
+
+    Raises
+    ------
+    WorkError
+        When ``dask.distributed`` is not installed, or the scheduler cannot be reached within
+        :data:`CONNECT_TIMEOUT` seconds.
+    ValueError
+        When neither or both of ``scheduler`` and ``workers`` are given, or ``workers < 1``.
+    """
+    if (scheduler is None) == (workers is None):
+        raise ValueError("cluster: give either a scheduler address or a number of workers")
+    if workers is not None and (not isinstance(workers, int) or workers < 1):
+        raise ValueError(f"workers: must be a whole number >= 1, not {workers!r}")
+    try:
+        import distributed
+    except ImportError:
+        raise WorkError(
+            "distributed modeling needs the dask.distributed package "
+            "(pip install 'perfcast[distributed]')"
+        ) from None
+    if scheduler is not None:
+        try:
+            client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as error:
+            raise WorkError(f"cannot reach the Dask scheduler at {scheduler}: {error}") from None
+        with client:
+            yield client
+        return
+    with (
+        distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client

@@ -1,0 +1,190 @@
+/* Run-time feature counters inserted by `perfcast features` (perfcast, BSD-3-Clause).
+ *
+ * The instrumented source defines PERFCAST_FEATURES_COUNT and PERFCAST_FEATURES_NAMES (the
+ * features' names as JSON strings) and PERFCAST_FEATURES_KINDS and includes this header after its
+ * own includes; names are JSON-escaped text without the quotes. Each
+ * translation unit keeps its counters in static arrays and registers them, at start-up, in one
+ * list shared by the program (a weak symbol); at exit the program appends one JSON line per
+ * run to $PERFCAST_FEATURES_FILE (default perfcast-features.jsonl): "elapsed" and "cpu"
+ * seconds (from MPI_Init's return under MPI), every feature's value and "cost:NAME", the
+ * measured cost in seconds of its updates. Under MPI the instrumented
+ * MPI_Finalize first sums counters over the ranks (values of variables: their maximum) and
+ * rank 0 writes. `#pragma perfcast features_end` writes a line with "phase": "features_end".
+ */
+#ifndef PERFCAST_FEATURES_H
+#define PERFCAST_FEATURES_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* Kinds: 0 = counter (summed over ranks), 1 = value of a variable (maximum over ranks). */
+struct perfcast_features_unit {
+    int count;
+    double *values;
+    unsigned long long *updates;
+    const char *const *names;
+    const unsigned char *kinds;
+    struct perfcast_features_unit *next;
+};
+
+__attribute__((weak)) struct perfcast_features_unit *perfcast_features_units = 0;
+__attribute__((weak)) int perfcast_features_written = 0;
+__attribute__((weak)) int perfcast_features_handler = 0;
+__attribute__((weak)) double perfcast_features_start = 0.0;
+__attribute__((weak)) double perfcast_features_cpu_start = 0.0;
+
+__attribute__((unused)) static double perfcast_features_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* CPU seconds this process has used. */
+__attribute__((unused)) static double perfcast_features_cpu(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Seconds one counter update takes here: a timed loop of updates like the inserted ones. */
+__attribute__((unused)) static double perfcast_features_update_cost(void) {
+    static volatile double sink[1];
+    static volatile unsigned long long ticks[1];
+    const int rounds = 1000000;
+    double begin = perfcast_features_now();
+    for (int i = 0; i < rounds; ++i) {
+        sink[0] += 1.0;
+        ticks[0] += 1;
+    }
+    return (perfcast_features_now() - begin) / rounds;
+}
+
+/* One record: the phase, wall and CPU seconds since the start (under MPI: the slowest rank's),
+ * every feature's value and cost. */
+__attribute__((unused)) static void perfcast_features_write(const char *phase, int reduced, double elapsed, double cpu) {
+    const char *path = getenv("PERFCAST_FEATURES_FILE");
+    FILE *out = fopen(path && *path ? path : "perfcast-features.jsonl", "a");
+    if (!out) {
+        perror("perfcast features: cannot open the output file");
+        return;
+    }
+    double cost = perfcast_features_update_cost();
+    fprintf(out, "{\"phase\": \"%s\", \"elapsed\": %.9g, \"cpu\": %.9g, \"ranks_reduced\": %d",
+            phase, elapsed, cpu, reduced);
+    for (struct perfcast_features_unit *u = perfcast_features_units; u; u = u->next)
+        for (int i = 0; i < u->count; ++i)
+            fprintf(out, ", \"%s\": %.17g, \"cost:%s\": %.9g", u->names[i], u->values[i],
+                    u->names[i], cost * (double)u->updates[i]);
+    fprintf(out, "}\n");
+    fclose(out);
+}
+
+/* MPI_Init's status, passed through; the run's elapsed time counts from here. */
+__attribute__((unused)) static int perfcast_features_after_init(int status) {
+    perfcast_features_start = perfcast_features_now();
+    perfcast_features_cpu_start = perfcast_features_cpu();
+    return status;
+}
+
+__attribute__((unused)) static void perfcast_features_at_exit(void) {
+    if (!perfcast_features_written) {
+        perfcast_features_written = 1;
+        perfcast_features_write("exit", 0, perfcast_features_now() - perfcast_features_start,
+                                perfcast_features_cpu() - perfcast_features_cpu_start);
+    }
+}
+
+#endif /* PERFCAST_FEATURES_H */
+
+/* Per translation unit (this part is read once per instrumented source). */
+static double perfcast_features_value[PERFCAST_FEATURES_COUNT];
+static unsigned long long perfcast_features_updates[PERFCAST_FEATURES_COUNT];
+static const char *const perfcast_features_names[PERFCAST_FEATURES_COUNT] = PERFCAST_FEATURES_NAMES;
+static const unsigned char perfcast_features_kinds[PERFCAST_FEATURES_COUNT] = PERFCAST_FEATURES_KINDS;
+static struct perfcast_features_unit perfcast_features_this_unit = {
+    PERFCAST_FEATURES_COUNT, perfcast_features_value, perfcast_features_updates,
+    perfcast_features_names, perfcast_features_kinds, 0};
+
+__attribute__((constructor)) static void perfcast_features_register(void) {
+    perfcast_features_this_unit.next = perfcast_features_units;
+    perfcast_features_units = &perfcast_features_this_unit;
+    if (!perfcast_features_handler) {
+        perfcast_features_handler = 1;
+        perfcast_features_start = perfcast_features_now();
+        perfcast_features_cpu_start = perfcast_features_cpu();
+        atexit(perfcast_features_at_exit);
+    }
+}
+
+/* A counter: a branch outcome, a loop trip, an MPI call. */
+#define PERFCAST_HIT(i) (perfcast_features_value[i] += 1.0, perfcast_features_updates[i]++)
+/* A branch: counts the outcome, keeps the condition's truth. */
+#define PERFCAST_BRANCH(i, c) ((c) ? (PERFCAST_HIT(i), 1) : (PERFCAST_HIT((i) + 1), 0))
+/* A for or while loop: counts the trips (the condition's true outcomes). */
+#define PERFCAST_LOOP(i, c) ((c) ? (PERFCAST_HIT(i), 1) : 0)
+/* A do-while loop: counts the evaluations of its condition (the trips completed). */
+#define PERFCAST_DO(i, c) (PERFCAST_HIT(i), (c))
+/* The value of a scalar variable after an assignment. */
+#define PERFCAST_VALUE(i, v)                                                                     \
+    (perfcast_features_value[i] = (double)(v), perfcast_features_updates[i]++)
+
+#ifdef MPI_VERSION
+#ifndef PERFCAST_FEATURES_MPI_H
+#define PERFCAST_FEATURES_MPI_H
+/* Counters summed over the ranks, values their maximum; rank 0 writes. Collective. */
+__attribute__((unused)) static void perfcast_features_reduce_and_write(const char *phase) {
+    int initialized = 0, finalized = 0, rank = 0;
+    double times[2] = {perfcast_features_now() - perfcast_features_start,
+                       perfcast_features_cpu() - perfcast_features_cpu_start};
+    double slowest[2] = {0.0, 0.0};
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized || finalized) {
+        perfcast_features_write(phase, 0, times[0], times[1]);
+        return;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Allreduce(times, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    for (struct perfcast_features_unit *u = perfcast_features_units; u; u = u->next) {
+        for (int i = 0; i < u->count; ++i) {
+            double mine = u->values[i], all = 0.0;
+            unsigned long long updates = u->updates[i], all_updates = 0;
+            MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, u->kinds[i] ? MPI_MAX : MPI_SUM,
+                          MPI_COMM_WORLD);
+            MPI_Allreduce(&updates, &all_updates, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
+                          MPI_COMM_WORLD);
+            u->values[i] = all;
+            u->updates[i] = all_updates;
+        }
+    }
+    if (rank == 0)
+        perfcast_features_write(phase, 1, slowest[0], slowest[1]);
+}
+
+__attribute__((unused)) static void perfcast_features_finalize(void) {
+    if (!perfcast_features_written) {
+        perfcast_features_reduce_and_write("exit");
+        perfcast_features_written = 1;
+    }
+}
+#endif /* PERFCAST_FEATURES_MPI_H */
+
+/* An MPI call: its count (feature i) and its bytes (feature i + 1). */
+#define PERFCAST_MPI(i, n, t, call)                                                              \
+    (PERFCAST_HIT(i), perfcast_features_mpi_bytes((i) + 1, (long long)(n), (t)), (call))
+__attribute__((unused)) static void perfcast_features_mpi_bytes(int i, long long n, MPI_Datatype t) {
+    int size = 0;
+    MPI_Type_size(t, &size);
+    perfcast_features_value[i] += (double)n * size;
+    perfcast_features_updates[i]++;
+}
+#define PERFCAST_SNAPSHOT() perfcast_features_reduce_and_write("features_end")
+#else
+#define PERFCAST_SNAPSHOT()                                                                      \
+    perfcast_features_write("features_end", 0,                                                   \
+                            perfcast_features_now() - perfcast_features_start,                   \
+                            perfcast_features_cpu() - perfcast_features_cpu_start)
+#endif
+/* An MPI call whose size is not counted (its arguments have side effects). */
+#define PERFCAST_MPI_CALL(i, call) (PERFCAST_HIT(i), (call))

@@ -1,0 +1,135 @@
+"""Error paths: branches that end the program or report a failure, taken with probability 0.
+
+A branch whose last statement calls a function that does not return (``exit``, ``abort``, a
+function of the sources declared ``_Noreturn`` or ``__attribute__((noreturn))``, or one whose
+body ends in such a call) is an error path; so is one that returns a failure status from ``main``
+(a nonzero constant, ``EXIT_FAILURE``) or a negative constant elsewhere, unless its guard reads
+a model parameter, or reports to ``stderr`` before it returns. The counting takes such a branch
+with probability 0 (its code never runs) and its alternative with probability 1, and says so in
+a note, so that the loop or the function holding the check is still counted. A
+``probability`` annotation on the ``if`` overrides this.
+"""
+
+from __future__ import annotations
+
+from clang.cindex import Cursor, CursorKind
+
+from perfcast.static.cursors import children, integer_value, strip, walk
+from perfcast.static.library_calls import NORETURN_CALLS
+
+_NORETURN_SPELLINGS = frozenset({"_Noreturn", "noreturn", "__noreturn__"})
+_REPORTERS = frozenset({"perror", "fprintf", "fputs", "vfprintf", "fputc", "putc", "fwrite"})
+
+
+def noreturn_functions(functions: dict[str, Cursor]) -> set[str]:
+    """Names of the library's and the sources' functions that never return.
+
+    A function of the sources never returns when its declaration says so, or when its body
+    ends in a call of one that never returns (followed until nothing changes).
+    """
+    found = set(NORETURN_CALLS)
+    for name, function in functions.items():
+        body_start = next(
+            (
+                k.extent.start.offset
+                for k in children(function)
+                if k.kind == CursorKind.COMPOUND_STMT
+            ),
+            None,
+        )
+        for token in function.get_tokens():
+            if body_start is not None and token.extent.start.offset >= body_start:
+                break
+            if token.spelling in _NORETURN_SPELLINGS:
+                found.add(name)
+                break
+    changed = True
+    while changed:
+        changed = False
+        for name, function in functions.items():
+            if name in found:
+                continue
+            body = [k for k in children(function) if k.kind == CursorKind.COMPOUND_STMT]
+            if body and _ends_in_noreturn(body[-1], found) is not None:
+                found.add(name)
+                changed = True
+    return found
+
+
+def _last_statement(statement: Cursor) -> Cursor | None:
+    while statement.kind == CursorKind.COMPOUND_STMT:
+        kids = children(statement)
+        if not kids:
+            return None
+        statement = kids[-1]
+    return statement
+
+
+def _ends_in_noreturn(statement: Cursor, noreturn: set[str]) -> str | None:
+    last = _last_statement(statement)
+    if last is None:
+        return None
+    call = strip(last)
+    if call.kind == CursorKind.CALL_EXPR and call.spelling in noreturn:
+        return f"ends in a call of {call.spelling} at line {call.location.line}"
+    return None
+
+
+def error_path(arm: Cursor, function: str, noreturn: set[str], by_value: bool = True) -> str | None:
+    """Why the branch ``arm`` (of an ``if`` in ``function``) is an error path, or None.
+
+    Parameters
+    ----------
+    arm : Cursor
+        The then- or else-statement.
+    function : str
+        Name of the enclosing function (``main`` returns an exit status).
+    noreturn : set of str
+        From :func:`noreturn_functions`.
+    by_value : bool
+        Whether a returned failure value alone (without a report to ``stderr``) marks an
+        error path; the caller turns it off for a guard that reads a model parameter, whose
+        early return is part of what the model describes.
+
+    Returns
+    -------
+    str or None
+        E.g. ``"ends in a call of exit at line 12"``.
+    """
+    ending = _ends_in_noreturn(arm, noreturn)
+    if ending is not None:
+        return ending
+    last = _last_statement(arm)
+    if last is None or last.kind != CursorKind.RETURN_STMT:
+        return None
+    line = last.location.line
+    if _reports_to_stderr(arm):
+        return f"reports to stderr and returns at line {line}"
+    values = children(last)
+    if not values or not by_value:
+        return None
+    value = strip(values[0])
+    tokens = [t.spelling for t in value.get_tokens()]
+    if function == "main":
+        number = integer_value(value)
+        if tokens == ["EXIT_FAILURE"] or (number is not None and number != 0):
+            return f"returns the failure status {' '.join(tokens)} from main at line {line}"
+        return None
+    if (
+        value.kind == CursorKind.UNARY_OPERATOR
+        and tokens[:1] == ["-"]
+        and integer_value(value) is not None
+    ):
+        return f"returns the error value {' '.join(tokens)} at line {line}"
+    return None
+
+
+def _reports_to_stderr(arm: Cursor) -> bool:
+    for node in walk(arm):
+        if node.kind != CursorKind.CALL_EXPR or node.spelling not in _REPORTERS:
+            continue
+        if node.spelling == "perror":
+            return True
+        if any(t.spelling == "stderr" for t in node.get_tokens()):
+            return True
+    return False

@@ -1,0 +1,624 @@
+"""Instrument C sources for run-time features: a source-to-source rewriter on libclang.
+
+Every site is found by its cursor in clang's syntax tree and rewritten by inserting text at
+offsets of the original file (the token extents clang reports), never by searching the text:
+
+* each assignment to a scalar variable outside loops (``x = e``, ``x += e``, ``int x = e``)
+  records the variable's value after it (kind ``assign``; a site assigned twice is two
+  features);
+* each ``if`` counts its two outcomes (kinds ``branch:then`` and ``branch:else``);
+* each loop counts its trips (kind ``loop``): a ``for`` or ``while`` its condition's true
+  outcomes, a ``do`` loop the evaluations of its condition;
+* each call of an MPI communication routine counts its calls (``mpi_calls``) and, when its
+  count and datatype arguments have no side effects, its bytes (``mpi_bytes``);
+* ``MPI_Finalize`` first reduces the features over the ranks (and the run's time, written
+  as ``elapsed``, starts when ``MPI_Init`` returns), and
+  ``#pragma perfcast features_end`` writes them when an early phase of the run ends.
+
+A feature is named ``file:line:kind:name`` (``name`` the variable, the loop keyword, the MPI
+routine), made unique with ``#2``, ``#3`` on a line that has several. Sites spelled by a macro
+(whose text is the macro's use, not the code) are left alone and listed as skipped. The
+runtime is the header ``perfcast_features.h`` (package data), copied beside the rewritten
+sources, so they build with the original command.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+
+from clang.cindex import Cursor, CursorKind, TypeKind
+
+from perfcast.core.errors import InputError
+from perfcast.static.cursors import LOOPS, children, operator, strip
+from perfcast.static.frontend import parse_sources
+
+HEADER = "perfcast_features.h"
+
+#: MPI routines whose traffic is counted: name -> (index of the count, index of the datatype),
+#: or None for calls counted without a size.
+MPI_ROUTINES: dict[str, tuple[int, int] | None] = {
+    "MPI_Send": (1, 2), "MPI_Isend": (1, 2), "MPI_Ssend": (1, 2), "MPI_Rsend": (1, 2),
+    "MPI_Bsend": (1, 2), "MPI_Recv": (1, 2), "MPI_Irecv": (1, 2), "MPI_Bcast": (1, 2),
+    "MPI_Sendrecv": (1, 2), "MPI_Sendrecv_replace": (1, 2), "MPI_Reduce": (2, 3),
+    "MPI_Allreduce": (2, 3), "MPI_Iallreduce": (2, 3), "MPI_Scan": (2, 3), "MPI_Exscan": (2, 3),
+    "MPI_Gather": (1, 2), "MPI_Scatter": (1, 2), "MPI_Allgather": (1, 2),
+    "MPI_Alltoall": (1, 2), "MPI_Gatherv": (1, 2), "MPI_Allgatherv": (1, 2),
+    "MPI_Barrier": None, "MPI_Wait": None, "MPI_Waitall": None, "MPI_Alltoallv": None,
+    "MPI_Scatterv": None, "MPI_Probe": None, "MPI_Iprobe": None, "MPI_Test": None,
+}  # fmt: skip
+
+_SCALAR_TYPES = {
+    TypeKind.BOOL, TypeKind.CHAR_U, TypeKind.UCHAR, TypeKind.CHAR_S, TypeKind.SCHAR,
+    TypeKind.USHORT, TypeKind.UINT, TypeKind.ULONG, TypeKind.ULONGLONG, TypeKind.SHORT,
+    TypeKind.INT, TypeKind.LONG, TypeKind.LONGLONG, TypeKind.FLOAT, TypeKind.DOUBLE,
+    TypeKind.LONGDOUBLE, TypeKind.ENUM,
+}  # fmt: skip
+#: Operators whose presence in an argument makes evaluating it twice unsafe.
+_SIDE_EFFECTS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "++", "--"}
+#: Kinds of statements whose children are in statement position.
+_STATEMENT_PARENTS = {
+    CursorKind.COMPOUND_STMT, CursorKind.CASE_STMT, CursorKind.DEFAULT_STMT,
+    CursorKind.LABEL_STMT,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One instrumented feature.
+
+    Attributes
+    ----------
+    name : str
+        ``file:line:kind:name``, the run table's column.
+    kind : str
+        ``assign``, ``branch:then``, ``branch:else``, ``loop``, ``mpi_calls`` or ``mpi_bytes``.
+    file : str
+    line : int
+    """
+
+    name: str
+    kind: str
+    file: str
+    line: int
+
+    @property
+    def counter(self) -> bool:
+        """Whether its value is a count (summed over ranks) rather than a variable's value."""
+        return self.kind != "assign"
+
+
+@dataclass
+class InstrumentedSource:
+    """A rewritten source.
+
+    Attributes
+    ----------
+    original, path : Path
+        The source read and the instrumented copy written.
+    features : list of Feature
+    skipped : list of str
+        Sites left alone, each with its line and why (spelled by a macro, MPI not included).
+    """
+
+    original: Path
+    path: Path
+    features: list[Feature] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Wrap:
+    """Text to put around the original bytes ``start:end`` (``replace``: instead of them)."""
+
+    start: int
+    end: int
+    prefix: str
+    suffix: str = ""
+    replace: bool = False
+
+
+def mpi_include_flags() -> list[str]:
+    """The ``-I`` flags of the MPI compiler wrapper (Open MPI's ``mpicc -showme:compile``,
+    MPICH's ``mpicc -show``); empty without one."""
+    if shutil.which("mpicc") is None:
+        return []
+    for query in (["mpicc", "-showme:compile"], ["mpicc", "-show"]):
+        try:
+            done = subprocess.run(query, capture_output=True, text=True, timeout=20, check=False)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if done.returncode == 0:
+            return [word for word in shlex.split(done.stdout) if word.startswith("-I")]
+    return []
+
+
+def header_path() -> Path:
+    """The runtime header shipped with perfcast."""
+    return Path(str(files("perfcast.static") / "c" / HEADER))
+
+
+def instrument_features(
+    sources: Sequence[str | Path],
+    output: str | Path,
+    compile_args: Sequence[str] = (),
+    parameters: Sequence[str] = (),
+) -> list[InstrumentedSource]:
+    """Rewrite C sources into ``output`` (with the runtime header and ``features.json``).
+
+    Parameters
+    ----------
+    sources : sequence of str or Path
+        C files, parsed with ``compile_args`` (``-I``, ``-D`` as the build uses them).
+    output : str or Path
+        Directory for the instrumented copies (created); it must not hold a source itself.
+    compile_args : sequence of str
+        Flags for parsing; the MPI wrapper's include flags are added when ``mpicc`` exists.
+    parameters : sequence of str
+        Variables that are the program's input parameters: the first assignment to each is
+        named just by the variable (a column ``n`` rather than ``app.c:12:assign:n``).
+
+    Returns
+    -------
+    list of InstrumentedSource
+
+    Raises
+    ------
+    InputError
+        When a source is missing or clang reports an error in it, two sources share a file
+        name, or ``output`` is the directory of a source.
+    """
+    out = Path(output)
+    names = [Path(s).name for s in sources]
+    if len(set(names)) != len(names):
+        raise InputError("two sources share a file name; instrument them into separate folders")
+    for source in sources:
+        if Path(source).resolve().parent == out.resolve():
+            raise InputError("the output folder holds this source; choose another", source)
+    parsed, _ = parse_sources(sources, [*compile_args, *mpi_include_flags()])
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(header_path(), out / HEADER)
+    results = []
+    named: set[str] = set()
+    for unit in parsed:
+        result = InstrumentedSource(unit.path, out / unit.path.name)
+        # clang's offsets count bytes of the file as it is (CRLF line ends included)
+        data = unit.path.read_bytes()
+        text = _rewrite(_Rewriter(unit.unit, unit.path, data, result, parameters, named))
+        result.path.write_bytes(text)
+        results.append(result)
+    manifest = {
+        "features": [
+            {"name": f.name, "kind": f.kind, "file": f.file, "line": f.line}
+            for r in results
+            for f in r.features
+        ],
+        "skipped": [s for r in results for s in r.skipped],
+    }
+    (out / "features.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return results
+
+
+class _Rewriter:
+    """Collects the wraps and features of one translation unit."""
+
+    def __init__(
+        self,
+        unit,
+        path: Path,
+        data: bytes,
+        result: InstrumentedSource,
+        parameters: Sequence[str] = (),
+        named: set[str] | None = None,
+    ) -> None:
+        self.parameters = set(parameters)
+        self.named = named if named is not None else set()
+        self.unit = unit
+        self.path = path
+        self.data = data
+        self.result = result
+        self.wraps: list[_Wrap] = []
+        self.kinds: list[int] = []
+        self.lines: dict[tuple[int, str], int] = {}
+        top = [c for c in unit.cursor.get_children() if self._here(c)]
+        self.macros = [
+            (c.extent.start.offset, c.extent.end.offset)
+            for c in top
+            if c.kind == CursorKind.MACRO_INSTANTIATION
+        ]
+        self.definitions = [
+            (c.extent.start.offset, c.extent.end.offset)
+            for c in top
+            if c.kind == CursorKind.MACRO_DEFINITION
+        ]
+        self.mpi = False
+
+    def _here(self, cursor: Cursor) -> bool:
+        file = cursor.extent.start.file
+        return file is not None and Path(file.name) == self.path
+
+    def feature(self, line: int, kind: str, name: str) -> int:
+        """Register a feature; returns its index."""
+        if kind == "assign" and name in self.parameters and name not in self.named:
+            self.named.add(name)
+            base = name
+        else:
+            base = f"{self.path.name}:{line}:{kind}:{name}"
+        count = self.lines.get((line, f"{kind}:{name}"), 0) + 1
+        self.lines[(line, f"{kind}:{name}")] = count
+        self.result.features.append(
+            Feature(base if count == 1 else f"{base}#{count}", kind, str(self.path), line)
+        )
+        self.kinds.append(0 if kind != "assign" else 1)
+        return len(self.result.features) - 1
+
+    def safe(self, start: int, end: int) -> bool:
+        """Whether wrapping ``start:end`` keeps every macro use whole and no macro's body is
+        touched (a site whose tokens are spelled in a ``#define``)."""
+        if any(d_start <= start <= d_end for d_start, d_end in self.definitions):
+            return False
+        for m_start, m_end in self.macros:
+            if m_start < start < m_end or m_start < end < m_end:
+                return False
+            if start == m_start and end < m_end:
+                return False
+        return start < end
+
+    def skip(self, cursor: Cursor, why: str) -> None:
+        self.result.skipped.append(f"{self.path.name}:{cursor.extent.start.line}: {why}")
+
+    # ------------------------------------------------------------------ walking
+
+    def run(self) -> None:
+        for cursor in self.unit.cursor.get_children():
+            if (
+                cursor.kind == CursorKind.FUNCTION_DECL
+                and cursor.is_definition()
+                and self._here(cursor)
+            ):
+                self.visit(cursor, in_loop=False, statement=False)
+
+    def visit(self, cursor: Cursor, in_loop: bool, statement: bool) -> None:
+        kind = cursor.kind
+        if kind == CursorKind.IF_STMT:
+            self.branch(cursor)
+        elif kind in LOOPS:
+            self.loop(cursor)
+        elif kind == CursorKind.CALL_EXPR:
+            self.call(cursor)
+        elif statement and not in_loop:
+            if kind in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR):
+                self.assignment(cursor)
+            elif kind == CursorKind.DECL_STMT:
+                self.declaration(cursor)
+        kids = children(cursor)
+        for index, child in enumerate(kids):
+            child_statement = (
+                kind in _STATEMENT_PARENTS
+                or (kind == CursorKind.IF_STMT and index > 0)
+                or (statement and kind == CursorKind.BINARY_OPERATOR and operator(cursor) == ",")
+            )
+            self.visit(child, in_loop or kind in LOOPS, child_statement)
+
+    # ------------------------------------------------------------------ sites
+
+    def branch(self, cursor: Cursor) -> None:
+        tokens = list(cursor.get_tokens())
+        condition = _parenthesized(tokens, 0)
+        if not tokens or tokens[0].spelling != "if" or condition is None:
+            self.skip(cursor, "if statement spelled by a macro")
+            return
+        start, end = condition
+        if not self.safe(start, end):
+            self.skip(cursor, "if condition partly in a macro")
+            return
+        line = cursor.extent.start.line
+        index = self.feature(line, "branch:then", "if")
+        self.feature(line, "branch:else", "if")
+        self.wraps.append(_Wrap(start, end, f"PERFCAST_BRANCH({index}, ", ")"))
+
+    def loop(self, cursor: Cursor) -> None:
+        tokens = list(cursor.get_tokens())
+        keyword = {
+            CursorKind.FOR_STMT: "for",
+            CursorKind.WHILE_STMT: "while",
+            CursorKind.DO_STMT: "do",
+        }[cursor.kind]
+        if not tokens or tokens[0].spelling != keyword:
+            self.skip(cursor, f"{keyword} loop spelled by a macro")
+            return
+        line = cursor.extent.start.line
+        if cursor.kind == CursorKind.DO_STMT:
+            condition = children(cursor)[-1]
+            start, end = condition.extent.start.offset, condition.extent.end.offset
+            if not self.safe(start, end):
+                self.skip(cursor, "do loop condition partly in a macro")
+                return
+            index = self.feature(line, "loop", keyword)
+            self.wraps.append(_Wrap(start, end, f"PERFCAST_DO({index}, ", ")"))
+            return
+        span = _parenthesized(tokens, 0)
+        if span is None:
+            self.skip(cursor, f"{keyword} loop header not found")
+            return
+        if cursor.kind == CursorKind.FOR_STMT:
+            found = _for_condition(tokens)
+            if found is None:
+                self.skip(cursor, "for loop header spelled by a macro")
+                return
+            start, end = found
+        else:
+            start, end = span
+        if start == end:  # for (;;): an empty condition is true
+            index = self.feature(line, "loop", keyword)
+            self.wraps.append(_Wrap(start, start, f"PERFCAST_LOOP({index}, 1)"))
+            return
+        if not self.safe(start, end):
+            self.skip(cursor, f"{keyword} loop condition partly in a macro")
+            return
+        index = self.feature(line, "loop", keyword)
+        self.wraps.append(_Wrap(start, end, f"PERFCAST_LOOP({index}, ", ")"))
+
+    def assignment(self, cursor: Cursor) -> None:
+        spelled = operator(cursor)
+        if spelled not in _SIDE_EFFECTS - {"++", "--"}:
+            return
+        target = strip(children(cursor)[0])
+        if target.kind != CursorKind.DECL_REF_EXPR or not _scalar(target.type):
+            return
+        tokens = [t.spelling for t in cursor.get_tokens()]
+        start, end = cursor.extent.start.offset, cursor.extent.end.offset
+        if spelled not in tokens or target.spelling not in tokens or not self.safe(start, end):
+            self.skip(cursor, f"assignment to {target.spelling} spelled by a macro")
+            return
+        index = self.feature(cursor.extent.start.line, "assign", target.spelling)
+        self.wraps.append(_Wrap(end, end, f", PERFCAST_VALUE({index}, {target.spelling})"))
+
+    def declaration(self, cursor: Cursor) -> None:
+        tokens = list(cursor.get_tokens())
+        end = cursor.extent.end.offset
+        if (
+            not tokens
+            or tokens[-1].spelling != ";"
+            or not self.safe(cursor.extent.start.offset, end)
+        ):
+            self.skip(cursor, "declaration spelled by a macro")
+            return
+        spelled = {t.spelling for t in tokens}
+        inserts = []
+        for variable in children(cursor):
+            if (
+                variable.kind != CursorKind.VAR_DECL
+                or not _scalar(variable.type)
+                or not _has_initializer(variable)
+                or variable.spelling not in spelled
+            ):
+                continue
+            index = self.feature(variable.extent.start.line, "assign", variable.spelling)
+            inserts.append(f" PERFCAST_VALUE({index}, {variable.spelling});")
+        if inserts:
+            self.wraps.append(_Wrap(end, end, "".join(inserts)))
+
+    def call(self, cursor: Cursor) -> None:
+        name = cursor.spelling
+        if name not in ("MPI_Init", "MPI_Init_thread", "MPI_Finalize", *MPI_ROUTINES):
+            return
+        tokens = list(cursor.get_tokens())
+        start, end = cursor.extent.start.offset, cursor.extent.end.offset
+        if not tokens or tokens[0].spelling != name or not self.safe(start, end):
+            self.skip(cursor, f"{name} call spelled by a macro")
+            return
+        if not self.mpi:
+            self.skip(cursor, f"{name}: mpi.h is not included before the first function")
+            return
+        if name == "MPI_Finalize":
+            self.wraps.append(_Wrap(start, end, "(perfcast_features_finalize(), ", ")"))
+            return
+        if name.startswith("MPI_Init"):  # the run's time starts when MPI is up
+            self.wraps.append(_Wrap(start, end, "perfcast_features_after_init(", ")"))
+            return
+        line = cursor.extent.start.line
+        size = MPI_ROUTINES[name]
+        arguments = list(cursor.get_arguments())
+        if size is not None and len(arguments) > max(size):
+            count, datatype = arguments[size[0]], arguments[size[1]]
+            if _pure(count) and _pure(datatype):
+                index = self.feature(line, "mpi_calls", name)
+                self.feature(line, "mpi_bytes", name)
+                texts = [self._text(count), self._text(datatype)]
+                prefix = f"PERFCAST_MPI({index}, {texts[0]}, {texts[1]}, "
+                self.wraps.append(_Wrap(start, end, prefix, ")"))
+                return
+        index = self.feature(line, "mpi_calls", name)
+        self.wraps.append(_Wrap(start, end, f"PERFCAST_MPI_CALL({index}, ", ")"))
+
+    def pragmas(self) -> None:
+        """``#pragma perfcast features_end`` lines, found as tokens, become snapshots."""
+        tokens = list(self.unit.get_tokens(extent=self.unit.cursor.extent))
+        for i in range(len(tokens) - 3):
+            window = [t.spelling for t in tokens[i : i + 4]]
+            same_line = tokens[i].location.line == tokens[i + 3].location.line
+            if window == ["#", "pragma", "perfcast", "features_end"] and same_line:
+                start, end = tokens[i].extent.start.offset, tokens[i + 3].extent.end.offset
+                self.wraps.append(_Wrap(start, end, "PERFCAST_SNAPSHOT();", replace=True))
+
+    def _text(self, cursor: Cursor) -> str:
+        return self.data[cursor.extent.start.offset : cursor.extent.end.offset].decode()
+
+
+def _rewrite(rewriter: _Rewriter) -> bytes:
+    unit, path, data, result = rewriter.unit, rewriter.path, rewriter.data, rewriter.result
+    insert_at, line = _prelude_position(unit, path, data)
+    rewriter.mpi = any(
+        c.kind == CursorKind.INCLUSION_DIRECTIVE
+        and c.spelling == "mpi.h"
+        and c.extent.start.offset < insert_at
+        for c in unit.cursor.get_children()
+        if rewriter._here(c)
+    )
+    rewriter.run()
+    rewriter.pragmas()
+    if not result.features:
+        return data
+    names = ", ".join(_c_string(json.dumps(f.name)[1:-1]) for f in result.features)
+    kinds = ", ".join(str(k) for k in rewriter.kinds)
+    prelude = (
+        f"#define PERFCAST_FEATURES_COUNT {len(result.features)}\n"
+        f"#define PERFCAST_FEATURES_NAMES {{{names}}}\n"
+        f"#define PERFCAST_FEATURES_KINDS {{{kinds}}}\n"
+        f'#include "{HEADER}"\n'
+        f"#line {line} {_c_string(str(path))}\n"
+    )
+    wraps = [*rewriter.wraps, _Wrap(insert_at, insert_at, prelude)]
+    return _apply(data, wraps)
+
+
+def _prelude_position(unit, path: Path, data: bytes) -> tuple[int, int]:
+    """Byte offset (start of a line) and line number where the runtime header goes: after the
+    last include of the file that comes before its first function."""
+    first_function = min(
+        (
+            c.extent.start.offset
+            for c in unit.cursor.get_children()
+            if c.kind == CursorKind.FUNCTION_DECL
+            and c.extent.start.file is not None
+            and Path(c.extent.start.file.name) == path
+        ),
+        default=len(data),
+    )
+    position, line = 0, 1
+    for cursor in unit.cursor.get_children():
+        file = cursor.extent.start.file
+        if (
+            cursor.kind == CursorKind.INCLUSION_DIRECTIVE
+            and file is not None
+            and Path(file.name) == path
+            and cursor.extent.end.offset < first_function
+        ):
+            newline = data.find(b"\n", cursor.extent.end.offset)
+            position = len(data) if newline < 0 else newline + 1
+            line = cursor.extent.end.line + 1
+    return position, line
+
+
+def _apply(data: bytes, wraps: Iterable[_Wrap]) -> bytes:
+    """Insert every wrap's text; at one offset closings come first (innermost first), then
+    openings (outermost first)."""
+    events: list[tuple[int, int, int, bytes]] = []
+    removed: list[tuple[int, int]] = []
+    for wrap in wraps:
+        length = wrap.end - wrap.start
+        events.append((wrap.start, 1, -length, wrap.prefix.encode()))
+        if wrap.suffix:
+            events.append((wrap.end, 0, length, wrap.suffix.encode()))
+        if wrap.replace:
+            removed.append((wrap.start, wrap.end))
+    events.sort(key=lambda e: (e[0], e[1], e[2]))
+    out = bytearray()
+    cursor = 0
+    for offset, _, _, text in events:
+        out += _kept(data, cursor, offset, removed)
+        out += text
+        cursor = max(cursor, offset)
+    out += _kept(data, cursor, len(data), removed)
+    return bytes(out)
+
+
+def _kept(data: bytes, start: int, end: int, removed: list[tuple[int, int]]) -> bytes:
+    """``data[start:end]`` without the removed spans."""
+    pieces = bytearray()
+    position = start
+    for r_start, r_end in sorted(removed):
+        if r_end <= position or r_start >= end:
+            continue
+        pieces += data[position : max(position, r_start)]
+        position = max(position, r_end)
+    if position < end:
+        pieces += data[position:end]
+    return bytes(pieces)
+
+
+def _parenthesized(tokens, start: int) -> tuple[int, int] | None:
+    """Byte span inside the first parenthesis pair at or after token ``start``."""
+    depth = 0
+    opening = None
+    for i in range(start, len(tokens)):
+        spelling = tokens[i].spelling
+        if spelling == "(":
+            if depth == 0:
+                opening = i
+            depth += 1
+        elif spelling == ")":
+            depth -= 1
+            if depth == 0 and opening is not None:
+                if opening + 1 == i:
+                    end = tokens[i].extent.start.offset
+                    return end, end
+                return tokens[opening + 1].extent.start.offset, tokens[i - 1].extent.end.offset
+    return None
+
+
+def _for_condition(tokens) -> tuple[int, int] | None:
+    """Byte span of a ``for`` header's condition (empty at the second ``;`` when absent)."""
+    depth = 0
+    semicolons: list[int] = []
+    for i, token in enumerate(tokens):
+        spelling = token.spelling
+        if spelling in ("(", "[", "{"):
+            depth += 1
+        elif spelling in (")", "]", "}"):
+            depth -= 1
+            if depth == 0:
+                break
+        elif spelling == ";" and depth == 1:
+            semicolons.append(i)
+    if len(semicolons) != 2:
+        return None
+    first, second = semicolons
+    if first + 1 == second:
+        offset = tokens[second].extent.start.offset
+        return offset, offset
+    return tokens[first + 1].extent.start.offset, tokens[second - 1].extent.end.offset
+
+
+def _scalar(type_) -> bool:
+    return type_.get_canonical().kind in _SCALAR_TYPES
+
+
+def _has_initializer(variable: Cursor) -> bool:
+    return any(
+        c.kind not in (CursorKind.TYPE_REF, CursorKind.UNEXPOSED_ATTR)
+        for c in variable.get_children()
+    )
+
+
+def _pure(cursor: Cursor) -> bool:
+    """No call, assignment or increment anywhere in the expression."""
+    stack = [cursor]
+    while stack:
+        node = stack.pop()
+        if node.kind == CursorKind.CALL_EXPR:
+            return False
+        if (
+            node.kind
+            in (
+                CursorKind.BINARY_OPERATOR,
+                CursorKind.COMPOUND_ASSIGNMENT_OPERATOR,
+                CursorKind.UNARY_OPERATOR,
+            )
+            and operator(node).replace("post", "") in _SIDE_EFFECTS
+        ):
+            return False
+        stack.extend(node.get_children())
+    return True
+
+
+def _c_string(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'

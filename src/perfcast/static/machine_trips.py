@@ -1,0 +1,412 @@
+"""Trip counts of machine loops read from their induction register and exit test.
+
+A compiler that vectorizes or unrolls a loop runs its machine loop fewer times than the source
+loop: a loop over ``100000`` doubles vectorized with SSE2 steps a byte offset by 16 up to
+``800000`` and runs 50000 times. :func:`induction` finds, for a machine loop with a single exit
+at a latch, the register the exit test compares, its one update in the loop (``add``, ``sub``,
+``inc``, ``dec``, ``lea r, [r + k]``), its value on entry and the bound it is compared with, as
+far as straight-line code before the loop sets them to constants (``xor r, r``, ``mov r, imm``,
+``lea r, [rip + k]``, ``lea r, [s + k]``, ``mov r, s``). :func:`elements_per_iteration` turns the
+register's step into source iterations per machine iteration when the register indexes or points
+into an array whose element size the loop's packed instructions tell.
+
+Anything else (a bound held in memory, a register a call may change, two exits) gives None: the
+caller then keeps the source loop's count or reports the count undefined, never a guess.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from perfcast.static.binary import BinaryInstruction
+from perfcast.static.control_flow import Block, Loop
+
+_WIDE = {
+    **{f"e{r}": f"r{r}" for r in ("ax", "bx", "cx", "dx", "si", "di", "bp", "sp")},
+    **{f"r{n}d": f"r{n}" for n in range(8, 16)},
+}
+_CALLER_SAVED = frozenset({"rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"})
+_NO_DESTINATION = re.compile(r"^(cmp|test|v?u?comis[sd]|bt|push|j\w+|call|ret|nop\w*|endbr64)$")
+_IMPLICIT = {
+    "mul": {"rax", "rdx"},
+    "div": {"rax", "rdx"},
+    "idiv": {"rax", "rdx"},
+    "cqo": {"rdx"},
+    "cdq": {"rdx"},
+    "cdqe": {"rax"},
+    "cwde": {"rax"},
+    "rdtsc": {"rax", "rdx"},
+    "cpuid": {"rax", "rbx", "rcx", "rdx"},
+    "syscall": {"rax", "rcx", "r11"},
+}
+_INTEGER = re.compile(r"^-?(0x[0-9a-f]+|\d+)$")
+_MEMORY = re.compile(r"\[([^\]]*)\]")
+_PACKED_SIZE = (
+    (re.compile(r"^v?\w*pd$"), 8),
+    (re.compile(r"^v?\w*ps$"), 4),
+    (re.compile(r"^v?p\w*q$"), 8),
+    (re.compile(r"^v?p\w*d$"), 4),
+    (re.compile(r"^v?p\w*w$"), 2),
+    (re.compile(r"^v?p\w*b$"), 1),
+)
+_VECTOR_REGISTER = re.compile(r"[xyz]mm\d+")
+_STACK = re.compile(r"\[(rsp|rbp|rip)\b")
+_PACKED_MOVE = re.compile(r"^v?mov(up[sd]|ap[sd]|dq[au]\w*)$")
+_PACKED_CONVERSION = re.compile(r"^v?cvt\w*(p[sdh]|dq|qq|udq)2\w+$")
+_PACKED_ARITHMETIC = re.compile(
+    r"^v?(f?n?m?(add|sub|mul|div|sqrt|min|max|hadd|hsub)\w*p[sd]|fn?m(add|sub)\w*p[sd]|"
+    r"p(add|sub|mull|mulh|mulu|madd|min|max|avg|abs)\w*)$"
+)
+_STAY = {
+    # condition code -> (how the updated register compares with the bound while the loop goes on)
+    "jne": "!=",
+    "jnz": "!=",
+    "jb": "<u",
+    "jl": "<",
+    "jbe": "<=u",
+    "jle": "<=",
+    "ja": ">u",
+    "jg": ">",
+    "jae": ">=u",
+    "jge": ">=",
+}
+_NEGATED = {
+    "je": "!=",
+    "jz": "!=",
+    "jae": "<u",
+    "jge": "<",
+    "ja": "<=u",
+    "jg": "<=",
+    "jbe": ">u",
+    "jle": ">",
+    "jb": ">=u",
+    "jl": ">=",
+}
+_SWAPPED = {"!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_LARGEST_TRIP = 10**13
+
+
+@dataclass(frozen=True)
+class Induction:
+    """The induction register of a machine loop and what the binary says of its range.
+
+    Attributes
+    ----------
+    register : str
+        64-bit name of the register the exit test compares.
+    step : int
+        What one iteration adds to it.
+    start, bound : int or None
+        Its value on entry and the value it is compared with, when straight-line code sets
+        them to constants.
+    stay : str
+        The comparison of the updated register with the bound under which the loop goes on
+        (``!=``, ``<``, ``<=``, ``>``, ``>=``; unsigned ones end in ``u``).
+    scale : int or None
+        The scale the register has in the loop's memory operands (1 for a byte offset or a
+        pointer, 8 for an index into doubles), None when it addresses no memory.
+    element_size : int or None
+        Bytes per element of the loop's packed SIMD instructions (8 for ``mulpd``), None when
+        it has none.
+    """
+
+    register: str
+    step: int
+    start: int | None
+    bound: int | None
+    stay: str
+    scale: int | None
+    element_size: int | None
+
+    def trip_count(self) -> int | None:
+        """Iterations per entry when start and bound are constants, else None."""
+        if self.start is None or self.bound is None or self.step == 0:
+            return None
+        comparison = self.stay.rstrip("u")
+        distance, step = self.bound - self.start, self.step
+        if comparison == "!=":
+            if distance % step or distance // step < 1:
+                return None
+            trips = distance // step
+        elif comparison in ("<", "<="):
+            if step < 0:
+                return None
+            reach = distance + (1 if comparison == "<=" else 0)
+            trips = max(1, -(-reach // step))
+        else:
+            if step > 0:
+                return None
+            reach = -distance + (1 if comparison == ">=" else 0)
+            trips = max(1, -(-reach // -step))
+        return trips if 1 <= trips <= _LARGEST_TRIP else None
+
+    def elements_per_iteration(self) -> int | None:
+        """Source iterations (unit-stride elements) one machine iteration covers, or None.
+
+        A register addressing memory with scale 1 is a byte offset or pointer: its step over
+        the element size; with a larger scale it is an element index: its step.
+        """
+        if self.scale is None or self.step <= 0:
+            return None
+        if self.scale > 1:
+            return self.step
+        if self.element_size is None or self.step % self.element_size:
+            return None
+        return self.step // self.element_size
+
+
+def wide(register: str) -> str:
+    """The 64-bit name of a general-purpose register (``eax`` -> ``rax``)."""
+    return _WIDE.get(register, register)
+
+
+def _operands(insn: BinaryInstruction) -> list[str]:
+    return [part.strip() for part in insn.operands.split(",")] if insn.operands else []
+
+
+def written(insn: BinaryInstruction) -> set[str]:
+    """General-purpose registers (64-bit names) an instruction may change."""
+    if insn.kind in ("call", "noreturn"):
+        return set(_CALLER_SAVED)
+    changed = set(_IMPLICIT.get(insn.mnemonic, ()))
+    operands = _operands(insn)
+    if insn.mnemonic in ("xchg", "xadd", "cmpxchg"):
+        changed |= {wide(o) for o in operands if "[" not in o}
+    elif operands and "[" not in operands[0] and not _NO_DESTINATION.match(insn.mnemonic):
+        changed.add(wide(operands[0]))
+    if insn.mnemonic.startswith(("rep", "movs", "stos", "lods")):
+        changed |= {"rcx", "rsi", "rdi"}
+    return changed
+
+
+def _integer(text: str) -> int | None:
+    return int(text, 0) if _INTEGER.match(text) else None
+
+
+def _update_step(insn: BinaryInstruction, register: str) -> int | None:
+    """The constant an update adds to the register, None when it is no such update."""
+    operands = _operands(insn)
+    if not operands or wide(operands[0]) != register:
+        return None
+    if insn.mnemonic in ("inc", "dec") and len(operands) == 1:
+        return 1 if insn.mnemonic == "inc" else -1
+    if insn.mnemonic in ("add", "sub") and len(operands) == 2:
+        amount = _integer(operands[1])
+        if amount is None:
+            return None
+        return amount if insn.mnemonic == "add" else -amount
+    if insn.mnemonic == "lea" and len(operands) == 2:
+        match = re.fullmatch(r"(?:\w+ ptr )?\[(\w+) ([+-]) (0x[0-9a-f]+|\d+)\]", operands[1])
+        if match and wide(match.group(1)) == register:
+            amount = int(match.group(3), 0)
+            return amount if match.group(2) == "+" else -amount
+    return None
+
+
+def _value_before(
+    register: str, blocks: list[Block], block: int, position: int, loop: Loop, depth: int = 0
+) -> int | None:
+    """The constant the register holds before instruction ``position`` of ``block``, following
+    single predecessors outside the loop; None when straight-line code does not tell."""
+    if depth > 24:
+        return None
+    instructions = blocks[block].instructions
+    for index in range(position - 1, -1, -1):
+        insn = instructions[index]
+        if register not in written(insn):
+            continue
+        return _evaluate(insn, register, blocks, block, index, loop, depth + 1)
+    outside = [p for p in blocks[block].predecessors if p not in loop.blocks]
+    inside = [p for p in blocks[block].predecessors if p in loop.blocks]
+    if len(outside) != 1 or (inside and block != loop.header):
+        return None
+    previous = outside[0]
+    return _value_before(
+        register, blocks, previous, len(blocks[previous].instructions), loop, depth + 1
+    )
+
+
+def _evaluate(
+    insn: BinaryInstruction,
+    register: str,
+    blocks: list[Block],
+    block: int,
+    index: int,
+    loop: Loop,
+    depth: int,
+) -> int | None:
+    operands = _operands(insn)
+    if insn.kind or len(operands) != 2:
+        return None
+    source = operands[1]
+    if insn.mnemonic == "xor" and wide(source) == register:
+        return 0
+    if insn.mnemonic in ("mov", "movabs"):
+        value = _integer(source)
+        if value is not None:
+            return value
+        if "[" not in source:
+            return _value_before(wide(source), blocks, block, index, loop, depth)
+        return None
+    if insn.mnemonic == "lea":
+        match = re.fullmatch(r"\[(\w+)(?: ([+-]) (0x[0-9a-f]+|\d+))?\]", source)
+        if match is None:
+            return None
+        offset = int(match.group(3), 0) if match.group(3) else 0
+        offset = -offset if match.group(2) == "-" else offset
+        base = wide(match.group(1))
+        if base == "rip":
+            return insn.end + offset
+        value = _value_before(base, blocks, block, index, loop, depth)
+        return None if value is None else value + offset
+    return None
+
+
+def _exit_test(blocks: list[Block], loop: Loop) -> tuple[int, str] | None:
+    """The latch holding the loop's only exit, and the condition under which it stays."""
+    exiting = [b for b in loop.blocks if any(s not in loop.blocks for s in blocks[b].successors)]
+    if len(exiting) != 1 or exiting[0] not in loop.latches or len(loop.latches) != 1:
+        return None
+    latch = blocks[exiting[0]]
+    last = latch.instructions[-1]
+    if last.kind != "branch":
+        return None
+    target_block = next((s for s in latch.successors if blocks[s].start == last.target), None)
+    if target_block == loop.header and last.mnemonic in _STAY:
+        return latch.index, _STAY[last.mnemonic]
+    if target_block not in loop.blocks and last.mnemonic in _NEGATED:
+        return latch.index, _NEGATED[last.mnemonic]
+    return None
+
+
+def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Induction | None:
+    """The induction register of a machine loop with a single exit test, or None.
+
+    Parameters
+    ----------
+    blocks : list of Block
+        The function's basic blocks (:func:`perfcast.static.control_flow.basic_blocks`).
+    loop : Loop
+        One of its natural loops.
+    own : collection of int
+        The loop's blocks outside the loops nested in it (where its memory operands and packed
+        instructions are read).
+
+    Returns
+    -------
+    Induction or None
+    """
+    found = _exit_test(blocks, loop)
+    if found is None:
+        return None
+    latch_index, stay = found
+    latch = blocks[latch_index].instructions
+    position = len(latch) - 2
+    while position >= 0 and latch[position].mnemonic in ("nop",):
+        position -= 1
+    if position < 0:
+        return None
+    test = latch[position]
+    operands = _operands(test)
+    bound_operand: str | None
+    if test.mnemonic == "cmp" and len(operands) == 2:
+        first, second = wide(operands[0]), wide(operands[1])
+        register, bound_operand = first, second
+        if _integer(second) is None and "[" not in second and "[" not in first:
+            register, bound_operand = _choose_register(blocks, loop, first, second)
+            if register == second:
+                stay = _SWAPPED[stay.rstrip("u")] + ("u" if stay.endswith("u") else "")
+    elif _update_step(test, wide(operands[0]) if operands else "") is not None:
+        register, bound_operand = wide(operands[0]), "0"
+    else:
+        return None
+    if "[" in register or "[" in bound_operand:
+        return None
+    updates = [
+        (block, index)
+        for block in loop.blocks
+        for index, insn in enumerate(blocks[block].instructions)
+        if register in written(insn)
+    ]
+    if len(updates) != 1:
+        return None
+    update_block, update_index = updates[0]
+    step = _update_step(blocks[update_block].instructions[update_index], register)
+    if step is None or update_block != latch_index or update_index > position:
+        return None
+    bound = _integer(bound_operand)
+    if bound is None:
+        if any(bound_operand in written(i) for b in loop.blocks for i in blocks[b].instructions):
+            return None
+        bound = _value_before(bound_operand, blocks, loop.header, 0, loop)
+    start = _value_before(register, blocks, loop.header, 0, loop)
+    return Induction(
+        register, step, start, bound, stay, _scale(blocks, own, register), _size(blocks, own)
+    )
+
+
+def _choose_register(blocks: list[Block], loop: Loop, first: str, second: str) -> tuple[str, str]:
+    """Of two compared registers, the one the loop updates is the induction register."""
+    changed = {r for b in loop.blocks for i in blocks[b].instructions for r in written(i)}
+    if second in changed and first not in changed:
+        return second, first
+    return first, second
+
+
+def _scale(blocks: list[Block], own: Collection[int], register: str) -> int | None:
+    """The scale the register has in the loop's memory operands (the smallest seen)."""
+    scales = []
+    for block in own:
+        for insn in blocks[block].instructions:
+            if insn.mnemonic == "lea":
+                continue
+            for inside in _MEMORY.findall(insn.operands):
+                terms = [t.strip() for t in re.split(r"[+-]", inside)]
+                for term in terms:
+                    name, _, factor = term.partition("*")
+                    if wide(name.strip()) == register:
+                        scales.append(int(factor, 0) if factor else 1)
+    return min(scales) if scales else None
+
+
+def _vector_elements(blocks: list[Block], own: Collection[int]) -> tuple[bool, int | None]:
+    """Whether the blocks move or compute packed SIMD data, and the bytes per element their
+    packed arithmetic tells (None when it tells none or several sizes).
+
+    Zeroing idioms (``xorps x, x``) and packed logic (``andpd`` for ``fabs``) occur in scalar
+    code and are not counted; a packed move to or from memory outside the stack frame
+    (``movups``) marks vector code whose element size it does not tell.
+    """
+    vector, sizes = False, set()
+    for block in own:
+        for insn in blocks[block].instructions:
+            operands = _operands(insn)
+            if not any(_VECTOR_REGISTER.fullmatch(o) for o in operands):
+                continue
+            if _PACKED_MOVE.match(insn.mnemonic):
+                # a spill to the stack frame or a constant is no array access
+                vector = vector or any("[" in o and not _STACK.search(o) for o in operands)
+                continue
+            if _PACKED_CONVERSION.match(insn.mnemonic):
+                vector = True
+                sizes |= {4, 8}  # a conversion between element sizes: the step tells neither
+                continue
+            if not _PACKED_ARITHMETIC.match(insn.mnemonic):
+                continue
+            for pattern, size in _PACKED_SIZE:
+                if pattern.match(insn.mnemonic):
+                    vector = True
+                    sizes.add(size)
+                    break
+    return vector, next(iter(sizes)) if len(sizes) == 1 else None
+
+
+def _size(blocks: list[Block], own: Collection[int]) -> int | None:
+    return _vector_elements(blocks, own)[1]
+
+
+def packed(blocks: list[Block], own: Collection[int]) -> bool:
+    """True when the blocks move or compute packed SIMD data (a vectorized loop's)."""
+    return _vector_elements(blocks, own)[0]

@@ -1,0 +1,159 @@
+"""Measurement-point advice: suggestions narrow the prediction at the target within the budget,
+few-points parameters get new values first, segments learn only from their own side, bad input
+is one clear message."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfcast.api import Experiment, InputError, advise, fit, predict, render
+from perfcast.cli import main
+from perfcast.io import write_experiment
+from tests.conftest import synthetic_experiment
+
+P_VALUES = [2, 4, 8, 16, 32]
+N_VALUES = [1e5, 2e5, 4e5, 8e5, 1.6e6]
+KERNELS = {
+    "solve": lambda p, n: 1e-6 * n / p + 0.01 * np.log2(p),
+    "exchange": lambda p, n: 2e-3 * p**0.5,
+}
+
+
+@pytest.fixture(scope="module")
+def two_parameters():
+    return synthetic_experiment(KERNELS, {"p": P_VALUES, "n": N_VALUES}, noise=0.05)
+
+
+def test_suggestions_narrow_the_interval_within_a_budget_of_core_hours(two_parameters):
+    advice = advise(two_parameters, at="p=1024,n=1.6e6", budget="0.2h")
+    assert advice.suggestions
+    widths = [advice.width_before] + [s.width_after for s in advice.suggestions]
+    assert all(b <= a for a, b in zip(widths, widths[1:], strict=False))
+    assert advice.width_after < 0.9 * advice.width_before
+    assert advice.floor <= advice.width_after
+    assert advice.core_hours is not None and advice.core_hours <= 0.2
+    assert advice.core_hours == pytest.approx(sum(s.core_hours for s in advice.suggestions))
+    # The cost of a point is its predicted time times its processes and repetitions.
+    first = advice.suggestions[0]
+    seconds = sum(f(first.point["p"], first.point["n"]) for f in KERNELS.values())
+    assert first.core_hours == pytest.approx(seconds * first.point["p"] * 5 / 3600, rel=0.2)
+
+
+def test_a_budget_in_runs_counts_runs_and_prefers_points_near_the_target(two_parameters):
+    advice = advise(two_parameters, at="p=1024,n=1.6e6", budget=30, repetitions=3)
+    assert advice.runs == 3 * len(advice.suggestions) <= 30
+    assert len(advice.suggestions) == 10 or advice.width_after <= advice.floor * 1.1
+    assert advice.suggestions[0].point["p"] > max(P_VALUES)
+    assert any("toward the target" in r for r in advice.suggestions[0].reasons)
+
+
+def test_measuring_the_advice_narrows_the_refitted_interval(two_parameters):
+    target = {"p": 1024.0, "n": 1.6e6}
+    advice = advise(two_parameters, at=target, budget="0.3h")
+    added = [
+        {"kernel": kernel, "metric": "time", **s.point, "repetition": 100 + r, "value": value}
+        for s in advice.suggestions
+        for kernel, function in KERNELS.items()
+        for r, value in enumerate(
+            function(s.point["p"], s.point["n"])
+            * (1 + np.random.default_rng(7).uniform(-0.05, 0.05, 5))
+        )
+    ]
+    frame = pd.concat([two_parameters.frame, pd.DataFrame(added)], ignore_index=True)
+    extended = Experiment.from_frame(frame)
+
+    def width(experiment):
+        predictions = predict(fit(experiment), target)
+        return sum(p.upper - p.lower for p in predictions)
+
+    assert width(extended) < width(two_parameters)
+
+
+def test_a_parameter_with_too_few_values_gets_new_values_first():
+    experiment = synthetic_experiment(KERNELS, {"p": P_VALUES, "n": [1e5, 4e5, 1.6e6]}, noise=0.02)
+    advice = advise(experiment, at="p=64,n=1.6e6", budget=50)
+    first_two = advice.suggestions[:2]
+    assert all("a new value of 'n'" in s.reasons[0] for s in first_two)
+    assert {s.point["n"] for s in first_two}.isdisjoint({1e5, 4e5, 1.6e6})
+
+
+def test_a_segmented_model_learns_only_from_its_targets_side():
+    grid = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    experiment = synthetic_experiment(
+        {"k": lambda p: np.where(p < 60, 10 + 0.5 * p, -30 + 0.02 * p**1.5 + 0.3 * p)},
+        {"p": grid},
+        noise=0.03,
+    )
+    models = fit(experiment, modeler="segmented")
+    assert models.models[0].segments
+    advice = advise(experiment, models, at="p=8192", candidates="p=2..8192*2", budget=40)
+    assert advice.suggestions
+    assert all(s.point["p"] > 64 for s in advice.suggestions)
+
+
+def test_a_goal_stops_early_or_says_it_is_out_of_reach(two_parameters):
+    reached = advise(two_parameters, at="p=1024,n=1.6e6", budget=200, goal=0.09)
+    assert reached.width_after <= 0.09 and not reached.warnings
+    out_of_reach = advise(two_parameters, at="p=1024,n=1.6e6", budget=5, goal=0.01)
+    assert [w.code for w in out_of_reach.warnings] == ["goal-not-reached"]
+    assert "±1.0%" in out_of_reach.warnings[0].message
+
+
+def test_candidates_from_text(two_parameters):
+    advice = advise(
+        two_parameters, at="p=1024,n=1.6e6", candidates="p=64..256*2,n=1e5,1.6e6", budget=100
+    )
+    assert {s.point["p"] for s in advice.suggestions} <= {64, 128, 256}
+    assert {s.point["n"] for s in advice.suggestions} <= {1e5, 1.6e6}
+
+
+@pytest.mark.parametrize(
+    ("candidates", "budget", "message"),
+    [
+        ("q=1..4", None, "'q' is not a parameter"),
+        ("p=4..2", None, "empty range"),
+        ("2,4", None, "no NAME="),
+        ("p=4,p=8", None, "given twice"),
+        ("p=0,1", None, "positive"),
+        ("p=x", None, "not a number"),
+        (None, "many", "budget: 'many' is not"),
+        (None, "-3", "budget: '-3' is not"),
+        ("p=1..1000,n=1..1000", None, "candidate points"),
+        ("p=1..1e6", None, "more than 100000 values"),
+    ],
+)
+def test_bad_candidates_and_budgets_are_input_errors(two_parameters, candidates, budget, message):
+    with pytest.raises(InputError, match=message):
+        advise(two_parameters, at="p=1024,n=1.6e6", candidates=candidates, budget=budget)
+
+
+def test_command_line(tmp_path, capsys, two_parameters):
+    data = tmp_path / "runs.csv"
+    write_experiment(two_parameters, data)
+    assert main(["advise", str(data), "--at", "p=512,n=1.6e6", "--budget", "0.1h"]) == 0
+    text = capsys.readouterr().out
+    assert "measure next:" in text and "core-hours" in text
+    arguments = ["advise", str(data), "--at", "p=512,n=1.6e6", "--format", "json"]
+    assert main(arguments) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["budget"] == {"amount": 25.0, "unit": "runs"}
+    assert document["suggestions"][0]["runs"] == 5
+    assert main([*arguments, "--budget", "lots"]) == 2
+    assert "check --budget" in capsys.readouterr().err
+    assert main([*arguments, "--candidates", "x=1"]) == 2
+    assert "check --candidates" in capsys.readouterr().err
+    assert main([*arguments, "--repetitions", "0"]) == 2
+
+
+def test_core_hours_need_a_time_metric(tmp_path, capsys):
+    experiment = synthetic_experiment(
+        {"k": lambda p: 100 * p}, {"p": P_VALUES}, noise=0.01, metric="visits"
+    )
+    with pytest.raises(InputError, match="no time unit"):
+        advise(experiment, at="p=128", budget="2h")
+    advice = advise(experiment, at="p=128", budget=10)
+    assert advice.core_hours is None and "core-hours" not in render(advice)

@@ -1,0 +1,151 @@
+"""The autotuner, its search space file and the tuning database (issue 18)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import textwrap
+
+import pytest
+
+from benchmarks.kernel_corpus import kernel, write_program
+from perfcast.analyze.tuning import TuningSpace, load_space, search, tune
+from perfcast.cli import main
+from perfcast.core.errors import InputError
+from perfcast.io.tuning_db import TuningDatabase
+from perfcast.measure.kernel_runs import KernelRun
+
+needs_tools = pytest.mark.skipif(
+    shutil.which("clang-16") is None or shutil.which("valgrind") is None,
+    reason="needs clang-16 and valgrind",
+)
+
+TOY_SPACE = """\
+[flags]
+opt = ["-O0", "-O2"]
+
+[macros]
+UNROLL = [1, 2]
+
+[defines]
+N = 24
+
+[measure]
+objective = "instructions"
+repetitions = 1
+"""
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_space_file_with_an_unknown_key_names_file_line_and_key(tmp_path, capsys):
+    path = write(tmp_path, "space.toml", '[flags]\nopt = ["-O1"]\n\n[tiles]\nT = [8]\n')
+    with pytest.raises(InputError) as caught:
+        load_space(path)
+    assert caught.value.source == str(path) and caught.value.line == 4
+    assert "unknown key 'tiles'" in str(caught.value)
+    path = write(tmp_path, "measure.toml", "[macros]\nU = [1]\n[measure]\nrepeats = 3\n")
+    with pytest.raises(InputError, match="unknown key measure.repeats") as caught:
+        load_space(path)
+    assert caught.value.line == 4
+    program = write_program(kernel("dot"), tmp_path)
+    status = main(["tune", str(program), "--function", "dot", "--space", str(path)])
+    assert status == 2
+    error = capsys.readouterr().err
+    assert f"{path}:4" in error and "repeats" in error and "Traceback" not in error
+
+
+def test_space_values_are_checked(tmp_path):
+    with pytest.raises(InputError, match="flags.opt must be a non-empty list"):
+        load_space(write(tmp_path, "a.toml", "[flags]\nopt = []\n"))
+    with pytest.raises(InputError, match="objective"):
+        load_space(write(tmp_path, "b.toml", '[macros]\nU = [1]\n[measure]\nobjective = "x"\n'))
+    with pytest.raises(InputError, match="no parameter"):
+        load_space(write(tmp_path, "c.toml", "[defines]\nN = 3\n"))
+    space = load_space(write(tmp_path, "d.toml", TOY_SPACE))
+    assert space.size == 4 and space.default() == {"opt": "-O0", "UNROLL": "1"}
+    assert space.compile_flags({"opt": "-O2", "UNROLL": "2"}) == ["-O2", "-DUNROLL=2", "-DN=24"]
+    assert space.adapt({"opt": "-O3", "UNROLL": "2", "other": "x"}) == {"opt": "-O0", "UNROLL": "2"}
+
+
+def additive(config):
+    """A deterministic objective with a known optimum: a=3, b=z (no measurement involved)."""
+    cost = {"1": 50, "2": 30, "3": 10}[config["a"]] + {"x": 7, "y": 5, "z": 1}[config["b"]]
+    return KernelRun(instructions=cost, seconds=None)
+
+
+SPACE = TuningSpace(flags={}, macros={"a": ("1", "2", "3"), "b": ("x", "y", "z")})
+
+
+def test_search_strategies_cover_the_space_without_repeating():
+    everything = search(SPACE, additive, budget=9, strategy="exhaustive")
+    assert [c for c, _, _ in everything] == SPACE.all_configurations()
+    drawn = search(SPACE, additive, budget=9, strategy="random", seed=4)
+    assert sorted(map(str, (c for c, _, _ in drawn))) == sorted(
+        map(str, SPACE.all_configurations())
+    )
+    assert [c for c, _, _ in drawn] != SPACE.all_configurations()
+    modelled = search(SPACE, additive, budget=6, strategy="model", seed=1)
+    assert {"a": "3", "b": "z"} in [c for c, _, _ in modelled]
+    warm = search(SPACE, additive, budget=2, strategy="random", first=[{"a": "3", "b": "z"}])
+    assert warm[0][0] == {"a": "3", "b": "z"} and warm[0][2] == "warm" and len(warm) == 2
+    with pytest.raises(ValueError, match="strategy"):
+        search(SPACE, additive, budget=2, strategy="annealing")
+
+
+@pytest.mark.slow
+@needs_tools
+def test_tuner_compiles_runs_and_stores_then_warm_starts_a_similar_kernel(tmp_path, capsys):
+    space_file = write(tmp_path, "space.toml", TOY_SPACE)
+    database = tmp_path / "tuning.sqlite"
+    gemv = write_program(kernel("gemv"), tmp_path)
+    result = tune(gemv, "gemv", load_space(space_file), strategy="exhaustive", database=database)
+    assert len(result.evaluations) == 4 and not any(e.error for e in result.evaluations)
+    values = {(e.config["opt"], e.config["UNROLL"]): e.value for e in result.evaluations}
+    assert all(e.scope == "function" and e.instructions > 0 for e in result.evaluations)
+    assert values[("-O2", "1")] < values[("-O0", "1")]  # -O0 keeps every local in memory
+    assert result.best.config["opt"] == "-O2"
+    assert result.steps_to_within is not None and result.steps_to_within <= 4
+    with TuningDatabase(database) as store:
+        (stored,) = store.kernels()
+        assert stored.function == "gemv" and len(store.evaluations(stored.id)) == 4
+        assert store.best(stored.id, "instructions").config == result.best.config
+
+    mvt = write_program(kernel("mvt"), tmp_path)
+    status = main(
+        ["tune", str(mvt), "--function", "mvt", "--space", str(space_file), "--budget", "2",
+         "--db", str(database), "--warm-start", "--format", "json"]
+    )  # fmt: skip
+    assert status == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["warm_start_from"][0]["function"] == "gemv"
+    assert 0.0 < data["warm_start_from"][0]["similarity"] <= 1.0
+    first = data["evaluations"][0]
+    assert first["origin"] == "warm" and first["config"] == result.best.config
+    assert len(data["evaluations"]) == 2
+    rows = sqlite3.connect(database).execute("SELECT COUNT(*) FROM evaluations").fetchone()
+    assert rows == (6,)  # the first search's evaluations are still there
+
+
+def test_warm_start_needs_a_database_and_a_foreign_file_is_refused(tmp_path):
+    program = write_program(kernel("dot"), tmp_path)
+    space = load_space(write(tmp_path, "space.toml", TOY_SPACE))
+    with pytest.raises(InputError, match="warm start needs a tuning database"):
+        tune(program, "dot", space, warm_start=True)
+    foreign = tmp_path / "other.sqlite"
+    connection = sqlite3.connect(foreign)
+    connection.executescript("CREATE TABLE meta (key TEXT, value TEXT);"
+                             "INSERT INTO meta VALUES ('format', 'something-else');")  # fmt: skip
+    connection.commit()
+    connection.close()
+    with pytest.raises(InputError, match="not a perfcast tuning database"):
+        TuningDatabase(foreign)
+    text = tmp_path / "text.sqlite"
+    text.write_text("not a database at all, just some text that is long enough" * 20)
+    with pytest.raises(InputError, match="not a perfcast tuning database"):
+        TuningDatabase(text)

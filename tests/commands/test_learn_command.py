@@ -1,0 +1,80 @@
+"""``perfcast learn`` and ``perfcast predict --runs`` through the real command line."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+from perfcast.cli import main
+from perfcast.io.run_table import from_columns, write_run_table
+
+
+@pytest.fixture
+def tables(tmp_path):
+    rng = np.random.default_rng(1)
+    runs = 120
+    n = np.exp(rng.uniform(np.log(100), np.log(1e4), runs)).round()
+    algorithm = rng.choice(["direct", "tree"], runs)
+    time = np.where(algorithm == "direct", 1e-6 * n**2, 2e-5 * n * np.log2(n))
+    time = time * rng.lognormal(0, 0.02, runs)
+    columns = {"n": n, "alg": algorithm, "time": time, "instructions": time * 3e9}
+    write_run_table(from_columns({k: v[:100] for k, v in columns.items()}), tmp_path / "t.csv")
+    new = {"extra": np.zeros(20), "alg": algorithm[100:], "n": n[100:]}
+    write_run_table(from_columns(new), tmp_path / "new.csv")
+    return tmp_path, time[100:]
+
+
+def test_learn_then_predict_every_run(tables, capsys):
+    folder, truth = tables
+    model = folder / "model.json"
+    status = main(["learn", str(folder / "t.csv"), "--exclude", "instructions",
+                   "--trees", "40", "-o", str(model)])  # fmt: skip
+    assert status == 0
+    summary = capsys.readouterr().out
+    assert "learned log(time) with extra-trees from 100 runs" in summary
+    assert "instructions" not in summary
+    assert main(["predict", str(model), "--runs", str(folder / "new.csv"), "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert list(document) == ["predictions"]
+    rows = document["predictions"]
+    assert [r["row"] for r in rows] == list(range(20))
+    assert all(list(r) == ["row", "prediction", "interval"] for r in rows)
+    predicted = np.array([r["prediction"] for r in rows])
+    assert np.mean(np.abs(predicted - truth) / truth) < 0.1
+    assert main(["predict", str(model), "--runs", str(folder / "new.csv"), "--format", "csv"]) == 0
+    table = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert float(table[3]["prediction"]) == pytest.approx(rows[3]["prediction"])
+    assert float(table[3]["lower"]) <= float(table[3]["prediction"]) <= float(table[3]["upper"])
+
+
+def test_bad_input_exits_2_naming_the_file(tables, capsys):
+    folder, _ = tables
+    bad = folder / "bad.csv"
+    bad.write_text("n,time\n1,2\nmany,3\n")
+    assert main(["learn", str(bad), "-o", str(folder / "m.json")]) == 2
+    assert f"{bad}:3: numeric column 'n': value is 'many'" in capsys.readouterr().err
+    assert main(["learn", str(folder / "t.csv"), "--target", "memory", "-o", "m.json"]) == 2
+    assert "t.csv: no target column 'memory'" in capsys.readouterr().err
+    assert main(["learn", str(folder / "t.csv"), "--reduce", "time=5", "-o", "m.json"]) == 2
+    assert "reduction time=5" in capsys.readouterr().err
+    model = folder / "model.json"
+    assert main(["learn", str(folder / "t.csv"), "--trees", "20", "-o", str(model)]) == 0
+    capsys.readouterr()
+    lacking = folder / "lacking.csv"
+    lacking.write_text("n\n100\n")
+    assert main(["predict", str(model), "--runs", str(lacking)]) == 2
+    assert f"{lacking}: the model uses the feature column(s) 'alg'" in capsys.readouterr().err
+    document = json.loads(model.read_text())
+    document["sklearn"] = "0.1"
+    old = folder / "old.json"
+    old.write_text(json.dumps(document))
+    assert main(["predict", str(old), "--runs", str(folder / "new.csv")]) == 2
+    err = capsys.readouterr().err
+    assert f"{old}: written by scikit-learn 0.1, incompatible" in err
+    assert "Traceback" not in err
+    assert main(["predict", str(model)]) == 2
+    assert "nothing to predict" in capsys.readouterr().err

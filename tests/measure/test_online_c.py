@@ -1,0 +1,88 @@
+"""The C online regions (``perfcast_online.h``): a compiled program run several times with
+different inputs hands its batches to ``perfcast online serve`` through the spool and applies
+the collector's back-off delays."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from perfcast.api import serve_spool, stored_models
+from perfcast.measure.instrument import library_dir
+
+PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "perfcast_online.h"
+int main(int argc, char **argv) {
+    if (argc != 4) return 2;
+    int n = atoi(argv[1]), m = atoi(argv[2]), steps = atoi(argv[3]);
+    double *a = calloc((size_t)n, sizeof *a), sum = 0;
+    for (int step = 0; step < steps; step++) {
+        PERFCAST_ONLINE_BEGIN("axpy", "n,m", n, m);
+        for (int r = 0; r < m; r++)
+            for (int i = 0; i < n; i++) a[i] = a[i] * 0.5 + i;
+        PERFCAST_ONLINE_END("axpy");
+        sum += a[n / 2];
+    }
+    printf("%g\n", sum);
+    return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    compiler = shutil.which("gcc")
+    if compiler is None:
+        pytest.fail("gcc is not installed: scripts/setup installs it")
+    directory = tmp_path_factory.mktemp("online-c")
+    (directory / "axpy.c").write_text(PROGRAM)
+    subprocess.run(
+        [compiler, "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", f"-I{library_dir()}",
+         str(directory / "axpy.c"), str(library_dir() / "perfcast_online.c"),
+         "-o", str(directory / "axpy")],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return directory / "axpy"
+
+
+def test_without_a_spool_the_program_runs_unchanged(program: Path, tmp_path: Path) -> None:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PERFCAST_ONLINE")}
+    result = subprocess.run([str(program), "1000", "1", "50"], env=environment, cwd=tmp_path,
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    assert result.stdout.strip() and list(tmp_path.iterdir()) == []
+
+
+def test_runs_feed_the_collector_and_follow_its_back_off(program: Path, tmp_path: Path) -> None:
+    spool, store = tmp_path / "spool", tmp_path / "models.db"
+    environment = {**os.environ, "PERFCAST_ONLINE_SPOOL": str(spool),
+                   "PERFCAST_ONLINE_BATCH": "64"}  # fmt: skip
+    # as production runs might come: n varied at m = 1, m varied at n = 4000, two others
+    sizes = [(n, 1) for n in (1000, 2000, 4000, 8000, 16000)]
+    sizes += [(4000, 2), (4000, 3), (4000, 4), (2000, 2), (8000, 3)]
+    skipped_per_run = []
+    for n, m in sizes:
+        subprocess.run([str(program), str(n), str(m), "1500"], env=environment, check=True,
+                       capture_output=True)  # fmt: skip
+        files = sorted(spool.glob("*.jsonl"))
+        lines = [json.loads(line) for f in files for line in f.read_text().splitlines()]
+        assert all(line["kernel"] == "axpy" for line in lines)
+        measured = [line for line in lines if "value" in line]
+        assert all(line["params"] == {"n": n, "m": m} for line in measured)
+        assert all(line["value"] > 0 for line in measured)
+        skipped = sum(line.get("skipped", 0) for line in lines)
+        assert len(measured) + skipped == 1500  # every execution accounted for
+        skipped_per_run.append(skipped)
+        assert serve_spool(spool, store, batch=64, once=True) == len(files)
+    (item,) = stored_models(store)
+    assert item["measured"] + item["skipped"] == 1500 * len(sizes)
+    assert item["model"] is not None and item["updates"] > 0
+    # the control files reached the program: later runs skipped executions
+    assert sum(skipped_per_run[len(sizes) // 2 :]) > 0
+    assert not list(spool.glob("*.jsonl"))  # every batch file consumed

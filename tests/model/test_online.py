@@ -1,0 +1,170 @@
+"""The online modeler: batch PARS and lack of fit by hand, the back-off schedule, exceptions on a
+planted shift, skipping of stable kernels, clusters and bounded state."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from perfcast.core.errors import InputError
+from perfcast.core.function import Factor, Model, Term
+from perfcast.model.online import (
+    ConfigTable,
+    Measurement,
+    OnlineModeler,
+    batch_table,
+    lack_of_fit,
+    pars,
+)
+
+CONFIGS = [(n, p) for n in (64, 128, 256, 512, 1024, 2048) for p in (1, 2, 4, 8, 16)]
+
+
+def truth(n: float, p: float) -> float:
+    return 1e-5 + 1e-6 * n * math.log2(n) / p
+
+
+def stream(count: int, seed: int, *, kernel: str = "k", shift_at: int | None = None):
+    """Measurements of ``truth`` with 3 % noise at random configurations; from ``shift_at`` on
+    the kernel runs 40 % slower."""
+    rng = np.random.default_rng(seed)
+    for i in range(count):
+        n, p = CONFIGS[rng.integers(len(CONFIGS))]
+        value = truth(n, p) * (1 + 0.03 * rng.standard_normal())
+        if shift_at is not None and i >= shift_at:
+            value *= 1.4
+        yield Measurement(kernel, "time", {"n": float(n), "p": float(p)}, value, i)
+
+
+def linear_model() -> Model:
+    term = Term(2.0, (Factor("n", 1),))
+    return Model("k", "time", ("n",), 1.0, (term,))
+
+
+def test_pars_matches_equations_11_and_12() -> None:
+    measured = np.array([3.1, 5.2, 6.8, 9.1, 10.9, 13.2])
+    predicted = np.array([3.0, 5.0, 7.0, 9.0, 11.0, 13.0])
+    ss_res = sum((t - q) ** 2 for t, q in zip(measured, predicted, strict=True))
+    mean = sum(measured) / 6
+    ss_tot = sum((t - mean) ** 2 for t in measured)
+    r2 = 1 - ss_res / ss_tot
+    expected = r2 - (1 - r2) * 1 / (6 - 1 - 1)
+    assert pars(measured, predicted, 1) == pytest.approx(expected, rel=1e-12)
+    assert pars(measured[:2], predicted[:2], 1) is None  # b - m - 1 = 0
+    assert pars(np.ones(5), np.ones(5), 1) is None  # nothing to explain
+
+
+def test_lack_of_fit_matches_equations_13_and_14_with_seen_configurations() -> None:
+    model = linear_model()  # 1 + 2 n
+    seen = ConfigTable()
+    seen.add_values((1.0,), [3.2, 2.9, 3.1])
+    seen.add_values((2.0,), [5.3, 4.8])
+    batch = batch_table([(2.0,), (3.0,), (3.0,), (4.0,), (4.0,)], [5.1, 7.4, 7.0, 8.7, 9.2])
+    # By hand: every value with its configuration.
+    data = {1.0: [3.2, 2.9, 3.1], 2.0: [5.3, 4.8, 5.1], 3.0: [7.4, 7.0], 4.0: [8.7, 9.2]}
+    h = sum(len(v) for v in data.values())
+    c = len(data)
+    lof = sum(len(v) * (np.mean(v) - (1 + 2 * x)) ** 2 for x, v in data.items())
+    pure = sum(sum((t - np.mean(v)) ** 2 for t in v) for v in data.values())
+    f = (lof / (c - 2)) / (pure / (h - c))
+    # eq. 14 with the regularized incomplete beta function
+    x = (c - 2) * f / ((c - 2) * f + (h - c))
+    expected = 1 - special.betainc((c - 2) / 2, (h - c) / 2, x)
+    p_value, misfit = lack_of_fit(seen.merged(batch), model)
+    assert p_value == pytest.approx(expected, rel=1e-9)
+    assert misfit > 0
+    assert lack_of_fit(batch_table([(1.0,), (2.0,)], [3.0, 5.0]), model)[0] is None
+
+
+def test_config_table_merges_exactly() -> None:
+    rng = np.random.default_rng(3)
+    values = rng.normal(10, 2, 101)
+    table = ConfigTable()
+    for chunk in np.array_split(values, 7):
+        table.merged(ConfigTable())  # merging nothing changes nothing
+        table.add_values((1.0,), chunk.tolist())
+    count, mean, m2 = table.rows[(1.0,)]
+    assert count == 101
+    assert mean == pytest.approx(values.mean(), rel=1e-12)
+    assert m2 == pytest.approx(((values - values.mean()) ** 2).sum(), rel=1e-10)
+
+
+def test_backoff_delays_are_uniform_on_batch_times_two_to_the_hit_count() -> None:
+    modeler = OnlineModeler(batch=64, seed=11)
+    state = modeler._state_for(Measurement("k", "time", {"n": 1.0}, 1.0))
+    for hits in (0, 3):
+        state.hit_count = hits
+        draws = np.array([modeler._delay(state) for _ in range(4000)])
+        high = 64 * 2**hits
+        assert draws.min() >= 0 and draws.max() < high
+        assert stats.kstest(draws / high, "uniform").pvalue > 0.001
+    function = OnlineModeler(batch=64, seed=1, functions={"f"})
+    state = function._state_for(Measurement("f", "time", {"n": 1.0}, 1.0))
+    state.hit_count = 4
+    assert max(function._delay(state) for _ in range(500)) < 16  # U(0, 2**hc) calls
+
+
+def test_stable_kernel_is_modeled_and_mostly_skipped_without_exceptions() -> None:
+    modeler = OnlineModeler(batch=128, seed=2).partial_fit(stream(20000, seed=5)).finish()
+    state = modeler.states_[("k", "time")]
+    assert state.measured + state.skipped == 20000
+    assert state.skipped / 20000 >= 0.8
+    assert not state.exceptions
+    assert state.model is not None
+    assert state.model.lead_order("n") == (1, 1)
+    assert state.model.lead_order("p") == (-1, 0)
+    judged = [j for j in state.judgements if j.hit is not None]
+    assert judged and all(j.hit for j in judged)
+    assert all(j.pars is not None and j.pars > 0.99 for j in judged)
+    # bounded state: one row per configuration, however many measurements
+    assert len(state.table) <= len(CONFIGS)
+
+
+def test_planted_shift_raises_exceptions_within_two_batches() -> None:
+    modeler = OnlineModeler(batch=128, seed=4, backoff=False)
+    modeler.partial_fit(stream(4000, seed=6, shift_at=2000)).finish()
+    state = modeler.states_[("k", "time")]
+    assert state.exceptions
+    first = min(e.index for e in state.exceptions)
+    assert 2000 <= first < 2000 + 2 * 128
+    assert all(e.index >= 2000 for e in state.exceptions)
+    shifted = next(j for j in state.judgements if j.hit is False)
+    assert shifted.reason
+
+
+def test_cluster_member_borrows_the_base_model_until_it_misses() -> None:
+    def both(count: int, change: int):
+        for m in stream(count, seed=8):
+            yield m
+            slower = 3.0 if m.index >= change else 1.0
+            yield Measurement("twin", "time", m.params, m.value * slower, m.index)
+
+    modeler = OnlineModeler(batch=128, seed=3, clusters=[["k", "twin"]], backoff=False)
+    measurements = both(6000, change=3000)
+    modeler.partial_fit(itertools.islice(measurements, 5000))  # 2500 of each kernel
+    twin = modeler.states_[("twin", "time")]
+    assert twin.borrowed_from == "k" and twin.model is None
+    assert twin.skipped > 0  # not measured before the base had a model
+    assert all(j.hit for j in twin.judgements)
+    modeler.partial_fit(measurements)
+    twin = modeler.states_[("twin", "time")]
+    assert twin.borrowed_from is None and twin.model is not None
+    assert twin.exceptions and min(e.index for e in twin.exceptions) >= 3000
+
+
+def test_changed_parameters_name_the_record() -> None:
+    modeler = OnlineModeler(batch=4, source="s.jsonl")
+    modeler.partial_fit([Measurement("k", "time", {"n": 1.0}, 1.0, 0)])
+    with pytest.raises(InputError) as caught:
+        modeler.partial_fit([Measurement("k", "time", {"m": 1.0}, 1.0, 5)])
+    assert caught.value.line == 6 and caught.value.source == "s.jsonl"
+
+
+@pytest.mark.parametrize("setting", [{"batch": 0}, {"miss_alpha": 1.5}, {"max_hits": -1}])
+def test_bad_settings_are_refused(setting: dict[str, float]) -> None:
+    with pytest.raises(ValueError):
+        OnlineModeler(**setting)  # type: ignore[arg-type]

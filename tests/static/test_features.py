@@ -1,0 +1,149 @@
+"""``perfcast features``: the libclang rewriter on tricky C, feature values against hand
+counts, MPI traffic reduced over ranks, the early-phase pragma and the records' run table."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from perfcast.cli import main
+from perfcast.core.errors import InputError
+from perfcast.io.run_table import read_feature_records
+from perfcast.static.features import instrument_features
+
+PROGRAMS = Path(__file__).with_name("feature_programs")
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+def _build(source: Path, binary: Path, compiler: str = "gcc") -> Path:
+    subprocess.run([compiler, "-O1", "-Wall", "-Werror", "-Wno-unknown-pragmas", "-o",
+                    str(binary), str(source)], check=True, capture_output=True)  # fmt: skip
+    return binary
+
+
+def _run(command: list[str], records: Path) -> str:
+    env = {**os.environ, **MPI_ENV, "PERFCAST_FEATURES_FILE": str(records)}
+    done = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def tricky(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tricky")
+    shutil.copy(PROGRAMS / "tricky.c", folder / "tricky.c")
+    results = instrument_features([folder / "tricky.c"], folder / "out", parameters=["n"])
+    original = _build(folder / "tricky.c", folder / "original")
+    instrumented = _build(folder / "out" / "tricky.c", folder / "instrumented")
+    return folder, results[0], original, instrumented
+
+
+@pytest.mark.parametrize("n", ["1", "5", "9"])
+def test_the_instrumented_program_computes_what_the_original_does(tricky, n):
+    folder, _, original, instrumented = tricky
+    records = folder / f"records-{n}.jsonl"
+    assert _run([str(instrumented), n], records) == _run([str(original), n], folder / "none")
+    assert records.is_file()
+
+
+def test_feature_values_match_hand_counts(tricky):
+    folder, result, _, instrumented = tricky
+    records = folder / "counts.jsonl"
+    _run([str(instrumented), "5"], records)
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    assert [line["phase"] for line in lines] == ["features_end", "exit"]
+    final = lines[-1]
+    line_of = {f.name: f.line for f in result.features}
+    by = {(line_of[name], name.split(":", 2)[-1] if ":" in name else name): value
+          for name, value in final.items() if name in line_of}  # fmt: skip
+    # early(3): the loop runs 4 times, returns from inside on the 4th
+    assert by[(13, "loop:for")] == 4
+    assert (by[(14, "branch:then:if")], by[(14, "branch:else:if")]) == (1, 3)
+    assert final["n"] == 5  # the parameter, named by the variable
+    assert by[(25, "assign:a")] == 1 and by[(25, "assign:b")] == 2  # a = 1, b = 2
+    assert by[(27, "loop:for")] == 5
+    assert by[(28, "loop:for")] == 20  # continue counts, break ends the trips
+    assert (by[(29, "branch:then:if")], by[(29, "branch:else:if")]) == (5, 15)
+    assert (by[(31, "branch:then:if")], by[(31, "branch:else:if")]) == (2, 13)
+    assert by[(37, "loop:do")] == 3
+    assert by[(40, "loop:for")] == 4  # for (;;) left by break on the 4th trip
+    assert (by[(46, "branch:then:if")], by[(46, "branch:else:if")]) == (2, 1)  # goto loop
+    assert by[(50, "assign:e")] == 3
+    assert by[(53, "assign:b")] == 10 and by[(54, "assign:b")] == 0  # switch: case 5 only
+    assert final["cost:n"] > 0
+    # written before the switch ran
+    assert lines[0][next(n for n in result.features if n.line == 53).name] == 0
+
+
+def test_sites_spelled_by_macros_are_left_alone_and_listed(tricky):
+    folder, result, _, _ = tricky
+    assert result.skipped == [
+        "tricky.c:26: assignment to a spelled by a macro",
+        "tricky.c:48: for loop condition partly in a macro",
+    ]
+    text = (folder / "out" / "tricky.c").read_text()
+    assert "#define REPEAT(n) for (int r_ = 0; r_ < (n); r_++)" in text
+    manifest = json.loads((folder / "out" / "features.json").read_text())
+    assert len(manifest["features"]) == len(result.features)
+
+
+def test_records_become_a_run_table(tricky, tmp_path):
+    folder, result, _, instrumented = tricky
+    records = tmp_path / "runs.jsonl"
+    for n in ("2", "4", "6"):
+        _run([str(instrumented), n], records)
+    table = read_feature_records(records)
+    assert table.rows == 3
+    assert table.numeric["n"].tolist() == [2.0, 4.0, 6.0]
+    assert (table.numeric["time"] > 0).all()
+    assert set(table.costs) == {f.name for f in result.features}
+    early = read_feature_records(records, "features_end")
+    assert early.numeric["time"].tolist() == table.numeric["time"].tolist()
+    out = tmp_path / "runs.csv"
+    assert main(["features", "--records", str(records), "-o", str(out)]) == 0
+    assert out.read_text().splitlines()[0].startswith("tricky.c:")
+
+
+def test_bad_records_and_sources_are_named(tmp_path, capsys):
+    records = tmp_path / "bad.jsonl"
+    records.write_text('{"phase": "exit", "elapsed": 1, "a": 1}\n{"phase": "exit", "b": 2}\n')
+    with pytest.raises(InputError) as caught:
+        read_feature_records(records)
+    assert (caught.value.source, caught.value.line) == (str(records), 2)
+    records.write_text("not json\n")
+    assert main(["features", "--records", str(records), "-o", str(tmp_path / "r.csv")]) == 2
+    assert f"{records}:1: not a JSON line" in capsys.readouterr().err
+    broken = tmp_path / "broken.c"
+    broken.write_text("int main(void) { return x; }\n")
+    assert main(["features", str(broken), "-o", str(tmp_path / "out")]) == 2
+    assert f"{broken}:1: clang: use of undeclared identifier 'x'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_mpi_traffic_is_counted_and_reduced_over_ranks(tmp_path):
+    if shutil.which("mpicc") is None or shutil.which("mpirun") is None:
+        pytest.skip("needs mpicc and mpirun")
+    shutil.copy(PROGRAMS / "ring.c", tmp_path / "ring.c")
+    (result,) = instrument_features([tmp_path / "ring.c"], tmp_path / "out")
+    original = _build(tmp_path / "ring.c", tmp_path / "original", "mpicc")
+    instrumented = _build(tmp_path / "out" / "ring.c", tmp_path / "instrumented", "mpicc")
+    records = tmp_path / "ring.jsonl"
+    launch = ["mpirun", "--oversubscribe", "-np", "3"]
+    assert _run([*launch, str(instrumented), "50"], records) == _run(
+        [*launch, str(original), "50"], tmp_path / "none"
+    )
+    (line,) = [json.loads(text) for text in records.read_text().splitlines()]
+    assert line["ranks_reduced"] == 1
+    values = {name.split(":", 2)[2]: line[name] for name in line if name.startswith("ring.c:")}
+    assert values["loop:for"] == 9  # 3 steps on each of 3 ranks
+    assert values["mpi_calls:MPI_Sendrecv_replace"] == 9
+    assert values["mpi_bytes:MPI_Sendrecv_replace"] == 9 * 50 * 8
+    assert values["mpi_bytes:MPI_Allreduce"] == 9 * 8
+    assert values["mpi_bytes:MPI_Bcast"] == 3 * 50 * 8
+    assert values["assign:n"] == 50  # a value: the maximum over ranks, not the sum
+    assert (values["branch:then:if"], values["branch:else:if"]) == (1, 2)
+    assert any(f.kind == "mpi_bytes" for f in result.features)
