@@ -25,6 +25,7 @@ from pathlib import Path
 from perfcast.core.errors import InputError, WorkError
 from perfcast.core.experiment import Experiment, Metric, Parameter
 from perfcast.measure.process import run_process
+from perfcast.measure.spec import DEFAULT_CACHE
 from perfcast.static.binary import read_binary
 from perfcast.static.callgrind import read_callgrind
 from perfcast.static.signature import (
@@ -33,9 +34,6 @@ from perfcast.static.signature import (
     signature_features,
     total_instructions,
 )
-
-DEFAULT_CACHE: Mapping[str, str] = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "8388608,16,64"}
-"""Cache geometry (``size,associativity,line`` in bytes) simulated when none is given."""
 
 SPREAD_METRIC = "instructions.rank_spread"
 _ROOT_ENVIRONMENT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -104,7 +102,8 @@ def collect_signature(
     point : mapping of str to float, optional
         Parameter values the signature is recorded at; ``{"p": ranks}`` by default.
     cache : mapping, optional
-        ``size,associativity,line`` for ``I1``, ``D1`` and ``LL`` (:data:`DEFAULT_CACHE`).
+        ``size,associativity,line`` for ``I1``, ``D1`` and ``LL``
+        (default: the campaigns', :data:`perfcast.measure.spec.DEFAULT_CACHE`).
     timeout : float, optional
         Seconds before the run is stopped.
 
