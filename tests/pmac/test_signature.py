@@ -72,6 +72,7 @@ def test_signature_counts_the_loop_exactly(tmp_path):
     lines = [k for k in signature.kernels if k.startswith("line:axpy.c:")]
     assert sum(_features(signature, k).get("stores", 0) for k in lines) >= 3000
     assert signature.metadata["signature"]["ranks"] == 1
+    assert axpy["instructions.rank_spread"] == 0.0  # one rank: no spread, but the element exists
 
 
 @needs_valgrind

@@ -209,7 +209,7 @@ def _signature_columns(
             values.append(value)
         counts = [rank.get(kernel, {}).get("instructions", 0.0) for rank in per_rank]
         largest = max(counts)
-        if len(per_rank) > 1 and largest > 0:
+        if largest > 0:  # 0 on one rank, so every core count has it
             kernels.append(kernel)
             metrics.append(SPREAD_METRIC)
             values.append((largest - min(counts)) / largest)
