@@ -136,7 +136,14 @@ def _share(values: list[float], bound: float) -> str:
     return f"{sum(v <= bound for v in values) / len(values):.1%}" if values else "-"
 
 
-def accuracy(programs: dict[str, Path], sizes: dict[str, list[str]], machine, targets) -> list[str]:
+def accuracy(
+    programs: dict[str, Path],
+    sizes: dict[str, list[str]],
+    machine,
+    bases: tuple[int, ...],
+    targets: tuple[int, ...],
+    form_sets: tuple[str, ...],
+) -> list[str]:
     """Rows of the extrapolation accuracy table."""
     rows = []
     for app, program in programs.items():
@@ -144,12 +151,12 @@ def accuracy(programs: dict[str, Path], sizes: dict[str, list[str]], machine, ta
             continue
         command = [str(program), *sizes[app]]
         collected = {
-            p: collect_signature(command, ranks=p, machine=machine) for p in (1, 2, 4, *targets)
+            p: collect_signature(command, ranks=p, machine=machine) for p in (*bases, *targets)
         }
-        base = merge_signatures([collected[p] for p in (1, 2, 4)])
+        base = merge_signatures([collected[p] for p in bases])
         for target in targets:
             truth_time = convolve(collected[target], machine).total
-            for forms in ("pmac", "pmnf"):
+            for forms in form_sets:
                 result = extrapolate_signature(base, {"p": target}, forms=forms)
                 errors = element_errors(result.signature, collected[target])
                 relative = [e[1] for e in errors]
@@ -158,7 +165,8 @@ def accuracy(programs: dict[str, Path], sizes: dict[str, list[str]], machine, ta
                 predicted = convolve(result.signature, machine).total
                 time_error = abs(predicted - truth_time) / truth_time
                 rows.append(
-                    f"| {app} {' '.join(sizes[app])} | 1,2,4 -> {target} | {forms} | "
+                    f"| {app} {' '.join(sizes[app])} | {','.join(map(str, bases))} -> {target} | "
+                    f"{forms} | "
                     f"{len(errors)} | {_share(relative, 0.2)} / {_share(relative, 0.1)} | "
                     f"{max(counts):.1%} | {_share(counts, 0.2)} / {_share(counts, 0.1)} | "
                     f"{max(rates, default=0.0):.3f} | "
@@ -202,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--parts", default="accuracy,wall", help="accuracy and/or wall (convolution vs wall)"
     )
+    parser.add_argument("--bases", default="1,2,4", help="core counts extrapolated from")
+    parser.add_argument("--targets", help="core counts extrapolated to (default 8,16; quick 8)")
+    parser.add_argument("--forms", default="pmac,pmnf", help="form sets compared")
     args = parser.parse_args(argv)
     apps = args.apps.split(",")
     print(f"command: python -m benchmarks.pmac {' '.join(shlex.quote(a) for a in sys.argv[1:])}")
@@ -221,7 +232,11 @@ def main(argv: list[str] | None = None) -> int:
                   "time (extrapolated) | time (collected) | time error |")  # fmt: skip
             print("|---|---|---|---|---|---|---|---|---|---|---|")
             targets = (8,) if args.quick else (8, 16)
-            accuracy(programs, SCALING_QUICK if args.quick else SCALING, machine, targets)
+            if args.targets:
+                targets = tuple(int(p) for p in args.targets.split(","))
+            bases = tuple(int(p) for p in args.bases.split(","))
+            sizes = SCALING_QUICK if args.quick else SCALING
+            accuracy(programs, sizes, machine, bases, targets, tuple(args.forms.split(",")))
         if "wall" in parts:
             print("\n| problem (1 rank) | wall | CPU | start-up CPU | computation CPU | "
                   "convolved | convolved / measured | signature collection |")  # fmt: skip

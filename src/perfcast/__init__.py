@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         advise,
         analyze_source,
         build_flags,
+        collect_rank_signatures,
         collect_signature,
         compare,
         convolve,
@@ -83,8 +84,9 @@ _LEARNED_API = ("learn", "load_learned", "load_run_table", "predict_runs", "save
 _ONLINE_API = ("online_modeler", "open_store", "read_clusters", "render_online", "replay_stream",
                "serve_spool", "stored_models")  # fmt: skip
 # Trace extrapolation (PMaC): signatures, extrapolation, machine profiles, convolution.
-_PMAC_API = ("collect_signature", "convolve", "extrapolate_signature", "load_machine",
-             "merge_signatures", "probe_machine", "render_pmac", "save_machine")  # fmt: skip
+_PMAC_API = ("collect_rank_signatures", "collect_signature", "convolve", "extrapolate_signature",
+             "load_machine", "merge_signatures", "probe_machine", "render_pmac",
+             "save_machine")  # fmt: skip
 _API += _PMAC_API
 _LAZY = {
     **{name: "perfcast.api" for name in _API},
@@ -160,6 +162,7 @@ __all__ = [
     "predict_runs",
     "save_learned",
     # trace extrapolation (PMaC)
+    "collect_rank_signatures",
     "collect_signature",
     "convolve",
     "extrapolate_signature",

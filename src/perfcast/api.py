@@ -1824,11 +1824,35 @@ def collect_signature(
     WorkError
         When the run fails.
     """
+    chosen, _every_rank = collect_rank_signatures(
+        command, ranks=ranks, point=point, machine=machine, cache=cache, timeout=timeout
+    )
+    return chosen
+
+
+def collect_rank_signatures(
+    command: Sequence[str],
+    *,
+    ranks: int = 1,
+    point: Mapping[str, float] | None = None,
+    machine: MachineProfile | None = None,
+    cache: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+) -> tuple[Experiment, list[Experiment]]:
+    """As :func:`collect_signature`, and every rank's own signature beside the chosen one.
+
+    Returns
+    -------
+    (Experiment, list of Experiment)
+        The busiest rank's signature and every rank's, in rank order (metadata
+        ``signature.rank``; with another MPI than Open MPI, in process-id order, and
+        ``signature.ranks_known`` is false).
+    """
     from perfcast.measure.signature import collect_signature as collect
 
     geometry = {**(machine.cache_geometry() if machine else {}), **(cache or {})}
-    experiment, _run = collect(command, ranks=ranks, point=point, cache=geometry, timeout=timeout)
-    return experiment
+    chosen, run = collect(command, ranks=ranks, point=point, cache=geometry, timeout=timeout)
+    return chosen, run.rank_signatures
 
 
 def extrapolate_signature(
@@ -1980,6 +2004,7 @@ __all__ = [
     "advise",
     "analyze_source",
     "build_flags",
+    "collect_rank_signatures",
     "collect_signature",
     "convolve",
     "extrapolate_signature",

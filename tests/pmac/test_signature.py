@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from perfcast import cli
-from perfcast.api import collect_signature, merge_signatures
+from perfcast.api import collect_rank_signatures, collect_signature, merge_signatures
 
 REPO = Path(__file__).resolve().parents[2]
 needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
@@ -72,6 +72,7 @@ def test_signature_counts_the_loop_exactly(tmp_path):
     lines = [k for k in signature.kernels if k.startswith("line:axpy.c:")]
     assert sum(_features(signature, k).get("stores", 0) for k in lines) >= 3000
     assert signature.metadata["signature"]["ranks"] == 1
+    assert axpy["instructions.rank_spread"] == 0.0  # one rank: no spread, but the element exists
 
 
 @needs_valgrind
@@ -96,8 +97,12 @@ def test_mpi_signature_chooses_the_busiest_rank_and_keeps_the_spread(tmp_path):
          str(program), str(REPO / "examples" / "cg" / "cg.c"), "-lm"],
         check=True,
     )  # fmt: skip
-    one, two = (collect_signature([str(program), "64", "5"], ranks=n) for n in (1, 2))
+    one = collect_signature([str(program), "64", "5"])
+    two, every_rank = collect_rank_signatures([str(program), "64", "5"], ranks=2)
     meta = two.metadata["signature"]
+    assert [s.metadata["signature"]["rank"] for s in every_rank] == [0, 1]
+    assert meta["ranks_known"]  # Open MPI names the profiles by rank
+    assert every_rank[meta["chosen_rank"]].frame.equals(two.frame)
     assert len(meta["rank_instructions"]) == 2
     assert meta["rank_instructions"][meta["chosen_rank"]] == max(meta["rank_instructions"])
     assert "instructions.rank_spread" in two.metric_names
@@ -112,8 +117,10 @@ def test_mpi_signature_chooses_the_busiest_rank_and_keeps_the_spread(tmp_path):
 def test_signature_command_writes_an_experiment(tmp_path, capsys):
     binary = _compile(tmp_path)
     out = tmp_path / "sig.json"
-    status = cli.main(["signature", "-o", str(out), "--", str(binary), "500"])
-    assert status == 0
+    ranks = tmp_path / "ranks"
+    argv = ["signature", "-o", str(out), "--every-rank", str(ranks), "--", str(binary), "500"]
+    assert cli.main(argv) == 0
+    assert [p.name for p in ranks.iterdir()] == ["p1-rank0.json"]
     document = json.loads(out.read_text())
     assert document["format"] == "perfcast-experiment"
     assert any(m["kernel"] == "fn:axpy" for m in document["measurements"])

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from perfcast.api import InputError, collect_signature, load_machine, merge_signatures, save
+from perfcast.api import (
+    InputError,
+    collect_rank_signatures,
+    load_machine,
+    merge_signatures,
+    save,
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -33,6 +40,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="cache geometry of I1, D1 or LL in bytes (over the machine's); repeatable",
     )
     parser.add_argument("--timeout", type=float, help="seconds before a run is stopped")
+    parser.add_argument(
+        "--every-rank",
+        metavar="DIR",
+        help="also write every rank's own signature to DIR/p<N>-rank<R>.json",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- the program and arguments")
     parser.set_defaults(run=run)
 
@@ -67,9 +79,16 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("name the program to run after --")
     machine = load_machine(args.machine) if args.machine else None
     cache = _cache(args.cache)
-    signatures = [
-        collect_signature(command, ranks=n, machine=machine, cache=cache, timeout=args.timeout)
-        for n in _ranks(args.ranks)
-    ]
+    signatures = []
+    for n in _ranks(args.ranks):
+        chosen, every_rank = collect_rank_signatures(
+            command, ranks=n, machine=machine, cache=cache, timeout=args.timeout
+        )
+        signatures.append(chosen)
+        if args.every_rank:
+            directory = Path(args.every_rank)
+            directory.mkdir(parents=True, exist_ok=True)
+            for rank, signature in enumerate(every_rank):
+                save(signature, directory / f"p{n}-rank{rank}.json")
     save(merge_signatures(signatures), args.out)
     return 0

@@ -39,7 +39,7 @@ from perfcast.io.machine_profile import MachineProfile
 PATTERNS = ("stride1", "stride8", "random")
 FP_KINDS = [
     (op, precision, shape)
-    for op in ("add", "mul", "div", "fma")
+    for op in ("add", "mul", "div", "fma")  # FP_OPERATIONS of static.signature but 'other'
     for precision in ("f64", "f32")
     for shape in ("scalar", "vector")
 ]

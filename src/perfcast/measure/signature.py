@@ -6,13 +6,16 @@ feature vectors (:mod:`perfcast.static.signature`); the signature is the rank wi
 computation (most executed instructions of the program's own code, PMaC's choice), and the
 spread over ranks is kept: ``instructions.rank_spread`` per element is
 ``(max - min) / max`` of its instructions over the ranks, and the metadata lists every rank's
-total.
+total. With Open MPI's ``mpirun`` the profiles are named by MPI rank, so ``chosen_rank`` is the
+rank; otherwise it is the position of the process in process-id order (``ranks_known`` false).
+Every rank's own signature is kept in :class:`SignatureRun`.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -22,6 +25,7 @@ from pathlib import Path
 from perfcast.core.errors import InputError, WorkError
 from perfcast.core.experiment import Experiment, Metric, Parameter
 from perfcast.measure.process import run_process
+from perfcast.measure.spec import DEFAULT_CACHE
 from perfcast.static.binary import read_binary
 from perfcast.static.callgrind import read_callgrind
 from perfcast.static.signature import (
@@ -31,24 +35,42 @@ from perfcast.static.signature import (
     total_instructions,
 )
 
-DEFAULT_CACHE: Mapping[str, str] = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "8388608,16,64"}
-"""Cache geometry (``size,associativity,line`` in bytes) simulated when none is given."""
-
 SPREAD_METRIC = "instructions.rank_spread"
 _ROOT_ENVIRONMENT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
 @dataclass(frozen=True)
 class SignatureRun:
-    """How a signature was taken: the program's wall time under valgrind and the ranks."""
+    """How a signature was taken: the program's wall time under valgrind, every rank's
+    instructions, the chosen rank and every rank's own signature."""
 
     wall_time: float
     rank_totals: list[float]
     chosen_rank: int
+    rank_signatures: list[Experiment]
 
 
-def callgrind_command(profile_dir: Path, cache: Mapping[str, str]) -> list[str]:
-    """The ``valgrind`` words that go before the program (one profile per process)."""
+def _open_mpi() -> bool:
+    """Whether ``mpirun`` is Open MPI's (which tells each process its rank)."""
+    try:
+        done = subprocess.run(
+            ["mpirun", "--version"], capture_output=True, text=True, check=False, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "Open MPI" in done.stdout + done.stderr
+
+
+def _profile_order(path: Path) -> tuple[int, str]:
+    suffix = path.name.rpartition(".")[2]
+    return (int(suffix), "") if suffix.isdigit() else (0, path.name)
+
+
+def callgrind_command(
+    profile_dir: Path, cache: Mapping[str, str], process: str = "%p"
+) -> list[str]:
+    """The ``valgrind`` words that go before the program (one profile per process, named by
+    ``process``: valgrind's ``%p`` process id or ``%q{OMPI_COMM_WORLD_RANK}``)."""
     geometry = [f"--{level}={cache[level]}" for level in ("I1", "D1", "LL")]
     return [
         "valgrind",
@@ -57,7 +79,7 @@ def callgrind_command(profile_dir: Path, cache: Mapping[str, str]) -> list[str]:
         "--dump-instr=yes",
         "--cache-sim=yes",
         *geometry,
-        f"--callgrind-out-file={profile_dir / 'callgrind.out.%p'}",
+        f"--callgrind-out-file={profile_dir / ('callgrind.out.' + process)}",
     ]
 
 
@@ -80,7 +102,8 @@ def collect_signature(
     point : mapping of str to float, optional
         Parameter values the signature is recorded at; ``{"p": ranks}`` by default.
     cache : mapping, optional
-        ``size,associativity,line`` for ``I1``, ``D1`` and ``LL`` (:data:`DEFAULT_CACHE`).
+        ``size,associativity,line`` for ``I1``, ``D1`` and ``LL``
+        (default: the campaigns', :data:`perfcast.measure.spec.DEFAULT_CACHE`).
     timeout : float, optional
         Seconds before the run is stopped.
 
@@ -108,7 +131,9 @@ def collect_signature(
     at = dict(point) if point else {"p": float(ranks)}
     with tempfile.TemporaryDirectory(prefix="perfcast-signature-") as scratch:
         profile_dir = Path(scratch)
-        argv = [*callgrind_command(profile_dir, geometry), program, *command[1:]]
+        by_rank = ranks > 1 and _open_mpi()
+        process = "%q{OMPI_COMM_WORLD_RANK}" if by_rank else "%p"
+        argv = [*callgrind_command(profile_dir, geometry, process), program, *command[1:]]
         if ranks > 1:
             argv = ["mpirun", "--oversubscribe", "-np", str(ranks), *argv]
         env = {**os.environ, **_ROOT_ENVIRONMENT}
@@ -118,7 +143,7 @@ def collect_signature(
         if outcome.timed_out or outcome.returncode != 0:
             ending = "timed out" if outcome.timed_out else f"exited with {outcome.returncode}"
             raise WorkError(f"{' '.join(command)} {ending} under valgrind: {outcome.stderr_tail}")
-        paths = sorted(profile_dir.glob("callgrind.out.*"))
+        paths = sorted(profile_dir.glob("callgrind.out.*"), key=_profile_order)
         if len(paths) != ranks:
             raise WorkError(f"valgrind wrote {len(paths)} profiles for {ranks} ranks")
         per_rank = [
@@ -126,20 +151,21 @@ def collect_signature(
         ]
     totals = [total_instructions(features.items()) for features in per_rank]
     chosen = max(range(len(totals)), key=lambda i: totals[i])
-    experiment = signature_experiment(per_rank, chosen, at, source=" ".join(command))
-    experiment.metadata.update(
-        {
-            "signature": {
-                "command": list(command),
-                "ranks": ranks,
-                "chosen_rank": chosen,
-                "rank_instructions": totals,
-                "cache": dict(geometry),
-                "collected_by": "valgrind --tool=callgrind --cache-sim=yes",
-            }
-        }
-    )
-    return experiment, SignatureRun(wall, totals, chosen)
+    description = {
+        "command": list(command),
+        "ranks": ranks,
+        "chosen_rank": chosen,
+        "ranks_known": by_rank or ranks == 1,
+        "rank_instructions": totals,
+        "cache": dict(geometry),
+        "collected_by": "valgrind --tool=callgrind --cache-sim=yes",
+    }
+    signatures = []
+    for rank in range(len(per_rank)):
+        signature = signature_experiment(per_rank, rank, at, source=" ".join(command))
+        signature.metadata["signature"] = {**description, "rank": rank}
+        signatures.append(signature)
+    return signatures[chosen], SignatureRun(wall, totals, chosen, signatures)
 
 
 def signature_records(program: str, paths: Sequence[Path]) -> list[dict[str, object]]:
@@ -183,7 +209,7 @@ def _signature_columns(
             values.append(value)
         counts = [rank.get(kernel, {}).get("instructions", 0.0) for rank in per_rank]
         largest = max(counts)
-        if len(per_rank) > 1 and largest > 0:
+        if largest > 0:  # 0 on one rank, so every core count has it
             kernels.append(kernel)
             metrics.append(SPREAD_METRIC)
             values.append((largest - min(counts)) / largest)

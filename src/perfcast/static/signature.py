@@ -50,9 +50,6 @@ FP_OPERATIONS: Final = ("add", "mul", "div", "fma", "other")
 """Kinds of floating-point operation; ``other`` is square roots, minima, comparisons,
 conversions and logic."""
 
-COUNT_FEATURES: Final = ("instructions", "loads", "stores", "bytes.loaded", "bytes.stored")
-"""Features that are counts (never negative)."""
-
 BOUNDED_FEATURES: Final = ("l1.hit_rate", "ll.hit_rate")
 """Features that are rates between 0 and 1."""
 
