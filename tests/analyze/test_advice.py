@@ -157,3 +157,25 @@ def test_core_hours_need_a_time_metric(tmp_path, capsys):
         advise(experiment, at="p=128", budget="2h")
     advice = advise(experiment, at="p=128", budget=10)
     assert advice.core_hours is None and "core-hours" not in render(advice)
+
+
+def test_budget_left_while_extrapolating_is_spent_on_points_away_from_the_measurements(
+    two_parameters,
+):
+    # The models' covariance alone stops early; with the target far beyond the measurements,
+    # the rest of the budget goes to unmeasured points, none repeated.
+    advice = advise(
+        two_parameters,
+        at="p=1024,n=1.6e6",
+        candidates="p=2..128*2,n=1e5..1.6e6*2",
+        budget=90,
+        repetitions=3,
+    )
+    assert advice.runs <= 90
+    kinds = ["away from the measured points" in s.reasons[0] for s in advice.suggestions]
+    assert any(kinds) and not all(kinds)
+    assert kinds == sorted(kinds)  # exploring only once the covariance promises too little
+    explored = [s for s, exploring in zip(advice.suggestions, kinds, strict=True) if exploring]
+    measured = {tuple(p) for p in two_parameters.frame[["p", "n"]].to_numpy(dtype=float)}
+    points = [(s.point["p"], s.point["n"]) for s in explored]
+    assert len(set(points)) == len(points) and measured.isdisjoint(points)

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from perfcast.analyze.coverage import Coverage
 from perfcast.analyze.points import doubling_grid, parameter_roles
 from perfcast.analyze.rivals import rival_models
 from perfcast.core.errors import InputError
@@ -47,6 +48,10 @@ from perfcast.model.gates import MIN_DISTINCT_VALUES
 
 #: A point is suggested only if it removes at least this share of the variance at the target.
 MIN_GAIN = 0.001
+#: Once no point narrows the models' own interval by MIN_GAIN while their form is uncertain, a
+#: point is explored only if its coverage novelty (0 at a measured point, 1 far from all) is
+#: at least this.
+MIN_NOVELTY = 0.5
 #: Most candidate points considered (the product of the values given for every parameter).
 MAX_CANDIDATES = 100_000
 #: Budget when none is given: this many points at the usual number of repetitions.
@@ -425,6 +430,7 @@ def advise(
     floor = z * math.sqrt(floor_variance) / abs(prediction) if prediction else math.inf
     distinct = {n: set(measured[:, j]) for j, n in enumerate(names)}
     available = np.ones(len(grid), dtype=bool)
+    coverage = Coverage(measured, grid)
     suggestions: list[Suggestion] = []
     spent = 0.0
     while goal is None or width() > goal:
@@ -442,6 +448,9 @@ def advise(
         few = [n for n in names if len(distinct[n]) < MIN_DISTINCT_VALUES]
         variance = float(sum(k.variance() + float(k.ambiguity()) for k in kernels))
         chosen, reasons = _next(grid, names, gains, step_cost, affordable, few, distinct, variance)
+        form = sum(float(k.ambiguity()) + k.extrapolation_variance(k.largest) for k in kernels)
+        if chosen is None and form >= MIN_GAIN * variance:
+            chosen, reasons = _explore(coverage.novelty(), step_cost, affordable)
         if chosen is None:
             break
         if gains is not None and ambiguity_gains[chosen] > gains[chosen] / 2:
@@ -450,6 +459,7 @@ def advise(
             ]
         for kernel in kernels:
             kernel.add(chosen, repetitions)
+        coverage.add(grid[chosen])
         available[chosen] = False
         spent += float(step_cost[chosen])
         for j, n in enumerate(names):
@@ -528,6 +538,22 @@ def _next(
     if gains[chosen] < MIN_GAIN * variance:
         return None, []
     return chosen, ["narrows the interval at the target most per cost"]
+
+
+def _explore(
+    novelty: np.ndarray, cost: np.ndarray, affordable: np.ndarray
+) -> tuple[int | None, list[str]]:
+    """The affordable candidate least like the measured points per cost (its
+    :class:`~perfcast.analyze.coverage.Coverage` novelty at least :data:`MIN_NOVELTY`)."""
+    usable = affordable & (novelty >= MIN_NOVELTY)
+    if not usable.any():
+        return None, []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score = np.where(usable, novelty / np.maximum(cost, 1e-300), -np.inf)
+    return int(np.argmax(score)), [
+        "lies away from the measured points where the models' form is uncertain (rival forms "
+        "or the extrapolation to the target), cheapest first"
+    ]
 
 
 def _extrapolation_reason(
