@@ -18,7 +18,7 @@ point). Figures: median and 90th percentile of the relative error at the target 
 and the median cost actually spent as a share of the grid's.
 
 Run from the repository root:
-``python -m benchmarks.advice [--quick] [--tools advise,extrap,random]``.
+``python -m benchmarks.advice [--quick] [--cases N] [--seed S] [--tools advise,extrap,random]``.
 """
 
 from __future__ import annotations
@@ -182,12 +182,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="4 cases instead of 16")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--cases", type=int, help="number of functions (default 16, 4 with --quick)"
+    )
     parser.add_argument("--tools", default="advise,extrap,random")
     parser.add_argument("--budgets", default="0.25,0.5,1", help="shares of the grid's cost")
     parser.add_argument("--extrap-venv", type=Path, default=DEFAULT_VENV)
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
-    cases = 4 if args.quick else 16
+    cases = args.cases or (4 if args.quick else 16)
     shares = [float(s) for s in args.budgets.split(",")]
     tools = args.tools.split(",")
     functions = [draw_function(rng) for _ in range(cases)]

@@ -5,7 +5,7 @@ A fitted model's covariance says what new points teach *if its form is right*. W
 be wrong (few points, a target far beyond them, rival forms that disagree there), the points that
 correct it are those unlike any measured one. :class:`Coverage` rates that likeness with the
 posterior variance of a Gaussian process of unit prior variance over the logarithms of the
-parameter values (Matérn kernel, smoothness 3/2), one length scale per parameter: the median step
+parameter values (Matérn kernel, smoothness 3/2), one length scale per parameter: the mean step
 between its distinct candidate values. The variance is 1 far from every measured point and 0 at
 one; it depends only on where the points lie, not on what was measured there. This is the
 quantity Extra-P's measurement point advisor weighs against cost (there with a process fitted to
@@ -15,9 +15,12 @@ the measured values).
 from __future__ import annotations
 
 import numpy as np
+from scipy import linalg
 
 #: Added to the diagonal of the kernel matrix (a measured point keeps this little variance).
 JITTER = 1e-6
+#: Candidates rated at once (bounds the memory of the correlation matrices).
+BLOCK = 4096
 
 
 class Coverage:
@@ -49,17 +52,19 @@ class Coverage:
         if not len(self._points):
             return np.ones(len(self._candidates))
         between = _matern(self._points, self._points) + JITTER * np.eye(len(self._points))
-        across = _matern(self._points, self._candidates)
         factor = np.linalg.cholesky(between)
-        solved = np.linalg.solve(factor, across)
-        return np.clip(1.0 - np.sum(solved**2, axis=0), 0.0, 1.0)
+        novelty = np.empty(len(self._candidates))
+        for start in range(0, len(self._candidates), BLOCK):
+            block = self._candidates[start : start + BLOCK]
+            solved = linalg.solve_triangular(factor, _matern(self._points, block), lower=True)
+            novelty[start : start + BLOCK] = 1.0 - np.sum(solved**2, axis=0)
+        return np.clip(novelty, 0.0, 1.0)
 
 
 def _length_scale(logs: np.ndarray) -> float:
-    """The median step between distinct values (logarithms); 1 for a single value."""
-    steps = np.diff(np.unique(logs))
-    steps = steps[steps > 1e-12]
-    return float(np.median(steps)) if len(steps) else 1.0
+    """The mean step between distinct values (logarithms); 1 for a single value."""
+    distinct = np.unique(logs)
+    return float(np.ptp(distinct) / (len(distinct) - 1)) if np.ptp(distinct) > 1e-12 else 1.0
 
 
 def _matern(a: np.ndarray, b: np.ndarray) -> np.ndarray:
