@@ -1747,7 +1747,8 @@ def read_clusters(path: str | Path) -> list[list[str]]:
 
 def stored_models(store: str | Path, *, application: str = "default") -> list[dict[str, Any]]:
     """The kernels of ``application`` in a model store, summarized as :func:`replay_stream`
-    does (every exception kept, its index that of the stream or spool file it came from).
+    does (the latest 10,000 judgements and exceptions of each kernel; an exception's index is
+    its line in the stream or spool file it came from).
 
     Raises
     ------
@@ -1757,7 +1758,7 @@ def stored_models(store: str | Path, *, application: str = "default") -> list[di
     from perfcast.model.online import OnlineModeler, state_of
 
     with open_store(store, create=False) as opened:
-        items = opened.read(application)
+        items = opened.read(application, history=10000)
         if not items:
             known = ", ".join(opened.applications()) or "none"
             raise InputError(
@@ -2073,6 +2074,7 @@ def code_graphs(
     flags: Sequence[str] = (),
     scope: str = "all",
     profile: Sequence[str] | None = None,
+    counts: bool = False,
 ) -> list[CodeGraph]:
     """Hybrid control-flow graphs (hCFG) of a C file's functions and outermost loops.
 
@@ -2091,6 +2093,9 @@ def code_graphs(
     profile : sequence of str, optional
         Measure the transition probabilities instead of estimating them: the file (with
         ``main``) is built instrumented and run once with these program arguments.
+    counts : bool
+        Take loop trip counts from perfcast's symbolic loop counts (``perfcast static``) where
+        they are numbers (macros from ``flags``), before constants in the IR and the heuristic.
 
     Returns
     -------
@@ -2102,7 +2107,13 @@ def code_graphs(
     if scope not in ("all", "function", "loop"):
         raise ValueError(f"scope: must be 'all', 'function' or 'loop', not {scope!r}")
     return build_graphs(
-        source, function=function, loop=loop, flags=flags, scope=scope, profile=profile
+        source,
+        function=function,
+        loop=loop,
+        flags=flags,
+        scope=scope,
+        profile=profile,
+        counts=counts,
     )
 
 

@@ -59,6 +59,7 @@ def test_without_a_spool_the_program_runs_unchanged(program: Path, tmp_path: Pat
     assert result.stdout.strip() and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_runs_feed_the_collector_and_follow_its_back_off(program: Path, tmp_path: Path) -> None:
     spool, store = tmp_path / "spool", tmp_path / "models.db"
     environment = {**os.environ, "PERFCAST_ONLINE_SPOOL": str(spool),

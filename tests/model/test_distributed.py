@@ -99,7 +99,7 @@ def test_settings_reach_the_workers(client, one_parameter, negative_exponents, l
 
 
 def test_two_parameters_and_the_sparse_modeler(client):
-    experiment = mixed_experiment(60, {"p": [2, 4, 8, 16, 32], "n": [10, 20, 40, 80, 160]}, 5)
+    experiment = mixed_experiment(36, {"p": [2, 4, 8, 16, 32], "n": [10, 20, 40, 80, 160]}, 5)
     for modeler in ("pmnf", "sparse"):
         local = perfcast.fit(experiment, modeler=modeler)
         distributed = perfcast.fit(experiment, modeler=modeler, client=DaskChunks(client, 16))

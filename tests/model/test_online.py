@@ -168,3 +168,20 @@ def test_changed_parameters_name_the_record() -> None:
 def test_bad_settings_are_refused(setting: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         OnlineModeler(**setting)  # type: ignore[arg-type]
+
+
+def test_histories_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from perfcast.model import online
+
+    def run() -> online.KernelState:
+        modeler = OnlineModeler(batch=16, seed=1, backoff=False)
+        return modeler.partial_fit(stream(640, seed=2, shift_at=200)).states_[("k", "time")]
+
+    everything = run()
+    assert len(everything.exceptions) > 5
+    monkeypatch.setattr(online, "HISTORY", 5)
+    state = run()
+    assert state.batches == 40
+    assert [j.number for j in state.judgements] == [36, 37, 38, 39, 40]
+    assert len(state.unsaved_judgements) == 5
+    assert state.exceptions == everything.exceptions[-5:]  # the latest are kept

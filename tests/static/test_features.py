@@ -147,3 +147,33 @@ def test_mpi_traffic_is_counted_and_reduced_over_ranks(tmp_path):
     assert values["assign:n"] == 50  # a value: the maximum over ranks, not the sum
     assert (values["branch:then:if"], values["branch:else:if"]) == (1, 2)
     assert any(f.kind == "mpi_bytes" for f in result.features)
+
+
+def test_two_translation_units_with_crlf_line_ends_link_and_report_together(tmp_path):
+    (tmp_path / "a.c").write_text(
+        "#include <stdio.h>\nint work(int n);\nint main(int argc, char **argv) {\n"
+        "    int s = 0;\n    for (int i = 0; i < 10; i++) s += work(i + argc);\n"
+        '    printf("%d\\n", s);\n    return 0;\n}\n'
+    )
+    (tmp_path / "b.c").write_bytes(
+        b"#include <stdlib.h>\r\nint work(int n) {\r\n    int t = 0;\r\n"
+        b"    while (n > 0) { t += n; n--; }\r\n    if (t > 20) return t;\r\n"
+        b"    return -t;\r\n}\r\n"
+    )
+    sources = [tmp_path / "a.c", tmp_path / "b.c"]
+    results = instrument_features(sources, tmp_path / "out")
+    assert [len(r.features) for r in results] == [2, 4]
+    subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-o", str(tmp_path / "original"),
+                    *map(str, sources)], check=True)  # fmt: skip
+    built = [str(tmp_path / "out" / "a.c"), str(tmp_path / "out" / "b.c")]
+    subprocess.run(["gcc", "-O2", "-Wall", "-Werror", "-o", str(tmp_path / "instrumented"),
+                    *built], check=True)  # fmt: skip
+    records = tmp_path / "f.jsonl"
+    assert _run([str(tmp_path / "instrumented")], records) == _run(
+        [str(tmp_path / "original")], tmp_path / "none"
+    )
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    assert record["a.c:5:loop:for"] == 10
+    assert record["b.c:4:loop:while"] == sum(range(1, 11))  # n = 1..10 counted down
+    assert (record["b.c:5:branch:then:if"], record["b.c:5:branch:else:if"]) == (5, 5)
+    assert (tmp_path / "out" / "b.c").read_bytes().count(b"\r\n") == 7  # line ends kept

@@ -203,3 +203,32 @@ def test_graphs_of_the_repository_examples_name_their_source_loops():
     assert dot.line == 75
     assert dict(dot.nodes[0].opcodes).get("llvm.fmuladd.f64") == 1  # sum += x[k] * y[k]
     assert dot.nodes[0].dominant == "memory"
+
+
+TRIANGLE = """\
+void tri(double *x) {
+  for (int i = 0; i < N; i++)
+    for (int j = 0; j < i; j++)
+      x[i] += x[j];
+}
+int main(void) {
+  static double x[N];
+  tri(x);
+  return 0;
+}
+"""
+
+
+def test_symbolic_loop_counts_give_the_mean_trip_counts(tmp_path, capsys):
+    source = write(tmp_path, "t.c", TRIANGLE)
+    flags = ["-DN=40"]
+    (heuristic,) = build_graphs(source, function="tri", scope="function", flags=flags)
+    assert heuristic.notes and "loop-branch heuristic" in heuristic.notes[0]
+    (counted,) = build_graphs(source, function="tri", scope="function", flags=flags, counts=True)
+    assert not counted.notes
+    stays = sorted(e.probability for e in counted.edges if e.probability not in (0.5, 1.0))
+    # outer: 40 trips per entry; inner: 780 iterations over 40 entries = 19.5 per entry
+    expected = [1 / 40, 1 / 19.5, 1 - 1 / 19.5, 1 - 1 / 40]
+    assert stays == pytest.approx(sorted(expected))
+    assert main(["graph", str(source), "--function", "tri", "--counts", "--flag=-DN=40"]) == 0
+    assert json.loads(capsys.readouterr().out)["graphs"][0]["notes"] == []

@@ -391,6 +391,7 @@ def tune(
     if budget is None:
         budget = space.size if strategy == "exhaustive" else min(20, space.size)
     graph = build_graphs(source, function=function, scope="function", flags=flags)[0]
+    where = str(Path(source).resolve())  # the database names kernels by absolute path
     vector = embed(graph)
     notes: list[str] = []
 
@@ -411,7 +412,7 @@ def tune(
         sources: list[tuple[str, str, float]] = []
         previous: float | None = None
         if store is not None:
-            me = {"file": str(source), "function": function}
+            me = {"file": where, "function": function}
             if warm_start:
                 for kernel, score in store.nearest(vector, neighbours, exclude=me):
                     best = store.best(kernel.id, space.objective)
@@ -429,7 +430,7 @@ def tune(
                         f"warm start from weakly similar kernels: {', '.join(weak)}; their "
                         "best configurations may not suit this one"
                     )
-            known = [k for k in store.kernels() if k.file == str(source) and k.function == function]
+            known = [k for k in store.kernels() if k.file == where and k.function == function]
             if known:
                 earlier = store.best(known[0].id, space.objective)
                 previous = earlier.value if earlier is not None else None
@@ -456,7 +457,7 @@ def tune(
             for step, (config, run, origin) in enumerate(done, start=1)
         )
         if store is not None:
-            kernel_id = store.add_kernel(str(source), function, graph.scope, graph.line, vector)
+            kernel_id = store.add_kernel(where, function, graph.scope, graph.line, vector)
             store.add_evaluations(kernel_id, uuid.uuid4().hex, evaluations)
     finally:
         if store is not None:

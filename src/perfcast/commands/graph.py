@@ -32,6 +32,11 @@ def add_parser(subparsers) -> None:
         "--flag", action="append", default=[], metavar="FLAG", help="clang flag; repeatable"
     )
     parser.add_argument(
+        "--counts",
+        action="store_true",
+        help="loop trip counts from perfcast's symbolic loop counts where they are numbers",
+    )
+    parser.add_argument(
         "--profile",
         action="store_true",
         help="measure transition probabilities: build instrumented, run the program once",
@@ -57,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         flags=args.flag,
         scope=args.scope,
         profile=args.run_arg if args.profile else None,
+        counts=args.counts,
     )
     if args.format == "dot":
         print("".join(graph.to_dot() for graph in graphs), end="")

@@ -59,6 +59,10 @@ REFIT_REPETITIONS = 8
 #: The hit tests: this module's (see the module notes) and the paper's, kept for comparison.
 HIT_TESTS = ("robust", "paper")
 
+#: Judgements and exceptions a kernel keeps in memory, the latest ones (memory stays bounded
+#: however long the stream; the store keeps every one it was given).
+HISTORY = 10000
+
 #: Measurements of a configuration from which its own noise sets its prediction interval.
 LOCAL_NOISE_COUNT = 20
 
@@ -409,8 +413,10 @@ class KernelState:
     borrowed_from : str or None
         The cluster member whose model this kernel uses until one of its batches misses.
     judgements : list of BatchJudgement
-        Those of this modeler's life (a resumed kernel starts with those read from the store).
+        Those of this modeler's life (a resumed kernel starts with those read from the store),
+        the latest :data:`HISTORY` of them.
     exceptions : list of PerformanceException
+        Likewise, the latest :data:`HISTORY`.
     batches : int
         Batches judged over the kernel's whole life (stored ones included).
     touched : bool
@@ -719,8 +725,8 @@ class OnlineModeler:
         model = self.current_model(state)
         judgement = self._judge(state, model, points, values, indices, batch)
         judgement = replace(judgement, screened=len(values) - int(sum(kept)))
-        state.judgements.append(judgement)
-        state.unsaved_judgements.append(judgement)
+        _append_bounded(state.judgements, judgement)
+        _append_bounded(state.unsaved_judgements, judgement)
         if judgement.hit is False and state.borrowed_from is not None:
             state.borrowed_from = None  # a member that behaves differently gets its own model
         state.table = state.table.merged(batch)
@@ -756,8 +762,8 @@ class OnlineModeler:
                 float(predicted[i]),
                 (float(exc_low[i]), float(exc_high[i])),
             )
-            state.exceptions.append(exception)
-            state.unsaved_exceptions.append(exception)
+            _append_bounded(state.exceptions, exception)
+            _append_bounded(state.unsaved_exceptions, exception)
         relative = model.uncertainty is not None and model.uncertainty.relative
         lof = lack_of_fit(seen.merged(batch), model, relative=relative)
         value, reason = judge_batch(
@@ -851,6 +857,14 @@ class OnlineModeler:
     def resume(self, state: KernelState) -> None:
         """Continue a kernel from a stored state (its table, model and back-off state)."""
         self.states_[state.key] = state
+
+
+def _append_bounded(history: list[Any], item: Any) -> None:
+    """Append, dropping the oldest entries beyond :data:`HISTORY` (a store keeps them all when
+    it drains often enough)."""
+    history.append(item)
+    if len(history) > HISTORY:
+        del history[: len(history) - HISTORY]
 
 
 def table_experiment(state: KernelState) -> Experiment | None:

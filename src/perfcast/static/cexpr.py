@@ -120,6 +120,11 @@ class Translator:
             raise Undefined(f"call to {cursor.spelling} at line {cursor.location.line}")
         if kind == CursorKind.ARRAY_SUBSCRIPT_EXPR:
             raise Undefined(f"data-dependent value (array element) at line {cursor.location.line}")
+        if kind == CursorKind.CXX_UNARY_EXPR:  # sizeof, _Alignof: clang knows the value
+            value = integer_value(cursor)
+            if value is None:
+                raise Undefined(f"sizeof of a variable-length type at line {cursor.location.line}")
+            return sympy.Integer(value)
         what = kind.name.lower().replace("_", " ")
         raise Undefined(f"unsupported expression ({what}) at line {cursor.location.line}")
 
@@ -233,6 +238,8 @@ class Translator:
 
 def _integral(expression: sympy.Expr) -> bool:
     """True when a polynomial has integer coefficients (so it is integer for integer inputs)."""
+    if not expression.free_symbols:
+        return bool(expression.is_integer)
     try:
         polynomial = sympy.Poly(expression, *sorted(expression.free_symbols, key=str))
     except sympy.PolynomialError:

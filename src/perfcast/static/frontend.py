@@ -42,21 +42,36 @@ def _clang():
 
 @cache
 def builtin_include_flags() -> tuple[str, ...]:
-    """``-isystem`` flags for the compiler's own headers (stddef.h, ...).
+    """``-isystem`` flags for the compiler's own headers (stddef.h, xmmintrin.h, ...).
 
-    The libclang wheel ships without clang's resource headers, so the installed clang's or gcc's
-    are used when present.
+    The libclang wheel ships without clang's resource headers. Clang's own are preferred (an
+    installed ``clang`` or versioned ``clang-NN``, else an LLVM installation's resource
+    directory): gcc's intrinsics headers use builtins clang does not know, so a file using
+    SSE intrinsics parses only with clang's. gcc's are the last resort.
     """
-    for command in (["clang", "-print-resource-dir"], ["gcc", "-print-file-name=include"]):
+    commands = [["clang", "-print-resource-dir"]] + [
+        [f"clang-{version}", "-print-resource-dir"] for version in range(21, 13, -1)
+    ]
+    for command in commands:
         if shutil.which(command[0]) is None:
             continue
         try:
             out = subprocess.run(command, capture_output=True, text=True, timeout=20).stdout
         except (OSError, subprocess.SubprocessError):
             continue
+        path = Path(out.strip()) / "include"
+        if (path / "stddef.h").is_file():
+            return ("-isystem", str(path))
+    installed = sorted(Path("/usr/lib").glob("llvm-*/lib/clang/*/include/stddef.h"), reverse=True)
+    if installed:
+        return ("-isystem", str(installed[0].parent))
+    if shutil.which("gcc") is not None:
+        try:
+            command = ["gcc", "-print-file-name=include"]
+            out = subprocess.run(command, capture_output=True, text=True, timeout=20).stdout
+        except (OSError, subprocess.SubprocessError):
+            return ()
         path = Path(out.strip())
-        if command[0] == "clang":
-            path = path / "include"
         if (path / "stddef.h").is_file():
             return ("-isystem", str(path))
     return ()
@@ -130,16 +145,33 @@ def parse_sources(
 
 
 def _first_error(unit: TranslationUnit, path: Path, count: int) -> InputError:
-    """One line about the first of the ``count`` errors clang reports for ``path``: its line
-    when it is in ``path`` itself, else the header and line it is in."""
+    """One line about the first of the ``count`` errors clang reports for ``path``: the file
+    and line it is in (a header's own, with the chain of includes that reached it)."""
     error = _clang().Diagnostic.Error
     first = next(d for d in unit.diagnostics if d.severity >= error)
     location = first.location
     more = f" (and {count - 1} more errors)" if count > 1 else ""
-    if location.file is not None and location.file.name == str(path) and location.line:
-        message = f"clang: {first.spelling} (column {location.column}){more}"
-        return InputError(message, path, location.line, value=first.spelling)
-    return InputError(f"clang: {_format(first, path)}{more}", path, value=first.spelling)
+    message = f"clang: {first.spelling} (column {location.column}){more}"
+    if location.file is None or not location.line:
+        return InputError(f"clang: {_format(first, path)}{more}", path, value=first.spelling)
+    where = Path(location.file.name)
+    if where != path:
+        message += f"; {include_chain(unit, where)}"
+    return InputError(message, where, location.line, value=first.spelling)
+
+
+def include_chain(unit: TranslationUnit, header: Path) -> str:
+    """``included from b.h:3, from a.c:1``: how the translation unit reached a header."""
+    parent: dict[str, tuple[str, int]] = {}
+    for inclusion in unit.get_includes():
+        name = str(inclusion.include.name)
+        parent.setdefault(name, (str(inclusion.location.file.name), inclusion.location.line))
+    steps, current, seen = [], str(header), set()
+    while current in parent and current not in seen:
+        seen.add(current)
+        current, line = parent[current]
+        steps.append(f"{current}:{line}")
+    return "included from " + ", from ".join(steps) if steps else "in a header"
 
 
 def _format(diagnostic, path: Path) -> str:

@@ -364,8 +364,13 @@ def _trip_count(block: IRBlock, defined: dict[int, IRInstruction]) -> int | None
 def transition_probabilities(
     blocks: Sequence[IRBlock],
     loops: Sequence[Loop],
+    trips: dict[int, float] | None = None,
 ) -> tuple[dict[tuple[int, int], float], str]:
-    """Probability of every edge, and where they came from (``profile`` or ``static``)."""
+    """Probability of every edge, and where they came from (``profile`` or ``static``).
+
+    ``trips`` maps a loop's source line to its mean trip count per entry (from the symbolic
+    counts of :mod:`perfcast.static`), used before the IR's constant and the heuristic.
+    """
     defined = {i.identity: i for block in blocks for i in block.instructions}
     probabilities: dict[tuple[int, int], float] = {}
     profiled = any(block.branch_weights for block in blocks)
@@ -378,7 +383,7 @@ def transition_probabilities(
         if weights and len(weights) == len(targets) and sum(weights) > 0:
             shares = [w / sum(weights) for w in weights]
         elif len(targets) == 2:
-            shares = _two_way(block, loops, defined)
+            shares = _two_way(block, loops, defined, trips or {})
         else:
             shares = [1.0 / len(targets)] * len(targets)
         for target, share in zip(targets, shares, strict=True):
@@ -391,13 +396,14 @@ def _two_way(
     block: IRBlock,
     loops: Sequence[Loop],
     defined: dict[int, IRInstruction],
+    counted: dict[int, float],
 ) -> list[float]:
     loop = _innermost(loops, block.index)
     if loop is not None:
         inside = [target in loop.blocks for target in block.successors]
         if inside.count(True) == 1:
-            trips = _trip_count(block, defined)
-            stay = (trips - 1) / trips if trips else LOOP_BRANCH_PROBABILITY
+            trips = counted.get(loop.line or -1) or _trip_count(block, defined)
+            stay = (trips - 1) / trips if trips and trips >= 1 else LOOP_BRANCH_PROBABILITY
             return [stay if flag else 1.0 - stay for flag in inside]
     return [0.5, 0.5]
 
@@ -499,6 +505,7 @@ def function_graphs(
     function: IRFunction,
     source: str,
     scope: str = "all",
+    trips: dict[int, float] | None = None,
 ) -> list[CodeGraph]:
     """The hCFG of a function and of each of its outermost loops.
 
@@ -510,6 +517,8 @@ def function_graphs(
         The C file's name, stored in the graphs.
     scope : {"all", "function", "loop"}
         Which graphs to build.
+    trips : dict, optional
+        Mean trip count per entry by loop line (see :func:`static_trip_counts`).
 
     Returns
     -------
@@ -521,15 +530,18 @@ def function_graphs(
     reachable = _reachable(blocks)
     loops = natural_loops(blocks)
     defined = {i.identity: i for block in blocks for i in block.instructions}
-    probabilities, origin = transition_probabilities(blocks, loops)
+    counted = trips or {}
+    probabilities, origin = transition_probabilities(blocks, loops, counted)
     notes = []
     if origin == "static":
         unknown = [
-            loop.line for loop in loops if _trip_count(_latch(loop, blocks), defined) is None
+            loop.line
+            for loop in loops
+            if loop.line not in counted and _trip_count(_latch(loop, blocks), defined) is None
         ]
         if unknown:
             notes.append(
-                "static transition probabilities; loops without a constant trip count "
+                "static transition probabilities; loops without a known trip count "
                 f"(lines {', '.join(str(line) for line in unknown)}) use the loop-branch "
                 f"heuristic {LOOP_BRANCH_PROBABILITY}"
             )
@@ -597,6 +609,32 @@ def _loop_graph(
     )
 
 
+def static_trip_counts(
+    source: str | Path, flags: Sequence[str] = ()
+) -> dict[tuple[str, int], float]:
+    """Mean trip count per entry of every loop whose symbolic count is a number.
+
+    Runs perfcast's static analysis (:func:`perfcast.static.analyze`, no named parameters, so
+    macros take their values from ``flags`` or the source) and divides each loop's count per
+    run by its enclosing region's (how often the loop is entered). A triangular inner loop gets
+    its mean trip count. Keys are ``(function, line)``.
+    """
+    from perfcast.static import analyze
+
+    report = analyze([source], [], flags)
+    counts = {kernel.name: kernel.count for kernel in report.kernels}
+    trips: dict[tuple[str, int], float] = {}
+    for kernel in report.kernels:
+        if kernel.kind != "loop" or kernel.count is None or kernel.parent is None:
+            continue
+        entries = counts.get(kernel.parent)
+        if entries is None or kernel.count.free_symbols or entries.free_symbols:
+            continue
+        if float(entries) > 0 and float(kernel.count) > 0:
+            trips[(kernel.function, kernel.line)] = float(kernel.count) / float(entries)
+    return trips
+
+
 def build_graphs(
     source: str | Path,
     *,
@@ -606,6 +644,7 @@ def build_graphs(
     scope: str = "all",
     ir_text: str | None = None,
     profile: Sequence[str] | None = None,
+    counts: bool = False,
 ) -> list[CodeGraph]:
     """Compile a C file and build the hCFGs of its functions and outermost loops.
 
@@ -627,6 +666,9 @@ def build_graphs(
         Measure the transition probabilities: run the program (it needs ``main``) once with
         these arguments, instrumented, and take the branch counts
         (:func:`perfcast.static.llvm_ir.profiled_ir`).
+    counts : bool
+        Take loop trip counts from perfcast's symbolic loop counts (:func:`static_trip_counts`)
+        where they are numbers, before the IR's constants and the heuristic.
 
     Returns
     -------
@@ -652,7 +694,16 @@ def build_graphs(
             )
     if loop is not None:
         scope = "loop"
-    graphs = [g for f in chosen for g in function_graphs(f, str(source), scope)]
+    trips: dict[tuple[str, int], float] = {}
+    if counts and profile is None:
+        trips = static_trip_counts(source, flags)
+    graphs = [
+        g
+        for f in chosen
+        for g in function_graphs(
+            f, str(source), scope, {line: t for (name, line), t in trips.items() if name == f.name}
+        )
+    ]
     if loop is not None:
         graphs = [g for g in graphs if g.line == loop]
         if not graphs:

@@ -4,11 +4,12 @@ A compiler that vectorizes or unrolls a loop runs its machine loop fewer times t
 loop: a loop over ``100000`` doubles vectorized with SSE2 steps a byte offset by 16 up to
 ``800000`` and runs 50000 times. :func:`induction` finds, for a machine loop with a single exit
 at a latch, the register the exit test compares, its one update in the loop (``add``, ``sub``,
-``inc``, ``dec``, ``lea r, [r + k]``), its value on entry and the bound it is compared with, as
-far as straight-line code before the loop sets them to constants (``xor r, r``, ``mov r, imm``,
-``lea r, [rip + k]``, ``lea r, [s + k]``, ``mov r, s``). :func:`elements_per_iteration` turns the
-register's step into source iterations per machine iteration when the register indexes or points
-into an array whose element size the loop's packed instructions tell.
+``inc``, ``dec``, ``lea r, [r + k]``), its value on entry and the bound it is compared with,
+as far as the definitions reaching the loop set them to constants (``xor r, r``,
+``mov r, imm``, ``lea r, [rip + k]``, ``lea r, [s + k]``, ``mov r, s``, ``add r, k``).
+:meth:`Induction.elements_per_iteration` turns the register's step into source iterations per
+machine iteration when the register indexes or points into an array whose element size the
+loop's packed instructions tell.
 
 Anything else (a bound held in memory, a register a call may change, two exits) gives None: the
 caller then keeps the source loop's count or reports the count undefined, never a guess.
@@ -176,7 +177,9 @@ def written(insn: BinaryInstruction) -> set[str]:
         changed |= {wide(o) for o in operands if "[" not in o}
     elif operands and "[" not in operands[0] and not _NO_DESTINATION.match(insn.mnemonic):
         changed.add(wide(operands[0]))
-    if insn.mnemonic.startswith(("rep", "movs", "stos", "lods")):
+    string = insn.mnemonic.startswith(("rep", "movs", "stos", "lods", "cmps", "scas"))
+    if string and (not operands or any(":[" in o or "[rsi]" in o for o in operands)):
+        # a string instruction (not the SSE movsd, which names xmm registers)
         changed |= {"rcx", "rsi", "rdi"}
     return changed
 
@@ -208,24 +211,55 @@ def _update_step(insn: BinaryInstruction, register: str) -> int | None:
 def _value_before(
     register: str, blocks: list[Block], block: int, position: int, loop: Loop, depth: int = 0
 ) -> int | None:
-    """The constant the register holds before instruction ``position`` of ``block``, following
-    single predecessors outside the loop; None when straight-line code does not tell."""
-    if depth > 24:
+    """The constant the register holds before instruction ``position`` of ``block``, or None.
+
+    Walks back to the definitions that reach the position: every path must give the same
+    constant (a path around an enclosing loop that does not change the register adds nothing;
+    the loop's own back edges are left out at its header). None when a definition is not a
+    constant, a path reaches the function's entry without one, or the search grows too long.
+    """
+    found = _reaching(register, blocks, block, position, loop, depth, set())
+    return found if isinstance(found, int) else None
+
+
+_CYCLE = "cycle"  # a path that only comes back to blocks already searched: no definition on it
+
+
+def _reaching(
+    register: str,
+    blocks: list[Block],
+    block: int,
+    position: int,
+    loop: Loop,
+    depth: int,
+    seen: set[int],
+) -> int | str | None:
+    if depth > 200 or len(seen) > 256:
         return None
     instructions = blocks[block].instructions
     for index in range(position - 1, -1, -1):
         insn = instructions[index]
-        if register not in written(insn):
+        if register in written(insn):
+            return _evaluate(insn, register, blocks, block, index, loop, depth + 1)
+    seen.add(block)
+    predecessors = [
+        p for p in blocks[block].predecessors if not (block == loop.header and p in loop.blocks)
+    ]
+    if not predecessors:
+        return None  # the function's entry: the register holds an argument or garbage
+    values: set[int] = set()
+    for previous in predecessors:
+        if previous in seen:
             continue
-        return _evaluate(insn, register, blocks, block, index, loop, depth + 1)
-    outside = [p for p in blocks[block].predecessors if p not in loop.blocks]
-    inside = [p for p in blocks[block].predecessors if p in loop.blocks]
-    if len(outside) != 1 or (inside and block != loop.header):
-        return None
-    previous = outside[0]
-    return _value_before(
-        register, blocks, previous, len(blocks[previous].instructions), loop, depth + 1
-    )
+        end = len(blocks[previous].instructions)
+        value = _reaching(register, blocks, previous, end, loop, depth + 1, seen)
+        if value is None:
+            return None
+        if isinstance(value, int):
+            values.add(value)
+    if not values:
+        return _CYCLE
+    return values.pop() if len(values) == 1 else None
 
 
 def _evaluate(
@@ -250,6 +284,10 @@ def _evaluate(
         if "[" not in source:
             return _value_before(wide(source), blocks, block, index, loop, depth)
         return None
+    step = _update_step(insn, register)
+    if step is not None and insn.mnemonic in ("add", "sub"):
+        value = _value_before(register, blocks, block, index, loop, depth)
+        return None if value is None else value + step
     if insn.mnemonic == "lea":
         match = re.fullmatch(r"\[(\w+)(?: ([+-]) (0x[0-9a-f]+|\d+))?\]", source)
         if match is None:

@@ -1,0 +1,204 @@
+"""Instruction-mix models of optimized code (issue 20) against callgrind, and analysis speed.
+
+Builds the STREAM-like programs (compile-time sizes even and odd, run-time sizes even and odd),
+DGEMM, a PolyBench-style 2-D Jacobi and a CSR conjugate-gradient solver of
+``tests/static/programs`` with gcc and clang at -O0..-O3, models each function's instruction
+mix from the static counts and the binary's machine loops, runs the binary under
+``valgrind --tool=callgrind --dump-instr=yes`` and prints, per build, the worst relative error
+of a defined function total and the coverage: the share of the program's own measured
+instructions that lie in functions with a defined model. For the CSR solver, whose inner loops
+run between row pointers, it also prints the coverage and error with ``--profile``: callgrind
+runs at five grid sizes, modeled over the size and checked at a larger one.
+
+Then times the static analysis of the largest C file found here against
+``clang -fsyntax-only`` on the same file (the ratio is the figure; both run in this process'
+machine state).
+
+Usage: ``.venv/bin/python benchmarks/optimized_mix.py [--compilers gcc clang-16]
+[--levels -O0 -O1 -O2 -O3]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAMS = ROOT / "tests" / "static" / "programs"
+
+from perfcast.api import analyze_source, instruction_mix  # noqa: E402
+from perfcast.static.binary import read_binary  # noqa: E402
+from perfcast.static.callgrind import measured_mix, read_callgrind  # noqa: E402
+
+SPEED_FILES = (
+    # a 4,097-line CPython extension (wrapt), the largest C file of this machine's Python
+    (
+        Path(sys.base_prefix) / "lib/python3.11/site-packages/wrapt/_wrappers.c",
+        [f"-I{Path(sys.base_prefix) / 'include/python3.11'}"],
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One program build: source, compile flags, model parameters and run arguments."""
+
+    name: str
+    source: str
+    flags: tuple[str, ...]
+    parameters: tuple[str, ...]
+    arguments: tuple[int, ...]
+
+
+CASES = (
+    Case("stream, compile-time n even", "stream_fixed.c", ("-DN=200000",), (), ()),
+    Case("stream, compile-time n odd", "stream_fixed.c", ("-DN=200001",), (), ()),
+    Case("stream, run-time n even", "stream_runtime.c", (), ("n", "ntimes"), (200000, 5)),
+    Case("stream, run-time n odd", "stream_runtime.c", (), ("n", "ntimes"), (200001, 5)),
+    Case("dgemm", "dgemm.c", (), ("n",), (120,)),
+    Case("jacobi-2d (macros)", "jacobi2d.c", ("-DN=200", "-DTSTEPS=10"), (), ()),
+    Case("CG, CSR matrix", "cg_csr.c", (), ("m", "iters"), (40, 5)),
+)
+
+
+def callgrind(binary: Path, arguments: tuple[int, ...], directory: Path) -> Path:
+    """Run the binary under callgrind with per-instruction counts; the output file."""
+    out = directory / f"callgrind.{binary.name}.{'_'.join(map(str, arguments)) or 'run'}"
+    subprocess.run(
+        ["valgrind", "--tool=callgrind", "--dump-instr=yes", f"--callgrind-out-file={out}"]
+        + [str(binary), *map(str, arguments)],
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def score(mix, measured: dict, values: dict) -> tuple[float, float, int]:
+    """Worst relative error of a defined function total (functions running over 1,000
+    instructions), coverage, and the number of functions checked."""
+    own = sum(counts["total"] for counts in measured.values()) or 1
+    defined, worst, checked = 0, 0.0, 0
+    for name, function in mix.functions.items():
+        truth = measured.get(name, {}).get("total", 0)
+        if function.counts is None:
+            continue
+        defined += truth
+        if truth > 1000:
+            predicted = function.evaluate(values)["total"]
+            worst = max(worst, abs(predicted / truth - 1))
+            checked += 1
+    return worst, defined / own, checked
+
+
+def accuracy(compilers: list[str], levels: list[str], directory: Path) -> list[str]:
+    """The Markdown table of errors and coverage per build."""
+    lines = [
+        "| program | compiler | level | worst defined total error | coverage | functions |",
+        "|---|---|---|---:|---:|---:|",
+    ]
+    for case in CASES:
+        source = PROGRAMS / case.source
+        report = analyze_source([source], list(case.parameters), list(case.flags))
+        values = dict(zip(case.parameters, case.arguments, strict=True))
+        for compiler in compilers:
+            for level in levels:
+                binary = directory / f"{source.stem}_{compiler}{level}{len(case.flags)}"
+                binary = binary.with_name(binary.name + "".join(case.flags).replace("=", ""))
+                subprocess.run(
+                    [compiler, "-g", level, *case.flags, "-o", str(binary), str(source)],
+                    check=True,
+                    capture_output=True,
+                )
+                mix = instruction_mix(binary, report, case.parameters)
+                profile = read_callgrind(callgrind(binary, case.arguments, directory))
+                measured = measured_mix(read_binary(binary), profile)
+                worst, coverage, checked = score(mix, measured, values)
+                lines.append(
+                    f"| {case.name} | {compiler} | {level} | {100 * worst:.3f} % | "
+                    f"{100 * coverage:.1f} % | {checked} |"
+                )
+    return lines
+
+
+def profiled(compilers: list[str], levels: list[str], directory: Path) -> list[str]:
+    """The CSR solver with --profile: five training runs over m, checked at m = 40."""
+    source = PROGRAMS / "cg_csr.c"
+    report = analyze_source([source], ["m"], values={"iters": 5})
+    lines = [
+        "| compiler | level | coverage static | coverage with profile | worst error at m=40 |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for compiler in compilers:
+        for level in levels:
+            binary = directory / f"cg_csr_profiled_{compiler}{level}"
+            subprocess.run(
+                [compiler, "-g", level, "-o", str(binary), str(source)],
+                check=True,
+                capture_output=True,
+            )
+            runs = [({"m": m}, callgrind(binary, (m, 5), directory)) for m in (8, 12, 16, 20, 24)]
+            static = instruction_mix(binary, report, ("m",))
+            mix = instruction_mix(binary, report, ("m",), profiles=runs)
+            check = read_callgrind(callgrind(binary, (40, 5), directory))
+            measured = measured_mix(read_binary(binary), check)
+            _, before, _ = score(static, measured, {"m": 40})
+            worst, after, _ = score(mix, measured, {"m": 40})
+            lines.append(
+                f"| {compiler} | {level} | {100 * before:.1f} % | {100 * after:.1f} % | "
+                f"{100 * worst:.3f} % |"
+            )
+    return lines
+
+
+def speed() -> list[str]:
+    """Static analysis time against clang -fsyntax-only on the same file (best of three)."""
+    lines = [
+        "| file | lines | clang -fsyntax-only | perfcast analysis | ratio |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    clang = shutil.which("clang") or shutil.which("clang-16")
+    for path, flags in SPEED_FILES:
+        if not path.exists() or clang is None:
+            lines.append(f"| {path.name} | - | not on this machine | - | - |")
+            continue
+        syntax, analysis = [], []
+        for _ in range(3):
+            start = time.perf_counter()
+            subprocess.run([clang, "-fsyntax-only", "-w", *flags, str(path)], check=True)
+            syntax.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            analyze_source([path], [], flags)
+            analysis.append(time.perf_counter() - start)
+        count = len(path.read_text(errors="replace").splitlines())
+        lines.append(
+            f"| {path.name} | {count} | {min(syntax):.2f} s | {min(analysis):.2f} s | "
+            f"{min(analysis) / min(syntax):.1f}x |"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compilers", nargs="+", default=["gcc", "clang-16"])
+    parser.add_argument("--levels", nargs="+", default=["-O0", "-O1", "-O2", "-O3"])
+    parser.add_argument("--skip-speed", action="store_true")
+    args = parser.parse_args()
+    compilers = [c for c in args.compilers if shutil.which(c)]
+    with tempfile.TemporaryDirectory(prefix="optimized-mix-") as scratch:
+        directory = Path(scratch)
+        print("\n".join(accuracy(compilers, args.levels, directory)))
+        print()
+        print("\n".join(profiled(compilers, args.levels, directory)))
+    if not args.skip_speed:
+        print()
+        print("\n".join(speed()))
+
+
+if __name__ == "__main__":
+    main()
