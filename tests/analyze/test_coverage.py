@@ -43,3 +43,14 @@ def test_a_parameter_with_one_value_does_not_break_the_scale():
     candidates = np.array([[2.0, 5.0], [8.0, 5.0], [1024.0, 5.0]])
     novelty = Coverage(measured, candidates).novelty()
     assert novelty[0] < 1e-3 < novelty[1] < novelty[2]
+
+
+def test_a_parameter_with_zero_among_its_values_is_rated_on_its_values():
+    measured = np.array([[0.0, 4.0], [1.0, 4.0], [2.0, 8.0]])
+    candidates = np.array([[0.0, 4.0], [3.0, 8.0], [50.0, 64.0]])
+    coverage = Coverage(measured, candidates)
+    novelty = coverage.novelty()
+    assert np.all(np.isfinite(novelty))
+    assert novelty[0] < 1e-3 < novelty[1] < novelty[2]
+    coverage.add(np.array([3.0, 8.0]))
+    assert coverage.novelty()[1] < 1e-3

@@ -29,21 +29,28 @@ class Coverage:
     Parameters
     ----------
     measured : ndarray, shape (n_points, n_parameters)
-        Positive parameter values already measured.
+        Parameter values already measured.
     candidates : ndarray, shape (n_candidates, n_parameters)
-        Positive parameter values that could be measured.
+        Parameter values that could be measured. A parameter positive throughout is rated on
+        the logarithm of its values, any other on its values.
     """
 
     def __init__(self, measured: np.ndarray, candidates: np.ndarray) -> None:
-        logs = np.log(np.vstack([measured, candidates]))
-        scales = np.array([_length_scale(column) for column in logs.T])
-        self._candidates = np.log(candidates) / scales
-        self._scales = scales
-        self._points = np.unique(np.log(measured) / scales, axis=0)
+        together = np.vstack([measured, candidates])
+        # Logarithms where a parameter is positive throughout, its values as they are otherwise.
+        self._logarithmic = np.all(together > 0, axis=0)
+        coordinates = self._coordinates(together)
+        self._scales = np.array([_length_scale(column) for column in coordinates.T])
+        self._candidates = self._coordinates(candidates) / self._scales
+        self._points = np.unique(self._coordinates(measured) / self._scales, axis=0)
+
+    def _coordinates(self, values: np.ndarray) -> np.ndarray:
+        values = np.asarray(values, dtype=float)
+        return np.where(self._logarithmic, np.log(np.where(self._logarithmic, values, 1.0)), values)
 
     def add(self, point: np.ndarray) -> None:
         """Count ``point`` (parameter values) as measured."""
-        scaled = np.log(np.asarray(point, dtype=float)) / self._scales
+        scaled = self._coordinates(np.asarray(point, dtype=float)[None, :])[0] / self._scales
         if not (np.abs(self._points - scaled).max(axis=1, initial=0.0) < 1e-12).any():
             self._points = np.vstack([self._points, scaled])
 
@@ -61,9 +68,9 @@ class Coverage:
         return np.clip(novelty, 0.0, 1.0)
 
 
-def _length_scale(logs: np.ndarray) -> float:
-    """The mean step between distinct values (logarithms); 1 for a single value."""
-    distinct = np.unique(logs)
+def _length_scale(coordinates: np.ndarray) -> float:
+    """The mean step between distinct coordinates; 1 for a single value."""
+    distinct = np.unique(coordinates)
     return float(np.ptp(distinct) / (len(distinct) - 1)) if np.ptp(distinct) > 1e-12 else 1.0
 
 
