@@ -13,6 +13,14 @@ in ``perfcast online serve``, another process: its CPU time per modeled batch is
 
 Run from the repository root: ``.venv/bin/python -m benchmarks.online_overhead`` (about 2
 minutes).
+
+``.venv/bin/python -m benchmarks.online_overhead steady`` (about 3 minutes) measures back-off in
+its steady state instead: a life-long series of production runs of the same program (40,000
+executions each, b = 512) under callgrind, every run with the collector beside it and all runs
+sharing one spool and one store, once with back-off and once without; each run's instructions
+are set against the uninstrumented build's run of the same length, counted in the same
+invocation. The first run starts from an empty store, so it shows the cold start; the last ones
+show the steady state the back-off schedule settles into.
 """
 
 from __future__ import annotations
@@ -123,7 +131,71 @@ def with_collector(spool: Path, store: Path, batch: int, work: Callable[[], Numb
         collector.join()
 
 
+STEADY_STEPS, STEADY_RUNS, STEADY_BATCH = 40000, 4, 512
+
+
+def counted_run(binary: Path, spool: Path, directory: Path) -> int:
+    """Instructions of one run of ``binary`` (``STEADY_STEPS`` executions) spooling to ``spool``."""
+    environment = {"PERFCAST_ONLINE_SPOOL": str(spool),
+                   "PERFCAST_ONLINE_BATCH": str(STEADY_BATCH)}  # fmt: skip
+    out = directory / "callgrind-steady.out"
+    result = subprocess.run(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(binary), str(SIZE),
+         str(STEADY_STEPS)],
+        env=environment, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    match = re.search(r"Collected : (\d+)", result.stderr)
+    if match is None:
+        raise RuntimeError(result.stderr)
+    return int(match.group(1))
+
+
+def steady() -> None:
+    """The life-long series of production runs: overhead per run with and without back-off."""
+    print("Command: python -m benchmarks.online_overhead steady\n")
+    print(f"Kernel of {SIZE // 5}-{SIZE} updates, {STEADY_STEPS} executions per run, "
+          f"b = {STEADY_BATCH}, under callgrind with the collector beside them.\n")  # fmt: skip
+    print("| back-off | run | instructions overhead | skipped in the runs so far |")
+    print("|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="online-steady-") as name:
+        directory = Path(name)
+        reference = build(directory, disable=True)
+        instrumented = build(directory, disable=False)
+        base = counted_run(reference, directory / "unused", directory)
+        for backoff in (True, False):
+            spool = directory / f"spool-{backoff}"
+            store = directory / f"store-{backoff}.db"
+            for run in range(1, STEADY_RUNS + 1):
+                stop = threading.Event()
+                collector = threading.Thread(
+                    target=serve_spool,
+                    args=(spool, store),
+                    kwargs={"batch": STEADY_BATCH, "poll": 0.02, "should_stop": stop.is_set,
+                            "backoff": backoff},
+                )  # fmt: skip
+                collector.start()
+                try:
+                    counted = counted_run(instrumented, spool, directory)
+                finally:
+                    stop.set()
+                    collector.join()
+                # the files handed over at exit belong to this run
+                serve_spool(spool, store, batch=STEADY_BATCH, once=True, backoff=backoff)
+                # a run's skips reach the store with its next measured batch, which may be the
+                # next run's: the share is over the runs so far
+                (item,) = stored_models(store)
+                share = item["skipped"] / (item["measured"] + item["skipped"])
+                print(f"| {'on' if backoff else 'off'} | {run} | "
+                      f"{100 * (counted / base - 1):.2f} % | {100 * share:.1f} % |",
+                      flush=True)  # fmt: skip
+
+
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "steady":
+        if shutil.which("valgrind") is None or shutil.which("gcc") is None:
+            sys.exit("needs gcc and valgrind (scripts/setup installs them)")
+        steady()
+        return
     if shutil.which("valgrind") is None or shutil.which("gcc") is None:
         sys.exit("needs gcc and valgrind (scripts/setup installs them)")
     print("Command: python -m benchmarks.online_overhead\n")
