@@ -14,13 +14,14 @@ in ``perfcast online serve``, another process: its CPU time per modeled batch is
 Run from the repository root: ``.venv/bin/python -m benchmarks.online_overhead`` (about 2
 minutes).
 
-``.venv/bin/python -m benchmarks.online_overhead steady`` (about 3 minutes) measures back-off in
-its steady state instead: a life-long series of production runs of the same program (40,000
-executions each, b = 512) under callgrind, every run with the collector beside it and all runs
-sharing one spool and one store, once with back-off and once without; each run's instructions
-are set against the uninstrumented build's run of the same length, counted in the same
-invocation. The first run starts from an empty store, so it shows the cold start; the last ones
-show the steady state the back-off schedule settles into.
+``.venv/bin/python -m benchmarks.online_overhead steady [axpy] [jacobi]`` (about 6 minutes)
+measures back-off in its steady state instead: a life-long series of production runs (b = 512)
+of the kernel above (40,000 executions per run) and of the Jacobi example (2,000 iterations per
+run at n = 256, 384, 512 in turn, the smaller sizes of its campaign), every run under callgrind
+with the collector beside it and all runs of a series sharing one spool and one store; with
+back-off, and one run without. Each run's instructions are set against the uninstrumented
+build's run with the same input, counted in the same invocation. The first runs start from an
+empty store and show the cold start; the last ones the steady state of the back-off schedule.
 """
 
 from __future__ import annotations
@@ -136,6 +137,7 @@ def with_collector(spool: Path, store: Path, batch: int, work: Callable[[], Numb
 STEADY_BATCH, STEADY_STEPS = 512, 40000
 MPI_ENVIRONMENT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 JACOBI = Path(__file__).resolve().parents[1] / "examples" / "jacobi" / "jacobi.c"
+JACOBI_RUNS, JACOBI_ITERATIONS = 18, 2000
 
 
 @dataclass(frozen=True)
@@ -164,11 +166,13 @@ def steady_programs(directory: Path) -> dict[str, SteadyProgram]:
             check=True,
         )  # fmt: skip
         jacobi[disable] = binary
-    sizes = [32, 64, 96, 48, 80, 64]  # production runs with different inputs
+    # production runs with the example campaign's smaller sizes in turn
+    sizes = [256, 384, 512] * (JACOBI_RUNS // 3)
     return {
         "axpy": axpy,
         "jacobi": SteadyProgram(["mpirun", "-np", "1"], jacobi[True], jacobi[False],
-                                [[str(n), "20000"] for n in sizes], MPI_ENVIRONMENT),
+                                [[str(n), str(JACOBI_ITERATIONS)] for n in sizes],
+                                MPI_ENVIRONMENT),
     }  # fmt: skip
 
 
@@ -211,17 +215,19 @@ def served_run(
         serve_spool(spool, store, batch=STEADY_BATCH, once=True, backoff=backoff)
 
 
-def steady() -> None:
+def steady(labels: list[str]) -> None:
     """The life-long series of production runs: overhead per run with and without back-off."""
     print("Command: python -m benchmarks.online_overhead steady\n")
     print(f"b = {STEADY_BATCH}; every run under callgrind with the collector beside it; axpy: "
           f"kernel of {SIZE // 5}-{SIZE} updates, {STEADY_STEPS} executions per run; jacobi: "
-          "the example, 20,000 iterations per run at the n shown.\n")  # fmt: skip
+          f"the example, {JACOBI_ITERATIONS} iterations per run at the n shown.\n")  # fmt: skip
     print("| program | back-off | run | input | instructions overhead | skipped so far |")
     print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="online-steady-") as name:
         directory = Path(name)
         for label, program in steady_programs(directory).items():
+            if labels and label not in labels:
+                continue
             base: dict[tuple[str, ...], int] = {}
             for backoff in (True, False):
                 spool = directory / f"spool-{label}-{backoff}"
@@ -235,20 +241,22 @@ def steady() -> None:
                     counted = served_run(program, arguments, spool, store, backoff)
                     # a run's skips reach the store with its next measured batch, which may be
                     # the next run's: the share is over the runs so far and all regions
-                    items = stored_models(store)
-                    skipped = sum(item["skipped"] for item in items)
-                    share = skipped / (skipped + sum(item["measured"] for item in items))
+                    shares = ", ".join(
+                        f"{item['kernel']} "
+                        f"{100 * item['skipped'] / (item['skipped'] + item['measured']):.0f} %"
+                        for item in stored_models(store)
+                    )
                     print(f"| {label} | {'on' if backoff else 'off'} | {run} | "
                           f"{' '.join(arguments)} | "
                           f"{100 * (counted / base[tuple(arguments)] - 1):.2f} % | "
-                          f"{100 * share:.1f} % |", flush=True)  # fmt: skip
+                          f"{shares} |", flush=True)  # fmt: skip
 
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "steady":
         if any(shutil.which(tool) is None for tool in ("valgrind", "gcc", "mpicc", "mpirun")):
             sys.exit("needs gcc, valgrind and OpenMPI (scripts/setup installs them)")
-        steady()
+        steady(sys.argv[2:])
         return
     if shutil.which("valgrind") is None or shutil.which("gcc") is None:
         sys.exit("needs gcc and valgrind (scripts/setup installs them)")
