@@ -85,12 +85,12 @@ def campaign_run_table(results_path: str | Path, phase: str = "exit") -> RunTabl
     if not rows or features is None:
         raise InputError("no successful run with features in this results file", path)
     columns: dict[str, list[Any]] = {n: [row[n] for row in rows] for n in [*names, "repetition"]}
+    taken = {*columns, "time", "cpu"}
     for key in features:
-        column = key
-        if key in columns or key in ("time", "cpu"):
-            column = FEATURE_PREFIX + key
-        elif key.startswith(COST_PREFIX) and key[len(COST_PREFIX) :] in columns:
-            column = COST_PREFIX + FEATURE_PREFIX + key[len(COST_PREFIX) :]
+        column = FEATURE_PREFIX + key if key in taken else key
+        feature = key[len(COST_PREFIX) :]
+        if key.startswith(COST_PREFIX) and feature in taken:
+            column = COST_PREFIX + FEATURE_PREFIX + feature
         columns[column] = [row[key] for row in rows]
     columns["time"] = [row["time"] for row in rows]
     if all("cpu" in row for row in rows):
