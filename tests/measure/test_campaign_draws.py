@@ -117,6 +117,7 @@ def test_a_space_too_small_for_the_runs_is_refused() -> None:
         ('n = ["a", ""]', "", "an empty category name", 5),
         ('n = ["a", 2]', "", "'a' is not a number", 5),
         ("n = [1, 2]", "", "only 2 distinct points", 1),
+        ('n = ["a", "b", "c", "d", "e"]', "", "every parameter is a category", 4),
         ("n = [1, 2]\nm = [1, 2]", "max_runs = 2\n", "runs = 5 is more than max_runs = 2", 1),
     ],
 )

@@ -136,3 +136,44 @@ def test_the_run_table_of_a_campaign_without_features_is_refused(tmp_path: Path)
     with pytest.raises(InputError, match="collects no features") as info:
         campaign_run_table(journal)
     assert info.value.source == str(journal) or str(journal) in str(info.value)
+
+
+MPI_CAMPAIGN = """\
+runs = 4
+seed = 2
+launcher = "mpirun --oversubscribe -np {{p}}"
+command = ["./ring", "{{n}}"]
+workdir = "{workdir}"
+metrics = ["time", "features"]
+output = "ring.csv"
+
+[parameters]
+p = [1, 2, 3]
+n = {{min = 10, max = 5000, log = true}}
+"""
+
+
+@pytest.mark.slow
+def test_an_mpi_campaign_collects_traffic_reduced_over_its_ranks(tmp_path: Path) -> None:
+    if shutil.which("mpicc") is None or shutil.which("mpirun") is None:
+        pytest.skip("needs mpicc and mpirun")
+    ring = Path(__file__).parents[1] / "static" / "feature_programs" / "ring.c"
+    shutil.copy(ring, tmp_path / "ring.c")
+    assert main(["features", str(tmp_path / "ring.c"), "-o", str(tmp_path / "out")]) == 0
+    build = ["mpicc", "-O1", "-o", str(tmp_path / "out" / "ring"), str(tmp_path / "out" / "ring.c")]
+    subprocess.run(build, check=True)
+    campaign = tmp_path / "ring.toml"
+    campaign.write_text(MPI_CAMPAIGN.format(workdir=tmp_path / "out"))
+    assert main(["run", str(campaign)]) == 0
+    table = read_run_table(tmp_path / "ring.runs.csv")
+    assert table.rows == 4
+    column = {name.split(":", 2)[-1]: name for name in table.columns}
+    for p, n, sent, trips in zip(
+        table.column("p"),
+        table.column("n"),
+        table.column(column["mpi_bytes:MPI_Sendrecv_replace"]),
+        table.column(column["loop:for"]),
+        strict=True,
+    ):
+        assert trips == 3 * p  # 3 steps on every rank, summed over the ranks
+        assert sent == 3 * p * n * 8

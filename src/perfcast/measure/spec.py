@@ -503,6 +503,12 @@ def _drawn_campaign(
 ) -> Campaign:
     """The campaign with its ``runs`` points drawn (from ``seed``, 0 when not given) and, as
     its parameter values, the distinct values they hold."""
+    if all(isinstance(space, tuple) and isinstance(space[0], str) for space in spaces.values()):
+        raise fail(
+            "every parameter is a category; the experiment needs at least one numeric "
+            "parameter (a range or a list of numbers)",
+            "parameters",
+        )
     limit = data.get("max_runs", MAX_RUNS)
     if isinstance(limit, int) and not isinstance(limit, bool) and runs > limit:
         raise fail(f"runs = {runs} is more than max_runs = {limit}", "runs")
