@@ -2,10 +2,12 @@
 
 Every successful ``time`` run of the campaign's journal becomes one row: the run's parameter
 values (categories as words), ``repetition``, the features its instrumented program wrote
-(``perfcast features``) with their ``cost:`` columns, and the targets ``time`` (the run's wall
-time as the campaign measured it) and ``cpu`` (the slowest rank's CPU seconds, as the program
-wrote them). A feature named like a parameter (``perfcast features --param n`` names one so)
-is kept as ``feature:NAME``. This is the table ``perfcast learn`` reads.
+(``perfcast features``) with their ``cost:`` columns, and the targets ``time`` and ``cpu``
+(the program's own wall and CPU seconds, the slowest rank's, from ``MPI_Init`` under MPI, as
+``perfcast features --records`` gives them) and ``launch_time`` (the whole launch's wall seconds
+as the campaign measured them, ``mpirun`` start-up included: the experiment's ``time``). A
+feature named like a parameter or a target (``perfcast features --param n`` names one so) is
+kept as ``feature:NAME``. This is the table ``perfcast learn`` reads.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from perfcast.io.run_table import COST_PREFIX, RunTable, from_columns
 PHASES = ("exit", "features_end")
 #: Keys of a feature record that are no features.
 _RECORD_KEYS = ("phase", "elapsed", "cpu", "ranks_reduced")
+#: The measured columns of a campaign's run table (the targets; never features).
+MEASURED = ("time", "cpu", "launch_time")
 #: Prefix of a feature column whose name is taken by a parameter.
 FEATURE_PREFIX = "feature:"
 
@@ -78,14 +82,15 @@ def campaign_run_table(results_path: str | Path, phase: str = "exit") -> RunTabl
         row.update(
             {k: parse_number(record[k], f"{where}: feature {k!r}", path, None) for k in keys}
         )
-        row["time"] = line["wall_time"]
+        row["time"] = parse_number(record.get("elapsed"), f"{where}: elapsed", path, None)
+        row["launch_time"] = line["wall_time"]
         if "cpu" in record:
             row["cpu"] = parse_number(record["cpu"], f"{where}: cpu", path, None)
         rows.append(row)
     if not rows or features is None:
         raise InputError("no successful run with features in this results file", path)
     columns: dict[str, list[Any]] = {n: [row[n] for row in rows] for n in [*names, "repetition"]}
-    taken = {*columns, "time", "cpu"}
+    taken = {*columns, *MEASURED}
     for key in features:
         column = FEATURE_PREFIX + key if key in taken else key
         feature = key[len(COST_PREFIX) :]
@@ -93,6 +98,7 @@ def campaign_run_table(results_path: str | Path, phase: str = "exit") -> RunTabl
             column = COST_PREFIX + FEATURE_PREFIX + feature
         columns[column] = [row[key] for row in rows]
     columns["time"] = [row["time"] for row in rows]
+    columns["launch_time"] = [row["launch_time"] for row in rows]
     if all("cpu" in row for row in rows):
         columns["cpu"] = [row["cpu"] for row in rows]
     return from_columns(columns, str(path))
