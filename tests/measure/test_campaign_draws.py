@@ -174,3 +174,15 @@ def test_runs_flag_overrides_and_advise_is_refused(
     assert capsys.readouterr().out.startswith("3 of 3 runs to take")
     assert run_cli(["run", str(path), "--advise", "--at", "n=10", "--budget", "3"]) == 2
     assert "does not go with drawn runs" in capsys.readouterr().err
+
+
+def test_the_features_metric_implies_timed_runs(tmp_path: Path, capsys) -> None:
+    path = _drawn(tmp_path, runs=2)
+    assert run_cli(["run", str(path), "--metric", "features", "--dry-run"]) == 0
+    plan = capsys.readouterr().out.splitlines()
+    assert plan[0].startswith("2 of 2 runs to take")
+    assert all(line.strip().split(" [")[1].startswith("time]") for line in plan[1:])
+    campaign = load_campaign(path, overrides={"metrics": ["features", "instructions"]})
+    assert campaign.metrics == ("time", "instructions") and campaign.collect_features
+    assert campaign.identity()["features"] is True
+    assert "features" not in load_campaign(path).identity()
