@@ -186,3 +186,10 @@ def test_the_features_metric_implies_timed_runs(tmp_path: Path, capsys) -> None:
     assert campaign.metrics == ("time", "instructions") and campaign.collect_features
     assert campaign.identity()["features"] is True
     assert "features" not in load_campaign(path).identity()
+
+
+def test_the_run_table_follows_a_parquet_output(tmp_path: Path) -> None:
+    path = _drawn(tmp_path, runs=2)
+    assert load_campaign(path).run_table_path == tmp_path / "drawn.runs.csv"
+    parquet = load_campaign(path, overrides={"output": "drawn.parquet"})
+    assert parquet.run_table_path == tmp_path / "drawn.runs.parquet"

@@ -27,6 +27,7 @@ from typing import Any
 
 from perfcast.core.errors import InputError
 from perfcast.io import output_format_for
+from perfcast.io.run_table import PARQUET_SUFFIXES
 from perfcast.measure.draws import DrawSpace, Value, draw_points, parse_draw_space, space_to_data
 from perfcast.measure.ranges import RangeError, parse_values
 
@@ -222,8 +223,10 @@ class Campaign:
 
     @property
     def run_table_path(self) -> Path:
-        """The run table of a campaign collecting features, ``<output stem>.runs.csv``."""
-        return self.output.with_name(f"{self.output.stem}.runs.csv")
+        """The run table of a campaign collecting features: ``<output stem>.runs.parquet`` for
+        a Parquet output, else ``<output stem>.runs.csv``."""
+        suffix = ".parquet" if self.output.suffix.lower() in PARQUET_SUFFIXES else ".csv"
+        return self.output.with_name(f"{self.output.stem}.runs{suffix}")
 
     def values_of(self, point: Point) -> dict[str, Value]:
         """The point as a mapping from parameter name to value."""
