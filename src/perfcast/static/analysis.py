@@ -7,7 +7,9 @@ its count per program run multiplies that, call site by call site, by the count 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -107,11 +109,30 @@ def analyze(
     InputError
         When a file is missing, clang reports an error, or a parameter occurs in no source.
     """
-    parsed, warnings = parse_sources(sources, compile_args)
-    check_parameters(parsed, parameters, compile_args)
-    program = collect(parsed)
-    analysis = _Analysis(program, list(parameters))
-    return analysis.run(warnings, progress)
+    with _collector_paused():
+        parsed, warnings = parse_sources(sources, compile_args)
+        check_parameters(parsed, parameters, compile_args)
+        program = collect(parsed)
+        analysis = _Analysis(program, list(parameters))
+        return analysis.run(warnings, progress)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the duration of one analysis.
+
+    The analysis keeps tens of thousands of cursors alive (the unit's tree) and makes many
+    short-lived objects; every generation-2 pass re-scans all of them, which took a third of
+    the time on a 4,000-line file. Reference counting still frees what is dropped; cycles
+    wait for the next pass after the analysis.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class _Analysis:

@@ -202,11 +202,14 @@ def single_pass(loop: Cursor) -> bool:
 
 def walk(cursor: Cursor) -> Iterator[Cursor]:
     """Pre-order walk of the sub-tree (the cursor itself first)."""
+    unit = getattr(cursor, "_tu", None)
+    tree = _tree(unit) if unit is not None else {}
     pending = [cursor]
     while pending:
         node = pending.pop()
         yield node
-        pending.extend(reversed(children(node)))
+        found = tree.get(bytes(node))
+        pending.extend(reversed(found if found is not None else children(node)))
 
 
 def contains(outer: Cursor, inner: Cursor) -> bool:

@@ -148,8 +148,11 @@ def collect(sources: list[ParsedSource]) -> Program:
     pointers = _PointerUses()
     for source in sources:
         unit = source.unit
-        for cursor in unit.cursor.get_children():
-            if cursor.location.file is None or cursor.location.is_in_system_header:
+        for cursor in children(unit.cursor):
+            if cursor.kind == CursorKind.INCLUSION_DIRECTIVE:
+                continue
+            location = cursor.location
+            if location.is_in_system_header or location.file is None:
                 continue
             if cursor.kind == CursorKind.MACRO_DEFINITION:
                 program.macros[cursor.spelling] = _macro(cursor)
@@ -177,8 +180,7 @@ def collect(sources: list[ParsedSource]) -> Program:
                 program.function_source[name] = source
             elif cursor.kind in _SCOPES:
                 _report_unanalysed(program, cursor)
-            if cursor.kind != CursorKind.INCLUSION_DIRECTIVE:
-                _scan(program, cursor, source, callee_refs, function_refs, pointers)
+            _scan(program, cursor, source, callee_refs, function_refs, pointers)
     _resolve_pointers(program, pointers, [r for r in function_refs if r.hash not in callee_refs])
     _close_global_writes(program)
     for function in program.functions.values():
@@ -234,6 +236,8 @@ def _scan(
     function = top.spelling if top.kind == CursorKind.FUNCTION_DECL else ""
     for cursor in walk(top):
         kind = cursor.kind
+        if kind not in _SCANNED:
+            continue
         if kind == CursorKind.VAR_DECL:
             init = initializer(cursor)
             if init is not None:
@@ -276,6 +280,18 @@ def _scan(
                 CursorKind.MEMBER_REF_EXPR,
             ):
                 program.address_of.add(key(target.referenced))
+
+
+# The kinds _scan looks at (every other cursor only leads to these).
+_SCANNED = {
+    CursorKind.VAR_DECL,
+    CursorKind.CALL_EXPR,
+    CursorKind.DECL_REF_EXPR,
+    CursorKind.MEMBER_REF_EXPR,
+    CursorKind.BINARY_OPERATOR,
+    CursorKind.COMPOUND_ASSIGNMENT_OPERATOR,
+    CursorKind.UNARY_OPERATOR,
+}
 
 
 def _close_global_writes(program: Program) -> None:
