@@ -297,9 +297,14 @@ class _Analysis:
             call_context = context
             if conditional and context.undef is None:
                 call_context = replace(context, undef="the call is conditional (?:, && or ||)")
-            self.calls[cursor.hash] = CallRecord(
-                call_context, [self._argument(a, context) for a in cursor.get_arguments()]
+            # Only the arguments of calls of defined functions are ever substituted.
+            defined = self.program.functions
+            arguments = (
+                [self._argument(a, context) for a in cursor.get_arguments()]
+                if cursor.spelling in defined or self.program.callee(cursor) in defined
+                else []
             )
+            self.calls[cursor.hash] = CallRecord(call_context, arguments)
         kids = children(cursor)
         if kind == CursorKind.CONDITIONAL_OPERATOR:
             flags = [conditional] + [True] * (len(kids) - 1)
