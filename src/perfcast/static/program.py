@@ -6,6 +6,7 @@ Collected once over every translation unit so that calls and globals work across
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from clang.cindex import Cursor, CursorKind, TypeKind
@@ -34,6 +35,35 @@ class Macro:
     function_like: bool
 
 
+class MacroTable(Mapping[str, Macro]):
+    """Macro definitions by name, read from a definition's tokens only when first asked for
+    (a file including large headers defines thousands; the analysis looks up a few)."""
+
+    def __init__(self) -> None:
+        self._definitions: dict[str, Cursor] = {}
+        self._read: dict[str, Macro] = {}
+
+    def define(self, cursor: Cursor) -> None:
+        """Record a MACRO_DEFINITION cursor (a later definition of a name replaces it)."""
+        self._definitions[cursor.spelling] = cursor
+        self._read.pop(cursor.spelling, None)
+
+    def __getitem__(self, name: str) -> Macro:
+        found = self._read.get(name)
+        if found is None:
+            found = self._read[name] = _macro(self._definitions[name])
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._definitions
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._definitions)
+
+    def __len__(self) -> int:
+        return len(self._definitions)
+
+
 @dataclass(frozen=True)
 class CallSite:
     """One call of a defined function."""
@@ -59,7 +89,7 @@ class Program:
     write_function: dict[int, str] = field(default_factory=dict)
     address_of: set[str] = field(default_factory=set)
     initializers: dict[str, Cursor] = field(default_factory=dict)
-    macros: dict[str, Macro] = field(default_factory=dict)
+    macros: MacroTable = field(default_factory=MacroTable)
     instantiations: dict[tuple[str, int], tuple[int, str]] = field(default_factory=dict)
     instantiation_offsets: set[int] = field(default_factory=set)
     writes_globals: dict[str, set[str]] = field(default_factory=dict)
@@ -155,7 +185,7 @@ def collect(sources: list[ParsedSource]) -> Program:
             if location.is_in_system_header or location.file is None:
                 continue
             if cursor.kind == CursorKind.MACRO_DEFINITION:
-                program.macros[cursor.spelling] = _macro(cursor)
+                program.macros.define(cursor)
             elif cursor.kind == CursorKind.MACRO_INSTANTIATION:
                 start = cursor.extent.start
                 program.instantiations[(str(start.file), start.offset)] = (
