@@ -75,6 +75,9 @@ _SIMPLE = {
 }
 
 
+_EXITS = {CursorKind.RETURN_STMT, CursorKind.GOTO_STMT, CursorKind.INDIRECT_GOTO_STMT}
+
+
 def _work_sharing(kind: CursorKind) -> bool:
     """OpenMP loop directives split iterations among threads: the total count is unchanged."""
     return kind.name.startswith("OMP_") and kind.name.endswith("FOR_DIRECTIVE")
@@ -192,17 +195,23 @@ class _Analysis:
         statements = children(body) if body is not None else []
         self.top_level[name] = {strip(s).hash for s in statements}
         arms = []
+        leaving = []  # returns and gotos, in the order of the walk
         for cursor in walk(function):
-            if cursor.kind != CursorKind.IF_STMT:
+            kind = cursor.kind
+            if kind in _EXITS:
+                leaving.append(cursor)
+            if kind != CursorKind.IF_STMT:
                 continue
-            condition = children(cursor)[0]
-            by_value = not any(t.spelling in self.symbols for t in condition.get_tokens())
-            for arm in children(cursor)[1:3]:
-                reason = error_path(arm, name, self.noreturn, by_value)
+            condition, *rest = children(cursor)
+            for arm in rest[:2]:
+                reason = error_path(arm, name, self.noreturn)
+                if reason is not None and self._reads_parameter(condition):
+                    # Tokens are read only here: most arms are no error path at all.
+                    reason = error_path(arm, name, self.noreturn, by_value=False)
                 if reason is not None:
                     self.error_arms[arm.hash] = reason
                     arms.append(arm)
-        for cursor in walk(function):
+        for cursor in leaving:
             if (
                 cursor.kind == CursorKind.RETURN_STMT
                 and (not statements or cursor.hash != statements[-1].hash)
@@ -211,6 +220,10 @@ class _Analysis:
                 self.early_return.setdefault(name, cursor)
             if cursor.kind in (CursorKind.GOTO_STMT, CursorKind.INDIRECT_GOTO_STMT):
                 self.jumps.setdefault(name, cursor)
+
+    def _reads_parameter(self, condition: Cursor) -> bool:
+        """True when a token of the condition is a model parameter's name."""
+        return any(t.spelling in self.symbols for t in condition.get_tokens())
 
     # -- walking ----------------------------------------------------------------------------
     def _walk_function(self, name: str, function: Cursor) -> None:
