@@ -161,12 +161,14 @@ def initializer(declaration: Cursor) -> Cursor | None:
     kids = [k for k in children(declaration) if k.kind != CursorKind.TYPE_REF]
     if not kids:
         return None
-    last = kids[-1]
-    before = [
-        t for t in declaration.get_tokens() if t.extent.end.offset <= last.extent.start.offset
-    ]
-    if before and before[-1].spelling == "=":
-        return last
+    bound = kids[-1].extent.start.offset
+    before = None  # the last token ending before the last child (tokens come in file order)
+    for token in declaration.get_tokens():
+        if token.extent.end.offset > bound:
+            break
+        before = token
+    if before is not None and before.spelling == "=":
+        return kids[-1]
     return None
 
 
@@ -187,12 +189,12 @@ def collect(sources: list[ParsedSource]) -> Program:
             if cursor.kind == CursorKind.MACRO_DEFINITION:
                 program.macros.define(cursor)
             elif cursor.kind == CursorKind.MACRO_INSTANTIATION:
-                start = cursor.extent.start
-                program.instantiations[(str(start.file), start.offset)] = (
+                # An expansion's location is the start of its extent.
+                program.instantiations[(str(location.file), location.offset)] = (
                     cursor.extent.end.offset,
                     cursor.spelling,
                 )
-                program.instantiation_offsets.add(start.offset)
+                program.instantiation_offsets.add(location.offset)
             elif cursor.kind == CursorKind.FUNCTION_DECL and cursor.is_definition():
                 name = cursor.spelling
                 if name in program.functions:
