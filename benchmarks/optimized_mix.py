@@ -188,7 +188,11 @@ def main() -> None:
     parser.add_argument("--compilers", nargs="+", default=["gcc", "clang-16"])
     parser.add_argument("--levels", nargs="+", default=["-O0", "-O1", "-O2", "-O3"])
     parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--speed-only", action="store_true", help="only the analysis-speed table")
     args = parser.parse_args()
+    if args.speed_only:
+        print("\n".join(speed()))
+        return
     compilers = [c for c in args.compilers if shutil.which(c)]
     with tempfile.TemporaryDirectory(prefix="optimized-mix-") as scratch:
         directory = Path(scratch)

@@ -31,7 +31,9 @@ def children(cursor: Cursor) -> list[Cursor]:
 
     Read from the unit's tree, which one libclang traversal fills the first time any cursor of
     the unit is asked; a cursor the traversal did not produce (a declaration reached through
-    ``referenced``, say) asks libclang itself.
+    ``referenced``, say) asks libclang itself. The nodes are libclang's; a statement's cursor
+    remembers its enclosing declaration even below another statement (``get_children`` on a
+    statement leaves it empty), which only cursor equality and ``semantic_parent`` see.
     """
     unit = getattr(cursor, "_tu", None)
     if unit is not None:
