@@ -81,6 +81,13 @@ def test_a_parameter_with_too_few_values_gets_new_values_first():
     assert {s.point["n"] for s in first_two}.isdisjoint({1e5, 4e5, 1.6e6})
 
 
+def test_a_parameter_measured_at_whole_numbers_gets_whole_new_values():
+    experiment = synthetic_experiment(KERNELS, {"p": [1, 2, 4], "n": N_VALUES}, noise=0.02)
+    advice = advise(experiment, at="p=64,n=1.6e6", budget=50)
+    new_p = [s.point["p"] for s in advice.suggestions if "a new value of 'p'" in s.reasons[0]]
+    assert new_p and all(p == round(p) and p not in (1, 2, 4) for p in new_p)
+
+
 def test_a_segmented_model_learns_only_from_its_targets_side():
     grid = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
     experiment = synthetic_experiment(

@@ -49,3 +49,23 @@ def test_sizeof_is_the_value_clang_computes(tmp_path):
         "}\n"
     )
     assert analyze([source], []).kernel("main:loop@3").count == 10
+
+
+def test_an_mpi_program_with_perfcast_regions_parses_without_flags(tmp_path):
+    source = tmp_path / "mpi_regions.c"
+    source.write_text(
+        "#include <mpi.h>\n"
+        '#include "perfcast.h"\n'
+        "void work(int n, double *a) {\n"
+        "  for (int i = 0; i < n; i++) a[i] += 1.0;\n"
+        "}\n"
+        "int main(int argc, char **argv) {\n"
+        "  double a[64];\n"
+        "  MPI_Init(&argc, &argv);\n"
+        "  work(64, a);\n"
+        "  MPI_Finalize();\n"
+        "  return 0;\n"
+        "}\n"
+    )
+    report = analyze([source], ["n"])
+    assert str(report.kernel("work:loop@4").count) == "n"

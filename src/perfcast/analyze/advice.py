@@ -644,7 +644,8 @@ def _candidate_grid(
     target: Mapping[str, float],
     given: Mapping[str, Sequence[float]] | None,
 ) -> np.ndarray:
-    """Every combination of the candidate values of each parameter."""
+    """Every combination of the candidate values of each parameter (a parameter measured at
+    whole numbers only gets whole candidates)."""
     given = given or {}
     axes = []
     for j, name in enumerate(names):
@@ -654,7 +655,10 @@ def _candidate_grid(
         values = np.unique(measured[:, j])
         extended = doubling_grid(values, max(target[name], float(values.max())))
         if len(values) < MIN_DISTINCT_VALUES:
-            extended = np.concatenate([extended, np.sqrt(values[1:] * values[:-1])])
+            midpoints = np.sqrt(values[1:] * values[:-1])
+            if np.all(values == np.round(values)):  # counts (processes, sizes) stay whole
+                midpoints = np.round(midpoints)
+            extended = np.concatenate([extended, midpoints])
         axes.append(np.unique(extended))
     size = math.prod(len(a) for a in axes)
     if size > MAX_CANDIDATES:

@@ -25,9 +25,7 @@ sources, so they build with the original command.
 from __future__ import annotations
 
 import json
-import shlex
 import shutil
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -38,6 +36,7 @@ from clang.cindex import Cursor, CursorKind, TypeKind
 from perfcast.core.errors import InputError
 from perfcast.static.cursors import LOOPS, children, operator, strip
 from perfcast.static.frontend import parse_sources
+from perfcast.static.include_paths import source_include_flags
 
 HEADER = "perfcast_features.h"
 
@@ -124,21 +123,6 @@ class _Wrap:
     replace: bool = False
 
 
-def mpi_include_flags() -> list[str]:
-    """The ``-I`` flags of the MPI compiler wrapper (Open MPI's ``mpicc -showme:compile``,
-    MPICH's ``mpicc -show``); empty without one."""
-    if shutil.which("mpicc") is None:
-        return []
-    for query in (["mpicc", "-showme:compile"], ["mpicc", "-show"]):
-        try:
-            done = subprocess.run(query, capture_output=True, text=True, timeout=20, check=False)
-        except (OSError, subprocess.SubprocessError):
-            continue
-        if done.returncode == 0:
-            return [word for word in shlex.split(done.stdout) if word.startswith("-I")]
-    return []
-
-
 def header_path() -> Path:
     """The runtime header shipped with perfcast."""
     return Path(str(files("perfcast.static") / "c" / HEADER))
@@ -181,7 +165,7 @@ def instrument_features(
     for source in sources:
         if Path(source).resolve().parent == out.resolve():
             raise InputError("the output folder holds this source; choose another", source)
-    parsed, _ = parse_sources(sources, [*compile_args, *mpi_include_flags()])
+    parsed, _ = parse_sources(sources, [*compile_args, *source_include_flags()])
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(header_path(), out / HEADER)
     results = []

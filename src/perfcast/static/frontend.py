@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perfcast.core.errors import InputError, WorkError
+from perfcast.static.include_paths import source_include_flags
 
 if TYPE_CHECKING:
     from clang.cindex import TranslationUnit
@@ -127,7 +128,7 @@ def parse_sources(
             raise InputError("no such source file", path)
         text = path.read_text(errors="replace")
         try:
-            arguments = list(compile_args) + list(builtin_include_flags())
+            arguments = [*compile_args, *source_include_flags(), *builtin_include_flags()]
             unit = index.parse(str(path), args=arguments, options=options)
         except cindex.TranslationUnitLoadError as error:
             raise InputError(f"clang could not parse the file: {error}", path) from error

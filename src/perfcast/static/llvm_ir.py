@@ -16,7 +16,6 @@ records are read from the IR text, a machine-written format; the C source is nev
 from __future__ import annotations
 
 import ctypes
-import functools
 import os
 import re
 import shutil
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from perfcast.core.errors import InputError, WorkError
+from perfcast.static.include_paths import source_include_flags
 
 COMPILE_FLAGS = (
     "-S",
@@ -118,22 +118,6 @@ def find_clang() -> str:
     raise WorkError("no clang found to compile C to LLVM IR (install clang-16)")
 
 
-@functools.cache
-def mpi_include_flags() -> tuple[str, ...]:
-    """The ``-I`` flags of the MPI installation (``mpicc --showme:compile``), or none.
-
-    Added to every compilation to IR so that MPI programs (``#include <mpi.h>``) compile
-    without flags; only the header search path changes, so other programs are not affected.
-    """
-    mpicc = shutil.which("mpicc")
-    if mpicc is None:
-        return ()
-    done = subprocess.run([mpicc, "--showme:compile"], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        return ()
-    return tuple(flag for flag in done.stdout.split() if flag.startswith(("-I", "-isystem")))
-
-
 def compile_to_ir(
     source: str | Path,
     flags: Sequence[str] = (),
@@ -169,7 +153,7 @@ def compile_to_ir(
         command = [
             find_clang(),
             *COMPILE_FLAGS,
-            *mpi_include_flags(),
+            *source_include_flags(),
             *flags,
             *extra_flags,
             str(path),
