@@ -13,10 +13,20 @@ in ``perfcast online serve``, another process: its CPU time per modeled batch is
 
 Run from the repository root: ``.venv/bin/python -m benchmarks.online_overhead`` (about 2
 minutes).
+
+``.venv/bin/python -m benchmarks.online_overhead steady [axpy] [jacobi]`` (about 6 minutes)
+measures back-off in its steady state instead: a life-long series of production runs (b = 512)
+of the kernel above (40,000 executions per run) and of the Jacobi example (2,000 iterations per
+run at n = 256, 384, 512 in turn, the smaller sizes of its campaign), every run under callgrind
+with the collector beside it and all runs of a series sharing one spool and one store; with
+back-off, and one run without. Each run's instructions are set against the uninstrumented
+build's run with the same input, counted in the same invocation. The first runs start from an
+empty store and show the cold start; the last ones the steady state of the back-off schedule.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import statistics
@@ -26,6 +36,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -123,7 +134,130 @@ def with_collector(spool: Path, store: Path, batch: int, work: Callable[[], Numb
         collector.join()
 
 
+STEADY_BATCH, STEADY_STEPS = 512, 40000
+MPI_ENVIRONMENT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+JACOBI = Path(__file__).resolve().parents[1] / "examples" / "jacobi" / "jacobi.c"
+JACOBI_RUNS, JACOBI_ITERATIONS = 18, 2000
+
+
+@dataclass(frozen=True)
+class SteadyProgram:
+    """A program of the steady-state series: how to start it and its inputs run by run."""
+
+    launcher: list[str]
+    reference: Path
+    instrumented: Path
+    inputs: list[list[str]]  # the arguments of each production run
+    environment: dict[str, str]
+
+
+def steady_programs(directory: Path) -> dict[str, SteadyProgram]:
+    """The small kernel program and the Jacobi example, each built without and with regions."""
+    axpy = SteadyProgram([], build(directory, disable=True), build(directory, disable=False),
+                         [[str(SIZE), str(STEADY_STEPS)]] * 5, {})  # fmt: skip
+    jacobi = {}
+    for disable in (True, False):
+        binary = directory / ("jacobi-off" if disable else "jacobi")
+        subprocess.run(
+            ["mpicc", "-O2", "-std=c99", "-Wno-unknown-pragmas", f"-I{library_dir()}",
+             "-include", "perfcast_online_regions.h", '-DPERFCAST_ONLINE_NAMES="n"',
+             "-DPERFCAST_ONLINE_VALUES=n", *(["-DPERFCAST_DISABLE"] if disable else []),
+             "-o", str(binary), str(JACOBI), str(library_dir() / "perfcast_online.c"), "-lm"],
+            check=True,
+        )  # fmt: skip
+        jacobi[disable] = binary
+    # production runs with the example campaign's smaller sizes in turn
+    sizes = [256, 384, 512] * (JACOBI_RUNS // 3)
+    return {
+        "axpy": axpy,
+        "jacobi": SteadyProgram(["mpirun", "-np", "1"], jacobi[True], jacobi[False],
+                                [[str(n), str(JACOBI_ITERATIONS)] for n in sizes],
+                                MPI_ENVIRONMENT),
+    }  # fmt: skip
+
+
+def counted_run(
+    program: SteadyProgram, binary: Path, arguments: list[str], spool: Path, directory: Path
+) -> int:
+    """Instructions of one run of ``binary`` under callgrind, spooling to ``spool``."""
+    environment = {**os.environ, **program.environment, "PERFCAST_ONLINE_SPOOL": str(spool),
+                   "PERFCAST_ONLINE_BATCH": str(STEADY_BATCH)}  # fmt: skip
+    out = directory / "callgrind-steady.out"
+    result = subprocess.run(
+        [*program.launcher, "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+         str(binary), *arguments],
+        env=environment, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    match = re.search(r"Collected : (\d+)", result.stderr)
+    if match is None:
+        raise RuntimeError(result.stderr)
+    return int(match.group(1))
+
+
+def served_run(
+    program: SteadyProgram, arguments: list[str], spool: Path, store: Path, backoff: bool
+) -> int:
+    """Instructions of one production run with the collector beside it (``counted_run``)."""
+    stop = threading.Event()
+    collector = threading.Thread(
+        target=serve_spool,
+        args=(spool, store),
+        kwargs={"batch": STEADY_BATCH, "poll": 0.02, "should_stop": stop.is_set,
+                "backoff": backoff},
+    )  # fmt: skip
+    collector.start()
+    try:
+        return counted_run(program, program.instrumented, arguments, spool, spool.parent)
+    finally:
+        stop.set()
+        collector.join()
+        # the files handed over at exit belong to this run
+        serve_spool(spool, store, batch=STEADY_BATCH, once=True, backoff=backoff)
+
+
+def steady(labels: list[str]) -> None:
+    """The life-long series of production runs: overhead per run with and without back-off."""
+    print("Command: python -m benchmarks.online_overhead steady\n")
+    print(f"b = {STEADY_BATCH}; every run under callgrind with the collector beside it; axpy: "
+          f"kernel of {SIZE // 5}-{SIZE} updates, {STEADY_STEPS} executions per run; jacobi: "
+          f"the example, {JACOBI_ITERATIONS} iterations per run at the n shown.\n")  # fmt: skip
+    print("| program | back-off | run | input | instructions overhead | skipped so far |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="online-steady-") as name:
+        directory = Path(name)
+        for label, program in steady_programs(directory).items():
+            if labels and label not in labels:
+                continue
+            base: dict[tuple[str, ...], int] = {}
+            for backoff in (True, False):
+                spool = directory / f"spool-{label}-{backoff}"
+                store = directory / f"store-{label}-{backoff}.db"
+                # without back-off every run measures everything: one run shows its cost
+                for run, arguments in enumerate(program.inputs[: None if backoff else 1], 1):
+                    if tuple(arguments) not in base:
+                        base[tuple(arguments)] = counted_run(
+                            program, program.reference, arguments, directory / "unused", directory
+                        )
+                    counted = served_run(program, arguments, spool, store, backoff)
+                    # a run's skips reach the store with its next measured batch, which may be
+                    # the next run's: the share is over the runs so far and all regions
+                    shares = ", ".join(
+                        f"{item['kernel']} "
+                        f"{100 * item['skipped'] / (item['skipped'] + item['measured']):.0f} %"
+                        for item in stored_models(store)
+                    )
+                    print(f"| {label} | {'on' if backoff else 'off'} | {run} | "
+                          f"{' '.join(arguments)} | "
+                          f"{100 * (counted / base[tuple(arguments)] - 1):.2f} % | "
+                          f"{shares} |", flush=True)  # fmt: skip
+
+
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "steady":
+        if any(shutil.which(tool) is None for tool in ("valgrind", "gcc", "mpicc", "mpirun")):
+            sys.exit("needs gcc, valgrind and OpenMPI (scripts/setup installs them)")
+        steady(sys.argv[2:])
+        return
     if shutil.which("valgrind") is None or shutil.which("gcc") is None:
         sys.exit("needs gcc and valgrind (scripts/setup installs them)")
     print("Command: python -m benchmarks.online_overhead\n")

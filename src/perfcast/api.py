@@ -1173,7 +1173,9 @@ def run_advised(
             stop = "no-advice"
         else:
             chosen = fresh[0]
-            values = {name: [plain_value(v)] for name, v in chosen.point.items()}
+            values: dict[str, list[int | float | str]] = {
+                name: [plain_value(v)] for name, v in chosen.point.items()
+            }
             result = run_campaign(dataclasses.replace(campaign, parameters=values))
             measured = _joined(measured, result.experiment)
             spent += chosen.runs if total.unit == RUNS else chosen.core_hours or 0.0
@@ -2227,3 +2229,38 @@ def tune_kernel(
         neighbours=neighbours,
         flags=flags,
     )
+
+
+# --- Drawn campaigns and their run tables (issue 17, item 2) ---
+
+
+def campaign_metrics() -> tuple[str, ...]:
+    """Every metric a campaign may list: the metric modes and ``features`` (the records of a
+    program built from ``perfcast features`` output, collected in the ``time`` runs)."""
+    from perfcast.measure.spec import FEATURES_METRIC, METRIC_MODES
+
+    return (*METRIC_MODES, FEATURES_METRIC)
+
+
+def campaign_run_table(results_path: str | Path, *, phase: str = "exit") -> RunTable:
+    """The run table of a campaign collecting ``features``, from its results journal.
+
+    One row per successful ``time`` run: parameters, ``repetition``, features, their
+    ``cost:`` columns, ``time`` (wall seconds) and ``cpu``; what :func:`learn` reads.
+
+    Parameters
+    ----------
+    results_path : str or Path
+        The campaign's ``<name>.results.jsonl``.
+    phase : str
+        ``exit`` or ``features_end`` (the early phase's features).
+
+    Raises
+    ------
+    InputError
+        Naming the journal for a campaign without features, no successful run, or runs of
+        different builds.
+    """
+    from perfcast.io.campaign_runs import campaign_run_table as table_of
+
+    return table_of(results_path, phase)

@@ -14,6 +14,7 @@ import pytest
 
 from perfcast.api import serve_spool, stored_models
 from perfcast.measure.instrument import library_dir
+from perfcast.measure.online_spool import read_control
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -87,3 +88,60 @@ def test_runs_feed_the_collector_and_follow_its_back_off(program: Path, tmp_path
     # the control files reached the program: later runs skipped executions
     assert sum(skipped_per_run[len(sizes) // 2 :]) > 0
     assert not list(spool.glob("*.jsonl"))  # every batch file consumed
+
+
+def _batches(spool: Path) -> list[dict]:
+    return [json.loads(line) for path in sorted(spool.glob("*.jsonl"))
+            for line in path.read_text().splitlines()]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("metric", "message"),
+    [("instructions", "needs the program"), ("cycles", "unknown PERFCAST_ONLINE_METRIC 'cycles'")],
+)
+def test_an_unusable_metric_turns_the_regions_off_and_says_why(
+    program: Path, tmp_path: Path, metric: str, message: str
+) -> None:
+    spool = tmp_path / "spool"  # instructions outside callgrind cannot be counted
+    environment = {**os.environ, "PERFCAST_ONLINE_SPOOL": str(spool),
+                   "PERFCAST_ONLINE_BATCH": "4", "PERFCAST_ONLINE_METRIC": metric}  # fmt: skip
+    result = subprocess.run([str(program), "1000", "1", "20"], env=environment,
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    assert result.stdout.strip()
+    assert message in result.stderr and result.stderr.count("perfcast online") == 1
+    assert not spool.exists()
+
+
+def test_instructions_under_callgrind_are_exact_and_keyed_by_their_metric(
+    program: Path, tmp_path: Path
+) -> None:
+    if shutil.which("valgrind") is None:
+        pytest.fail("valgrind is not installed: scripts/setup installs it")
+
+    def counts(m: int, spool: Path) -> list[float]:
+        spool.mkdir()
+        environment = {**os.environ, "PERFCAST_ONLINE_SPOOL": str(spool),
+                       "PERFCAST_ONLINE_BATCH": "4",
+                       "PERFCAST_ONLINE_METRIC": "instructions"}  # fmt: skip
+        subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={spool}/callgrind.%p",
+             str(program), "500", str(m), "10"],
+            env=environment, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        assert not list(spool.glob("callgrind.*.*"))  # every dump read and deleted
+        lines = _batches(spool)
+        assert {line["metric"] for line in lines} == {"instructions"}
+        assert all(line["params"] == {"n": 500, "m": m} for line in lines)
+        return [line["value"] for line in lines]
+
+    runs = {m: counts(m, tmp_path / f"spool-{m}") for m in (1, 2, 3)}
+    assert all(len(values) == 10 for values in runs.values())
+    assert runs[2] == counts(2, tmp_path / "again")  # deterministic
+    typical = {m: max(set(values), key=values.count) for m, values in runs.items()}
+    assert typical[3] - typical[2] == typical[2] - typical[1] > 500  # m passes of 500 updates
+
+    store = tmp_path / "models.db"
+    serve_spool(tmp_path / "spool-3", store, batch=4, once=True)
+    (item,) = stored_models(store)
+    assert (item["kernel"], item["metric"], item["measured"]) == ("axpy", "instructions", 10)
+    assert read_control(tmp_path / "spool-3", "axpy", "instructions") is not None

@@ -13,9 +13,9 @@ from perfcast.api import (
     InputError,
     advice_stop_reasons,
     campaign_executors,
+    campaign_metrics,
     describe_failure,
     load_campaign,
-    metric_modes,
     pending_runs,
     run_advised,
     run_campaign,
@@ -60,8 +60,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--metric",
         action="append",
-        choices=metric_modes(),
-        help="time (default), instructions (callgrind) or cache (cachegrind); repeatable",
+        choices=campaign_metrics(),
+        help="time (default), instructions (callgrind) or cache (cachegrind); repeatable; "
+        "features collects the records of a program built from perfcast features output into "
+        "the run table OUTPUT_STEM.runs.csv",
+    )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        metavar="N",
+        help="measure N points drawn at random (from --seed, 0 by default) instead of the grid",
     )
     for level in ("I1", "D1", "LL"):
         parser.add_argument(
@@ -143,6 +151,7 @@ def settings_from_flags(args: argparse.Namespace, command: list[str]) -> dict[st
         "max_runs": args.max_runs,
         "metrics": args.metric,
         "executor": args.executor,
+        "runs": args.runs,
     }
     settings.update({k: v for k, v in simple.items() if v is not None})
     if args.env:
@@ -196,6 +205,11 @@ def run(args: argparse.Namespace) -> int:
         if args.dry_run:
             return _print_plan(campaign, args.retry_failed)
         _check_advice_flags(args)
+        if args.advise and campaign.runs is not None:
+            raise InputError(
+                "--advise measures grid points; it does not go with drawn runs (runs = N)",
+                campaign.source,
+            )
         previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
             if args.advise:
@@ -210,6 +224,8 @@ def run(args: argparse.Namespace) -> int:
         f"experiment written to {result.output} (results in {campaign.results_path})",
         file=sys.stderr,
     )
+    if result.run_table is not None:
+        print(f"perfcast: run table written to {result.run_table}", file=sys.stderr)
     if result.failures:
         print(f"perfcast: {len(result.failures)} runs failed:", file=sys.stderr)
         for failure in result.failures[:FAILURES_SHOWN]:

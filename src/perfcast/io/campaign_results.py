@@ -25,14 +25,15 @@ from perfcast.core.experiment import Experiment, Metric, Parameter
 NAME = "perfcast-campaign"
 RUN_STATUSES = ("ok", "failed", "timeout")
 _RUN_FIELDS = ("fingerprint", "point", "repetition", "mode", "status", "records")
-Number = int | float
+#: A parameter value of a run: a number, or a category's name (a drawn campaign's word list).
+Value = int | float | str
 
 
 @dataclass(frozen=True, order=True)
 class RunKey:
     """Identity of one run: parameter values, repetition number and metric mode."""
 
-    point: tuple[Number, ...]
+    point: tuple[Value, ...]
     repetition: int
     mode: str
 
@@ -148,9 +149,13 @@ def failure_summary(line: dict[str, Any]) -> dict[str, Any]:
     return {k: line.get(k) for k in keys}
 
 
-def _scope_test(campaign: dict[str, Any], names: list[str]) -> Callable[[RunKey], bool]:
-    """Whether a run belongs to the campaign (its point, repetition and mode are planned)."""
-    points = set(itertools.product(*(campaign["parameters"][n] for n in names)))
+def scope_test(campaign: dict[str, Any], names: list[str]) -> Callable[[RunKey], bool]:
+    """Whether a run belongs to the campaign (its point, repetition and mode are planned):
+    one of its drawn ``points``, or of the grid of its ``parameters``."""
+    if campaign.get("points") is not None:
+        points = {tuple(point) for point in campaign["points"]}
+    else:
+        points = set(itertools.product(*(campaign["parameters"][n] for n in names)))
     repetitions, modes = campaign["repetitions"], set(campaign["metrics"])
     return lambda key: key.point in points and key.repetition < repetitions and key.mode in modes
 
@@ -175,7 +180,8 @@ def load_results(results_path: str | Path) -> Experiment:
     ``metadata["failures"]``; ``metadata`` also holds the campaign, the machine and software
     facts of the latest session that measured, and run counts. Works on the journal of a campaign
     that is still running or was killed. Parameters used in the launcher get the role
-    ``processes``.
+    ``processes``. A category parameter (words, in a drawn campaign) is no coordinate: it goes
+    into the kernel's name instead (``app[algo=tree]``).
 
     Raises
     ------
@@ -188,8 +194,9 @@ def load_results(results_path: str | Path) -> Experiment:
         raise InputError("no campaign session in this results file", path)
     session = journal.sessions[-1]
     names = journal.parameter_names
+    categories = _categorical(session["campaign"], names)
     in_launcher = _launcher_fields(session["campaign"].get("launcher", []))
-    in_scope = _scope_test(session["campaign"], names)
+    in_scope = scope_test(session["campaign"], names)
     rows: list[dict[str, Any]] = []
     failures = []
     outside = 0
@@ -201,13 +208,15 @@ def load_results(results_path: str | Path) -> Experiment:
             failures.append(failure_summary(line))
             continue
         for record in line["records"]:
-            row = {"kernel": record["kernel"], "metric": record["metric"]}
-            row.update({n: line["point"][n] for n in names})
+            row = {"kernel": _kernel(record["kernel"], line["point"], categories)}
+            row["metric"] = record["metric"]
+            row.update({n: line["point"][n] for n in names if n not in categories})
             row["repetition"] = line["repetition"]
             row["value"] = record["value"]
             rows.append(row)
     if not rows:
         raise InputError("no successful run recorded in this results file", path)
+    names = [n for n in names if n not in categories]
     parameters = [Parameter(n, "processes" if n in in_launcher else None) for n in names]
     import pandas as pd  # here, not above: reading and modeling a small file needs no pandas
 
@@ -229,6 +238,20 @@ def load_results(results_path: str | Path) -> Experiment:
         "failures": failures,
     }
     return Experiment.from_frame(frame, parameters, metrics, metadata, source=str(path))
+
+
+def _categorical(campaign: dict[str, Any], names: list[str]) -> list[str]:
+    """The parameters whose values are words (categories of a drawn campaign)."""
+    values = campaign["parameters"]
+    return [n for n in names if any(isinstance(v, str) for v in values.get(n, []))]
+
+
+def _kernel(kernel: str, point: dict[str, Any], categories: list[str]) -> str:
+    """The kernel's name in the experiment: with the run's categories, ``app[algo=tree]``, as
+    a category is no coordinate of a scaling model but another code path."""
+    if not categories:
+        return kernel
+    return f"{kernel}[{','.join(f'{n}={point[n]}' for n in categories)}]"
 
 
 def sniff(path: Path, head: str) -> bool:

@@ -8,12 +8,16 @@ experiment at any time (also after a crash).
 The whole program's wall time is recorded as metric ``time`` of the kernel named after the
 program file (``./jacobi`` -> ``jacobi``); the program's own records (``PERFCAST_OUTPUT``) are
 added as they are. Both come from the ``time`` mode only; the valgrind modes record their
-per-function counts (see :mod:`perfcast.measure.valgrind`).
+per-function counts (see :mod:`perfcast.measure.valgrind`). A campaign collecting ``features``
+also keeps, per ``time`` run, the records its instrumented program wrote
+(``$PERFCAST_FEATURES_FILE``), and writes the run table of them beside the experiment
+(:func:`perfcast.io.campaign_runs.campaign_run_table`).
 """
 
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import random
 import signal
@@ -35,6 +39,8 @@ from perfcast.io.campaign_results import (
     read_journal,
     run_key,
 )
+from perfcast.io.campaign_runs import campaign_run_table
+from perfcast.io.run_table import write_run_table
 from perfcast.measure.journal import JournalWriter
 from perfcast.measure.metadata import collect_metadata
 from perfcast.measure.process import ProcessOutcome, run_process
@@ -45,6 +51,8 @@ from perfcast.measure.spec import Campaign, resolve_program
 from perfcast.measure.valgrind import VALGRIND_MODES, ProfileError, profile_records, valgrind_prefix
 
 ROOT_MPI_VARIABLES = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+#: Where a program built from ``perfcast features`` output appends its feature records.
+FEATURES_VARIABLE = "PERFCAST_FEATURES_FILE"
 
 
 @dataclass
@@ -64,6 +72,8 @@ class CampaignResult:
         stderr tail.
     output : Path
         Where the experiment table was written.
+    run_table : Path or None
+        Where the run table was written (a campaign collecting ``features``).
     """
 
     experiment: Experiment
@@ -71,6 +81,7 @@ class CampaignResult:
     skipped: int
     failures: list[dict[str, Any]] = field(default_factory=list)
     output: Path | None = None
+    run_table: Path | None = None
 
 
 def _environment(campaign: Campaign, extra: dict[str, str]) -> dict[str, str]:
@@ -108,6 +119,8 @@ def execute_run(campaign: Campaign, key: RunKey) -> dict[str, Any]:
         else:
             env[OUTPUT_VARIABLE] = str(scratch_dir / "records.jsonl")
             argv = [*launcher, *command]
+        if key.mode == "time" and campaign.collect_features:
+            env[FEATURES_VARIABLE] = str(scratch_dir / "features.jsonl")
         status: str
         reason: str | None
         records: list[dict]
@@ -121,7 +134,13 @@ def execute_run(campaign: Campaign, key: RunKey) -> dict[str, Any]:
             if key.mode == "signature":  # its disassembly classifies the profiled instructions
                 program = resolve_program(command[0], campaign.workdir, env.get("PATH"))
             status, reason, records = _judge(campaign, key.mode, outcome, scratch_dir, program)
-    return {
+        features: list[dict[str, Any]] | None = None
+        if status == "ok" and key.mode == "time" and campaign.collect_features:
+            try:
+                features = _feature_records(scratch_dir / "features.jsonl")
+            except RecordError as error:
+                status, reason, records = "failed", f"feature records: {error}", []
+    line = {
         "type": "run",
         "fingerprint": campaign.fingerprint,
         "point": campaign.values_of(key.point),
@@ -136,6 +155,39 @@ def execute_run(campaign: Campaign, key: RunKey) -> dict[str, Any]:
         "command": argv,
         "records": records,
     }
+    if features is not None:
+        line["features"] = features
+    return line
+
+
+def _feature_records(path: Path) -> list[dict[str, Any]]:
+    """The records an instrumented program wrote in one run: JSON objects with a ``phase``,
+    exactly one of them ``exit``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RecordError(
+            "the program wrote none; build it from the sources perfcast features wrote"
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise RecordError(f"cannot read them: {error}") from None
+    records = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise RecordError(f"line {number} is not JSON ({error.msg})") from None
+        if not isinstance(record, dict) or record.get("phase") not in ("exit", "features_end"):
+            raise RecordError(f"line {number} is no record with phase exit or features_end")
+        records.append(record)
+    ends = sum(record["phase"] == "exit" for record in records)
+    if ends != 1:
+        raise RecordError(
+            f"{ends} exit records in one run (one expected: a program run once, or under MPI)"
+        )
+    return records
 
 
 def _judge(
@@ -312,7 +364,13 @@ def run_campaign(
         )
     experiment = load_results(results_path)
     write_output(experiment, campaign.output)
-    return CampaignResult(experiment, executed, len(plan) - len(todo), failures, campaign.output)
+    run_table = None
+    if campaign.collect_features:
+        run_table = campaign.run_table_path
+        write_run_table(campaign_run_table(results_path), run_table)
+    return CampaignResult(
+        experiment, executed, len(plan) - len(todo), failures, campaign.output, run_table
+    )
 
 
 def _executed_runs(

@@ -12,12 +12,12 @@ from __future__ import annotations
 import random
 
 from perfcast.io.campaign_results import RunKey
-from perfcast.measure.ranges import Number
+from perfcast.measure.draws import Value
 from perfcast.measure.spec import DETERMINISTIC_MODES
 
 
 def plan_runs(
-    points: list[tuple[Number, ...]], repetitions: int, modes: tuple[str, ...], seed: int
+    points: list[tuple[Value, ...]], repetitions: int, modes: tuple[str, ...], seed: int
 ) -> list[RunKey]:
     """Every point x repetition x mode, in interleaved randomized order; a deterministic mode
     (``instructions``, ``cache``) only in repetition 0.

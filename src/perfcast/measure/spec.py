@@ -8,6 +8,7 @@ not exist. See the README section "Running a measurement campaign" for the file 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -26,9 +27,14 @@ from typing import Any
 
 from perfcast.core.errors import InputError
 from perfcast.io import output_format_for
-from perfcast.measure.ranges import Number, RangeError, parse_values
+from perfcast.io.run_table import PARQUET_SUFFIXES
+from perfcast.measure.draws import DrawSpace, Value, draw_points, parse_draw_space, space_to_data
+from perfcast.measure.ranges import RangeError, parse_values
 
 METRIC_MODES = ("time", "instructions", "cache", "signature")
+#: The metric that collects, during every ``time`` run, the records of a program built from
+#: ``perfcast features`` output into the campaign's run table (no run mode of its own).
+FEATURES_METRIC = "features"
 #: Modes whose counts (valgrind's simulation) are the same on every run of a point: run once.
 DETERMINISTIC_MODES = ("instructions", "cache", "signature")
 CACHE_LEVELS = ("I1", "D1", "LL")
@@ -49,6 +55,7 @@ KNOWN_KEYS = (
     "max_runs",
     "executor",
     "slurm",
+    "runs",
 )
 #: Where runs execute: ``local`` (this machine, one after another) or ``slurm`` (one batch job
 #: per run, see :mod:`perfcast.measure.slurm`).
@@ -67,7 +74,7 @@ MAX_FIELD_WIDTH = 1_000
 _TABLES = ("parameters", "environment", "cache", "slurm")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-Point = tuple[Number, ...]
+Point = tuple[Value, ...]
 # Makes the InputError for a message about a key of the campaign (and its table), with its line.
 _Fail = Callable[..., InputError]
 
@@ -126,8 +133,9 @@ class Campaign:
 
     Attributes
     ----------
-    parameters : dict of str to list of numbers
-        Values of every parameter; the campaign measures their Cartesian product.
+    parameters : dict of str to list of values
+        Values of every parameter; a grid campaign measures their Cartesian product, a drawn
+        one (``runs``) lists here the distinct values its points hold.
     command : tuple of str
         The command template, one word per element; ``{name}`` is replaced by parameter values.
     launcher : tuple of str
@@ -156,9 +164,19 @@ class Campaign:
         ``local`` (default) or ``slurm`` (see :data:`EXECUTORS`).
     slurm : SlurmOptions
         How runs are submitted with the ``slurm`` executor.
+    runs : int or None
+        With a number, the campaign measures that many points drawn at random from
+        ``spaces`` (see :mod:`perfcast.measure.draws`) instead of the grid.
+    spaces : dict of str to DrawSpace
+        What each parameter of a drawn campaign is drawn from.
+    drawn : tuple of points
+        The drawn points, in draw order (empty for a grid campaign).
+    collect_features : bool
+        ``metrics`` named ``features``: every ``time`` run collects the feature records of a
+        program built from ``perfcast features`` output into the run table.
     """
 
-    parameters: dict[str, list[Number]]
+    parameters: dict[str, list[Value]]
     command: tuple[str, ...]
     launcher: tuple[str, ...] = ()
     repetitions: int = 1
@@ -172,6 +190,10 @@ class Campaign:
     source: str = "command line"
     executor: str = "local"
     slurm: SlurmOptions = field(default_factory=SlurmOptions)
+    runs: int | None = None
+    spaces: dict[str, DrawSpace] = field(default_factory=dict)
+    drawn: tuple[Point, ...] = ()
+    collect_features: bool = False
 
     @property
     def parameter_names(self) -> tuple[str, ...]:
@@ -184,7 +206,10 @@ class Campaign:
         return self.output.with_name(f"{self.output.stem}.results.jsonl")
 
     def points(self) -> list[Point]:
-        """Every point of the parameter space (Cartesian product, declaration order)."""
+        """Every point of the campaign: the drawn ones, or the Cartesian product of the values
+        (declaration order)."""
+        if self.runs is not None:
+            return list(self.drawn)
         return list(itertools.product(*self.parameters.values()))
 
     @property
@@ -192,9 +217,18 @@ class Campaign:
         """Runs of the whole campaign (none expanded): points x metric modes x their runs per
         point, ``repetitions`` for ``time`` and one for the deterministic modes."""
         per_point = sum(1 if m in DETERMINISTIC_MODES else self.repetitions for m in self.metrics)
+        if self.runs is not None:
+            return len(self.drawn) * per_point
         return math.prod(map(len, self.parameters.values())) * per_point
 
-    def values_of(self, point: Point) -> dict[str, Number]:
+    @property
+    def run_table_path(self) -> Path:
+        """The run table of a campaign collecting features: ``<output stem>.runs.parquet`` for
+        a Parquet output, else ``<output stem>.runs.csv``."""
+        suffix = ".parquet" if self.output.suffix.lower() in PARQUET_SUFFIXES else ".csv"
+        return self.output.with_name(f"{self.output.stem}.runs{suffix}")
+
+    def values_of(self, point: Point) -> dict[str, Value]:
         """The point as a mapping from parameter name to value."""
         return dict(zip(self.parameter_names, point, strict=True))
 
@@ -230,6 +264,8 @@ class Campaign:
         }
         if "cache" in self.metrics:
             identity["cache"] = dict(sorted(self.cache.items()))
+        if self.collect_features:
+            identity["features"] = True
         return identity
 
     @property
@@ -240,7 +276,7 @@ class Campaign:
 
     def to_dict(self) -> dict[str, Any]:
         """The campaign as plain JSON-able data (recorded in the results metadata)."""
-        return {
+        data = {
             "source": self.source,
             "parameters": {k: list(v) for k, v in self.parameters.items()},
             "command": list(self.command),
@@ -257,6 +293,13 @@ class Campaign:
             "slurm": self.slurm.to_dict(),
             "fingerprint": self.fingerprint,
         }
+        if self.collect_features:
+            data["features"] = True
+        if self.runs is not None:
+            data["runs"] = self.runs
+            data["spaces"] = {k: space_to_data(v) for k, v in self.spaces.items()}
+            data["points"] = [list(point) for point in self.drawn]
+        return data
 
     def slurm_shape(self, point: Point) -> tuple[int, int | None]:
         """Nodes and tasks per node of the batch job of ``point`` (None: Slurm's default)."""
@@ -363,7 +406,9 @@ def campaign_from_mapping(
     if unknown:
         raise fail(f"unknown key '{unknown[0]}' (known: {', '.join(KNOWN_KEYS)})", unknown[0])
 
-    parameters = _parameters(data, fail)
+    runs = _runs(data, fail)
+    spaces = _draw_spaces(data, fail) if runs is not None else {}
+    parameters = _parameters(data, fail) if runs is None else {}
     command = _words(data.get("command"), "command", fail)
     if not command:
         raise fail("the campaign has no command", "command")
@@ -371,7 +416,7 @@ def campaign_from_mapping(
 
     environment = _environment(data, fail)
     repetitions, timeout, seed = _run_settings(data, fail)
-    metrics = _metrics(data, fail)
+    metrics, collect_features = _metrics(data, fail)
     cache = _cache(data, fail)
     workdir, output = _paths(data, base, source, fail)
     executor, slurm = _executor(data, fail)
@@ -391,7 +436,10 @@ def campaign_from_mapping(
         source=source,
         executor=executor,
         slurm=slurm,
+        collect_features=collect_features,
     )
+    if runs is not None:
+        campaign = _drawn_campaign(campaign, runs, spaces, data, fail)
     _check_size(campaign, data, fail)
     _check_templates(campaign, fail)
     _check_slurm_shapes(campaign, fail)
@@ -399,20 +447,82 @@ def campaign_from_mapping(
     return campaign
 
 
-def _parameters(data: Mapping[str, Any], fail: _Fail) -> dict[str, list[Number]]:
+def _parameters(data: Mapping[str, Any], fail: _Fail) -> dict[str, list[Value]]:
     """The ``[parameters]`` table: each identifier with its values."""
     raw_parameters = data.get("parameters")
     if not isinstance(raw_parameters, Mapping) or not raw_parameters:
         raise fail("the campaign defines no [parameters]", "parameters")
-    parameters: dict[str, list[Number]] = {}
+    parameters: dict[str, list[Value]] = {}
+    for name, raw in raw_parameters.items():
+        if not _IDENTIFIER.fullmatch(name):
+            raise fail(f"parameter name '{name}' is not an identifier", name, "parameters")
+        if isinstance(raw, Mapping) or (
+            isinstance(raw, list) and any(isinstance(v, str) for v in raw)
+        ):
+            kind = "a {min, max} range" if isinstance(raw, Mapping) else "a list of categories"
+            raise fail(
+                f"parameter '{name}': {kind} is drawn from at random; set runs = N to draw N "
+                "points",
+                name,
+                "parameters",
+            )
+        try:
+            parameters[name] = [*parse_values(raw)]
+        except RangeError as error:
+            raise fail(f"parameter '{name}': {error}", name, "parameters") from None
+    return parameters
+
+
+def _runs(data: Mapping[str, Any], fail: _Fail) -> int | None:
+    """``runs``: how many random points to draw, or None for the grid."""
+    runs = data.get("runs")
+    if runs is not None and (isinstance(runs, bool) or not isinstance(runs, int) or runs < 1):
+        raise fail(f"runs must be a positive integer, not {runs!r}", "runs")
+    return runs
+
+
+def _draw_spaces(data: Mapping[str, Any], fail: _Fail) -> dict[str, DrawSpace]:
+    """The ``[parameters]`` table of a drawn campaign: each identifier with its space."""
+    raw_parameters = data.get("parameters")
+    if not isinstance(raw_parameters, Mapping) or not raw_parameters:
+        raise fail("the campaign defines no [parameters]", "parameters")
+    spaces: dict[str, DrawSpace] = {}
     for name, raw in raw_parameters.items():
         if not _IDENTIFIER.fullmatch(name):
             raise fail(f"parameter name '{name}' is not an identifier", name, "parameters")
         try:
-            parameters[name] = parse_values(raw)
+            spaces[name] = parse_draw_space(raw)
         except RangeError as error:
             raise fail(f"parameter '{name}': {error}", name, "parameters") from None
-    return parameters
+    return spaces
+
+
+def _drawn_campaign(
+    campaign: Campaign,
+    runs: int,
+    spaces: dict[str, DrawSpace],
+    data: Mapping[str, Any],
+    fail: _Fail,
+) -> Campaign:
+    """The campaign with its ``runs`` points drawn (from ``seed``, 0 when not given) and, as
+    its parameter values, the distinct values they hold."""
+    if all(isinstance(space, tuple) and isinstance(space[0], str) for space in spaces.values()):
+        raise fail(
+            "every parameter is a category; the experiment needs at least one numeric "
+            "parameter (a range or a list of numbers)",
+            "parameters",
+        )
+    limit = data.get("max_runs", MAX_RUNS)
+    if isinstance(limit, int) and not isinstance(limit, bool) and runs > limit:
+        raise fail(f"runs = {runs} is more than max_runs = {limit}", "runs")
+    try:
+        drawn = draw_points(spaces, runs, campaign.seed if campaign.seed is not None else 0)
+    except RangeError as error:
+        raise fail(str(error), "runs") from None
+    values = {
+        name: list(dict.fromkeys(point[i] for point in drawn)) for i, name in enumerate(spaces)
+    }
+    return dataclasses.replace(campaign, parameters=values, runs=runs, spaces=spaces, drawn=drawn)
 
 
 def _environment(data: Mapping[str, Any], fail: _Fail) -> dict[str, str]:
@@ -538,6 +648,8 @@ def _check_size(campaign: Campaign, data: Mapping[str, Any], fail: _Fail) -> Non
         raise fail(f"max_runs must be a positive integer, not {limit!r}", "max_runs")
     if campaign.run_count > limit:
         sizes = " x ".join(str(len(values)) for values in campaign.parameters.values())
+        if campaign.runs is not None:
+            sizes = f"{campaign.runs} drawn"
         raise fail(
             f"the campaign has {campaign.run_count} runs ({sizes} points x "
             f"{_runs_per_point(campaign)}), more than max_runs = {limit}",
@@ -560,18 +672,23 @@ def _runs_per_point(campaign: Campaign) -> str:
     )
 
 
-def _metrics(data: Mapping[str, Any], fail: _Fail) -> list[str]:
-    """The metrics to measure, each once, in the order given."""
+def _metrics(data: Mapping[str, Any], fail: _Fail) -> tuple[list[str], bool]:
+    """The metric modes to measure, each once, in the order given, and whether ``features``
+    are collected (in the ``time`` runs, which it implies)."""
     metrics = data.get("metrics", ["time"])
     if isinstance(metrics, str):
         metrics = [metrics]
     if not isinstance(metrics, list) or not metrics:
         raise fail("metrics must be a non-empty list", "metrics")
+    known = (*METRIC_MODES, FEATURES_METRIC)
     for metric in metrics:
-        if metric not in METRIC_MODES:
-            raise fail(f"unknown metric '{metric}' (known: {', '.join(METRIC_MODES)})", "metrics")
-    metrics = list(dict.fromkeys(metrics))
-    return metrics
+        if metric not in known:
+            raise fail(f"unknown metric '{metric}' (known: {', '.join(known)})", "metrics")
+    collect_features = FEATURES_METRIC in metrics
+    modes = [m for m in dict.fromkeys(metrics) if m != FEATURES_METRIC]
+    if collect_features and "time" not in modes:
+        modes.insert(0, "time")
+    return modes, collect_features
 
 
 def _cache(data: Mapping[str, Any], fail: _Fail) -> dict[str, str]:
@@ -697,9 +814,10 @@ def _check_templates(campaign: Campaign, fail: Any) -> None:
                         key,
                     )
                 used.add(name)
-    first = tuple(values[0] for values in campaign.parameters.values())
+    first = [tuple(values[0] for values in campaign.parameters.values())]
     try:
-        campaign.render(first)
+        for point in campaign.points() if campaign.runs is not None else first:
+            campaign.render(point)
     except (ValueError, KeyError, IndexError) as error:
         raise fail(f"a template cannot be filled in: {error}", "command") from None
     for name in campaign.parameters:

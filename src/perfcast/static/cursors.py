@@ -7,15 +7,65 @@ from collections.abc import Callable, Iterator
 from functools import cache
 from typing import overload
 
-from clang.cindex import Cursor, CursorKind, File, SourceLocation, c_object_p, conf
+from clang.cindex import (
+    Cursor,
+    CursorKind,
+    File,
+    SourceLocation,
+    TranslationUnit,
+    c_object_p,
+    callbacks,
+    conf,
+)
 
 TRANSPARENT = {CursorKind.UNEXPOSED_EXPR, CursorKind.PAREN_EXPR}
 LOOPS = {CursorKind.FOR_STMT, CursorKind.WHILE_STMT, CursorKind.DO_STMT}
 
+# Name of the attribute a translation unit keeps its tree of children in (see _tree).
+_TREE = "_perfcast_children"
+_RECURSE = 2  # CXChildVisit_Recurse
+
 
 def children(cursor: Cursor) -> list[Cursor]:
-    """The cursor's children as a list."""
+    """The cursor's children as a list.
+
+    Read from the unit's tree, which one libclang traversal fills the first time any cursor of
+    the unit is asked; a cursor the traversal did not produce (a declaration reached through
+    ``referenced``, say) asks libclang itself. The nodes are libclang's; a statement's cursor
+    remembers its enclosing declaration even below another statement (``get_children`` on a
+    statement leaves it empty), which only cursor equality and ``semantic_parent`` see.
+    """
+    unit = getattr(cursor, "_tu", None)
+    if unit is not None:
+        found = _tree(unit).get(bytes(cursor))
+        if found is not None:
+            return list(found)
     return list(cursor.get_children())
+
+
+def _tree(unit: TranslationUnit) -> dict[bytes, list[Cursor]]:
+    """Children of every cursor of the unit, keyed by the cursor's bytes (libclang's identity
+    of a cursor), from a single recursive visit inside libclang.
+
+    Python's ``get_children`` per node costs a libclang call, a callback and a null-cursor
+    comparison per child; the whole-unit visit costs one callback per node, and the cursors
+    it makes are shared, so the properties they cache (extent, spelling) are computed once.
+    """
+    tree: dict[bytes, list[Cursor]] | None = getattr(unit, _TREE, None)
+    if tree is not None:
+        return tree
+    root = unit.cursor
+    tree = {bytes(root): []}
+
+    def visit(child: Cursor, parent: Cursor, _data: object) -> int:
+        child._tu = unit
+        tree[bytes(parent)].append(child)
+        tree[bytes(child)] = []  # a cursor met twice gets the children of its last visit
+        return _RECURSE
+
+    conf.lib.clang_visitChildren(root, callbacks["cursor_visit"](visit), None)
+    setattr(unit, _TREE, tree)
+    return tree
 
 
 def strip(cursor: Cursor) -> Cursor:
@@ -154,9 +204,14 @@ def single_pass(loop: Cursor) -> bool:
 
 def walk(cursor: Cursor) -> Iterator[Cursor]:
     """Pre-order walk of the sub-tree (the cursor itself first)."""
-    yield cursor
-    for child in cursor.get_children():
-        yield from walk(child)
+    unit = getattr(cursor, "_tu", None)
+    tree = _tree(unit) if unit is not None else {}
+    pending = [cursor]
+    while pending:
+        node = pending.pop()
+        yield node
+        found = tree.get(bytes(node))
+        pending.extend(reversed(found if found is not None else children(node)))
 
 
 def contains(outer: Cursor, inner: Cursor) -> bool:

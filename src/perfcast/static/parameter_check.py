@@ -41,20 +41,18 @@ def check_parameters(
     InputError
         Reason ``unknown-parameter``, naming the parameter and the closest names of the sources.
     """
+    if not parameters:
+        return
     own: set[str] = set()  # identifiers of the sources themselves
-    included: set[str] = set()  # and of the headers they include
     for source in sources:
         own.update(_IDENTIFIER.findall(source.text))
-        for inclusion in source.unit.get_includes():
-            try:
-                with open(inclusion.include.name, encoding="utf-8", errors="replace") as stream:
-                    included.update(_IDENTIFIER.findall(stream.read()))
-            except OSError:
-                continue
     for flag in compile_args:
         if flag.startswith("-D"):
             own.add(flag[2:].split("=", 1)[0])
     own -= _KEYWORDS
+    if all(parameter in own for parameter in parameters):
+        return
+    included = _header_identifiers(sources)
     for parameter in parameters:
         if parameter in own or parameter in included:
             continue
@@ -67,3 +65,17 @@ def check_parameters(
             reason="unknown-parameter",
             value=parameter,
         )
+
+
+def _header_identifiers(sources: Sequence[ParsedSource]) -> set[str]:
+    """Identifiers of every header the sources include (read only when a name is missing
+    from the sources themselves)."""
+    included: set[str] = set()
+    for source in sources:
+        for inclusion in source.unit.get_includes():
+            try:
+                with open(inclusion.include.name, encoding="utf-8", errors="replace") as stream:
+                    included.update(_IDENTIFIER.findall(stream.read()))
+            except OSError:
+                continue
+    return included

@@ -6,6 +6,7 @@ Collected once over every translation unit so that calls and globals work across
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from clang.cindex import Cursor, CursorKind, TypeKind
@@ -34,6 +35,35 @@ class Macro:
     function_like: bool
 
 
+class MacroTable(Mapping[str, Macro]):
+    """Macro definitions by name, read from a definition's tokens only when first asked for
+    (a file including large headers defines thousands; the analysis looks up a few)."""
+
+    def __init__(self) -> None:
+        self._definitions: dict[str, Cursor] = {}
+        self._read: dict[str, Macro] = {}
+
+    def define(self, cursor: Cursor) -> None:
+        """Record a MACRO_DEFINITION cursor (a later definition of a name replaces it)."""
+        self._definitions[cursor.spelling] = cursor
+        self._read.pop(cursor.spelling, None)
+
+    def __getitem__(self, name: str) -> Macro:
+        found = self._read.get(name)
+        if found is None:
+            found = self._read[name] = _macro(self._definitions[name])
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._definitions
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._definitions)
+
+    def __len__(self) -> int:
+        return len(self._definitions)
+
+
 @dataclass(frozen=True)
 class CallSite:
     """One call of a defined function."""
@@ -59,7 +89,7 @@ class Program:
     write_function: dict[int, str] = field(default_factory=dict)
     address_of: set[str] = field(default_factory=set)
     initializers: dict[str, Cursor] = field(default_factory=dict)
-    macros: dict[str, Macro] = field(default_factory=dict)
+    macros: MacroTable = field(default_factory=MacroTable)
     instantiations: dict[tuple[str, int], tuple[int, str]] = field(default_factory=dict)
     instantiation_offsets: set[int] = field(default_factory=set)
     writes_globals: dict[str, set[str]] = field(default_factory=dict)
@@ -131,12 +161,14 @@ def initializer(declaration: Cursor) -> Cursor | None:
     kids = [k for k in children(declaration) if k.kind != CursorKind.TYPE_REF]
     if not kids:
         return None
-    last = kids[-1]
-    before = [
-        t for t in declaration.get_tokens() if t.extent.end.offset <= last.extent.start.offset
-    ]
-    if before and before[-1].spelling == "=":
-        return last
+    bound = kids[-1].extent.start.offset
+    before = None  # the last token ending before the last child (tokens come in file order)
+    for token in declaration.get_tokens():
+        if token.extent.end.offset > bound:
+            break
+        before = token
+    if before is not None and before.spelling == "=":
+        return kids[-1]
     return None
 
 
@@ -148,18 +180,21 @@ def collect(sources: list[ParsedSource]) -> Program:
     pointers = _PointerUses()
     for source in sources:
         unit = source.unit
-        for cursor in unit.cursor.get_children():
-            if cursor.location.file is None or cursor.location.is_in_system_header:
+        for cursor in children(unit.cursor):
+            if cursor.kind == CursorKind.INCLUSION_DIRECTIVE:
+                continue
+            location = cursor.location
+            if location.is_in_system_header or location.file is None:
                 continue
             if cursor.kind == CursorKind.MACRO_DEFINITION:
-                program.macros[cursor.spelling] = _macro(cursor)
+                program.macros.define(cursor)
             elif cursor.kind == CursorKind.MACRO_INSTANTIATION:
-                start = cursor.extent.start
-                program.instantiations[(str(start.file), start.offset)] = (
+                # An expansion's location is the start of its extent.
+                program.instantiations[(str(location.file), location.offset)] = (
                     cursor.extent.end.offset,
                     cursor.spelling,
                 )
-                program.instantiation_offsets.add(start.offset)
+                program.instantiation_offsets.add(location.offset)
             elif cursor.kind == CursorKind.FUNCTION_DECL and cursor.is_definition():
                 name = cursor.spelling
                 if name in program.functions:
@@ -177,8 +212,7 @@ def collect(sources: list[ParsedSource]) -> Program:
                 program.function_source[name] = source
             elif cursor.kind in _SCOPES:
                 _report_unanalysed(program, cursor)
-            if cursor.kind != CursorKind.INCLUSION_DIRECTIVE:
-                _scan(program, cursor, source, callee_refs, function_refs, pointers)
+            _scan(program, cursor, source, callee_refs, function_refs, pointers)
     _resolve_pointers(program, pointers, [r for r in function_refs if r.hash not in callee_refs])
     _close_global_writes(program)
     for function in program.functions.values():
@@ -234,6 +268,8 @@ def _scan(
     function = top.spelling if top.kind == CursorKind.FUNCTION_DECL else ""
     for cursor in walk(top):
         kind = cursor.kind
+        if kind not in _SCANNED:
+            continue
         if kind == CursorKind.VAR_DECL:
             init = initializer(cursor)
             if init is not None:
@@ -276,6 +312,18 @@ def _scan(
                 CursorKind.MEMBER_REF_EXPR,
             ):
                 program.address_of.add(key(target.referenced))
+
+
+# The kinds _scan looks at (every other cursor only leads to these).
+_SCANNED = {
+    CursorKind.VAR_DECL,
+    CursorKind.CALL_EXPR,
+    CursorKind.DECL_REF_EXPR,
+    CursorKind.MEMBER_REF_EXPR,
+    CursorKind.BINARY_OPERATOR,
+    CursorKind.COMPOUND_ASSIGNMENT_OPERATOR,
+    CursorKind.UNARY_OPERATOR,
+}
 
 
 def _close_global_writes(program: Program) -> None:

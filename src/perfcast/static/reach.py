@@ -58,6 +58,10 @@ class Reach:
         sites = []  # (callee, caller, params, formals) per call site, plus per argument
         argument_sites = []
         for callee, calls in self.program.calls.items():
+            if callee not in self.program.functions:
+                # What reaches a library function or its arguments is never asked: kernels
+                # and formal arguments belong to defined functions.
+                continue
             for site in calls:
                 params, formals = self.closure(self.call_seeds(site.cursor.hash))
                 sites.append((callee, site.caller, params, formals))

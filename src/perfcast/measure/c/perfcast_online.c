@@ -18,6 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define PCO_CALLGRIND 1
+#endif
+#endif
+
 #define PCO_KERNELS 256
 
 typedef struct {
@@ -25,7 +32,7 @@ typedef struct {
     char names[PERFCAST_ONLINE_MAX_PARAMS][64];
     int count;
     double *values;  /* batch x count */
-    double *seconds; /* batch */
+    double *measured; /* batch: seconds, or instructions */
     uint64_t *skipped_before;
     int filled;
     uint64_t skip_left, skipped, judged;
@@ -38,6 +45,33 @@ static int pco_state; /* 0 unknown, 1 on, -1 off */
 static char pco_spool[4096];
 static int pco_batch = 512;
 static unsigned pco_files;
+static const char *pco_metric = "time";
+static int pco_instructions; /* the metric is instructions, counted by callgrind */
+static unsigned pco_dumps;    /* callgrind numbers its dumps 1, 2, ... */
+
+/* Instructions need callgrind's client requests: a region zeroes callgrind's counters where it
+ * begins and dumps them where it ends, into SPOOL/callgrind.<pid>.<dump>, which it reads. */
+static int pco_choose_metric(void) {
+    const char *metric = getenv("PERFCAST_ONLINE_METRIC");
+    if (!metric || !*metric || strcmp(metric, "time") == 0) return 1;
+    if (strcmp(metric, "instructions") == 0) {
+#ifdef PCO_CALLGRIND
+        if (RUNNING_ON_VALGRIND) {
+            pco_metric = "instructions";
+            pco_instructions = 1;
+            return 1;
+        }
+#endif
+        fprintf(stderr, "perfcast online: PERFCAST_ONLINE_METRIC=instructions needs the program "
+                        "built with valgrind's headers and run under valgrind --tool=callgrind "
+                        "--callgrind-out-file=$PERFCAST_ONLINE_SPOOL/callgrind.%%p; online "
+                        "regions are off\n");
+        return 0;
+    }
+    fprintf(stderr, "perfcast online: unknown PERFCAST_ONLINE_METRIC '%s' (time or "
+                    "instructions); online regions are off\n", metric);
+    return 0;
+}
 
 static void pco_at_exit(void) { perfcast_online_flush(); }
 
@@ -46,7 +80,7 @@ static int pco_enabled(void) {
         const char *spool = getenv("PERFCAST_ONLINE_SPOOL");
         const char *batch = getenv("PERFCAST_ONLINE_BATCH");
         pco_state = -1;
-        if (spool && *spool && strlen(spool) < sizeof pco_spool - 64) {
+        if (spool && *spool && strlen(spool) < sizeof pco_spool - 64 && pco_choose_metric()) {
             strcpy(pco_spool, spool);
             mkdir(pco_spool, 0777);
             if (batch && atoi(batch) > 0) pco_batch = atoi(batch);
@@ -81,7 +115,7 @@ static uint64_t pco_fnv1a(const char *kernel, const char *metric) {
 static void pco_read_control(pco_kernel *k) {
     char path[4200];
     snprintf(path, sizeof path, "%s/control/%016llx", pco_spool,
-             (unsigned long long)pco_fnv1a(k->kernel, "time"));
+             (unsigned long long)pco_fnv1a(k->kernel, pco_metric));
     FILE *f = fopen(path, "r");
     if (!f) return;
     unsigned long long judged, skip;
@@ -113,13 +147,16 @@ static void pco_hand_over(pco_kernel *k, int trailing_skips) {
             else
                 fprintf(f, "%s\"%s\": %.17g", j ? ", " : "", k->names[j], v);
         }
-        fprintf(f, "}, \"metric\": \"time\", \"value\": %.9g", k->seconds[i]);
+        if (pco_instructions)
+            fprintf(f, "}, \"metric\": \"instructions\", \"value\": %.0f", k->measured[i]);
+        else
+            fprintf(f, "}, \"metric\": \"time\", \"value\": %.9g", k->measured[i]);
         if (k->skipped_before[i]) fprintf(f, ", \"skipped\": %llu", (unsigned long long)k->skipped_before[i]);
         fputs("}\n", f);
     }
     if (trailing_skips && k->skipped)
-        fprintf(f, "{\"kernel\": \"%s\", \"metric\": \"time\", \"skipped\": %llu}\n", k->kernel,
-                (unsigned long long)k->skipped);
+        fprintf(f, "{\"kernel\": \"%s\", \"metric\": \"%s\", \"skipped\": %llu}\n", k->kernel,
+                pco_metric, (unsigned long long)k->skipped);
     fclose(f);
     rename(temporary, final);
     k->filled = 0;
@@ -141,9 +178,9 @@ int perfcast_online_begin(const char *kernel, const char *names, int count, cons
             at += length + (at[length] == ',');
         }
         k->values = malloc(sizeof(double) * (size_t)pco_batch * (size_t)(count ? count : 1));
-        k->seconds = malloc(sizeof(double) * (size_t)pco_batch);
+        k->measured = malloc(sizeof(double) * (size_t)pco_batch);
         k->skipped_before = malloc(sizeof(uint64_t) * (size_t)pco_batch);
-        if (!k->values || !k->seconds || !k->skipped_before) return 0;
+        if (!k->values || !k->measured || !k->skipped_before) return 0;
     }
     if (k->skip_left > 0) {
         k->skip_left--;
@@ -153,18 +190,52 @@ int perfcast_online_begin(const char *kernel, const char *names, int count, cons
     }
     memcpy(&k->values[k->filled * k->count], values, sizeof(double) * (size_t)k->count);
     k->measuring = 1;
+#ifdef PCO_CALLGRIND
+    if (pco_instructions) {
+        CALLGRIND_ZERO_STATS;
+        return 1;
+    }
+#endif
     clock_gettime(CLOCK_MONOTONIC, &k->start);
     return 1;
 }
 
+#ifdef PCO_CALLGRIND
+/* The instructions callgrind counted since the region began (its dump's totals line); -1 when
+ * the dump cannot be read (callgrind writes it somewhere else). */
+static double pco_dumped_instructions(void) {
+    CALLGRIND_DUMP_STATS;
+    char path[4200], line[256];
+    snprintf(path, sizeof path, "%s/callgrind.%d.%u", pco_spool, (int)getpid(), ++pco_dumps);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    double count = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "totals:", 7) == 0) count = strtod(line + 7, NULL);
+    fclose(f);
+    unlink(path);
+    return count;
+}
+#endif
+
 void perfcast_online_end(const char *kernel) {
     if (pco_state <= 0) return;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
+    struct timespec now = {0, 0};
+    if (!pco_instructions) clock_gettime(CLOCK_MONOTONIC, &now);
     pco_kernel *k = pco_find(kernel);
     if (!k || !k->measuring) return;
     k->measuring = 0;
-    k->seconds[k->filled] = (double)(now.tv_sec - k->start.tv_sec) + 1e-9 * (double)(now.tv_nsec - k->start.tv_nsec);
+    double value = (double)(now.tv_sec - k->start.tv_sec) + 1e-9 * (double)(now.tv_nsec - k->start.tv_nsec);
+#ifdef PCO_CALLGRIND
+    if (pco_instructions && (value = pco_dumped_instructions()) < 0) {
+        fprintf(stderr, "perfcast online: cannot read callgrind's dump in %s (run under "
+                        "--callgrind-out-file=$PERFCAST_ONLINE_SPOOL/callgrind.%%p); online "
+                        "regions are off\n", pco_spool);
+        pco_state = -1;
+        return;
+    }
+#endif
+    k->measured[k->filled] = value;
     k->skipped_before[k->filled] = k->skipped;
     k->skipped = 0;
     if (++k->filled >= pco_batch) pco_hand_over(k, 0);

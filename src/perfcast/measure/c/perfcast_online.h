@@ -17,6 +17,13 @@
  * executions are handed over at exit. The decision on a skipped execution is one decrement: no
  * clock is read. Without the variable BEGIN returns at once. Under MPI every rank hands over its
  * own batches. Limits: one thread at a time per kernel; at most 256 kernels.
+ *
+ * PERFCAST_ONLINE_METRIC=instructions records each region's instructions instead of its wall
+ * time (deterministic, so models do not depend on the machine's load): the program must be built
+ * where valgrind's headers are (<valgrind/callgrind.h>) and run under
+ *   valgrind --tool=callgrind --callgrind-out-file=$PERFCAST_ONLINE_SPOOL/callgrind.%p PROGRAM
+ * (the spool directory must exist before the run; a region zeroes callgrind's counters where it
+ * begins and dumps them where it ends; the library reads and deletes each dump). Otherwise the regions are off and one message says why.
  */
 #ifndef PERFCAST_ONLINE_H
 #define PERFCAST_ONLINE_H
