@@ -186,3 +186,29 @@ def test_budget_left_while_extrapolating_is_spent_on_points_away_from_the_measur
     measured = {tuple(p) for p in two_parameters.frame[["p", "n"]].to_numpy(dtype=float)}
     points = [(s.point["p"], s.point["n"]) for s in explored]
     assert len(set(points)) == len(points) and measured.isdisjoint(points)
+
+
+def test_a_target_whose_prediction_overflows_is_one_input_error(tmp_path, capsys):
+    # Before: a segmented model predicting 1e200 at the target crashed `advise` with
+    # OverflowError (its variance, the prediction squared, exceeds the doubles).
+    models = fit(
+        synthetic_experiment({"k": lambda p: 3 + 2 * p}, {"p": [2, 4, 8, 16, 32]}, noise=0.01),
+    )
+    experiment = synthetic_experiment({"k": lambda p: 3 + 2 * p}, {"p": [2, 4, 8, 16, 32]})
+    with pytest.raises(InputError, match="too large to weigh"):
+        advise(experiment, at="p=1e200", budget="2h", models=models)
+    path = tmp_path / "data.csv"
+    write_experiment(experiment, path)
+    assert main(["advise", str(path), "--at", "p=1e200", "--budget", "2h"]) == 2
+    err = capsys.readouterr().err
+    assert "too large to weigh" in err and "Traceback" not in err
+
+
+def test_a_cost_beyond_the_doubles_is_never_affordable_and_warns_nothing(recwarn):
+    # Before: p=1e308 made the core-hours overflow with a RuntimeWarning on stderr.
+    experiment = synthetic_experiment(
+        {"k": lambda p: 1 + np.log2(p)}, {"p": [2, 4, 8, 16, 32]}, noise=0.01
+    )
+    advice = advise(experiment, at="p=1e308", budget="2h")
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    assert advice.core_hours is not None and advice.core_hours <= 2
