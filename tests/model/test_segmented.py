@@ -219,3 +219,12 @@ def test_a_segment_model_over_other_parameters_is_rejected(tmp_path):
 
     with pytest.raises(InputError, match="segment's model has parameters"):
         ModelSet.load(_saved_segmented(tmp_path, change))
+
+
+def test_asking_for_more_segments_than_the_values_allow_says_so():
+    # Before: --segments 3 on 10 values (3 x 4 needed 12) silently gave one piece.
+    models = fit(load(SEGMENTED / "one_parameter_segmented_1.txt"), modeler="segmented", segments=3)
+    assert models.models[0].segments == ()
+    assert any("too few measured values for 3 segments" in note for note in models.notes)
+    auto = fit(load(SEGMENTED / "one_parameter_segmented_1.txt"), modeler="segmented")
+    assert not any("too few" in note for note in auto.notes)
