@@ -228,3 +228,11 @@ def test_asking_for_more_segments_than_the_values_allow_says_so():
     assert any("too few measured values for 3 segments" in note for note in models.notes)
     auto = fit(load(SEGMENTED / "one_parameter_segmented_1.txt"), modeler="segmented")
     assert not any("too few" in note for note in auto.notes)
+
+
+def test_an_interval_that_overflows_far_away_is_not_written_as_nan():
+    # Before: at p=1e300 the warning said "the 95% interval there spans nan to nan".
+    models = fit(load(SEGMENTED / "one_parameter_segmented_1.txt"), modeler="segmented")
+    (far,) = predict(models, {"p": 1e300})
+    (warning,) = [w for w in far.warnings if w.code == "extrapolation"]
+    assert "nan" not in warning.message and "too wide to compute" in warning.message
