@@ -212,3 +212,16 @@ def test_a_cost_beyond_the_doubles_is_never_affordable_and_warns_nothing(recwarn
     advice = advise(experiment, at="p=1e308", budget="2h")
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
     assert advice.core_hours is not None and advice.core_hours <= 2
+
+
+def test_a_point_beyond_the_target_is_not_said_to_extend_toward_it():
+    # Before: with --candidates up to 1e12 and the target at p=100, p=1e12 was explained as
+    # "extends 'p' toward the target".
+    experiment = synthetic_experiment(
+        {"k": lambda p: 1 + 0.5 * p}, {"p": [2, 4, 8, 16, 32]}, noise=0.01
+    )
+    advice = advise(experiment, at="p=100", candidates="p=64,1e12", budget="20runs")
+    reasons = {s.point["p"]: " ".join(s.reasons) for s in advice.suggestions}
+    assert all("past the target" in text for p, text in reasons.items() if p > 100)
+    assert all("toward the target" not in text for p, text in reasons.items() if p > 100)
+    assert any(p > 100 for p in reasons)

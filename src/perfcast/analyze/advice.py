@@ -573,8 +573,9 @@ def _extrapolation_reason(
     for j, name in enumerate(names):
         largest = float(measured[:, j].max())
         if values[name] > largest and target[name] > largest:
+            how = "toward" if values[name] <= target[name] else "past"
             reasons.append(
-                f"extends '{name}' toward the target (measured up to {largest:g}, "
+                f"extends '{name}' {how} the target (measured up to {largest:g}, "
                 f"target {target[name]:g})"
             )
     return reasons
