@@ -106,3 +106,18 @@ def test_a_saved_model_with_a_non_finite_constant_is_refused(models, tmp_path, c
     assert main(["advise", str(data), "--at", "p=64", "--models", str(path)]) == 2
     err = capsys.readouterr().err
     assert str(path) in err and "finite" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("change", [{"smape": "abc"}, {"rss": [1]}, {"adj_r2": True}])
+def test_a_saved_quality_figure_of_the_wrong_type_is_refused(models, tmp_path, capsys, change):
+    # Before: {"smape": "abc"} was read and `perfcast report --models` crashed with a TypeError.
+    document = json.loads(models.to_json())
+    document["models"][0]["quality"].update(change)
+    path = tmp_path / "models.json"
+    path.write_text(json.dumps(document))
+    data = tmp_path / "data.csv"
+    perfcast.save(experiment({"solve": lambda p: 1 + 0.5 * p}, GRID), data)
+    out = tmp_path / "report.html"
+    assert main(["report", str(data), "--models", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "must be a number or null" in err and "Traceback" not in err

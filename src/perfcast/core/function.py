@@ -680,7 +680,7 @@ class Model:
                 parameters=parameters,
                 constant=float(data.get("constant", 0.0)),
                 terms=terms,
-                quality=Quality(**quality) if quality else None,
+                quality=_checked_quality(quality) if quality else None,
                 uncertainty=(
                     Uncertainty.from_dict(uncertainty, len(terms) + 1) if uncertainty else None
                 ),
@@ -829,6 +829,22 @@ def _checked_segments(
     if len(segments) < 2 or any(a >= b for a, b in itertools.pairwise(values)):
         raise ValueError("segments: at least two, with increasing breakpoints")
     return segments
+
+
+def _checked_quality(data: Mapping[str, Any]) -> Quality:
+    """A model's ``quality`` from JSON, each figure a number or null.
+
+    Raises
+    ------
+    ValueError
+        When a figure is of another type, or a key is unknown or missing.
+    """
+    if not isinstance(data, Mapping):
+        raise ValueError(f"quality: must be an object, not {data!r}")
+    for key, value in data.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise ValueError(f"quality: {key} must be a number or null, not {value!r}")
+    return Quality(**data)
 
 
 def _check_finite(constant: Any, terms: tuple[Term, ...]) -> None:
