@@ -61,6 +61,9 @@ def test_slurm_table_is_read(tmp_path):
         ('[slurm]\ntasks_per_node = "{q}"\n', "uses {q} but no such parameter is defined", 3),
         ("[slurm]\npoll = -1\n", "poll must be seconds in (0, 3600]", 3),
         ('[slurm]\npartition = ""\n', "partition must be a name", 3),
+        # Before: no line and no table named ("options must be a string ...").
+        ("[slurm]\noptions = 5\n", "[slurm] options must be a string or a list of strings", 3),
+        ('[slurm]\npoll = 2\noptions = "--x \\"a"\n', "[slurm] options: No closing quotation", 4),
     ],
 )
 def test_bad_slurm_settings_name_file_and_line(tmp_path, body, message, line):
