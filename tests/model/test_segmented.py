@@ -236,3 +236,21 @@ def test_an_interval_that_overflows_far_away_is_not_written_as_nan():
     (far,) = predict(models, {"p": 1e300})
     (warning,) = [w for w in far.warnings if w.code == "extrapolation"]
     assert "nan" not in warning.message and "too wide to compute" in warning.message
+
+
+def test_segments_with_open_ends_are_reported(tmp_path):
+    # Before: "from"/"to" null (documented as an open end) crashed the HTML report with a
+    # TypeError; a reversed range ("from" above "to") was read without complaint.
+    from perfcast.api import report
+
+    def open_ends(model):
+        for segment in model["segments"]:
+            segment["from"] = segment["to"] = None
+
+    experiment = load(SEGMENTED / "one_parameter_segmented_1.txt")
+    models = ModelSet.load(_saved_segmented(tmp_path, open_ends))
+    html = report(experiment, models)
+    assert html.count("segments along p:") == 1 and "measured p=..)" in html
+    reversed_range = _saved_segmented(tmp_path, lambda m: m["segments"][0].update({"from": 50}))
+    with pytest.raises(InputError, match="lies above"):
+        ModelSet.load(reversed_range)

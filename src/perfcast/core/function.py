@@ -817,6 +817,8 @@ def _checked_segments(
             bounds += [point.lower, point.value, point.upper]
         if not all(math.isfinite(b) for b in bounds):
             raise ValueError("segments: bounds and breakpoints must be finite numbers")
+        if s.start is not None and s.end is not None and s.start > s.end:
+            raise ValueError(f"segments: 'from' {s.start:g} lies above 'to' {s.end:g}")
         if point is not None and not point.lower <= point.value <= point.upper:
             raise ValueError(
                 f"segments: breakpoint {point.value!r} outside its interval "
