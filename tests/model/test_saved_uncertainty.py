@@ -121,3 +121,13 @@ def test_a_saved_quality_figure_of_the_wrong_type_is_refused(models, tmp_path, c
     assert main(["report", str(data), "--models", str(path), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert str(path) in err and "must be a number or null" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("ranges", [{"p": "19"}, {"p": [1, float("nan")]}, {"p": [32, 2]}, [1]])
+def test_malformed_measured_ranges_are_refused(models, ranges):
+    # Before: "19" was read as the range 1..9 and [1, NaN] silently turned off the
+    # far-extrapolation warning of every prediction.
+    document = json.loads(models.to_json())
+    document["ranges"] = ranges
+    with pytest.raises(perfcast.InputError, match="ranges"):
+        ModelSet.from_json(json.dumps(document), source="m.json")
