@@ -225,3 +225,24 @@ def test_a_point_beyond_the_target_is_not_said_to_extend_toward_it():
     assert all("past the target" in text for p, text in reasons.items() if p > 100)
     assert all("toward the target" not in text for p, text in reasons.items() if p > 100)
     assert any(p > 100 for p in reasons)
+
+
+def test_models_without_uncertainty_give_an_unknown_interval_not_a_zero_one(tmp_path):
+    # Before: models read back without "uncertainty" gave "95% interval ±0.0%", and with
+    # --goal 0.1 the advice stopped at once as if the goal were reached (no suggestion).
+    from perfcast.api import ModelSet
+
+    experiment = synthetic_experiment(
+        {"k": lambda p: 1 + 0.5 * p}, {"p": [2, 4, 8, 16, 32]}, noise=0.01
+    )
+    document = json.loads(fit(experiment).to_json())
+    for model in document["models"]:
+        del model["uncertainty"]
+    models = ModelSet.from_json(json.dumps(document))
+    advice = advise(experiment, at="p=256", goal=0.1, models=models)
+    assert advice.width_before == np.inf and advice.suggestions
+    assert "unknown" in " ".join(w.message for w in advice.warnings)
+    text = render(advice)
+    assert "±0.0%" not in text and "±unbounded" in text
+    out = json.loads(render(advice, "json"), parse_constant=pytest.fail)
+    assert out["width_before"] is None

@@ -427,13 +427,18 @@ def advise(
         )
     cost = core_hours if budget.unit == CORE_HOURS and core_hours is not None else None
 
+    # No model holds a fit uncertainty: the interval is unknown, not of width 0.
+    unknown = bool(models) and not kernels
+
     def width() -> float:
         total = sum(k.variance() for k in kernels)
-        return z * math.sqrt(total) / abs(prediction) if prediction else math.inf
+        return z * math.sqrt(total) / abs(prediction) if prediction and not unknown else math.inf
 
     before = width()
     floor_variance = sum(max(k.irreducible, k.floor) for k in kernels)
-    floor = z * math.sqrt(floor_variance) / abs(prediction) if prediction else math.inf
+    floor = (
+        z * math.sqrt(floor_variance) / abs(prediction) if prediction and not unknown else math.inf
+    )
     distinct = {n: set(measured[:, j]) for j, n in enumerate(names)}
     available = np.ones(len(grid), dtype=bool)
     coverage = Coverage(measured, grid)
@@ -484,7 +489,15 @@ def advise(
             )
         )
     after = width()
-    if goal is not None and after > goal:
+    if goal is not None and after > goal and unknown:
+        warnings.append(
+            ModelWarning(
+                "goal-not-reached",
+                f"without fit uncertainty the interval at the target is unknown: the goal "
+                f"±{goal:.1%} cannot be checked",
+            )
+        )
+    elif goal is not None and after > goal:
         warnings.append(
             ModelWarning(
                 "goal-not-reached",
