@@ -1129,8 +1129,9 @@ def run_advised(
     Returns
     -------
     result : CampaignResult
-        Of the last campaign run, its experiment holding the campaign's points and every
-        advised one (also written to the campaign's output).
+        Of the campaign and every advised round together: its experiment holds the
+        campaign's points and every advised one (also written to the campaign's output), its
+        counts and failures are those of all rounds.
     history : list of AdvisedRound
     advice : Advice
         The last advice, at what was measured in the end.
@@ -1145,6 +1146,7 @@ def run_advised(
     total = parse_budget(str(budget))
     result = run_campaign(campaign)
     measured = result.experiment
+    executed, skipped, failures = result.executed, result.skipped, list(result.failures)
     history: list[AdvisedRound] = []
     spent = 0.0
     stop = None
@@ -1177,6 +1179,8 @@ def run_advised(
                 name: [plain_value(v)] for name, v in chosen.point.items()
             }
             result = run_campaign(dataclasses.replace(campaign, parameters=values))
+            executed, skipped = executed + result.executed, skipped + result.skipped
+            failures += result.failures
             measured = _joined(measured, result.experiment)
             spent += chosen.runs if total.unit == RUNS else chosen.core_hours or 0.0
             history.append(
@@ -1186,7 +1190,10 @@ def run_advised(
             )
     if history:
         write_experiment(measured, campaign.output)
-    return dataclasses.replace(result, experiment=measured), history, advice, stop
+    total_result = dataclasses.replace(
+        result, experiment=measured, executed=executed, skipped=skipped, failures=failures
+    )
+    return total_result, history, advice, stop
 
 
 def _joined(first: Experiment, second: Experiment) -> Experiment:

@@ -186,3 +186,63 @@ def test_budget_left_while_extrapolating_is_spent_on_points_away_from_the_measur
     measured = {tuple(p) for p in two_parameters.frame[["p", "n"]].to_numpy(dtype=float)}
     points = [(s.point["p"], s.point["n"]) for s in explored]
     assert len(set(points)) == len(points) and measured.isdisjoint(points)
+
+
+def test_a_target_whose_prediction_overflows_is_one_input_error(tmp_path, capsys):
+    # Before: a segmented model predicting 1e200 at the target crashed `advise` with
+    # OverflowError (its variance, the prediction squared, exceeds the doubles).
+    models = fit(
+        synthetic_experiment({"k": lambda p: 3 + 2 * p}, {"p": [2, 4, 8, 16, 32]}, noise=0.01),
+    )
+    experiment = synthetic_experiment({"k": lambda p: 3 + 2 * p}, {"p": [2, 4, 8, 16, 32]})
+    with pytest.raises(InputError, match="too large to weigh"):
+        advise(experiment, at="p=1e200", budget="2h", models=models)
+    path = tmp_path / "data.csv"
+    write_experiment(experiment, path)
+    assert main(["advise", str(path), "--at", "p=1e200", "--budget", "2h"]) == 2
+    err = capsys.readouterr().err
+    assert "too large to weigh" in err and "Traceback" not in err
+
+
+def test_a_cost_beyond_the_doubles_is_never_affordable_and_warns_nothing(recwarn):
+    # Before: p=1e308 made the core-hours overflow with a RuntimeWarning on stderr.
+    experiment = synthetic_experiment(
+        {"k": lambda p: 1 + np.log2(p)}, {"p": [2, 4, 8, 16, 32]}, noise=0.01
+    )
+    advice = advise(experiment, at="p=1e308", budget="2h")
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    assert advice.core_hours is not None and advice.core_hours <= 2
+
+
+def test_a_point_beyond_the_target_is_not_said_to_extend_toward_it():
+    # Before: with --candidates up to 1e12 and the target at p=100, p=1e12 was explained as
+    # "extends 'p' toward the target".
+    experiment = synthetic_experiment(
+        {"k": lambda p: 1 + 0.5 * p}, {"p": [2, 4, 8, 16, 32]}, noise=0.01
+    )
+    advice = advise(experiment, at="p=100", candidates="p=64,1e12", budget="20runs")
+    reasons = {s.point["p"]: " ".join(s.reasons) for s in advice.suggestions}
+    assert all("past the target" in text for p, text in reasons.items() if p > 100)
+    assert all("toward the target" not in text for p, text in reasons.items() if p > 100)
+    assert any(p > 100 for p in reasons)
+
+
+def test_models_without_uncertainty_give_an_unknown_interval_not_a_zero_one(tmp_path):
+    # Before: models read back without "uncertainty" gave "95% interval ±0.0%", and with
+    # --goal 0.1 the advice stopped at once as if the goal were reached (no suggestion).
+    from perfcast.api import ModelSet
+
+    experiment = synthetic_experiment(
+        {"k": lambda p: 1 + 0.5 * p}, {"p": [2, 4, 8, 16, 32]}, noise=0.01
+    )
+    document = json.loads(fit(experiment).to_json())
+    for model in document["models"]:
+        del model["uncertainty"]
+    models = ModelSet.from_json(json.dumps(document))
+    advice = advise(experiment, at="p=256", goal=0.1, models=models)
+    assert advice.width_before == np.inf and advice.suggestions
+    assert "unknown" in " ".join(w.message for w in advice.warnings)
+    text = render(advice)
+    assert "±0.0%" not in text and "±unbounded" in text
+    out = json.loads(render(advice, "json"), parse_constant=pytest.fail)
+    assert out["width_before"] is None

@@ -70,3 +70,12 @@ def test_workers_and_scheduler_exclude_each_other(measurements, capsys):
         cli.main(["model", str(measurements), "--workers", "2", "--scheduler", "tcp://x:1"])
     assert stop.value.code == 2
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_a_worker_count_far_beyond_the_cores_is_a_usage_error(measurements, capsys):
+    # Before: --workers 100000 started worker processes until the machine gave out.
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["model", str(measurements), "--workers", "100000"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "'100000' workers: a local cluster takes at most" in err and "--scheduler" in err

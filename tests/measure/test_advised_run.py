@@ -63,6 +63,15 @@ def test_advised_rounds_measure_new_points_within_the_budget(campaign_file: Path
     assert result.experiment.kernel_count("time") == 2  # the program's wall time and 'solve'
     # The advised points lie beyond the campaign's grid.
     assert all(r.point["p"] == 32 or r.point["n"] == 80 for r in history)
+    # The counts are of every round, the campaign's included (before: of the last round only,
+    # so `perfcast run --advise` said "3 runs done, 0 already recorded" after 45 + 3*rounds).
+    assert result.executed == 15 * 3 + 3 * len(history) and result.skipped == 0
+    again, history_again, _, _ = run_advised(
+        campaign, at="p=64,n=80", budget=3, candidates="p=1..32*2,n=10,20,40,80"
+    )
+    # Resuming replays the rounds from the journal: every run is counted once.
+    assert again.skipped >= 15 * 3
+    assert again.executed + again.skipped == 15 * 3 + 3 * len(history_again)
 
 
 def test_command_line(campaign_file: Path, capsys):

@@ -8,8 +8,9 @@ import pytest
 from campaign_helpers import run_cli
 
 from perfcast.core.errors import InputError, WorkError
-from perfcast.io.campaign_results import read_journal
+from perfcast.io.campaign_results import RunKey, read_journal
 from perfcast.measure.campaign import run_campaign
+from perfcast.measure.slurm import SlurmExecutor, SubmittedJob
 from perfcast.measure.spec import SlurmOptions, load_campaign
 
 
@@ -60,6 +61,9 @@ def test_slurm_table_is_read(tmp_path):
         ('[slurm]\ntasks_per_node = "{q}"\n', "uses {q} but no such parameter is defined", 3),
         ("[slurm]\npoll = -1\n", "poll must be seconds in (0, 3600]", 3),
         ('[slurm]\npartition = ""\n', "partition must be a name", 3),
+        # Before: no line and no table named ("options must be a string ...").
+        ("[slurm]\noptions = 5\n", "[slurm] options must be a string or a list of strings", 3),
+        ('[slurm]\npoll = 2\noptions = "--x \\"a"\n', "[slurm] options: No closing quotation", 4),
     ],
 )
 def test_bad_slurm_settings_name_file_and_line(tmp_path, body, message, line):
@@ -87,3 +91,44 @@ def test_without_sbatch_one_message_exit_1_and_nothing_lost(tmp_path, monkeypatc
     assert err.count("\n") == 1 and "perfcast: failed: cannot submit the run p=" in err
     journal = read_journal(tmp_path / "c.results.jsonl")
     assert len(journal.runs) == 3  # what was measured before is still there
+
+
+def test_an_sbatch_that_cannot_be_started_is_one_message_exit_1(tmp_path, monkeypatch, capsys):
+    # Before: a non-executable sbatch on PATH gave a PermissionError traceback.
+    path = campaign_file(tmp_path, 'executor = "slurm"\n')
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "sbatch").write_text("#!/bin/sh\necho 1\n")  # not executable
+    monkeypatch.setenv("PATH", str(tools))
+    assert run_cli(["run", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "cannot start sbatch: Permission denied" in err and "Traceback" not in err
+
+
+def test_a_file_where_the_job_directory_goes_is_one_message_exit_2(tmp_path, capsys):
+    # Before: `<output>.slurm` being a file gave a FileExistsError traceback.
+    path = campaign_file(tmp_path, 'executor = "slurm"\n')
+    campaign = load_campaign(path)
+    blocker = campaign.output.with_name(f"{campaign.output.stem}.slurm")
+    blocker.write_text("not a directory")
+    assert run_cli(["run", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(blocker) in err and "cannot keep the Slurm job files" in err
+    assert blocker.read_text() == "not a directory"
+
+
+@pytest.mark.parametrize(
+    ("record", "result"), [("[]", "[]"), ('{"job_id": 5}', "7"), (b"\xff\xfe", b"\xff\xfe")]
+)
+def test_damaged_job_records_and_results_are_read_as_absent(tmp_path, record, result):
+    # Before: a job record or result that was JSON of the wrong shape, or not UTF-8, raised
+    # KeyError/TypeError/UnicodeDecodeError out of the executor.
+    campaign = load_campaign(campaign_file(tmp_path, 'executor = "slurm"\n'))
+    executor = SlurmExecutor(campaign)
+    executor.directory.mkdir()
+    key = RunKey(next(iter(campaign.points())), 0, "time")
+    stem = executor._stem(key)
+    for suffix, text in ((".job", record), (".result.json", result)):
+        stem.with_suffix(suffix).write_bytes(text if isinstance(text, bytes) else text.encode())
+    assert executor._earlier_job(key) is None
+    assert executor._result(SubmittedJob(key, "5", stem, "now", [])) is None

@@ -62,6 +62,22 @@ def test_a_model_without_uncertainty_has_no_interval_and_says_so(models, tmp_pat
             ),
             "variances >= 0",
         ),
+        # Negative variances were read and crashed `advise` with a math domain error.
+        (lambda u: u.update(noise_variance=-5.0, loo_variance=-5.0), "must be >= 0"),
+        # An extrapolation record of a parameter the model lacks, or a largest value <= 0,
+        # silently changed the intervals beyond the measurements.
+        (
+            lambda u: u.update(
+                extrapolation=[{"parameter": "zz", "largest": 32, "rate_variance": 1}]
+            ),
+            "unknown parameter",
+        ),
+        (
+            lambda u: u.update(
+                extrapolation=[{"parameter": "p", "largest": -32, "rate_variance": 1}]
+            ),
+            "largest > 0",
+        ),
     ],
 )
 def test_a_damaged_uncertainty_is_refused_naming_the_file(
@@ -76,3 +92,42 @@ def test_a_damaged_uncertainty_is_refused_naming_the_file(
     assert main(["diagnose", str(data), "--models", str(path)]) == 2
     err = capsys.readouterr().err
     assert str(path) in err and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("constant", [float("nan"), float("inf")])
+def test_a_saved_model_with_a_non_finite_constant_is_refused(models, tmp_path, capsys, constant):
+    # Before, a NaN constant was read and `advise` printed "prediction -" with exit status 0.
+    document = json.loads(models.to_json())
+    document["models"][0]["constant"] = constant
+    path = tmp_path / "models.json"
+    path.write_text(json.dumps(document))
+    data = tmp_path / "data.csv"
+    perfcast.save(experiment({"solve": lambda p: 1 + 0.5 * p}, GRID), data)
+    assert main(["advise", str(data), "--at", "p=64", "--models", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "finite" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("change", [{"smape": "abc"}, {"rss": [1]}, {"adj_r2": True}])
+def test_a_saved_quality_figure_of_the_wrong_type_is_refused(models, tmp_path, capsys, change):
+    # Before: {"smape": "abc"} was read and `perfcast report --models` crashed with a TypeError.
+    document = json.loads(models.to_json())
+    document["models"][0]["quality"].update(change)
+    path = tmp_path / "models.json"
+    path.write_text(json.dumps(document))
+    data = tmp_path / "data.csv"
+    perfcast.save(experiment({"solve": lambda p: 1 + 0.5 * p}, GRID), data)
+    out = tmp_path / "report.html"
+    assert main(["report", str(data), "--models", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and "must be a number or null" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("ranges", [{"p": "19"}, {"p": [1, float("nan")]}, {"p": [32, 2]}, [1]])
+def test_malformed_measured_ranges_are_refused(models, ranges):
+    # Before: "19" was read as the range 1..9 and [1, NaN] silently turned off the
+    # far-extrapolation warning of every prediction.
+    document = json.loads(models.to_json())
+    document["ranges"] = ranges
+    with pytest.raises(perfcast.InputError, match="ranges"):
+        ModelSet.from_json(json.dumps(document), source="m.json")

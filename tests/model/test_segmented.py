@@ -3,6 +3,7 @@ by the right segment, JSON and command line."""
 
 from __future__ import annotations
 
+import copy
 import json
 from fractions import Fraction
 
@@ -166,3 +167,90 @@ def test_html_report_lists_segments_and_marks_the_break():
     assert html.count("segments along p:") == 2
     assert "p &lt; 6.014" in html and "p &gt;= 6.014" in html
     assert html.count("break p=6.01") == 2
+
+
+def _saved_segmented(tmp_path, change):
+    """A segmented model document, changed by ``change(model_dict)``, written to a file."""
+    models = fit(load(SEGMENTED / "one_parameter_segmented_1.txt"), modeler="segmented")
+    data = json.loads(models.to_json())
+    change(data["models"][0])
+    path = tmp_path / "models.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda m: m["segments"][0]["breakpoint"].update(value=float("nan")), "finite"),
+        (lambda m: m["segments"][0]["breakpoint"].update(value=float("inf")), "finite"),
+        (lambda m: m["segments"][0]["breakpoint"].update(lower=100, upper=1), "outside"),
+        (lambda m: m["segments"][0]["model"].update(parameters=["q"]), "unknown parameter"),
+        (lambda m: m["segments"][0]["model"].update(constant=float("nan")), "finite"),
+        (lambda m: m.update(segments={"a": 1}), "object"),
+        (lambda m: m.update(segments=["x", "y"]), "object"),
+        (lambda m: m["segments"][0].update(model=None), "object"),
+        (
+            lambda m: m["segments"][0]["model"].update(segments=copy.deepcopy(m["segments"])),
+            "itself",
+        ),
+    ],
+)
+def test_a_malformed_saved_segment_is_one_input_error(tmp_path, change, message):
+    # Before: NaN/inf breakpoints were read and moved the predictions silently; a segment
+    # that is not an object, or a segment model over other parameters, gave a traceback.
+    path = _saved_segmented(tmp_path, change)
+    with pytest.raises(InputError, match=message):
+        ModelSet.load(path)
+    status = main(
+        ["advise", str(SEGMENTED / "one_parameter_segmented_1.txt"), "--at", "p=100"]
+        + ["--models", str(path)]
+    )
+    assert status == 2
+
+
+def test_a_segment_model_over_other_parameters_is_rejected(tmp_path):
+    def change(model):
+        segment = model["segments"][0]["model"]
+        segment["parameters"] = ["q"]
+        for term in segment["terms"]:
+            for factor in term["factors"]:
+                factor["parameter"] = "q"
+
+    with pytest.raises(InputError, match="segment's model has parameters"):
+        ModelSet.load(_saved_segmented(tmp_path, change))
+
+
+def test_asking_for_more_segments_than_the_values_allow_says_so():
+    # Before: --segments 3 on 10 values (3 x 4 needed 12) silently gave one piece.
+    models = fit(load(SEGMENTED / "one_parameter_segmented_1.txt"), modeler="segmented", segments=3)
+    assert models.models[0].segments == ()
+    assert any("too few measured values for 3 segments" in note for note in models.notes)
+    auto = fit(load(SEGMENTED / "one_parameter_segmented_1.txt"), modeler="segmented")
+    assert not any("too few" in note for note in auto.notes)
+
+
+def test_an_interval_that_overflows_far_away_is_not_written_as_nan():
+    # Before: at p=1e300 the warning said "the 95% interval there spans nan to nan".
+    models = fit(load(SEGMENTED / "one_parameter_segmented_1.txt"), modeler="segmented")
+    (far,) = predict(models, {"p": 1e300})
+    (warning,) = [w for w in far.warnings if w.code == "extrapolation"]
+    assert "nan" not in warning.message and "too wide to compute" in warning.message
+
+
+def test_segments_with_open_ends_are_reported(tmp_path):
+    # Before: "from"/"to" null (documented as an open end) crashed the HTML report with a
+    # TypeError; a reversed range ("from" above "to") was read without complaint.
+    from perfcast.api import report
+
+    def open_ends(model):
+        for segment in model["segments"]:
+            segment["from"] = segment["to"] = None
+
+    experiment = load(SEGMENTED / "one_parameter_segmented_1.txt")
+    models = ModelSet.load(_saved_segmented(tmp_path, open_ends))
+    html = report(experiment, models)
+    assert html.count("segments along p:") == 1 and "measured p=..)" in html
+    reversed_range = _saved_segmented(tmp_path, lambda m: m["segments"][0].update({"from": 50}))
+    with pytest.raises(InputError, match="lies above"):
+        ModelSet.load(reversed_range)

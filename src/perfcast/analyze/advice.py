@@ -46,6 +46,8 @@ from perfcast.core.points import plain_value
 from perfcast.measure.ranges import RangeError, expand_range
 from perfcast.model.gates import MIN_DISTINCT_VALUES
 
+#: Largest prediction at the target whose square (a variance) the advice can still compute.
+LARGEST_PREDICTION = 1e100
 #: A point is suggested only if it removes at least this share of the variance at the target.
 MIN_GAIN = 0.001
 #: Once no point narrows the models' own interval by MIN_GAIN while their form is uncertain, a
@@ -410,24 +412,33 @@ def advise(
     measured = np.unique(_measured_points(experiment, metric), axis=0)
     grid = _candidate_grid(measured, names, target, candidates)
     point = np.array([[target[n] for n in names]])
+    _check_target_values(models, point, target)
     z = float(special.ndtri(0.5 + level / 2))
     kernels, warnings = _kernels(models, point, grid, names)
     _add_rivals(kernels, experiment, metric, point, grid, repetitions)
     totals = np.sum([m.evaluate(grid) for m in models], axis=0) if models else np.zeros(len(grid))
     prediction = float(sum(float(m.evaluate(point)[0]) for m in models))
     cores = _cores(experiment, names, grid)
-    core_hours = (
-        None if seconds is None else np.maximum(totals, 0.0) * seconds * cores * repetitions / 3600
-    )
+    with np.errstate(over="ignore"):  # a cost beyond the doubles is inf: never affordable
+        core_hours = (
+            None
+            if seconds is None
+            else np.maximum(totals, 0.0) * seconds * cores * repetitions / 3600
+        )
     cost = core_hours if budget.unit == CORE_HOURS and core_hours is not None else None
+
+    # No model holds a fit uncertainty: the interval is unknown, not of width 0.
+    unknown = bool(models) and not kernels
 
     def width() -> float:
         total = sum(k.variance() for k in kernels)
-        return z * math.sqrt(total) / abs(prediction) if prediction else math.inf
+        return z * math.sqrt(total) / abs(prediction) if prediction and not unknown else math.inf
 
     before = width()
     floor_variance = sum(max(k.irreducible, k.floor) for k in kernels)
-    floor = z * math.sqrt(floor_variance) / abs(prediction) if prediction else math.inf
+    floor = (
+        z * math.sqrt(floor_variance) / abs(prediction) if prediction and not unknown else math.inf
+    )
     distinct = {n: set(measured[:, j]) for j, n in enumerate(names)}
     available = np.ones(len(grid), dtype=bool)
     coverage = Coverage(measured, grid)
@@ -478,7 +489,15 @@ def advise(
             )
         )
     after = width()
-    if goal is not None and after > goal:
+    if goal is not None and after > goal and unknown:
+        warnings.append(
+            ModelWarning(
+                "goal-not-reached",
+                f"without fit uncertainty the interval at the target is unknown: the goal "
+                f"±{goal:.1%} cannot be checked",
+            )
+        )
+    elif goal is not None and after > goal:
         warnings.append(
             ModelWarning(
                 "goal-not-reached",
@@ -567,11 +586,37 @@ def _extrapolation_reason(
     for j, name in enumerate(names):
         largest = float(measured[:, j].max())
         if values[name] > largest and target[name] > largest:
+            how = "toward" if values[name] <= target[name] else "past"
             reasons.append(
-                f"extends '{name}' toward the target (measured up to {largest:g}, "
+                f"extends '{name}' {how} the target (measured up to {largest:g}, "
                 f"target {target[name]:g})"
             )
     return reasons
+
+
+def _check_target_values(
+    models: Sequence[Model], point: np.ndarray, target: Mapping[str, float]
+) -> None:
+    """Refuse a target where a model's prediction is too large to weigh measurements by.
+
+    Raises
+    ------
+    InputError
+        When a model predicts a value that is not finite or beyond :data:`LARGEST_PREDICTION`
+        in magnitude at ``point`` (its variances would overflow).
+    """
+    for model in models:
+        value = float(model.evaluate(point)[0])
+        if not (math.isfinite(value) and abs(value) <= LARGEST_PREDICTION):
+            at = ",".join(f"{name}={value:g}" for name, value in target.items())
+            raise InputError(
+                f"the model of '{model.kernel}' predicts {value:g} at {at}, too large to "
+                f"weigh measurements by (at most {LARGEST_PREDICTION:g}); choose a target "
+                "closer to the measurements",
+                source="at",
+                reason="bad-target",
+                value=at,
+            )
 
 
 def _kernels(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import shlex
 import sys
 from collections.abc import Iterator, Sequence
@@ -71,6 +72,11 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+#: Most local worker processes per core: more only compete for the cores (and a typo such as
+#: ``--workers 100000`` would start processes until the machine gives out).
+LOCAL_WORKERS_PER_CORE = 4
+
+
 def _worker_count(text: str) -> int:
     try:
         count = int(text)
@@ -78,6 +84,13 @@ def _worker_count(text: str) -> int:
         count = 0
     if count < 1:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of workers >= 1")
+    cores = os.cpu_count() or 1
+    if count > LOCAL_WORKERS_PER_CORE * cores:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' workers: a local cluster takes at most {LOCAL_WORKERS_PER_CORE * cores} "
+            f"({LOCAL_WORKERS_PER_CORE} per core of this machine's {cores}); for more, start a "
+            "Dask cluster and give its --scheduler"
+        )
     return count
 
 

@@ -241,6 +241,8 @@ class Uncertainty:
         numbers = [float(data[key]) for key in ("noise_variance", "loo_variance")]
         if not (np.all(np.isfinite(covariance)) and np.all(np.isfinite(numbers))):
             raise ValueError("uncertainty: every value must be a finite number")
+        if min(numbers) < 0:
+            raise ValueError("uncertainty: noise_variance and loo_variance must be >= 0")
         dof = data["dof"]
         if isinstance(dof, bool) or not isinstance(dof, int) or dof < 1:
             raise ValueError(f"uncertainty: dof must be a positive integer, not {dof!r}")
@@ -252,10 +254,15 @@ class Uncertainty:
             for e in data.get("extrapolation") or ()
         )
         if not all(
-            math.isfinite(e.largest) and math.isfinite(e.rate_variance) and e.rate_variance >= 0
+            math.isfinite(e.largest)
+            and e.largest > 0
+            and math.isfinite(e.rate_variance)
+            and e.rate_variance >= 0
             for e in extrapolation
         ):
-            raise ValueError("uncertainty: extrapolation values must be finite, variances >= 0")
+            raise ValueError(
+                "uncertainty: extrapolation values must be finite, largest > 0, variances >= 0"
+            )
         return cls(covariance, numbers[0], dof, relative, numbers[1], extrapolation)
 
 
@@ -662,13 +669,18 @@ class Model:
             )
             quality = data.get("quality")
             uncertainty = data.get("uncertainty")
-            return cls(
+            parameters = tuple(str(p) for p in data["parameters"])
+            _check_finite(data.get("constant", 0.0), terms)
+            strangers = sorted({f.parameter for t in terms for f in t.factors} - set(parameters))
+            if strangers:
+                raise ValueError(f"terms of unknown parameter(s) {strangers}")
+            model = cls(
                 kernel=str(data["kernel"]),
                 metric=str(data.get("metric", "time")),
-                parameters=tuple(str(p) for p in data["parameters"]),
+                parameters=parameters,
                 constant=float(data.get("constant", 0.0)),
                 terms=terms,
-                quality=Quality(**quality) if quality else None,
+                quality=_checked_quality(quality) if quality else None,
                 uncertainty=(
                     Uncertainty.from_dict(uncertainty, len(terms) + 1) if uncertainty else None
                 ),
@@ -678,10 +690,18 @@ class Model:
                 ),
                 segments=_checked_segments(
                     tuple(Segment.from_dict(s, source) for s in data.get("segments") or ()),
-                    tuple(str(p) for p in data["parameters"]),
+                    parameters,
                 ),
             )
-        except (KeyError, TypeError, ValueError) as error:
+            unknown = sorted(
+                {e.parameter for e in model.uncertainty.extrapolation} - set(parameters)
+                if model.uncertainty is not None
+                else ()
+            )
+            if unknown:
+                raise ValueError(f"uncertainty: extrapolation of unknown parameter(s) {unknown}")
+            return model
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise InputError(f"malformed model: {error}", source) from error
 
 
@@ -750,6 +770,8 @@ class Segment:
         InputError
             When a required key is missing or malformed.
         """
+        if not isinstance(data, Mapping) or not isinstance(data.get("model"), Mapping):
+            raise ValueError("segments: each must be an object with a 'model' object")
         bounds = [data.get(key) for key in ("from", "to")]
         point = data.get("breakpoint")
         return cls(
@@ -781,6 +803,27 @@ def _checked_segments(
     names = {s.parameter for s in segments}
     if len(names) != 1 or not names <= set(parameters):
         raise ValueError(f"segments: along one parameter of the model, not {sorted(names)}")
+    for s in segments:
+        if s.model.parameters != parameters:
+            raise ValueError(
+                f"segments: a segment's model has parameters {list(s.model.parameters)}, "
+                f"not the model's {list(parameters)}"
+            )
+        if s.model.segments:
+            raise ValueError("segments: a segment's model cannot itself have segments")
+        bounds = [b for b in (s.start, s.end) if b is not None]
+        point = s.breakpoint
+        if point is not None:
+            bounds += [point.lower, point.value, point.upper]
+        if not all(math.isfinite(b) for b in bounds):
+            raise ValueError("segments: bounds and breakpoints must be finite numbers")
+        if s.start is not None and s.end is not None and s.start > s.end:
+            raise ValueError(f"segments: 'from' {s.start:g} lies above 'to' {s.end:g}")
+        if point is not None and not point.lower <= point.value <= point.upper:
+            raise ValueError(
+                f"segments: breakpoint {point.value!r} outside its interval "
+                f"[{point.lower!r}, {point.upper!r}]"
+            )
     limits = [s.breakpoint for s in segments[:-1]]
     if segments[-1].breakpoint is not None or any(b is None for b in limits):
         raise ValueError("segments: every segment but the last needs a breakpoint")
@@ -788,6 +831,34 @@ def _checked_segments(
     if len(segments) < 2 or any(a >= b for a, b in itertools.pairwise(values)):
         raise ValueError("segments: at least two, with increasing breakpoints")
     return segments
+
+
+def _checked_quality(data: Mapping[str, Any]) -> Quality:
+    """A model's ``quality`` from JSON, each figure a number or null.
+
+    Raises
+    ------
+    ValueError
+        When a figure is of another type, or a key is unknown or missing.
+    """
+    if not isinstance(data, Mapping):
+        raise ValueError(f"quality: must be an object, not {data!r}")
+    for key, value in data.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise ValueError(f"quality: {key} must be a number or null, not {value!r}")
+    return Quality(**data)
+
+
+def _check_finite(constant: Any, terms: tuple[Term, ...]) -> None:
+    """Reject a model whose constant or a coefficient is not a finite number.
+
+    Raises
+    ------
+    ValueError
+        When one is NaN or infinite.
+    """
+    if not (math.isfinite(float(constant)) and all(math.isfinite(t.coefficient) for t in terms)):
+        raise ValueError("the constant and every coefficient must be finite numbers")
 
 
 def _number(value: float, digits: int | None) -> str:

@@ -268,7 +268,8 @@ def segments_note(model: Model) -> str:
         return ""
     items = []
     for segment, condition in zip(model.segments, model.segment_conditions(4), strict=True):
-        measured = f"measured {segment.parameter}={segment.start:g}..{segment.end:g}"
+        start, end = ("" if v is None else f"{v:g}" for v in (segment.start, segment.end))
+        measured = f"measured {segment.parameter}={start}..{end}"  # an open end: no value
         text = f"{condition} ({measured}): {segment.model.expression()}"
         if segment.breakpoint is not None:
             b = segment.breakpoint

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perfcast.core.errors import WorkError
+from perfcast.core.errors import InputError, WorkError
 from perfcast.io.campaign_results import RunKey
 from perfcast.measure.spec import Campaign
 
@@ -117,7 +117,14 @@ class SlurmExecutor:
             When ``sbatch`` or ``squeue`` is missing or refuses (jobs submitted before the
             refusal keep running and are picked up by the next run of the campaign).
         """
-        self.directory.mkdir(exist_ok=True)
+        try:
+            self.directory.mkdir(exist_ok=True)
+        except OSError as error:
+            raise InputError(
+                f"cannot keep the Slurm job files there: {error.strerror} "
+                "(move it away or choose another output)",
+                self.directory,
+            ) from None
         write_atomically(self.directory / "campaign.pickle", pickle.dumps(self.campaign))
         jobs: dict[str, SubmittedJob] = {}
         for key in keys:
@@ -152,11 +159,11 @@ class SlurmExecutor:
         record = self._stem(key).with_suffix(".job")
         try:
             data = json.loads(record.read_text())
-        except (OSError, json.JSONDecodeError):
+            return SubmittedJob(
+                key, str(data["job_id"]), self._stem(key), data["submitted"], data["command"]
+            )
+        except (OSError, ValueError, KeyError, TypeError):  # unreadable: as if never submitted
             return None
-        return SubmittedJob(
-            key, str(data["job_id"]), self._stem(key), data["submitted"], data["command"]
-        )
 
     def _submit(self, key: RunKey) -> SubmittedJob:
         stem = self._stem(key)
@@ -231,7 +238,9 @@ class SlurmExecutor:
         """The journal line the job left, or None."""
         try:
             line: dict[str, Any] = json.loads(job.stem.with_suffix(".result.json").read_text())
-        except (OSError, json.JSONDecodeError):
+        except (OSError, ValueError):  # not (yet) there, or not JSON text
+            return None
+        if not isinstance(line, dict):
             return None
         line["job_id"] = job.job_id
         return line
@@ -285,6 +294,8 @@ def _slurm_command(command: list[str], purpose: str) -> str:
         raise WorkError(
             f"cannot {purpose}: {command[0]} was not found on PATH (is Slurm installed here?)"
         ) from None
+    except OSError as error:
+        raise WorkError(f"cannot {purpose}: cannot start {command[0]}: {error.strerror}") from None
     except subprocess.TimeoutExpired:
         raise WorkError(
             f"cannot {purpose}: {command[0]} did not answer in {COMMAND_TIMEOUT:g} s"

@@ -595,7 +595,7 @@ def _executor(data: Mapping[str, Any], fail: _Fail) -> tuple[str, SlurmOptions]:
             "time_limit",
             "slurm",
         )
-    options = _words(raw.get("options", []), "options", fail)
+    options = _words(raw.get("options", []), "options", fail, "slurm")
     poll = raw.get("poll", 2.0)
     if isinstance(poll, bool) or not isinstance(poll, int | float) or not 0 < poll <= 3600:
         raise fail(f"[slurm] poll must be seconds in (0, 3600], not {poll!r}", "poll", "slurm")
@@ -725,17 +725,20 @@ def _paths(data: Mapping[str, Any], base: Path, source: str, fail: _Fail) -> tup
     return workdir, output
 
 
-def _words(raw: Any, key: str, fail: Any) -> list[str]:
+def _words(raw: Any, key: str, fail: Any, section: str | None = None) -> list[str]:
+    """``raw`` as a list of words (a string is split as a shell would); ``section`` is the
+    table the key lies in, for the error's name and line."""
+    name = key if section is None else f"[{section}] {key}"
     if isinstance(raw, str):
         try:
             return shlex.split(raw)
         except ValueError as error:
-            raise fail(f"{key}: {error}", key) from None
+            raise fail(f"{name}: {error}", key, section) from None
     if isinstance(raw, list) and all(isinstance(w, str) for w in raw):
         return list(raw)
     if raw is None:
         return []
-    raise fail(f"{key} must be a string or a list of strings", key)
+    raise fail(f"{name} must be a string or a list of strings", key, section)
 
 
 def cache_geometry_problem(geometry: Any) -> str | None:

@@ -396,7 +396,7 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
                 models,
                 modeler=modeler.get("name") if isinstance(modeler, Mapping) else None,
                 settings=modeler.get("settings") if isinstance(modeler, Mapping) else None,
-                ranges={k: (float(v[0]), float(v[1])) for k, v in ranges.items()},
+                ranges=_ranges(ranges),
                 source=data.get("source") or source,
                 notes=[str(note) for note in data.get("notes") or []],
                 skipped=_skips(data.get("skipped"), source),
@@ -529,6 +529,32 @@ def _plot_measured(
         line = line[line[name] == point[name]]
     means = (line if len(line) else frame).groupby(x_name)["value"].mean()
     ax.plot(means.index.to_numpy(), means.to_numpy(), "o", label="measured means")
+
+
+def _ranges(data: Any) -> dict[str, tuple[float, float]]:
+    """The ``ranges`` of a model document: per parameter ``[smallest, largest]`` measured.
+
+    Raises
+    ------
+    ValueError
+        When it is not an object of pairs of finite numbers, the smallest first.
+    """
+    if not isinstance(data, Mapping):
+        raise ValueError(f"ranges: must be an object, not {data!r}")
+    ranges = {}
+    for name, pair in data.items():
+        if not (
+            isinstance(pair, list | tuple)
+            and len(pair) == 2
+            and all(isinstance(v, int | float) and not isinstance(v, bool) for v in pair)
+            and all(math.isfinite(v) for v in pair)
+            and pair[0] <= pair[1]
+        ):
+            raise ValueError(
+                f"ranges: '{name}' must be [smallest, largest] finite numbers, not {pair!r}"
+            )
+        ranges[str(name)] = (float(pair[0]), float(pair[1]))
+    return ranges
 
 
 def _skips(entries: Any, source: str | None) -> list[Skip]:

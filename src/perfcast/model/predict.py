@@ -154,7 +154,9 @@ def extrapolation_warnings(
         for name, factor, largest in beyond
     )
     width = f"{lower:.4g} to {upper:.4g}"
-    if value != 0 and np.isfinite([value, lower, upper]).all():
+    if np.isnan([lower, upper]).any():  # its variance overflowed
+        width = "a range too wide to compute"
+    elif value != 0 and np.isfinite([value, lower, upper]).all():
         width += f" (-{(value - lower) / abs(value):.2%}, +{(upper - value) / abs(value):.2%})"
     return (
         ModelWarning(

@@ -26,9 +26,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import special
 
-from perfcast.core.experiment import Series
+from perfcast.core.experiment import Experiment, Series
 from perfcast.core.function import Breakpoint, Model, Quality, Segment
-from perfcast.model.base import SeriesModeler
+from perfcast.model.base import ChunkMap, SeriesModeler
 from perfcast.model.fitting.assembly import unmodelable_reason
 from perfcast.model.pmnf import PMNFModeler
 from perfcast.model.settings import check_choice, check_int
@@ -75,6 +75,8 @@ class SegmentedModeler(SeriesModeler):
     ----------
     models_ : list of Model
         One model per kernel; a segmented one carries :attr:`Model.segments`.
+    unsplit_ : list of str
+        Kernels asked for a fixed number of segments whose values allow no such split.
     """
 
     name = "segmented"
@@ -103,6 +105,7 @@ class SegmentedModeler(SeriesModeler):
         if parameter is not None and not isinstance(parameter, str):
             raise ValueError(f"parameter: must be a parameter name or None, not {parameter!r}")
         self._make_base(location)  # validates max_terms against the base modeler
+        self.unsplit_: list[str] = []
 
     def _make_base(self, location: str) -> SeriesModeler:
         settings = {
@@ -118,9 +121,25 @@ class SegmentedModeler(SeriesModeler):
         modeler.locations_ = []
         return modeler
 
+    def fit(
+        self, experiment: Experiment, metric: str | None = None, chunks: ChunkMap | None = None
+    ) -> SeriesModeler:
+        """:meth:`SeriesModeler.fit`; also records in :attr:`unsplit_` the kernels that a fixed
+        number of segments was asked of but whose measured values allow no such split."""
+        self.unsplit_ = []
+        return super().fit(experiment, metric, chunks)
+
     def notes(self) -> list[str]:
-        """The base modeler's notes, and how many kernels were segmented."""
+        """The base modeler's notes, how many kernels were segmented, and how many could not
+        be split into the number of segments asked for."""
         notes = super().notes()
+        unsplit = self.unsplit_
+        if unsplit:
+            notes.append(
+                f"{len(unsplit)} kernel(s) (the first: '{unsplit[0]}') have too few measured "
+                f"values for {self.segments} segments of at least {MIN_SEGMENT_VALUES} values "
+                "each: modeled in one piece"
+            )
         segmented = [m for m in self.models_ if m.segments]
         if self.models_ and self.parameter not in (None, *self.models_[0].parameters):
             notes.append(f"no parameter '{self.parameter}' to segment along: none segmented")
@@ -169,6 +188,8 @@ class SegmentedModeler(SeriesModeler):
         for count in counts:
             best = search.best(row, count)
             if best is None:
+                if self.segments != "auto":
+                    self.unsplit_.append(whole.kernel)
                 break
             split, models, rss, k = best
             if self.segments == "auto" and not (
