@@ -137,3 +137,10 @@ def test_a_machine_profile_round_trips(tmp_path):
     again.write_text(machine.to_json())
     back = read_machine(again)
     assert (back.memory, back.fp, back.name) == (machine.memory, machine.fp, "hand")
+
+
+def test_a_machine_profile_not_in_utf8_is_bad_input(tmp_path):
+    path = tmp_path / "machine.json"
+    path.write_bytes(b'{"format": "perfcast-machine", "name": "\xff"}')
+    with pytest.raises(InputError, match="not UTF-8"):
+        read_machine(path)

@@ -208,6 +208,10 @@ def read_machine(path: str | Path) -> MachineProfile:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise InputError(f"cannot read machine profile: {error.strerror}", where) from None
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"not UTF-8 text (byte {error.start}): not a machine profile", where
+        ) from None
     try:
         data = json.loads(text, parse_constant=lambda c: _reject_constant(c, where))
     except json.JSONDecodeError as error:
