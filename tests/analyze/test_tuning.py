@@ -73,6 +73,31 @@ def test_space_values_are_checked(tmp_path):
     assert space.adapt({"opt": "-O3", "UNROLL": "2", "other": "x"}) == {"opt": "-O0", "UNROLL": "2"}
 
 
+@pytest.mark.parametrize(
+    ("text", "message", "line"),
+    [
+        ('measure = 5\n[flags]\nopt = ["-O1"]\n', r"\[measure\] must be a table", 1),
+        ('defines = 5\n[flags]\nopt = ["-O1"]\n', r"\[defines\] must be a table", 1),
+        ('[flags]\nopt = ["-O1"]\n[measure]\narguments = 5\n', "measure.arguments", 4),
+        ('[flags]\nopt = ["-O1"]\n[measure]\narguments = "a b"\n', "measure.arguments", 4),
+        ('[flags]\nopt = ["-O1"]\n[measure]\ncompiler = 16\n', "measure.compiler", 4),
+    ],
+)
+def test_space_sections_of_the_wrong_type_are_bad_input(tmp_path, text, message, line):
+    # These raised TypeError/AttributeError, or split "a b" into the arguments 'a', ' ', 'b'.
+    with pytest.raises(InputError, match=message) as caught:
+        load_space(write(tmp_path, "space.toml", text))
+    assert caught.value.line == line
+
+
+def test_a_space_file_not_in_utf8_is_bad_input(tmp_path, capsys):
+    path = tmp_path / "space.toml"
+    path.write_bytes(b'[flags]\nopt = ["\xff"]\n')
+    assert main(["tune", "k.c", "--function", "f", "--space", str(path)]) == 2
+    error = capsys.readouterr().err
+    assert str(path) in error and "UTF-8" in error and "Traceback" not in error
+
+
 def additive(config):
     """A deterministic objective with a known optimum: a=3, b=z (no measurement involved)."""
     cost = {"1": 50, "2": 30, "3": 10}[config["a"]] + {"x": 7, "y": 5, "z": 1}[config["b"]]

@@ -111,11 +111,16 @@ def _line_of(text: str, key: str) -> int | None:
     return None
 
 
-def _alternatives(path: Path, text: str, section: str, table: Any) -> dict[str, tuple[str, ...]]:
+def _table(path: Path, text: str, section: str, table: Any) -> dict[str, Any]:
     if not isinstance(table, dict):
         raise InputError(
             f"[{section}] must be a table", path, _line_of(text, section), reason="bad-space"
         )
+    return table
+
+
+def _alternatives(path: Path, text: str, section: str, table: Any) -> dict[str, tuple[str, ...]]:
+    table = _table(path, text, section, table)
     result = {}
     for name, values in table.items():
         if (
@@ -148,12 +153,16 @@ def load_space(path: str | Path) -> TuningSpace:
     """
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text)
     except OSError as error:
         raise InputError(
             f"cannot read the space file: {error}", path, reason="missing-file"
         ) from error
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"not UTF-8 text (byte {error.start}): not a space file", path, reason="bad-space"
+        ) from None
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"not valid TOML: {error}", path, reason="bad-space") from error
     for key in data:
@@ -165,7 +174,7 @@ def load_space(path: str | Path) -> TuningSpace:
                 reason="unknown-key",
                 value=key,
             )
-    measure = data.get("measure", {})
+    measure = _table(path, text, "measure", data.get("measure", {}))
     for key in measure:
         if key not in _MEASURE_KEYS:
             raise InputError(
@@ -179,7 +188,7 @@ def load_space(path: str | Path) -> TuningSpace:
     macros = _alternatives(path, text, "macros", data.get("macros", {}))
     if not flags and not macros:
         raise InputError("the space has no parameter to search", path, reason="bad-space")
-    defines = data.get("defines", {})
+    defines = _table(path, text, "defines", data.get("defines", {}))
     objective = measure.get("objective", "instructions")
     if objective not in OBJECTIVES:
         raise InputError(
@@ -198,14 +207,34 @@ def load_space(path: str | Path) -> TuningSpace:
             reason="bad-space",
             value=repetitions,
         )
+    compiler = measure.get("compiler", "clang-16")
+    if not isinstance(compiler, str) or not compiler:
+        raise InputError(
+            "measure.compiler must be a command name",
+            path,
+            _line_of(text, "compiler"),
+            reason="bad-space",
+            value=compiler,
+        )
+    arguments = measure.get("arguments", [])
+    if not isinstance(arguments, list) or not all(
+        isinstance(a, str | int | float) and not isinstance(a, bool) for a in arguments
+    ):
+        raise InputError(
+            "measure.arguments must be a list of strings or numbers",
+            path,
+            _line_of(text, "arguments"),
+            reason="bad-space",
+            value=arguments,
+        )
     return TuningSpace(
         flags,
         macros,
         {str(k): str(v) for k, v in defines.items()},
         objective,
         repetitions,
-        str(measure.get("compiler", "clang-16")),
-        tuple(str(a) for a in measure.get("arguments", [])),
+        compiler,
+        tuple(str(a) for a in arguments),
     )
 
 
