@@ -98,6 +98,39 @@ def test_a_space_file_not_in_utf8_is_bad_input(tmp_path, capsys):
     assert str(path) in error and "UTF-8" in error and "Traceback" not in error
 
 
+def test_another_programs_database_is_refused_and_left_unchanged(tmp_path):
+    # The schema used to be created before the check: perfcast's tables were added to the file.
+    for name, script in [
+        ("notes.sqlite", "CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('keep');"),
+        ("meta.sqlite", "CREATE TABLE meta (key TEXT, value TEXT);"
+                        "INSERT INTO meta VALUES ('format', 'something-else');"),
+    ]:  # fmt: skip
+        foreign = tmp_path / name
+        connection = sqlite3.connect(foreign)
+        connection.executescript(script)
+        connection.commit()
+        connection.close()
+        before = foreign.read_bytes()
+        with pytest.raises(InputError, match="not a perfcast tuning database"):
+            TuningDatabase(foreign)
+        assert foreign.read_bytes() == before
+    with TuningDatabase(tmp_path / "new.sqlite") as store:  # a new file is still created
+        assert store.kernels() == []
+    with TuningDatabase(tmp_path / "new.sqlite") as store:  # and read again
+        assert store.kernels() == []
+
+
+def test_a_database_version_that_is_no_number_is_bad_input(tmp_path):
+    path = tmp_path / "tuning.sqlite"
+    TuningDatabase(path).close()
+    connection = sqlite3.connect(path)
+    connection.execute("UPDATE meta SET value = 'two' WHERE key = 'version'")
+    connection.commit()
+    connection.close()
+    with pytest.raises(InputError, match="version 'two' is not a whole number"):
+        TuningDatabase(path)
+
+
 def additive(config):
     """A deterministic objective with a known optimum: a=3, b=z (no measurement involved)."""
     cost = {"1": 50, "2": 30, "3": 10}[config["a"]] + {"x": 7, "y": 5, "z": 1}[config["b"]]

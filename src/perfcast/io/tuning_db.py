@@ -63,6 +63,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
 );
 CREATE INDEX IF NOT EXISTS evaluations_kernel ON evaluations(kernel);
 """
+_TABLES = {"meta", "kernels", "evaluations"}
 
 
 @dataclass(frozen=True)
@@ -110,8 +111,28 @@ class TuningDatabase:
         self.path = Path(path)
         try:
             self._db = sqlite3.connect(self.path)
+            # Look before writing: the schema must not be added to another program's database.
+            tables = {
+                row[0]
+                for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            found = (
+                dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+                if "meta" in tables
+                else {}
+            )
+            ours = tables <= _TABLES and not found  # created, then stopped before the meta
+            if tables and found.get("format") != FORMAT and not ours:
+                self._db.close()
+                shown = (
+                    f"format {found['format']!r}"
+                    if "format" in found
+                    else "tables " + ", ".join(sorted(tables))
+                )
+                raise InputError(
+                    f"not a perfcast tuning database ({shown})", self.path, reason="bad-database"
+                )
             self._db.executescript(_SCHEMA)
-            found = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.DatabaseError as error:
             raise InputError(
                 f"not a perfcast tuning database ({error})", self.path, reason="bad-database"
@@ -122,13 +143,13 @@ class TuningDatabase:
                     "INSERT INTO meta VALUES (?, ?)",
                     [("format", FORMAT), ("version", str(VERSION))],
                 )
-        elif found.get("format") != FORMAT:
+        elif not found.get("version", "").isdigit():
             raise InputError(
-                f"not a perfcast tuning database (format {found.get('format')!r})",
+                f"tuning database version {found.get('version')!r} is not a whole number",
                 self.path,
                 reason="bad-database",
             )
-        elif int(found.get("version", "0")) > VERSION:
+        elif int(found["version"]) > VERSION:
             raise InputError(
                 f"tuning database version {found['version']} is newer than this perfcast "
                 f"reads ({VERSION})",
