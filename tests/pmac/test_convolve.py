@@ -7,6 +7,7 @@ import json
 import pytest
 
 from perfcast.analyze.convolve import convolve
+from perfcast.api import render_pmac
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
 from perfcast.io.machine_profile import read_machine
@@ -65,7 +66,7 @@ def test_convolution_matches_a_hand_computation(tmp_path):
     assert result.total == pytest.approx(solve + setup, rel=1e-12)
     assert [b.function for b in result.blocks] == ["solve", "setup"]
     assert result.point == {"p": 64.0}
-    assert result.warnings  # computation only, says so
+    assert len(result.warnings) == 1 and result.warnings[0].startswith("computation only")
 
 
 def test_machine_without_a_needed_rate_names_file_and_field(tmp_path):
@@ -144,3 +145,36 @@ def test_a_machine_profile_not_in_utf8_is_bad_input(tmp_path):
     path.write_bytes(b'{"format": "perfcast-machine", "name": "\xff"}')
     with pytest.raises(InputError, match="not UTF-8"):
         read_machine(path)
+
+
+@pytest.mark.parametrize(
+    ("feature", "value", "warning"),
+    [
+        ("bytes.loaded", -8e9, "negative bytes or operations (e.g. 'bb:solve+0x10')"),
+        ("l1.hit_rate", 1.7, "hit rates outside [0, 1] (e.g. 'bb:solve+0x10')"),
+    ],
+)
+def test_a_convolution_of_out_of_range_figures_says_not_to_trust_it(
+    tmp_path, feature, value, warning
+):
+    # These were convolved silently: -8e9 bytes shortened the time, a hit rate of 1.7 was
+    # clamped as if it were measured.
+    signature = _two_blocks()
+    frame = signature.frame.copy()
+    frame.loc[(frame["kernel"] == "bb:solve+0x10") & (frame["metric"] == feature), "value"] = value
+    changed = Experiment.from_frame(frame, parameters=signature.parameters)
+    result = convolve(changed, read_machine(_write(tmp_path, MACHINE)))
+    assert any(warning in w for w in result.warnings), result.warnings
+    assert json.loads(render_pmac(result, "json"))["warnings"] == result.warnings
+
+
+def test_an_infinite_prediction_says_so(tmp_path):
+    # A bandwidth of 1e-310 GB/s is a positive number, yet the time overflows: the total was
+    # written as null in JSON without a word.
+    data = json.loads(json.dumps(MACHINE))
+    data["memory"]["load"]["l1"] = 1e-310
+    result = convolve(_two_blocks(), read_machine(_write(tmp_path, data)))
+    assert result.total == float("inf")
+    text = render_pmac(result, "json")
+    assert json.loads(text)["total_seconds"] is None
+    assert any("not a finite number" in w for w in json.loads(text)["warnings"])
