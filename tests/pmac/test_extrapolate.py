@@ -88,6 +88,15 @@ def test_fewer_than_three_points_is_refused():
     assert caught.value.source == "sig.json"
 
 
+@pytest.mark.parametrize("first", [0.0, -1.0])
+def test_signatures_at_a_point_that_is_not_positive_are_refused(first):
+    # log2(0) and 1/0 in the canonical forms' bases made the fit raise LinAlgError.
+    sig = _signature({("k", "loads"): [9.0, 3.0, 2.0, 1.0]}, [first, 1.0, 2.0, 4.0])
+    with pytest.raises(InputError, match=f"positive values of 'p'.*p={first:g}") as caught:
+        extrapolate(sig, {"p": 16})
+    assert caught.value.source == "sig.json"
+
+
 def test_target_must_name_the_signature_parameter():
     sig = _signature({("k", "loads"): [3.0, 2.0, 1.0]}, [1.0, 2.0, 4.0])
     with pytest.raises(InputError, match="parameter 'p'"):

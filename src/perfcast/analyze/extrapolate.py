@@ -320,8 +320,9 @@ def extrapolate(
     Raises
     ------
     InputError
-        When the signature does not vary exactly one parameter, no element is measured at three
-        or more points, or ``target`` names another parameter.
+        When the signature does not vary exactly one parameter, holds a value of it that is not
+        positive, no element is measured at three or more points, or ``target`` names another
+        parameter.
     """
     if forms not in FORM_SETS:
         raise InputError(f"unknown form set '{forms}' (known: {', '.join(FORM_SETS)})", value=forms)
@@ -336,6 +337,15 @@ def extrapolate(
     if at <= 0:
         raise InputError(f"the target {parameter}={at:g} must be positive", value=at)
     distinct = sorted({float(v) for ps, _ in series.values() for v in ps})
+    if distinct and distinct[0] <= 0:
+        # log2(p), 1/p and log(p) of the canonical forms are undefined there.
+        raise InputError(
+            f"signatures are taken at positive values of '{parameter}', this one holds "
+            f"{parameter}={distinct[0]:g}",
+            signature.source,
+            reason="signature-parameters",
+            value=distinct[0],
+        )
     if len(distinct) < MIN_POINTS:
         raise InputError(
             f"extrapolation needs signatures at {MIN_POINTS} or more values of '{parameter}', "
