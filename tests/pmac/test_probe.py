@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 
+from perfcast import cli
 from perfcast.api import load_machine, probe_machine, save_machine
 from perfcast.measure.probe import cache_geometry, probe_hit_rates
 
@@ -61,3 +62,13 @@ def test_probe_hit_rates_follow_the_access_pattern():
     l1_hit, ll_hit = probe_hit_rates("random", 1 << 21, cache)
     assert l1_hit == pytest.approx(32768 / (1 << 21))
     assert 0.0 < ll_hit < 1.0
+
+
+@pytest.mark.parametrize("largest", ["-5", "0", "4096"])
+def test_a_largest_working_set_below_four_first_level_caches_is_refused(capsys, largest):
+    # -5 raised IndexError and 4096 StatisticsError after compiling and running the probes;
+    # 0 silently measured up to the default.
+    status = cli.main(["probe", "--quick", "--largest", largest, "-o", "/nonexistent/m.json"])
+    error = capsys.readouterr().err
+    assert status == 2
+    assert "at least 4 first-level caches" in error and "Traceback" not in error
