@@ -65,10 +65,19 @@ def test_probe_hit_rates_follow_the_access_pattern():
 
 
 @pytest.mark.parametrize("largest", ["-5", "0", "4096"])
-def test_a_largest_working_set_below_four_first_level_caches_is_refused(capsys, largest):
+def test_a_largest_working_set_below_four_first_level_caches_is_refused(tmp_path, capsys, largest):
     # -5 raised IndexError and 4096 StatisticsError after compiling and running the probes;
     # 0 silently measured up to the default.
-    status = cli.main(["probe", "--quick", "--largest", largest, "-o", "/nonexistent/m.json"])
+    status = cli.main(["probe", "--quick", "--largest", largest, "-o", str(tmp_path / "m.json")])
     error = capsys.readouterr().err
     assert status == 2
     assert "at least 4 first-level caches" in error and "Traceback" not in error
+
+
+@pytest.mark.parametrize("out", ["DIR", "DIR/absent/m.json"])
+def test_a_profile_that_cannot_be_written_is_refused_before_probing(tmp_path, capsys, out):
+    # The probes ran (a minute or more) and only then was the write refused.
+    out = out.replace("DIR", str(tmp_path))
+    assert cli.main(["probe", "--quick", "-o", out]) == 2
+    error = capsys.readouterr().err
+    assert f"{out}: cannot write the profile" in error and "Traceback" not in error
