@@ -140,6 +140,14 @@ def test_graph_command_json_and_dot(tmp_path, capsys):
     assert dot.startswith('digraph "') and dot.count("->") == 6 + 5
 
 
+def test_a_loop_with_scope_function_is_refused(tmp_path, capsys):
+    # 'graph --loop 2 --scope function' printed the loop's graph, not a function's.
+    source = write(tmp_path, "f.c", CONDITIONAL_LOOP)
+    assert main(["graph", str(source), "--loop", "2", "--scope", "function"]) == 2
+    captured = capsys.readouterr()
+    assert "--scope function" in captured.err and captured.out == ""
+
+
 def test_code_that_does_not_compile_gives_the_compiler_message_and_status_2(tmp_path, capsys):
     source = write(tmp_path, "bad.c", "int f( {\n")
     assert main(["graph", str(source)]) == 2
