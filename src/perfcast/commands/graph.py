@@ -8,7 +8,7 @@ import json
 from perfcast.api import InputError, code_graphs
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast graph``."""
     parser = subparsers.add_parser(
         "graph",
