@@ -45,6 +45,7 @@ from perfcast.static.signature import BOUNDED_FEATURES
 FORM_SETS = ("pmac", "pmnf", "both")
 MIN_POINTS = 3
 _TIE = 1e-9
+_NO_PMNF = "PMNF fitted no model"
 
 
 @dataclass(frozen=True)
@@ -369,7 +370,7 @@ def extrapolate(
             continue
         element = _element(kernel, feature, p, y, at, parameter, forms, pmnf, pmnf_early)
         if element is None:
-            skipped.append({"kernel": kernel, "feature": feature, "reason": "PMNF fitted no model"})
+            skipped.append({"kernel": kernel, "feature": feature, "reason": _NO_PMNF})
             continue
         elements.append(element)
     if not elements:
@@ -392,8 +393,14 @@ def extrapolate(
     overflowed = sum(not math.isfinite(e.value) for e in elements)
     if overflowed:
         warnings.append(f"{overflowed} element(s) overflowed at the target and were left out")
-    if skipped:
-        warnings.append(f"{len(skipped)} element(s) not measured at every point were left out")
+    unfitted = sum(s["reason"] == _NO_PMNF for s in skipped)
+    if len(skipped) > unfitted:
+        warnings.append(
+            f"{len(skipped) - unfitted} element(s) measured at fewer than {MIN_POINTS} points "
+            "were left out"
+        )
+    if unfitted:
+        warnings.append(f"{unfitted} element(s) PMNF fitted no model to were left out")
     return Extrapolation(
         _as_signature(signature, elements, parameter, at), elements, skipped, warnings
     )
