@@ -178,3 +178,14 @@ def test_an_infinite_prediction_says_so(tmp_path):
     text = render_pmac(result, "json")
     assert json.loads(text)["total_seconds"] is None
     assert any("not a finite number" in w for w in json.loads(text)["warnings"])
+
+
+@pytest.mark.parametrize("probe", [5, {"notes": "one note"}, {"notes": ["one note"]}])
+def test_a_hand_written_probe_entry_is_shown_or_left_out(tmp_path, probe):
+    # render_pmac of a profile with "probe": 5 raised AttributeError; "notes": "abc" printed
+    # one note per character.
+    data = {**json.loads(json.dumps(MACHINE)), "probe": probe}
+    text = render_pmac(read_machine(_write(tmp_path, data)))
+    assert text.startswith("machine hand\n")
+    notes = [line for line in text.splitlines() if line.startswith("note:")]
+    assert notes == (["note: one note"] if probe == {"notes": ["one note"]} else [])
