@@ -240,3 +240,12 @@ def test_symbolic_loop_counts_give_the_mean_trip_counts(tmp_path, capsys):
     assert stays == pytest.approx(sorted(expected))
     assert main(["graph", str(source), "--function", "tri", "--counts", "--flag=-DN=40"]) == 0
     assert json.loads(capsys.readouterr().out)["graphs"][0]["notes"] == []
+
+
+def test_a_file_clang_takes_for_a_linker_input_is_bad_input(tmp_path, capsys):
+    # clang compiled nothing from 'k.json' and exited 0: reading its IR raised FileNotFoundError.
+    source = tmp_path / "k.json"
+    source.write_text("int f(int x) { return x; }\n")
+    assert main(["graph", str(source)]) == 2
+    error = capsys.readouterr().err
+    assert f"{source}: clang made no code of it" in error and "Traceback" not in error

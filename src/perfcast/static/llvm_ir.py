@@ -166,6 +166,13 @@ def compile_to_ir(
             raise InputError(
                 f"does not compile:\n{message}", path, reason="compile-error", value=message
             )
+        if not output.is_file():  # clang took it for a linker input (by its suffix)
+            raise InputError(
+                "clang made no code of it: not a C file (name it .c)",
+                path,
+                reason="compile-error",
+                value=done.stderr.strip(),
+            )
         return output.read_text()
 
 
