@@ -249,3 +249,15 @@ def test_a_file_clang_takes_for_a_linker_input_is_bad_input(tmp_path, capsys):
     assert main(["graph", str(source)]) == 2
     error = capsys.readouterr().err
     assert f"{source}: clang made no code of it" in error and "Traceback" not in error
+
+
+def test_a_profiled_program_printing_bytes_that_are_not_utf8_is_profiled(tmp_path, capsys):
+    # The profiled run's output was decoded strictly: UnicodeDecodeError ended the command.
+    source = tmp_path / "bytes.c"
+    source.write_bytes(
+        b"#include <stdio.h>\nint main(int argc, char **argv) {\n"
+        b"  int s = 0;\n  for (int i = 0; i < argc * 10; i++) if (i % 3) s += i;\n"
+        b'  printf("%d \\xff\\n", s);\n  return 0;\n}\n'
+    )
+    assert main(["graph", str(source), "--profile"]) == 0
+    assert json.loads(capsys.readouterr().out)["graphs"][0]["probabilities"] == "profile"

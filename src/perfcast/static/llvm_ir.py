@@ -232,6 +232,7 @@ def profiled_ir(
                 [str(binary), *arguments],
                 capture_output=True,
                 text=True,
+                errors="replace",  # the program may print any bytes
                 check=False,
                 env=environment,
                 timeout=timeout,
