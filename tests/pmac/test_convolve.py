@@ -132,6 +132,25 @@ def test_cache_geometry_for_the_simulation_has_a_power_of_two_of_sets(tmp_path):
     assert machine.cache_geometry() == {"D1": "49152,12,64", "LL": "268435456,16,64"}
 
 
+@pytest.mark.parametrize(
+    ("geometry", "field"),
+    [
+        ({"size": 24576, "associativity": 8, "line": 48}, "cache.D1.line"),
+        ({"size": 10**400, "associativity": 8, "line": 64}, "cache.D1.size"),
+        ({"size": 2**32, "associativity": 16, "line": 64}, "cache.D1.size"),
+    ],
+)
+def test_a_cache_valgrind_cannot_simulate_names_the_field(tmp_path, geometry, field):
+    # These reached valgrind ('Bad argument', exit 1) after perfcast signature had started.
+    data = {**json.loads(json.dumps(MACHINE)), "cache": {"D1": geometry}}
+    path = _write(tmp_path, data)
+    machine = read_machine(path)
+    convolve(_two_blocks(), machine)  # the convolution does not use the caches
+    with pytest.raises(InputError, match=f"field '{field}': valgrind simulates") as caught:
+        machine.cache_geometry()
+    assert caught.value.source == str(path)
+
+
 def test_a_machine_profile_round_trips(tmp_path):
     machine = read_machine(_write(tmp_path, MACHINE))
     again = tmp_path / "again.json"
