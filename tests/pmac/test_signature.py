@@ -164,6 +164,7 @@ def test_campaign_metric_signature_collects_one_signature_per_point(tmp_path):
         (["--timeout", "-1"], "--timeout must be a positive number"),
         (["--cache", "D1=a,b,c"], "whole numbers"),
         (["--cache", "D1=1000,3,64"], "powers of two"),
+        (["--cache", "LL=4294967296,16,64"], "below 2 GiB"),
         (["--ranks", "1,1"], "lists a rank count twice"),
         (["--every-rank", "FILE"], "--every-rank names a directory"),
         (["-o", "DIR"], "is a directory"),

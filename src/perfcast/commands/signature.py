@@ -82,15 +82,16 @@ def _cache(options: list[str]) -> dict[str, str]:
             raise InputError(
                 f"--cache takes whole numbers of bytes and ways, not '{option}'", value=option
             ) from None
-        # valgrind's own rules: a power-of-two line size and number of sets.
+        # valgrind's own rules: a power-of-two line size and number of sets, sizes in a C int.
         if (
             min(size, ways, line) < 1
+            or size >= 2**31
             or size % (ways * line)
             or not (_power_of_two(line) and _power_of_two(size // (ways * line)))
         ):
             raise InputError(
-                f"--cache {option}: valgrind simulates caches whose line size and number of "
-                "sets (SIZE / (ASSOC * LINE)) are powers of two",
+                f"--cache {option}: valgrind simulates caches below 2 GiB whose line size and "
+                "number of sets (SIZE / (ASSOC * LINE)) are powers of two",
                 value=option,
             )
         cache[level] = geometry
