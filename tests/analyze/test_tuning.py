@@ -90,6 +90,20 @@ def test_space_sections_of_the_wrong_type_are_bad_input(tmp_path, text, message,
     assert caught.value.line == line
 
 
+def test_a_space_too_large_to_list_or_with_a_repeated_value_is_refused(tmp_path):
+    # 8 macros of 20 values (2.56e10 configurations) were listed in memory before the first
+    # evaluation; 'U = [1, 1]' evaluated the same configuration twice.
+    macros = "".join(f"M{i} = [{', '.join(str(v) for v in range(20))}]\n" for i in range(8))
+    with pytest.raises(InputError, match="25,600,000,000 configurations"):
+        load_space(write(tmp_path, "big.toml", "[macros]\n" + macros))
+    big = TuningSpace(flags={}, macros={f"M{i}": tuple(map(str, range(20))) for i in range(8)})
+    with pytest.raises(InputError, match="at most 1,000,000"):
+        search(big, additive, budget=3)
+    with pytest.raises(InputError, match="macros.U lists a value twice") as caught:
+        load_space(write(tmp_path, "twice.toml", "[macros]\nV = [1]\nU = [1, 1]\n"))
+    assert caught.value.line == 3
+
+
 def test_a_space_file_not_in_utf8_is_bad_input(tmp_path, capsys):
     path = tmp_path / "space.toml"
     path.write_bytes(b'[flags]\nopt = ["\xff"]\n')

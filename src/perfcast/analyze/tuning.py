@@ -43,6 +43,8 @@ STRATEGIES = ("exhaustive", "random", "model")
 OBJECTIVES = ("instructions", "time")
 WITHIN = 0.05
 """A configuration within this fraction of the best counts as reaching it."""
+MAX_CONFIGURATIONS = 1_000_000
+"""The largest space searched: every strategy lists all configurations first."""
 
 _SECTIONS = {"flags", "macros", "defines", "measure"}
 _MEASURE_KEYS = {"objective", "repetitions", "compiler", "arguments"}
@@ -136,7 +138,26 @@ def _alternatives(path: Path, text: str, section: str, table: Any) -> dict[str, 
                 value=name,
             )
         result[name] = tuple(str(v) for v in values)
+        if len(set(result[name])) != len(values):
+            raise InputError(
+                f"{section}.{name} lists a value twice",
+                path,
+                _line_of(text, name),
+                reason="bad-space",
+                value=name,
+            )
     return result
+
+
+def _check_size(size: int, path: Path | None = None) -> None:
+    if size > MAX_CONFIGURATIONS:
+        raise InputError(
+            f"the space has {size:,} configurations; perfcast lists them all to search them, "
+            f"at most {MAX_CONFIGURATIONS:,}: fix some values with [defines]",
+            path,
+            reason="bad-space",
+            value=size,
+        )
 
 
 def load_space(path: str | Path) -> TuningSpace:
@@ -188,6 +209,7 @@ def load_space(path: str | Path) -> TuningSpace:
     macros = _alternatives(path, text, "macros", data.get("macros", {}))
     if not flags and not macros:
         raise InputError("the space has no parameter to search", path, reason="bad-space")
+    _check_size(math.prod(len(values) for values in (*flags.values(), *macros.values())), path)
     defines = _table(path, text, "defines", data.get("defines", {}))
     objective = measure.get("objective", "instructions")
     if objective not in OBJECTIVES:
@@ -336,6 +358,7 @@ def search(
         raise ValueError(f"strategy: must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
     if budget < 1:
         raise ValueError(f"budget: must be at least 1, not {budget}")
+    _check_size(space.size)
     rng = random.Random(seed)
     pending = space.all_configurations()
     if strategy != "exhaustive":
