@@ -109,3 +109,13 @@ def test_predict_options_a_signature_prediction_ignores_are_refused(
     assert message in captured.err and "Traceback" not in captured.err
     assert captured.out == ""
     assert cli.main(argv) == 0
+
+
+def test_extrapolate_refuses_one_file_for_signature_and_report(tmp_path, capsys):
+    # The report was written over the extrapolated signature just saved there.
+    series = _series(tmp_path, [1, 2, 4])
+    out = tmp_path / "out.json"
+    argv = ["extrapolate", str(series), "--to", "p=16", "-o", str(out), "--report", str(out)]
+    assert cli.main(argv) == 2
+    assert "name the same file" in capsys.readouterr().err
+    assert not out.exists()
