@@ -11,9 +11,9 @@ from perfcast.api import (
     collect_rank_signatures,
     load_machine,
     merge_signatures,
+    output_format,
     save,
 )
-from perfcast.io import output_format_for
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -102,7 +102,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
     """Refuse outputs that cannot be written before the (long) run, not after it."""
     if Path(args.out).is_dir():
         raise InputError("is a directory, not a file to write", args.out)
-    output_format_for(args.out)
+    output_format(args.out)
     if args.every_rank and Path(args.every_rank).exists() and not Path(args.every_rank).is_dir():
         raise InputError("--every-rank names a directory, this is a file", args.every_rank)
     if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
