@@ -246,9 +246,12 @@ def test_a_file_clang_takes_for_a_linker_input_is_bad_input(tmp_path, capsys):
     # clang compiled nothing from 'k.json' and exited 0: reading its IR raised FileNotFoundError.
     source = tmp_path / "k.json"
     source.write_text("int f(int x) { return x; }\n")
+    (tmp_path / "k.c").write_text("int f(int x) { return x; }\n")
     assert main(["graph", str(source)]) == 2
     error = capsys.readouterr().err
     assert f"{source}: clang made no code of it" in error and "Traceback" not in error
+    assert main(["graph", str(tmp_path / "k.c"), "--flag=-fsyntax-only"]) == 2
+    assert "a flag stops clang" in capsys.readouterr().err
 
 
 def test_a_profiled_program_printing_bytes_that_are_not_utf8_is_profiled(tmp_path, capsys):

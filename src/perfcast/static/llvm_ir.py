@@ -166,9 +166,10 @@ def compile_to_ir(
             raise InputError(
                 f"does not compile:\n{message}", path, reason="compile-error", value=message
             )
-        if not output.is_file():  # clang took it for a linker input (by its suffix)
+        if not output.is_file():  # a linker input by its suffix, or -fsyntax-only
             raise InputError(
-                "clang made no code of it: not a C file (name it .c)",
+                "clang made no code of it: not a C file by its name (.c), or a flag stops "
+                "clang before code generation",
                 path,
                 reason="compile-error",
                 value=done.stderr.strip(),
