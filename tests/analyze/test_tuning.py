@@ -104,6 +104,17 @@ def test_a_space_too_large_to_list_or_with_a_repeated_value_is_refused(tmp_path)
     assert caught.value.line == 3
 
 
+def test_a_compiler_that_is_not_installed_is_bad_input_before_the_database(tmp_path, capsys):
+    # It failed (exit 1) at the first evaluation, after creating the database file.
+    path = write(tmp_path, "space.toml", '[flags]\nopt = ["-O1"]\n[measure]\ncompiler = "nocc"\n')
+    program = write_program(kernel("dot"), tmp_path)
+    database = tmp_path / "tuning.sqlite"
+    argv = ["tune", str(program), "--function", "dot", "--space", str(path), "--db", str(database)]
+    assert main(argv) == 2
+    assert "measure.compiler 'nocc' is not installed" in capsys.readouterr().err
+    assert not database.exists()
+
+
 def test_a_space_file_not_in_utf8_is_bad_input(tmp_path, capsys):
     path = tmp_path / "space.toml"
     path.write_bytes(b'[flags]\nopt = ["\xff"]\n')

@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import shutil
 import tomllib
 import uuid
 from collections.abc import Callable, Sequence
@@ -437,9 +438,20 @@ def tune(
     Returns
     -------
     TuningResult
+
+    Raises
+    ------
+    InputError
+        When a warm start has no database, or the space's compiler is not installed.
     """
     if warm_start and database is None:
         raise InputError("a warm start needs a tuning database", reason="warm-without-database")
+    if measure is None and shutil.which(space.compiler) is None:
+        raise InputError(
+            f"the space's measure.compiler '{space.compiler}' is not installed",
+            reason="missing-compiler",
+            value=space.compiler,
+        )
     if budget is None:
         budget = space.size if strategy == "exhaustive" else min(20, space.size)
     graph = build_graphs(source, function=function, scope="function", flags=flags)[0]
