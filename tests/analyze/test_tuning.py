@@ -145,6 +145,14 @@ def test_another_programs_database_is_refused_and_left_unchanged(tmp_path):
         assert store.kernels() == []
 
 
+def test_a_database_path_that_cannot_be_a_file_says_why(tmp_path):
+    # Both said "not a perfcast tuning database (unable to open database file)".
+    with pytest.raises(InputError, match="cannot open the tuning database: is a directory"):
+        TuningDatabase(tmp_path)
+    with pytest.raises(InputError, match="its directory does not exist"):
+        TuningDatabase(tmp_path / "absent" / "tuning.sqlite")
+
+
 def test_a_database_version_that_is_no_number_is_bad_input(tmp_path):
     path = tmp_path / "tuning.sqlite"
     TuningDatabase(path).close()

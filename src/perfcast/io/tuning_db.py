@@ -109,6 +109,11 @@ class TuningDatabase:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        if self.path.is_dir() or not self.path.parent.is_dir():
+            problem = "is a directory" if self.path.is_dir() else "its directory does not exist"
+            raise InputError(
+                f"cannot open the tuning database: {problem}", self.path, reason="bad-database"
+            )
         try:
             self._db = sqlite3.connect(self.path)
             # Look before writing: the schema must not be added to another program's database.
