@@ -7,12 +7,13 @@ import shutil
 import sqlite3
 import textwrap
 
+import numpy as np
 import pytest
 
 from benchmarks.kernel_corpus import kernel, write_program
 from perfcast.analyze.tuning import TuningSpace, load_space, search, tune
 from perfcast.cli import main
-from perfcast.core.errors import InputError
+from perfcast.core.errors import InputError, WorkError
 from perfcast.io.tuning_db import TuningDatabase
 from perfcast.measure.kernel_runs import KernelRun
 
@@ -151,6 +152,21 @@ def test_a_database_path_that_cannot_be_a_file_says_why(tmp_path):
         TuningDatabase(tmp_path)
     with pytest.raises(InputError, match="its directory does not exist"):
         TuningDatabase(tmp_path / "absent" / "tuning.sqlite")
+
+
+def test_a_locked_database_is_a_failure_with_a_message_not_a_traceback(tmp_path):
+    # sqlite3.OperationalError ('database is locked') escaped as a traceback at the end of the
+    # search.
+    path = tmp_path / "tuning.sqlite"
+    with TuningDatabase(path) as store:
+        holder = sqlite3.connect(path)
+        holder.execute("BEGIN EXCLUSIVE")
+        store._db.execute("PRAGMA busy_timeout = 0")
+        try:
+            with pytest.raises(WorkError, match="cannot write the tuning database"):
+                store.add_kernel("a.c", "f", "function", None, np.ones(4))
+        finally:
+            holder.close()
 
 
 def test_a_database_version_that_is_no_number_is_bad_input(tmp_path):

@@ -21,16 +21,17 @@ kernels without compiling them again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from perfcast.core.errors import InputError
+from perfcast.core.errors import InputError, WorkError
 
 FORMAT = "perfcast-tuning"
 VERSION = 1
@@ -172,12 +173,19 @@ class TuningDatabase:
         """Close the file."""
         self._db.close()
 
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.OperationalError as error:  # locked, read-only, disk full
+            raise WorkError(f"{self.path}: cannot write the tuning database: {error}") from None
+
     def add_kernel(
         self, file: str, function: str, scope: str, line: int | None, embedding: np.ndarray
     ) -> int:
         """Store (or update the embedding of) a kernel; returns its id."""
         blob = np.asarray(embedding, dtype="<f8").tobytes()
-        with self._db:
+        with self._writing(), self._db:
             self._db.execute(
                 "INSERT INTO kernels (file, function, scope, line, embedding, embedding_size) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (file, function) DO UPDATE SET "
@@ -201,8 +209,14 @@ class TuningDatabase:
         ]
 
     def add_evaluations(self, kernel: int, session: str, evaluations: Sequence[Evaluation]) -> None:
-        """Store the evaluations of one search session, in one transaction."""
-        with self._db:
+        """Store the evaluations of one search session, in one transaction.
+
+        Raises
+        ------
+        WorkError
+            When SQLite cannot write (the file is locked by another search, read-only, ...).
+        """
+        with self._writing(), self._db:
             self._db.executemany(
                 "INSERT INTO evaluations (kernel, session, step, config, objective, value, "
                 "instructions, seconds, scope, origin, error) "
