@@ -183,3 +183,20 @@ def test_bad_signature_options_are_refused_before_the_run(tmp_path, capsys, opti
     error = capsys.readouterr().err
     assert message in error and "Traceback" not in error
     assert "no such program" not in error  # refused before looking at the program
+
+
+@pytest.mark.parametrize(("ranks", "tool"), [("1", "valgrind"), ("2", "mpirun")])
+def test_a_missing_valgrind_or_mpirun_is_named(tmp_path, capsys, monkeypatch, ranks, tool):
+    # Without them on PATH, FileNotFoundError escaped as a traceback when the run started.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    if tool == "mpirun":
+        valgrind = shutil.which("valgrind")
+        if valgrind is None:
+            pytest.skip("needs valgrind, to find mpirun missing after it")
+        (bin_dir / "valgrind").symlink_to(valgrind)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    argv = ["signature", "-o", str(tmp_path / "s.json"), "--ranks", ranks, "--", "/bin/true"]
+    assert cli.main(argv) == 1
+    error = capsys.readouterr().err
+    assert f"{tool} is not installed" in error and "Traceback" not in error
