@@ -264,3 +264,12 @@ def test_a_profiled_program_printing_bytes_that_are_not_utf8_is_profiled(tmp_pat
     )
     assert main(["graph", str(source), "--profile"]) == 0
     assert json.loads(capsys.readouterr().out)["graphs"][0]["probabilities"] == "profile"
+
+
+def test_a_perfcast_clang_that_is_not_installed_is_named(tmp_path, capsys, monkeypatch):
+    # PERFCAST_CLANG=/nonexistent/clang raised FileNotFoundError from subprocess.
+    source = write(tmp_path, "f.c", "int f(int x) { return x; }\n")
+    monkeypatch.setenv("PERFCAST_CLANG", "/nonexistent/clang")
+    assert main(["graph", str(source)]) == 1
+    error = capsys.readouterr().err
+    assert "PERFCAST_CLANG names '/nonexistent/clang'" in error and "Traceback" not in error

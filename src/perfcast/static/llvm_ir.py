@@ -110,6 +110,8 @@ def find_clang() -> str:
     """
     named = os.environ.get("PERFCAST_CLANG")
     if named:
+        if shutil.which(named) is None:
+            raise WorkError(f"PERFCAST_CLANG names '{named}', which is not installed")
         return named
     for name in CLANG_NAMES:
         found = shutil.which(name)
@@ -184,6 +186,8 @@ PROFDATA_NAMES = ("llvm-profdata-16", "/usr/lib/llvm-16/bin/llvm-profdata", "llv
 def _find_profdata() -> str:
     named = os.environ.get("PERFCAST_LLVM_PROFDATA")
     if named:
+        if shutil.which(named) is None:
+            raise WorkError(f"PERFCAST_LLVM_PROFDATA names '{named}', which is not installed")
         return named
     for name in PROFDATA_NAMES:
         found = shutil.which(name)
