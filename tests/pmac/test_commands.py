@@ -119,3 +119,12 @@ def test_extrapolate_refuses_one_file_for_signature_and_report(tmp_path, capsys)
     assert cli.main(argv) == 2
     assert "name the same file" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_forms_without_a_signature_is_refused(tmp_path, capsys):
+    # 'predict FILE --at p=16 --forms pmnf' ignored --forms.
+    series = _series(tmp_path, [1, 2, 4])
+    argv = ["predict", str(series), "--metric", "bytes.loaded", "--at", "p=16"]
+    assert cli.main([*argv, "--forms", "pmnf"]) == 2
+    assert "--forms is for signature predictions" in capsys.readouterr().err
+    assert cli.main(argv) == 0

@@ -79,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     convolve instead."""
     if args.signature or args.machine:
         return _run_signature(args)
+    if args.forms != "pmac":
+        raise InputError("--forms is for signature predictions (--signature and --machine)")
     if args.file is None:
         raise InputError("predict needs FILE (or --signature and --machine)")
     if args.runs is not None:
