@@ -81,3 +81,10 @@ def test_a_profile_that_cannot_be_written_is_refused_before_probing(tmp_path, ca
     assert cli.main(["probe", "--quick", "-o", out]) == 2
     error = capsys.readouterr().err
     assert f"{out}: cannot write the profile" in error and "Traceback" not in error
+
+
+def test_a_largest_working_set_beyond_the_memory_is_refused(tmp_path, capsys):
+    # 1e20 bytes: every probe up to 32 GiB ran, then one failed to allocate (exit 1, no reason).
+    argv = ["probe", "--quick", "--largest", str(10**20), "-o", str(tmp_path / "m.json")]
+    assert cli.main(argv) == 2
+    assert "must fit in half of this machine's memory" in capsys.readouterr().err
