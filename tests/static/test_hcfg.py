@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import textwrap
 from pathlib import Path
@@ -273,3 +274,11 @@ def test_a_perfcast_clang_that_is_not_installed_is_named(tmp_path, capsys, monke
     assert main(["graph", str(source)]) == 1
     error = capsys.readouterr().err
     assert "PERFCAST_CLANG names '/nonexistent/clang'" in error and "Traceback" not in error
+
+
+def test_a_file_name_that_is_not_utf8_is_graphed(tmp_path):
+    # clang writes the file name's bytes into the IR: reading it raised UnicodeDecodeError.
+    source = Path(os.fsdecode(bytes(tmp_path) + b"/x\xff.c"))
+    source.write_text("int f(int x) { return x; }\n")
+    (graph,) = build_graphs(source)
+    assert graph.function == "f" and graph.nodes

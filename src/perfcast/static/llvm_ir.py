@@ -176,7 +176,7 @@ def compile_to_ir(
                 reason="compile-error",
                 value=done.stderr.strip(),
             )
-        return output.read_text()
+        return output.read_text(encoding="utf-8", errors="replace")  # file names: any bytes
 
 
 PROFDATA_NAMES = ("llvm-profdata-16", "/usr/lib/llvm-16/bin/llvm-profdata", "llvm-profdata")
