@@ -116,6 +116,15 @@ def test_a_compiler_that_is_not_installed_is_bad_input_before_the_database(tmp_p
     assert not database.exists()
 
 
+def test_a_macro_name_that_is_no_c_identifier_is_refused(tmp_path):
+    # '"A B" = [1]' became -DA B=1: every configuration failed to compile and tune exited 0.
+    with pytest.raises(InputError, match="macros.'A B' is not a C macro name") as caught:
+        load_space(write(tmp_path, "a.toml", '[macros]\nU = [1]\n"A B" = [1, 2]\n'))
+    assert caught.value.line == 3
+    with pytest.raises(InputError, match="defines.'N=3' is not a C macro name"):
+        load_space(write(tmp_path, "b.toml", '[macros]\nU = [1]\n[defines]\n"N=3" = 4\n'))
+
+
 def test_a_space_file_not_in_utf8_is_bad_input(tmp_path, capsys):
     path = tmp_path / "space.toml"
     path.write_bytes(b'[flags]\nopt = ["\xff"]\n')

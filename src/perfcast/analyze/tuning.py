@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import re
 import shutil
 import tomllib
 import uuid
@@ -48,6 +49,7 @@ MAX_CONFIGURATIONS = 1_000_000
 """The largest space searched: every strategy lists all configurations first."""
 
 _SECTIONS = {"flags", "macros", "defines", "measure"}
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MEASURE_KEYS = {"objective", "repetitions", "compiler", "arguments"}
 
 
@@ -212,6 +214,16 @@ def load_space(path: str | Path) -> TuningSpace:
         raise InputError("the space has no parameter to search", path, reason="bad-space")
     _check_size(math.prod(len(values) for values in (*flags.values(), *macros.values())), path)
     defines = _table(path, text, "defines", data.get("defines", {}))
+    for section, names in (("macros", macros), ("defines", defines)):
+        for name in names:
+            if not _IDENTIFIER.fullmatch(name):
+                raise InputError(
+                    f"{section}.{name!r} is not a C macro name",
+                    path,
+                    _line_of(text, name) or _line_of(text, f'"{name}"'),
+                    reason="bad-space",
+                    value=name,
+                )
     objective = measure.get("objective", "instructions")
     if objective not in OBJECTIVES:
         raise InputError(
