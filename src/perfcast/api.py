@@ -1236,6 +1236,19 @@ def formats() -> dict[str, dict[str, bool]]:
     }
 
 
+def output_format(path: str | Path) -> str:
+    """The format :func:`save` writes to ``path`` (from its suffix).
+
+    Raises
+    ------
+    InputError
+        When no writer takes the file name.
+    """
+    from perfcast.io import output_format_for
+
+    return output_format_for(path)
+
+
 # ---------------------------------------------------------------------- learned run-time models
 # (issue 17: run tables, perfcast learn, perfcast predict --runs)
 
@@ -2038,6 +2051,7 @@ __all__ = [
     "metric_modes",
     "modelers",
     "optimize",
+    "output_format",
     "parse_expectation",
     "parse_point",
     "pending_runs",

@@ -59,12 +59,28 @@ def test_rank_orders_candidates_and_similar_names_the_query(tmp_path):
         rank(found.query, [found.query], top=0)
 
 
-def test_parse_query():
-    assert parse_query("a.c:f:12") == parse_query("a.c:f:12")
+def test_parse_query(tmp_path):
+    query = parse_query("a.c:f:12")  # compared with itself before: a check that cannot fail
+    assert (query.file, query.function, query.line) == ("a.c", "f", 12)
+    query = parse_query("a.c")
+    assert (query.file, query.function, query.line) == ("a.c", None, None)
     query = parse_query("dir/a.c:f:12")
     assert (query.file, query.function, query.line) == ("dir/a.c", "f", 12)
     query = parse_query("a.c:f")
     assert (query.file, query.function, query.line) == ("a.c", "f", None)
+
+
+def test_a_query_line_that_is_no_number_or_a_file_without_functions_says_so(tmp_path, capsys):
+    # 'k.c:sum:abc' was reported as "k.c:sum: no such C file"; a file with no function as
+    # "name the function to match (defined: )".
+    source = write_program(kernel("dot"), tmp_path)
+    assert main(["similar", f"{source}:dot:abc", str(source)]) == 2
+    error = capsys.readouterr().err
+    assert f"{source}: the loop's line must be a whole number, not 'abc'" in error
+    empty = tmp_path / "empty.c"
+    empty.write_text("")
+    assert main(["similar", str(empty), str(source)]) == 2
+    assert f"{empty}: defines no function to match" in capsys.readouterr().err
 
 
 def test_similar_command_prints_ranked_json(tmp_path, capsys):

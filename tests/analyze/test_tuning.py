@@ -7,12 +7,13 @@ import shutil
 import sqlite3
 import textwrap
 
+import numpy as np
 import pytest
 
 from benchmarks.kernel_corpus import kernel, write_program
 from perfcast.analyze.tuning import TuningSpace, load_space, search, tune
 from perfcast.cli import main
-from perfcast.core.errors import InputError
+from perfcast.core.errors import InputError, WorkError
 from perfcast.io.tuning_db import TuningDatabase
 from perfcast.measure.kernel_runs import KernelRun
 
@@ -71,6 +72,121 @@ def test_space_values_are_checked(tmp_path):
     assert space.size == 4 and space.default() == {"opt": "-O0", "UNROLL": "1"}
     assert space.compile_flags({"opt": "-O2", "UNROLL": "2"}) == ["-O2", "-DUNROLL=2", "-DN=24"]
     assert space.adapt({"opt": "-O3", "UNROLL": "2", "other": "x"}) == {"opt": "-O0", "UNROLL": "2"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line"),
+    [
+        ('measure = 5\n[flags]\nopt = ["-O1"]\n', r"\[measure\] must be a table", 1),
+        ('defines = 5\n[flags]\nopt = ["-O1"]\n', r"\[defines\] must be a table", 1),
+        ('[flags]\nopt = ["-O1"]\n[measure]\narguments = 5\n', "measure.arguments", 4),
+        ('[flags]\nopt = ["-O1"]\n[measure]\narguments = "a b"\n', "measure.arguments", 4),
+        ('[flags]\nopt = ["-O1"]\n[measure]\ncompiler = 16\n', "measure.compiler", 4),
+    ],
+)
+def test_space_sections_of_the_wrong_type_are_bad_input(tmp_path, text, message, line):
+    # These raised TypeError/AttributeError, or split "a b" into the arguments 'a', ' ', 'b'.
+    with pytest.raises(InputError, match=message) as caught:
+        load_space(write(tmp_path, "space.toml", text))
+    assert caught.value.line == line
+
+
+def test_a_space_too_large_to_list_or_with_a_repeated_value_is_refused(tmp_path):
+    # 8 macros of 20 values (2.56e10 configurations) were listed in memory before the first
+    # evaluation; 'U = [1, 1]' evaluated the same configuration twice.
+    macros = "".join(f"M{i} = [{', '.join(str(v) for v in range(20))}]\n" for i in range(8))
+    with pytest.raises(InputError, match="25,600,000,000 configurations"):
+        load_space(write(tmp_path, "big.toml", "[macros]\n" + macros))
+    big = TuningSpace(flags={}, macros={f"M{i}": tuple(map(str, range(20))) for i in range(8)})
+    with pytest.raises(InputError, match="at most 1,000,000"):
+        search(big, additive, budget=3)
+    with pytest.raises(InputError, match="macros.U lists a value twice") as caught:
+        load_space(write(tmp_path, "twice.toml", "[macros]\nV = [1]\nU = [1, 1]\n"))
+    assert caught.value.line == 3
+
+
+def test_a_compiler_that_is_not_installed_is_bad_input_before_the_database(tmp_path, capsys):
+    # It failed (exit 1) at the first evaluation, after creating the database file.
+    path = write(tmp_path, "space.toml", '[flags]\nopt = ["-O1"]\n[measure]\ncompiler = "nocc"\n')
+    program = write_program(kernel("dot"), tmp_path)
+    database = tmp_path / "tuning.sqlite"
+    argv = ["tune", str(program), "--function", "dot", "--space", str(path), "--db", str(database)]
+    assert main(argv) == 2
+    assert "measure.compiler 'nocc' is not installed" in capsys.readouterr().err
+    assert not database.exists()
+
+
+def test_a_macro_name_that_is_no_c_identifier_is_refused(tmp_path):
+    # '"A B" = [1]' became -DA B=1: every configuration failed to compile and tune exited 0.
+    with pytest.raises(InputError, match="macros.'A B' is not a C macro name") as caught:
+        load_space(write(tmp_path, "a.toml", '[macros]\nU = [1]\n"A B" = [1, 2]\n'))
+    assert caught.value.line == 3
+    with pytest.raises(InputError, match="defines.'N=3' is not a C macro name"):
+        load_space(write(tmp_path, "b.toml", '[macros]\nU = [1]\n[defines]\n"N=3" = 4\n'))
+
+
+def test_a_space_file_not_in_utf8_is_bad_input(tmp_path, capsys):
+    path = tmp_path / "space.toml"
+    path.write_bytes(b'[flags]\nopt = ["\xff"]\n')
+    assert main(["tune", "k.c", "--function", "f", "--space", str(path)]) == 2
+    error = capsys.readouterr().err
+    assert str(path) in error and "UTF-8" in error and "Traceback" not in error
+
+
+def test_another_programs_database_is_refused_and_left_unchanged(tmp_path):
+    # The schema used to be created before the check: perfcast's tables were added to the file.
+    for name, script in [
+        ("notes.sqlite", "CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('keep');"),
+        ("meta.sqlite", "CREATE TABLE meta (key TEXT, value TEXT);"
+                        "INSERT INTO meta VALUES ('format', 'something-else');"),
+    ]:  # fmt: skip
+        foreign = tmp_path / name
+        connection = sqlite3.connect(foreign)
+        connection.executescript(script)
+        connection.commit()
+        connection.close()
+        before = foreign.read_bytes()
+        with pytest.raises(InputError, match="not a perfcast tuning database"):
+            TuningDatabase(foreign)
+        assert foreign.read_bytes() == before
+    with TuningDatabase(tmp_path / "new.sqlite") as store:  # a new file is still created
+        assert store.kernels() == []
+    with TuningDatabase(tmp_path / "new.sqlite") as store:  # and read again
+        assert store.kernels() == []
+
+
+def test_a_database_path_that_cannot_be_a_file_says_why(tmp_path):
+    # Both said "not a perfcast tuning database (unable to open database file)".
+    with pytest.raises(InputError, match="cannot open the tuning database: is a directory"):
+        TuningDatabase(tmp_path)
+    with pytest.raises(InputError, match="its directory does not exist"):
+        TuningDatabase(tmp_path / "absent" / "tuning.sqlite")
+
+
+def test_a_locked_database_is_a_failure_with_a_message_not_a_traceback(tmp_path):
+    # sqlite3.OperationalError ('database is locked') escaped as a traceback at the end of the
+    # search.
+    path = tmp_path / "tuning.sqlite"
+    with TuningDatabase(path) as store:
+        holder = sqlite3.connect(path)
+        holder.execute("BEGIN EXCLUSIVE")
+        store._db.execute("PRAGMA busy_timeout = 0")
+        try:
+            with pytest.raises(WorkError, match="cannot write the tuning database"):
+                store.add_kernel("a.c", "f", "function", None, np.ones(4))
+        finally:
+            holder.close()
+
+
+def test_a_database_version_that_is_no_number_is_bad_input(tmp_path):
+    path = tmp_path / "tuning.sqlite"
+    TuningDatabase(path).close()
+    connection = sqlite3.connect(path)
+    connection.execute("UPDATE meta SET value = 'two' WHERE key = 'version'")
+    connection.commit()
+    connection.close()
+    with pytest.raises(InputError, match="version 'two' is not a whole number"):
+        TuningDatabase(path)
 
 
 def additive(config):

@@ -87,3 +87,44 @@ def test_machine_without_needed_entry_names_file_and_field(tmp_path, capsys):
     assert cli.main(["convolve", str(series), "--machine", str(path)]) == 2
     err = capsys.readouterr().err
     assert str(path) in err and "memory.load.memory" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--format", "csv"], "prints text or json, not csv"),
+        (["--runs", "table.csv"], "--runs does not apply"),
+        (["--level", "0.5"], "--level does not apply"),
+        (["--metric", "time"], "--metric does not apply"),
+    ],
+)
+def test_predict_options_a_signature_prediction_ignores_are_refused(
+    tmp_path, machine, capsys, extra, message
+):
+    # These printed the text prediction as if the option had been applied.
+    series = _series(tmp_path, [1, 2, 4])
+    argv = ["predict", "--signature", str(series), "--machine", str(machine), "--at", "p=16"]
+    assert cli.main([*argv, *extra]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and "Traceback" not in captured.err
+    assert captured.out == ""
+    assert cli.main(argv) == 0
+
+
+def test_extrapolate_refuses_one_file_for_signature_and_report(tmp_path, capsys):
+    # The report was written over the extrapolated signature just saved there.
+    series = _series(tmp_path, [1, 2, 4])
+    out = tmp_path / "out.json"
+    argv = ["extrapolate", str(series), "--to", "p=16", "-o", str(out), "--report", str(out)]
+    assert cli.main(argv) == 2
+    assert "name the same file" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_forms_without_a_signature_is_refused(tmp_path, capsys):
+    # 'predict FILE --at p=16 --forms pmnf' ignored --forms.
+    series = _series(tmp_path, [1, 2, 4])
+    argv = ["predict", str(series), "--metric", "bytes.loaded", "--at", "p=16"]
+    assert cli.main([*argv, "--forms", "pmnf"]) == 2
+    assert "--forms is for signature predictions" in capsys.readouterr().err
+    assert cli.main(argv) == 0

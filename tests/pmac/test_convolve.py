@@ -7,6 +7,7 @@ import json
 import pytest
 
 from perfcast.analyze.convolve import convolve
+from perfcast.api import render_pmac
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
 from perfcast.io.machine_profile import read_machine
@@ -65,7 +66,7 @@ def test_convolution_matches_a_hand_computation(tmp_path):
     assert result.total == pytest.approx(solve + setup, rel=1e-12)
     assert [b.function for b in result.blocks] == ["solve", "setup"]
     assert result.point == {"p": 64.0}
-    assert result.warnings  # computation only, says so
+    assert len(result.warnings) == 1 and result.warnings[0].startswith("computation only")
 
 
 def test_machine_without_a_needed_rate_names_file_and_field(tmp_path):
@@ -131,9 +132,79 @@ def test_cache_geometry_for_the_simulation_has_a_power_of_two_of_sets(tmp_path):
     assert machine.cache_geometry() == {"D1": "49152,12,64", "LL": "268435456,16,64"}
 
 
+@pytest.mark.parametrize(
+    ("geometry", "field"),
+    [
+        ({"size": 24576, "associativity": 8, "line": 48}, "cache.D1.line"),
+        ({"size": 10**400, "associativity": 8, "line": 64}, "cache.D1.size"),
+        ({"size": 2**32, "associativity": 16, "line": 64}, "cache.D1.size"),
+    ],
+)
+def test_a_cache_valgrind_cannot_simulate_names_the_field(tmp_path, geometry, field):
+    # These reached valgrind ('Bad argument', exit 1) after perfcast signature had started.
+    data = {**json.loads(json.dumps(MACHINE)), "cache": {"D1": geometry}}
+    path = _write(tmp_path, data)
+    machine = read_machine(path)
+    convolve(_two_blocks(), machine)  # the convolution does not use the caches
+    with pytest.raises(InputError, match=f"field '{field}': valgrind simulates") as caught:
+        machine.cache_geometry()
+    assert caught.value.source == str(path)
+
+
 def test_a_machine_profile_round_trips(tmp_path):
     machine = read_machine(_write(tmp_path, MACHINE))
     again = tmp_path / "again.json"
     again.write_text(machine.to_json())
     back = read_machine(again)
     assert (back.memory, back.fp, back.name) == (machine.memory, machine.fp, "hand")
+
+
+def test_a_machine_profile_not_in_utf8_is_bad_input(tmp_path):
+    path = tmp_path / "machine.json"
+    path.write_bytes(b'{"format": "perfcast-machine", "name": "\xff"}')
+    with pytest.raises(InputError, match="not UTF-8"):
+        read_machine(path)
+
+
+@pytest.mark.parametrize(
+    ("feature", "value", "warning"),
+    [
+        ("bytes.loaded", -8e9, "negative bytes or operations (e.g. 'bb:solve+0x10')"),
+        ("l1.hit_rate", 1.7, "hit rates outside [0, 1] (e.g. 'bb:solve+0x10')"),
+    ],
+)
+def test_a_convolution_of_out_of_range_figures_says_not_to_trust_it(
+    tmp_path, feature, value, warning
+):
+    # These were convolved silently: -8e9 bytes shortened the time, a hit rate of 1.7 was
+    # clamped as if it were measured.
+    signature = _two_blocks()
+    frame = signature.frame.copy()
+    frame.loc[(frame["kernel"] == "bb:solve+0x10") & (frame["metric"] == feature), "value"] = value
+    changed = Experiment.from_frame(frame, parameters=signature.parameters)
+    result = convolve(changed, read_machine(_write(tmp_path, MACHINE)))
+    assert any(warning in w for w in result.warnings), result.warnings
+    assert json.loads(render_pmac(result, "json"))["warnings"] == result.warnings
+
+
+def test_an_infinite_prediction_says_so(tmp_path):
+    # A bandwidth of 1e-310 GB/s is a positive number, yet the time overflows: the total was
+    # written as null in JSON without a word.
+    data = json.loads(json.dumps(MACHINE))
+    data["memory"]["load"]["l1"] = 1e-310
+    result = convolve(_two_blocks(), read_machine(_write(tmp_path, data)))
+    assert result.total == float("inf")
+    text = render_pmac(result, "json")
+    assert json.loads(text)["total_seconds"] is None
+    assert any("not a finite number" in w for w in json.loads(text)["warnings"])
+
+
+@pytest.mark.parametrize("probe", [5, {"notes": "one note"}, {"notes": ["one note"]}])
+def test_a_hand_written_probe_entry_is_shown_or_left_out(tmp_path, probe):
+    # render_pmac of a profile with "probe": 5 raised AttributeError; "notes": "abc" printed
+    # one note per character.
+    data = {**json.loads(json.dumps(MACHINE)), "probe": probe}
+    text = render_pmac(read_machine(_write(tmp_path, data)))
+    assert text.startswith("machine hand\n")
+    notes = [line for line in text.splitlines() if line.startswith("note:")]
+    assert notes == (["note: one note"] if probe == {"notes": ["one note"]} else [])

@@ -88,6 +88,15 @@ def test_fewer_than_three_points_is_refused():
     assert caught.value.source == "sig.json"
 
 
+@pytest.mark.parametrize("first", [0.0, -1.0])
+def test_signatures_at_a_point_that_is_not_positive_are_refused(first):
+    # log2(0) and 1/0 in the canonical forms' bases made the fit raise LinAlgError.
+    sig = _signature({("k", "loads"): [9.0, 3.0, 2.0, 1.0]}, [first, 1.0, 2.0, 4.0])
+    with pytest.raises(InputError, match=f"positive values of 'p'.*p={first:g}") as caught:
+        extrapolate(sig, {"p": 16})
+    assert caught.value.source == "sig.json"
+
+
 def test_target_must_name_the_signature_parameter():
     sig = _signature({("k", "loads"): [3.0, 2.0, 1.0]}, [1.0, 2.0, 4.0])
     with pytest.raises(InputError, match="parameter 'p'"):
@@ -104,7 +113,22 @@ def test_elements_missing_at_a_point_are_skipped_and_listed():
     result = extrapolate(sig, {"p": 8})
     assert [e.kernel for e in result.elements] == ["k"]
     assert result.skipped[0]["kernel"] == "j"
-    assert any("left out" in w for w in result.warnings)
+    assert "1 element(s) measured at fewer than 3 points were left out" in result.warnings
+
+
+def test_an_element_missing_at_one_of_four_points_is_kept_and_not_called_left_out():
+    # The warning said "not measured at every point were left out", while such elements with
+    # three or more points are kept: only those with fewer are left out.
+    sig = Experiment.from_columns(
+        ["k"] * 4 + ["j"] * 3 + ["i"] * 2,
+        ["loads"] * 9,
+        {"p": [1, 2, 4, 8, 2, 4, 8, 4, 8]},
+        [8.0, 4.0, 2.0, 1.0, 4.0, 2.0, 1.0, 2.0, 1.0],
+    )
+    result = extrapolate(sig, {"p": 16})
+    assert sorted(e.kernel for e in result.elements) == ["j", "k"]
+    assert [s["kernel"] for s in result.skipped] == ["i"]
+    assert "1 element(s) measured at fewer than 3 points were left out" in result.warnings
 
 
 def test_pmnf_at_three_points_passes_on_its_quality_warnings():

@@ -6,6 +6,7 @@ import shutil
 
 import pytest
 
+from perfcast import cli
 from perfcast.api import load_machine, probe_machine, save_machine
 from perfcast.measure.probe import cache_geometry, probe_hit_rates
 
@@ -61,3 +62,29 @@ def test_probe_hit_rates_follow_the_access_pattern():
     l1_hit, ll_hit = probe_hit_rates("random", 1 << 21, cache)
     assert l1_hit == pytest.approx(32768 / (1 << 21))
     assert 0.0 < ll_hit < 1.0
+
+
+@pytest.mark.parametrize("largest", ["-5", "0", "4096"])
+def test_a_largest_working_set_below_four_first_level_caches_is_refused(tmp_path, capsys, largest):
+    # -5 raised IndexError and 4096 StatisticsError after compiling and running the probes;
+    # 0 silently measured up to the default.
+    status = cli.main(["probe", "--quick", "--largest", largest, "-o", str(tmp_path / "m.json")])
+    error = capsys.readouterr().err
+    assert status == 2
+    assert "at least 4 first-level caches" in error and "Traceback" not in error
+
+
+@pytest.mark.parametrize("out", ["DIR", "DIR/absent/m.json"])
+def test_a_profile_that_cannot_be_written_is_refused_before_probing(tmp_path, capsys, out):
+    # The probes ran (a minute or more) and only then was the write refused.
+    out = out.replace("DIR", str(tmp_path))
+    assert cli.main(["probe", "--quick", "-o", out]) == 2
+    error = capsys.readouterr().err
+    assert f"{out}: cannot write the profile" in error and "Traceback" not in error
+
+
+def test_a_largest_working_set_beyond_the_memory_is_refused(tmp_path, capsys):
+    # 1e20 bytes: every probe up to 32 GiB ran, then one failed to allocate (exit 1, no reason).
+    argv = ["probe", "--quick", "--largest", str(10**20), "-o", str(tmp_path / "m.json")]
+    assert cli.main(argv) == 2
+    assert "must fit in half of this machine's memory" in capsys.readouterr().err

@@ -155,3 +155,48 @@ def test_campaign_metric_signature_collects_one_signature_per_point(tmp_path):
     )  # fmt: skip
     assert element.form == "linear"
     assert element.value == pytest.approx(12000)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--timeout", "nan"], "--timeout must be a positive number"),
+        (["--timeout", "-1"], "--timeout must be a positive number"),
+        (["--cache", "D1=a,b,c"], "whole numbers"),
+        (["--cache", "D1=1000,3,64"], "powers of two"),
+        (["--cache", "LL=4294967296,16,64"], "below 2 GiB"),
+        (["--ranks", "1,1"], "lists a rank count twice"),
+        (["--every-rank", "FILE"], "--every-rank names a directory"),
+        (["-o", "DIR"], "is a directory"),
+        (["-o", "sig.unknown"], "cannot tell the output format"),
+    ],
+)
+def test_bad_signature_options_are_refused_before_the_run(tmp_path, capsys, options, message):
+    # --timeout nan, --every-rank FILE raised tracebacks (the latter after the whole run);
+    # a cache valgrind refuses failed with exit 1 after starting it; --ranks 1,1 ran twice,
+    # then failed merging; -o DIR or an unknown suffix lost the finished run.
+    (tmp_path / "FILE").write_text("")
+    (tmp_path / "DIR").mkdir()
+    options = [str(tmp_path / o) if o in ("FILE", "DIR", "sig.unknown") else o for o in options]
+    argv = ["signature", "-o", str(tmp_path / "s.json"), *options, "--", "/nonexistent/prog"]
+    assert cli.main(argv) == 2
+    error = capsys.readouterr().err
+    assert message in error and "Traceback" not in error
+    assert "no such program" not in error  # refused before looking at the program
+
+
+@pytest.mark.parametrize(("ranks", "tool"), [("1", "valgrind"), ("2", "mpirun")])
+def test_a_missing_valgrind_or_mpirun_is_named(tmp_path, capsys, monkeypatch, ranks, tool):
+    # Without them on PATH, FileNotFoundError escaped as a traceback when the run started.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    if tool == "mpirun":
+        valgrind = shutil.which("valgrind")
+        if valgrind is None:
+            pytest.skip("needs valgrind, to find mpirun missing after it")
+        (bin_dir / "valgrind").symlink_to(valgrind)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    argv = ["signature", "-o", str(tmp_path / "s.json"), "--ranks", ranks, "--", "/bin/true"]
+    assert cli.main(argv) == 1
+    error = capsys.readouterr().err
+    assert f"{tool} is not installed" in error and "Traceback" not in error

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import textwrap
 from pathlib import Path
@@ -140,6 +141,14 @@ def test_graph_command_json_and_dot(tmp_path, capsys):
     assert dot.startswith('digraph "') and dot.count("->") == 6 + 5
 
 
+def test_a_loop_with_scope_function_is_refused(tmp_path, capsys):
+    # 'graph --loop 2 --scope function' printed the loop's graph, not a function's.
+    source = write(tmp_path, "f.c", CONDITIONAL_LOOP)
+    assert main(["graph", str(source), "--loop", "2", "--scope", "function"]) == 2
+    captured = capsys.readouterr()
+    assert "--scope function" in captured.err and captured.out == ""
+
+
 def test_code_that_does_not_compile_gives_the_compiler_message_and_status_2(tmp_path, capsys):
     source = write(tmp_path, "bad.c", "int f( {\n")
     assert main(["graph", str(source)]) == 2
@@ -232,3 +241,44 @@ def test_symbolic_loop_counts_give_the_mean_trip_counts(tmp_path, capsys):
     assert stays == pytest.approx(sorted(expected))
     assert main(["graph", str(source), "--function", "tri", "--counts", "--flag=-DN=40"]) == 0
     assert json.loads(capsys.readouterr().out)["graphs"][0]["notes"] == []
+
+
+def test_a_file_clang_takes_for_a_linker_input_is_bad_input(tmp_path, capsys):
+    # clang compiled nothing from 'k.json' and exited 0: reading its IR raised FileNotFoundError.
+    source = tmp_path / "k.json"
+    source.write_text("int f(int x) { return x; }\n")
+    (tmp_path / "k.c").write_text("int f(int x) { return x; }\n")
+    assert main(["graph", str(source)]) == 2
+    error = capsys.readouterr().err
+    assert f"{source}: clang made no code of it" in error and "Traceback" not in error
+    assert main(["graph", str(tmp_path / "k.c"), "--flag=-fsyntax-only"]) == 2
+    assert "a flag stops clang" in capsys.readouterr().err
+
+
+def test_a_profiled_program_printing_bytes_that_are_not_utf8_is_profiled(tmp_path, capsys):
+    # The profiled run's output was decoded strictly: UnicodeDecodeError ended the command.
+    source = tmp_path / "bytes.c"
+    source.write_bytes(
+        b"#include <stdio.h>\nint main(int argc, char **argv) {\n"
+        b"  int s = 0;\n  for (int i = 0; i < argc * 10; i++) if (i % 3) s += i;\n"
+        b'  printf("%d \\xff\\n", s);\n  return 0;\n}\n'
+    )
+    assert main(["graph", str(source), "--profile"]) == 0
+    assert json.loads(capsys.readouterr().out)["graphs"][0]["probabilities"] == "profile"
+
+
+def test_a_perfcast_clang_that_is_not_installed_is_named(tmp_path, capsys, monkeypatch):
+    # PERFCAST_CLANG=/nonexistent/clang raised FileNotFoundError from subprocess.
+    source = write(tmp_path, "f.c", "int f(int x) { return x; }\n")
+    monkeypatch.setenv("PERFCAST_CLANG", "/nonexistent/clang")
+    assert main(["graph", str(source)]) == 1
+    error = capsys.readouterr().err
+    assert "PERFCAST_CLANG names '/nonexistent/clang'" in error and "Traceback" not in error
+
+
+def test_a_file_name_that_is_not_utf8_is_graphed(tmp_path):
+    # clang writes the file name's bytes into the IR: reading it raised UnicodeDecodeError.
+    source = Path(os.fsdecode(bytes(tmp_path) + b"/x\xff.c"))
+    source.write_text("int f(int x) { return x; }\n")
+    (graph,) = build_graphs(source)
+    assert graph.function == "f" and graph.nodes

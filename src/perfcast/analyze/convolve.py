@@ -20,6 +20,7 @@ one block of a function of the same name.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,7 +178,13 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
         )
     times: list[BlockTime] = []
     warnings: list[str] = []
+    negative: set[str] = set()
+    out_of_range: set[str] = set()
     for kernel, features in blocks.items():
+        if any(v < 0 for n, v in features.items() if n in MEMORY_FEATURES or is_fp_feature(n)):
+            negative.add(kernel)
+        if any(not 0.0 <= features[n] <= 1.0 for n in HIT_RATES if n in features):
+            out_of_range.add(kernel)
         fp_time = sum(
             count / machine.fp_rate(name[len("fp.") :])
             for name, count in features.items()
@@ -204,6 +211,21 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
         functions[block.function] = functions.get(block.function, 0.0) + block.time
     functions = dict(sorted(functions.items(), key=lambda item: (-item[1], item[0])))
     total = sum(b.time for b in times)
+    if negative:
+        warnings.append(
+            f"{len(negative)} block(s) count negative bytes or operations (e.g. "
+            f"'{min(negative)}'): the signature is not a measured one"
+        )
+    if out_of_range:
+        warnings.append(
+            f"{len(out_of_range)} block(s) have hit rates outside [0, 1] (e.g. "
+            f"'{min(out_of_range)}'), taken as the nearest bound"
+        )
+    if not math.isfinite(total):
+        warnings.append(
+            "the predicted time is not a finite number: the signature's counts or the "
+            "machine's rates are out of range"
+        )
     warnings.append(
         "computation only: time in libraries (MPI, libc), communication, integer work and "
         "instruction issue limits is not modeled"

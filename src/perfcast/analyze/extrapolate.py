@@ -45,6 +45,7 @@ from perfcast.static.signature import BOUNDED_FEATURES
 FORM_SETS = ("pmac", "pmnf", "both")
 MIN_POINTS = 3
 _TIE = 1e-9
+_NO_PMNF = "PMNF fitted no model"
 
 
 @dataclass(frozen=True)
@@ -320,8 +321,9 @@ def extrapolate(
     Raises
     ------
     InputError
-        When the signature does not vary exactly one parameter, no element is measured at three
-        or more points, or ``target`` names another parameter.
+        When the signature does not vary exactly one parameter, holds a value of it that is not
+        positive, no element is measured at three or more points, or ``target`` names another
+        parameter.
     """
     if forms not in FORM_SETS:
         raise InputError(f"unknown form set '{forms}' (known: {', '.join(FORM_SETS)})", value=forms)
@@ -336,6 +338,15 @@ def extrapolate(
     if at <= 0:
         raise InputError(f"the target {parameter}={at:g} must be positive", value=at)
     distinct = sorted({float(v) for ps, _ in series.values() for v in ps})
+    if distinct and distinct[0] <= 0:
+        # log2(p), 1/p and log(p) of the canonical forms are undefined there.
+        raise InputError(
+            f"signatures are taken at positive values of '{parameter}', this one holds "
+            f"{parameter}={distinct[0]:g}",
+            signature.source,
+            reason="signature-parameters",
+            value=distinct[0],
+        )
     if len(distinct) < MIN_POINTS:
         raise InputError(
             f"extrapolation needs signatures at {MIN_POINTS} or more values of '{parameter}', "
@@ -359,7 +370,7 @@ def extrapolate(
             continue
         element = _element(kernel, feature, p, y, at, parameter, forms, pmnf, pmnf_early)
         if element is None:
-            skipped.append({"kernel": kernel, "feature": feature, "reason": "PMNF fitted no model"})
+            skipped.append({"kernel": kernel, "feature": feature, "reason": _NO_PMNF})
             continue
         elements.append(element)
     if not elements:
@@ -382,8 +393,14 @@ def extrapolate(
     overflowed = sum(not math.isfinite(e.value) for e in elements)
     if overflowed:
         warnings.append(f"{overflowed} element(s) overflowed at the target and were left out")
-    if skipped:
-        warnings.append(f"{len(skipped)} element(s) not measured at every point were left out")
+    unfitted = sum(s["reason"] == _NO_PMNF for s in skipped)
+    if len(skipped) > unfitted:
+        warnings.append(
+            f"{len(skipped) - unfitted} element(s) measured at fewer than {MIN_POINTS} points "
+            "were left out"
+        )
+    if unfitted:
+        warnings.append(f"{unfitted} element(s) PMNF fitted no model to were left out")
     return Extrapolation(
         _as_signature(signature, elements, parameter, at), elements, skipped, warnings
     )

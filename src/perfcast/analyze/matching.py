@@ -81,6 +81,13 @@ def parse_query(text: str) -> Query:
     parts = text.split(":")
     if len(parts) >= 3 and parts[-1].strip().isdigit():
         return Query(":".join(parts[:-2]), parts[-2] or None, int(parts[-1]))
+    if len(parts) >= 3 and Path(":".join(parts[:-2])).exists():
+        raise InputError(
+            f"the loop's line must be a whole number, not '{parts[-1]}'",
+            ":".join(parts[:-2]),
+            reason="bad-query",
+            value=text,
+        )
     if len(parts) >= 2:
         return Query(":".join(parts[:-1]), parts[-1] or None)
     return Query(text)
@@ -96,6 +103,8 @@ def query_graph(query: Query, flags: Sequence[str] = ()) -> CodeGraph:
     graphs = build_graphs(query.file, function=query.function, scope="function", flags=flags)
     if query.function is None:
         graphs = [g for g in graphs if g.function != "main"] or graphs
+        if not graphs:
+            raise InputError("defines no function to match", query.file, reason="no-function")
         if len(graphs) != 1:
             names = ", ".join(g.function for g in graphs)
             raise InputError(

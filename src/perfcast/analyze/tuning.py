@@ -25,6 +25,8 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import re
+import shutil
 import tomllib
 import uuid
 from collections.abc import Callable, Sequence
@@ -43,8 +45,11 @@ STRATEGIES = ("exhaustive", "random", "model")
 OBJECTIVES = ("instructions", "time")
 WITHIN = 0.05
 """A configuration within this fraction of the best counts as reaching it."""
+MAX_CONFIGURATIONS = 1_000_000
+"""The largest space searched: every strategy lists all configurations first."""
 
 _SECTIONS = {"flags", "macros", "defines", "measure"}
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MEASURE_KEYS = {"objective", "repetitions", "compiler", "arguments"}
 
 
@@ -111,11 +116,16 @@ def _line_of(text: str, key: str) -> int | None:
     return None
 
 
-def _alternatives(path: Path, text: str, section: str, table: Any) -> dict[str, tuple[str, ...]]:
+def _table(path: Path, text: str, section: str, table: Any) -> dict[str, Any]:
     if not isinstance(table, dict):
         raise InputError(
             f"[{section}] must be a table", path, _line_of(text, section), reason="bad-space"
         )
+    return table
+
+
+def _alternatives(path: Path, text: str, section: str, table: Any) -> dict[str, tuple[str, ...]]:
+    table = _table(path, text, section, table)
     result = {}
     for name, values in table.items():
         if (
@@ -131,7 +141,26 @@ def _alternatives(path: Path, text: str, section: str, table: Any) -> dict[str, 
                 value=name,
             )
         result[name] = tuple(str(v) for v in values)
+        if len(set(result[name])) != len(values):
+            raise InputError(
+                f"{section}.{name} lists a value twice",
+                path,
+                _line_of(text, name),
+                reason="bad-space",
+                value=name,
+            )
     return result
+
+
+def _check_size(size: int, path: Path | None = None) -> None:
+    if size > MAX_CONFIGURATIONS:
+        raise InputError(
+            f"the space has {size:,} configurations; perfcast lists them all to search them, "
+            f"at most {MAX_CONFIGURATIONS:,}: fix some values with [defines]",
+            path,
+            reason="bad-space",
+            value=size,
+        )
 
 
 def load_space(path: str | Path) -> TuningSpace:
@@ -148,12 +177,16 @@ def load_space(path: str | Path) -> TuningSpace:
     """
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text)
     except OSError as error:
         raise InputError(
             f"cannot read the space file: {error}", path, reason="missing-file"
         ) from error
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"not UTF-8 text (byte {error.start}): not a space file", path, reason="bad-space"
+        ) from None
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"not valid TOML: {error}", path, reason="bad-space") from error
     for key in data:
@@ -165,7 +198,7 @@ def load_space(path: str | Path) -> TuningSpace:
                 reason="unknown-key",
                 value=key,
             )
-    measure = data.get("measure", {})
+    measure = _table(path, text, "measure", data.get("measure", {}))
     for key in measure:
         if key not in _MEASURE_KEYS:
             raise InputError(
@@ -179,7 +212,18 @@ def load_space(path: str | Path) -> TuningSpace:
     macros = _alternatives(path, text, "macros", data.get("macros", {}))
     if not flags and not macros:
         raise InputError("the space has no parameter to search", path, reason="bad-space")
-    defines = data.get("defines", {})
+    _check_size(math.prod(len(values) for values in (*flags.values(), *macros.values())), path)
+    defines = _table(path, text, "defines", data.get("defines", {}))
+    for section, names in (("macros", macros), ("defines", defines)):
+        for name in names:
+            if not _IDENTIFIER.fullmatch(name):
+                raise InputError(
+                    f"{section}.{name!r} is not a C macro name",
+                    path,
+                    _line_of(text, name) or _line_of(text, f'"{name}"'),
+                    reason="bad-space",
+                    value=name,
+                )
     objective = measure.get("objective", "instructions")
     if objective not in OBJECTIVES:
         raise InputError(
@@ -198,14 +242,34 @@ def load_space(path: str | Path) -> TuningSpace:
             reason="bad-space",
             value=repetitions,
         )
+    compiler = measure.get("compiler", "clang-16")
+    if not isinstance(compiler, str) or not compiler:
+        raise InputError(
+            "measure.compiler must be a command name",
+            path,
+            _line_of(text, "compiler"),
+            reason="bad-space",
+            value=compiler,
+        )
+    arguments = measure.get("arguments", [])
+    if not isinstance(arguments, list) or not all(
+        isinstance(a, str | int | float) and not isinstance(a, bool) for a in arguments
+    ):
+        raise InputError(
+            "measure.arguments must be a list of strings or numbers",
+            path,
+            _line_of(text, "arguments"),
+            reason="bad-space",
+            value=arguments,
+        )
     return TuningSpace(
         flags,
         macros,
         {str(k): str(v) for k, v in defines.items()},
         objective,
         repetitions,
-        str(measure.get("compiler", "clang-16")),
-        tuple(str(a) for a in measure.get("arguments", [])),
+        compiler,
+        tuple(str(a) for a in arguments),
     )
 
 
@@ -307,6 +371,7 @@ def search(
         raise ValueError(f"strategy: must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
     if budget < 1:
         raise ValueError(f"budget: must be at least 1, not {budget}")
+    _check_size(space.size)
     rng = random.Random(seed)
     pending = space.all_configurations()
     if strategy != "exhaustive":
@@ -385,9 +450,20 @@ def tune(
     Returns
     -------
     TuningResult
+
+    Raises
+    ------
+    InputError
+        When a warm start has no database, or the space's compiler is not installed.
     """
     if warm_start and database is None:
         raise InputError("a warm start needs a tuning database", reason="warm-without-database")
+    if measure is None and shutil.which(space.compiler) is None:
+        raise InputError(
+            f"the space's measure.compiler '{space.compiler}' is not installed",
+            reason="missing-compiler",
+            value=space.compiler,
+        )
     if budget is None:
         budget = space.size if strategy == "exhaustive" else min(20, space.size)
     graph = build_graphs(source, function=function, scope="function", flags=flags)[0]

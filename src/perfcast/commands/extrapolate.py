@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from perfcast.api import extrapolate_signature, load, merge_signatures, render_pmac, save
+from perfcast.api import (
+    InputError,
+    extrapolate_signature,
+    load,
+    merge_signatures,
+    render_pmac,
+    save,
+)
 from perfcast.commands.common import write_output
 
 
@@ -31,6 +39,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Extrapolate, write the signature and report the forms chosen."""
+    if args.out and args.report and Path(args.out).resolve() == Path(args.report).resolve():
+        raise InputError(
+            "-o and --report name the same file: the report would replace the signature", args.out
+        )
     signature = merge_signatures([load(path) for path in args.files])
     result = extrapolate_signature(signature, args.to, forms=args.forms)
     if args.out:

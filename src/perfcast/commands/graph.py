@@ -8,7 +8,7 @@ import json
 from perfcast.api import InputError, code_graphs
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast graph``."""
     parser = subparsers.add_parser(
         "graph",
@@ -55,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
     """Print the graphs."""
     if args.run_arg and not args.profile:
         raise InputError("--run-arg is for --profile runs", reason="run-arg-without-profile")
+    if args.loop is not None and args.scope == "function":
+        raise InputError("--loop selects a loop graph; --scope function shows none")
     graphs = code_graphs(
         args.source,
         function=args.function,

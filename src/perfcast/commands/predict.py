@@ -58,7 +58,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument(
         "--forms", choices=("pmac", "pmnf", "both"), default="pmac", help="extrapolation forms"
     )
-    parser.set_defaults(run=run)
+    # The options a signature prediction does not read, with their defaults: given with
+    # --signature, they are refused rather than ignored.
+    unused = {
+        action.dest: (action.option_strings[-1], action.default)
+        for action in parser._actions
+        if action.option_strings and action.dest not in _SIGNATURE_OPTIONS
+    }
+    parser.set_defaults(run=run, signature_unused=unused)
+
+
+#: What ``predict --signature`` reads (besides the ``--format`` text or json).
+_SIGNATURE_OPTIONS = {"help", "signature", "machine", "forms", "at", "format", "out"}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     convolve instead."""
     if args.signature or args.machine:
         return _run_signature(args)
+    if args.forms != "pmac":
+        raise InputError("--forms is for signature predictions (--signature and --machine)")
     if args.file is None:
         raise InputError("predict needs FILE (or --signature and --machine)")
     if args.runs is not None:
@@ -105,6 +118,11 @@ def _predict_runs(args: argparse.Namespace) -> int:
 def _run_signature(args: argparse.Namespace) -> int:
     if not args.signature or not args.machine or args.file is not None:
         raise InputError("a signature prediction takes --signature and --machine, and no FILE")
+    for dest, (option, default) in args.signature_unused.items():
+        if getattr(args, dest) != default:
+            raise InputError(f"{option} does not apply to a signature prediction")
+    if args.format not in ("text", "json"):
+        raise InputError(f"a signature prediction prints text or json, not {args.format}")
     signature = merge_signatures([load(path) for path in args.signature])
     machine = load_machine(args.machine)
     warnings: list[str] = []

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from perfcast.api import probe_machine, render_pmac, save_machine
+from perfcast.api import InputError, probe_machine, render_pmac, save_machine
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -25,6 +26,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Probe, write the profile, print its summary."""
+    out = Path(args.out)
+    if out.is_dir() or not out.parent.is_dir():  # refused before probing, not after
+        problem = "is a directory" if out.is_dir() else "its directory does not exist"
+        raise InputError(f"cannot write the profile: {problem}", args.out)
     profile = probe_machine(quick=args.quick, largest_working_set=args.largest, name=args.name)
     save_machine(profile, args.out)
     print(render_pmac(profile), end="")

@@ -8,7 +8,7 @@ import json
 from perfcast.api import InputError, similar_kernels
 
 
-def add_parser(subparsers) -> None:
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast similar``."""
     parser = subparsers.add_parser(
         "similar",

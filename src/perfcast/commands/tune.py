@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from perfcast.api import InputError, load_tuning_space, tune_kernel
 
+if TYPE_CHECKING:
+    from perfcast.api import TuningResult
 
-def add_parser(subparsers) -> None:
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast tune``."""
     parser = subparsers.add_parser(
         "tune",
@@ -62,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_text(result) -> str:
+def render_text(result: TuningResult) -> str:
     """The search as lines of text: each evaluation, the best, the saving, the notes."""
     lines = [f"{result.file}:{result.function}  objective: {result.objective}"]
     for source_file, function, score in result.warm_sources:

@@ -79,6 +79,9 @@ def machine_text(profile: MachineProfile) -> str:
         lines.append(f"  {access}: {figures}")
     for kind, rate in profile.fp.items():
         lines.append(f"  fp {kind}: {rate:.3g} Gop/s")
-    notes = profile.extra.get("probe", {}).get("notes", [])
-    lines += [f"note: {n}" for n in notes]
+    # "probe" is free-form in a hand-written profile: only a list of notes is shown.
+    probe = profile.extra.get("probe")
+    notes = probe.get("notes") if isinstance(probe, dict) else None
+    if isinstance(notes, list):
+        lines += [f"note: {n}" for n in notes]
     return "\n".join(lines) + "\n"

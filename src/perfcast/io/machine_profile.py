@@ -40,6 +40,8 @@ ACCESSES = ("load", "store")
 LEVELS = ("l1", "ll", "memory")
 CACHE_LEVELS = ("D1", "LL")
 CACHE_FIELDS = ("size", "associativity", "line")
+#: valgrind reads cache sizes into a C int.
+_VALGRIND_LARGEST = 2**31
 
 
 @dataclass
@@ -101,14 +103,30 @@ class MachineProfile:
         Valgrind simulates caches whose number of sets is a power of two: a cache with another
         number (a 480 MiB, 16-way last level has 491,520 sets) is simulated with the largest
         power of two of sets below it, at the same associativity and line size.
+
+        Raises
+        ------
+        InputError
+            When valgrind cannot simulate a level: a line size that is not a power of two, or
+            a cache of 2 GiB or more (naming the file and field).
         """
         geometry = {}
         for level in CACHE_LEVELS:
             if level not in self.cache:
                 continue
             size, ways, line = (self.cache[level][key] for key in CACHE_FIELDS)
+            if line & (line - 1):
+                raise _fail(
+                    str(self.source), f"cache.{level}.line", "valgrind simulates lines of a "
+                    f"power of two bytes, not {line}", line,
+                )  # fmt: skip
             sets = max(1, size // (ways * line))
             sets = 1 << (sets.bit_length() - 1)
+            if sets * ways * line >= _VALGRIND_LARGEST:
+                raise _fail(
+                    str(self.source), f"cache.{level}.size", "valgrind simulates caches below "
+                    f"{_VALGRIND_LARGEST} bytes, not {size}", size,
+                )  # fmt: skip
             geometry[level] = f"{sets * ways * line},{ways},{line}"
         return geometry
 
@@ -208,6 +226,10 @@ def read_machine(path: str | Path) -> MachineProfile:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise InputError(f"cannot read machine profile: {error.strerror}", where) from None
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"not UTF-8 text (byte {error.start}): not a machine profile", where
+        ) from None
     try:
         data = json.loads(text, parse_constant=lambda c: _reject_constant(c, where))
     except json.JSONDecodeError as error:

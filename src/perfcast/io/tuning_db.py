@@ -21,16 +21,17 @@ kernels without compiling them again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from perfcast.core.errors import InputError
+from perfcast.core.errors import InputError, WorkError
 
 FORMAT = "perfcast-tuning"
 VERSION = 1
@@ -63,6 +64,7 @@ CREATE TABLE IF NOT EXISTS evaluations (
 );
 CREATE INDEX IF NOT EXISTS evaluations_kernel ON evaluations(kernel);
 """
+_TABLES = {"meta", "kernels", "evaluations"}
 
 
 @dataclass(frozen=True)
@@ -108,10 +110,35 @@ class TuningDatabase:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        if self.path.is_dir() or not self.path.parent.is_dir():
+            problem = "is a directory" if self.path.is_dir() else "its directory does not exist"
+            raise InputError(
+                f"cannot open the tuning database: {problem}", self.path, reason="bad-database"
+            )
         try:
             self._db = sqlite3.connect(self.path)
+            # Look before writing: the schema must not be added to another program's database.
+            tables = {
+                row[0]
+                for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            }
+            found = (
+                dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+                if "meta" in tables
+                else {}
+            )
+            ours = tables <= _TABLES and not found  # created, then stopped before the meta
+            if tables and found.get("format") != FORMAT and not ours:
+                self._db.close()
+                shown = (
+                    f"format {found['format']!r}"
+                    if "format" in found
+                    else "tables " + ", ".join(sorted(tables))
+                )
+                raise InputError(
+                    f"not a perfcast tuning database ({shown})", self.path, reason="bad-database"
+                )
             self._db.executescript(_SCHEMA)
-            found = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
         except sqlite3.DatabaseError as error:
             raise InputError(
                 f"not a perfcast tuning database ({error})", self.path, reason="bad-database"
@@ -122,13 +149,13 @@ class TuningDatabase:
                     "INSERT INTO meta VALUES (?, ?)",
                     [("format", FORMAT), ("version", str(VERSION))],
                 )
-        elif found.get("format") != FORMAT:
+        elif not found.get("version", "").isdigit():
             raise InputError(
-                f"not a perfcast tuning database (format {found.get('format')!r})",
+                f"tuning database version {found.get('version')!r} is not a whole number",
                 self.path,
                 reason="bad-database",
             )
-        elif int(found.get("version", "0")) > VERSION:
+        elif int(found["version"]) > VERSION:
             raise InputError(
                 f"tuning database version {found['version']} is newer than this perfcast "
                 f"reads ({VERSION})",
@@ -146,12 +173,19 @@ class TuningDatabase:
         """Close the file."""
         self._db.close()
 
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.OperationalError as error:  # locked, read-only, disk full
+            raise WorkError(f"{self.path}: cannot write the tuning database: {error}") from None
+
     def add_kernel(
         self, file: str, function: str, scope: str, line: int | None, embedding: np.ndarray
     ) -> int:
         """Store (or update the embedding of) a kernel; returns its id."""
         blob = np.asarray(embedding, dtype="<f8").tobytes()
-        with self._db:
+        with self._writing(), self._db:
             self._db.execute(
                 "INSERT INTO kernels (file, function, scope, line, embedding, embedding_size) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (file, function) DO UPDATE SET "
@@ -175,8 +209,14 @@ class TuningDatabase:
         ]
 
     def add_evaluations(self, kernel: int, session: str, evaluations: Sequence[Evaluation]) -> None:
-        """Store the evaluations of one search session, in one transaction."""
-        with self._db:
+        """Store the evaluations of one search session, in one transaction.
+
+        Raises
+        ------
+        WorkError
+            When SQLite cannot write (the file is locked by another search, read-only, ...).
+        """
+        with self._writing(), self._db:
             self._db.executemany(
                 "INSERT INTO evaluations (kernel, session, step, config, objective, value, "
                 "instructions, seconds, scope, origin, error) "

@@ -40,7 +40,7 @@ class KernelRun:
 
 def _compile(compiler: str, source: Path, flags: Sequence[str], binary: Path) -> str:
     command = [compiler, *flags, str(source), "-o", str(binary), "-lm"]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, errors="replace", check=False)
     return "" if done.returncode == 0 else (done.stderr.strip() or f"status {done.returncode}")
 
 
@@ -57,7 +57,9 @@ def _instructions(
         str(binary),
         *arguments,
     ]
-    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=RUN_TIMEOUT)
+    done = subprocess.run(
+        command, capture_output=True, text=True, errors="replace", check=False, timeout=RUN_TIMEOUT
+    )
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip()[-2000:] or f"status {done.returncode}")
     profile = parse_profile(profile_path)
@@ -120,6 +122,7 @@ def measure_configuration(
                     [str(binary), *arguments],
                     capture_output=True,
                     text=True,
+                    errors="replace",  # a program may print any bytes
                     check=False,
                     timeout=RUN_TIMEOUT,
                 )

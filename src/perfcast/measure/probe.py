@@ -33,7 +33,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from perfcast.core.errors import WorkError
+from perfcast.core.errors import InputError, WorkError
 from perfcast.io.machine_profile import MachineProfile
 
 PATTERNS = ("stride1", "stride8", "random")
@@ -134,6 +134,14 @@ def probe_hit_rates(
     return l1_hit, ll_hit
 
 
+def _physical_memory() -> int | None:
+    """Bytes of main memory, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
 def _working_sets(largest: int) -> list[int]:
     sizes = []
     size = SMALLEST_WORKING_SET
@@ -166,10 +174,28 @@ def probe_machine(
 
     Raises
     ------
+    InputError
+        When ``largest_working_set`` is below four first-level caches (too small to find the
+        last-level plateau) or above half of the machine's memory.
     WorkError
         When the probes cannot be compiled or fail.
     """
     cache, notes = cache_geometry()
+    # The last-level plateau is read between two and four first-level caches.
+    smallest_largest = 4 * cache["D1"]["size"]
+    if largest_working_set is not None and largest_working_set < smallest_largest:
+        raise InputError(
+            f"the largest working set must be at least 4 first-level caches "
+            f"({smallest_largest} bytes here), not {largest_working_set}",
+            value=largest_working_set,
+        )
+    installed = _physical_memory()
+    if largest_working_set is not None and installed and largest_working_set > installed // 2:
+        raise InputError(
+            f"the largest working set must fit in half of this machine's memory "
+            f"({installed // 2} bytes), not {largest_working_set}",
+            value=largest_working_set,
+        )
     largest = largest_working_set or (64 if quick else 512) * 1024**2
     seconds, repetitions = ("0.004", "3") if quick else ("0.02", "5")
     started = time.perf_counter()

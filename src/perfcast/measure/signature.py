@@ -117,12 +117,16 @@ def collect_signature(
     InputError
         When the program is missing or not an executable with line information.
     WorkError
-        When the run fails or writes no profile.
+        When valgrind (or, for several ranks, mpirun) is not installed, the run fails or it
+        writes no profile.
     """
     if not command:
         raise InputError("no program to run")
     if ranks < 1:
         raise InputError(f"ranks must be at least 1, not {ranks}", value=ranks)
+    for tool in ("valgrind", "mpirun") if ranks > 1 else ("valgrind",):
+        if shutil.which(tool) is None:
+            raise WorkError(f"{tool} is not installed: a signature runs the program under it")
     program = shutil.which(command[0]) or command[0]
     if not Path(program).is_file():
         raise InputError("no such program", command[0])

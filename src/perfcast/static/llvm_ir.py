@@ -110,6 +110,8 @@ def find_clang() -> str:
     """
     named = os.environ.get("PERFCAST_CLANG")
     if named:
+        if shutil.which(named) is None:
+            raise WorkError(f"PERFCAST_CLANG names '{named}', which is not installed")
         return named
     for name in CLANG_NAMES:
         found = shutil.which(name)
@@ -166,7 +168,15 @@ def compile_to_ir(
             raise InputError(
                 f"does not compile:\n{message}", path, reason="compile-error", value=message
             )
-        return output.read_text()
+        if not output.is_file():  # a linker input by its suffix, or -fsyntax-only
+            raise InputError(
+                "clang made no code of it: not a C file by its name (.c), or a flag stops "
+                "clang before code generation",
+                path,
+                reason="compile-error",
+                value=done.stderr.strip(),
+            )
+        return output.read_text(encoding="utf-8", errors="replace")  # file names: any bytes
 
 
 PROFDATA_NAMES = ("llvm-profdata-16", "/usr/lib/llvm-16/bin/llvm-profdata", "llvm-profdata")
@@ -176,6 +186,8 @@ PROFDATA_NAMES = ("llvm-profdata-16", "/usr/lib/llvm-16/bin/llvm-profdata", "llv
 def _find_profdata() -> str:
     named = os.environ.get("PERFCAST_LLVM_PROFDATA")
     if named:
+        if shutil.which(named) is None:
+            raise WorkError(f"PERFCAST_LLVM_PROFDATA names '{named}', which is not installed")
         return named
     for name in PROFDATA_NAMES:
         found = shutil.which(name)
@@ -225,6 +237,7 @@ def profiled_ir(
                 [str(binary), *arguments],
                 capture_output=True,
                 text=True,
+                errors="replace",  # the program may print any bytes
                 check=False,
                 env=environment,
                 timeout=timeout,
