@@ -35,3 +35,12 @@ def test_diagnosis_json_is_strict_and_complete():
     errors = data["scaling_error"]["measured"][0]["errors"]
     assert len(errors) == 6 * 5 // 2  # every pair of the 6 measured scales
     assert data["scalability_bugs"][0]["kernel"] == "main->gather_on_root"
+
+
+def test_the_api_writes_every_commands_json_strictly():
+    from perfcast.api import json_text
+
+    assert json.loads(json_text({"a": float("nan"), "b": [float("inf"), 1.5]})) == {
+        "a": None,
+        "b": [None, 1.5],
+    }

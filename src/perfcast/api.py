@@ -2015,7 +2015,24 @@ def merge_signatures(signatures: Sequence[Experiment]) -> Experiment:
     )
 
 
+def json_text(value: Any) -> str:
+    """Strict JSON text of ``value`` (NaN and infinities as null), indented, as every JSON
+    output of perfcast is written.
+
+    Parameters
+    ----------
+    value : Any
+        Dictionaries, lists, strings, numbers (numpy ones too), booleans and None.
+
+    Returns
+    -------
+    str
+    """
+    return dumps(value)
+
+
 __all__ = [
+    "json_text",
     "LOCATIONS",
     "TABLE_FORMATS",
     "Experiment",

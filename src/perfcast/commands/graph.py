@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
-from perfcast.api import InputError, code_graphs
+from perfcast.api import InputError, code_graphs, json_text
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -69,5 +68,5 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "dot":
         print("".join(graph.to_dot() for graph in graphs), end="")
     else:
-        print(json.dumps({"graphs": [graph.to_dict() for graph in graphs]}, indent=2))
+        print(json_text({"graphs": [graph.to_dict() for graph in graphs]}))
     return 0

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
-from perfcast.api import InputError, similar_kernels
+from perfcast.api import InputError, json_text, similar_kernels
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -34,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--top must be at least 1, not {args.top}", reason="bad-top")
     found = similar_kernels(args.query, args.corpus, top=args.top, flags=args.flag)
     if args.format == "json":
-        print(json.dumps(found.to_dict(), indent=2))
+        print(json_text(found.to_dict()))
         return 0
     query = found.query
     print(f"query: {query.label} ({query.scope})")

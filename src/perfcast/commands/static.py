@@ -17,6 +17,7 @@ from perfcast.api import (
     InputError,
     analyze_source,
     instruction_mix,
+    json_text,
     load_static_report,
     parse_point,
     render,
@@ -193,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
     report = analyze_source(sources, names, flags, progress=True, values=values)
     _print_diagnostics(report)
     if options.format == "json":
-        print(json.dumps(_report_data(report, options.clusters), indent=2))
+        print(json_text(_report_data(report, options.clusters)))
         return 0
     print(render_text(report, options.clusters))
     return 0
@@ -247,7 +248,7 @@ def run_binary(
             "static": _report_data(report, options.clusters),
             "mix": json.loads(render(mix, "json")),
         }
-        print(json.dumps(document, indent=2))
+        print(json_text(document))
         return 0
     sys.stdout.write(render(mix, "text"))
     return 0

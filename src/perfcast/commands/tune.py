@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING
 
-from perfcast.api import InputError, load_tuning_space, tune_kernel
+from perfcast.api import InputError, json_text, load_tuning_space, tune_kernel
 
 if TYPE_CHECKING:
     from perfcast.api import TuningResult
@@ -60,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         neighbours=args.neighbours,
     )
     if args.format == "json":
-        print(json.dumps(result.to_dict(), indent=2))
+        print(json_text(result.to_dict()))
         return 0
     print(render_text(result))
     return 0
