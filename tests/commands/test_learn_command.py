@@ -78,3 +78,28 @@ def test_bad_input_exits_2_naming_the_file(tables, capsys):
     assert "Traceback" not in err
     assert main(["predict", str(model)]) == 2
     assert "nothing to predict" in capsys.readouterr().err
+
+
+def test_a_feature_beyond_single_precision_is_a_message_not_a_traceback(tables, capsys):
+    # Forests hold features as float32: 1e39 used to end in scikit-learn's ValueError
+    # (a traceback from predict --runs, a message without the file from learn).
+    folder, _ = tables
+    model = folder / "model.json"
+    assert main(["learn", str(folder / "t.csv"), "--exclude", "instructions",
+                 "--trees", "10", "-o", str(model)]) == 0  # fmt: skip
+    capsys.readouterr()
+    runs = folder / "huge.csv"
+    runs.write_text("extra,alg,n\n0,tree,100\n0,tree,1e39\n")
+    assert main(["predict", str(model), "--runs", str(runs)]) == 2
+    err = capsys.readouterr().err
+    assert f"{runs}: run 2: feature 'n' is 1e+39, beyond the largest magnitude" in err
+    assert "Traceback" not in err
+    table = folder / "t.csv"
+    lines = table.read_text().splitlines()
+    header = lines[0].split(",")
+    cells = lines[3].split(",")
+    cells[header.index("n")] = "1e300"
+    lines[3] = ",".join(cells)
+    table.write_text("\n".join(lines) + "\n")
+    assert main(["learn", str(table), "--trees", "10", "-o", str(folder / "m2.json")]) == 2
+    assert f"{table}: run 3: feature 'n' is 1e+300" in capsys.readouterr().err

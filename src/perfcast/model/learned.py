@@ -55,6 +55,8 @@ UNTRUSTED_ERROR = 0.2
 FEW_RUNS = 30
 #: Fewer runs than this cannot be learned from (two folds of at least two runs).
 MIN_RUNS = 4
+#: The largest feature magnitude: scikit-learn's trees hold features as float32.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 #: Numeric features the ``pmnf`` method models at most (the most important ones).
 PMNF_FEATURES = 3
 #: Columns that number runs and so are never features.
@@ -487,7 +489,9 @@ class LearnedModel:
                         reason="bad-run-table",
                         value=name,
                     )
-                columns.append(table.column(name).astype(float))
+                column = table.column(name).astype(float)
+                _check_single_precision(table, name, column)
+                columns.append(column)
         return np.column_stack(columns) if columns else np.empty((table.rows, 0))
 
     # ------------------------------------------------------------------ prediction
@@ -737,6 +741,21 @@ def _feature_names(
             f"no feature column besides the target {target!r}", table.source, reason="no-features"
         )
     return names
+
+
+def _check_single_precision(table: RunTable, name: str, column: np.ndarray) -> None:
+    """Reject a feature value the forests cannot hold: they compare features as float32, so a
+    larger one would end in an error deep inside scikit-learn instead of a message."""
+    beyond = np.flatnonzero(np.abs(column) > FLOAT32_MAX)
+    if beyond.size:
+        row = int(beyond[0])
+        raise InputError(
+            f"run {row + 1}: feature {name!r} is {column[row]:g}, beyond the largest magnitude "
+            f"a learned model takes ({FLOAT32_MAX:.4g})",
+            table.source,
+            reason="bad-run-table",
+            value=float(column[row]),
+        )
 
 
 def _require_columns(table: RunTable, names: Sequence[str]) -> None:
