@@ -184,3 +184,36 @@ def test_clusters_from_a_file_let_one_kernel_stand_for_another(
     clusters.write_text('{"clusters": "loop_a"}')
     status, _, err = run(capsys, "online", "replay", str(stream), "--clusters", str(clusters))
     assert status == 2 and "clusters" in err
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("UPDATE online_kernels SET model = '{bad'", "the store is damaged: kernel"),
+        ("UPDATE online_kernels SET state = '[]'", "where a JSON dict belongs"),
+        ("UPDATE online_kernels SET parameters = '5'", "where a JSON list belongs"),
+        ('UPDATE online_kernels SET state = \'{"hit_count": "a"}\'', "is not valid (ValueError"),
+        ("UPDATE online_judgements SET judgement = '{\"x\": 1}'", "is not valid (TypeError"),
+        ("DROP TABLE online_exceptions", "the store is damaged (no such table"),
+    ],
+)
+def test_a_damaged_store_is_one_message_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str, message: str
+) -> None:
+    # Each of these used to end in a JSONDecodeError, TypeError, ValueError or
+    # sqlite3.OperationalError traceback from `online show`.
+    import sqlite3
+
+    store = tmp_path / "models.db"
+    stream = write_stream(tmp_path / "s.jsonl", 120)
+    assert (
+        run(capsys, "online", "replay", str(stream), "--batch", "20", "--store", str(store))[0] == 0
+    )
+    with sqlite3.connect(store) as connection:
+        connection.execute(damage)
+    status, out, err = run(capsys, "online", "show", "--store", str(store))
+    assert status == 2
+    assert out == ""
+    assert err.startswith(f"perfcast: error: {store}: ")
+    assert message in err
+    assert "Traceback" not in err

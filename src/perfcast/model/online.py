@@ -932,11 +932,9 @@ def state_of(item: StoredKernel, source: str | None = None) -> KernelState:
     Raises
     ------
     InputError
-        When the stored model is not valid model JSON (reason ``bad-store``).
+        When the stored model is not valid model JSON or the rest of the stored state is
+        malformed (reason ``bad-store``).
     """
-    table = ConfigTable()
-    for key, count, mean, m2 in item.configurations:
-        table.add(tuple(float(v) for v in key), count, mean, m2)
     try:
         model = None if item.model is None else Model.from_dict(item.model, source)
     except (KeyError, TypeError, ValueError) as error:
@@ -945,6 +943,21 @@ def state_of(item: StoredKernel, source: str | None = None) -> KernelState:
             source,
             reason="bad-store",
         ) from None
+    try:
+        return _state_of(item, model)
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        raise InputError(
+            f"the stored state of kernel '{item.kernel}' is not valid "
+            f"({type(error).__name__}: {error})",
+            source,
+            reason="bad-store",
+        ) from None
+
+
+def _state_of(item: StoredKernel, model: Model | None) -> KernelState:
+    table = ConfigTable()
+    for key, count, mean, m2 in item.configurations:
+        table.add(tuple(float(v) for v in key), count, mean, m2)
     saved = item.state
     state = KernelState(
         item.kernel,
