@@ -122,6 +122,9 @@ def test_store_keeps_models_across_runs_and_show_reads_them(
         ('{"kernel": "solve", "params": {"n": 64, "p": 1}, "value": 1, "x": 2}', "unknown key"),
         ('{"kernel": "solve", "params": {"n": 64}, "metric": "time", "value": 1}', "parameters"),
         ('["solve"]', "JSON object"),
+        # used to pass the checks and fail at the final refit as "<table>: the table has no
+        # parameter columns", without file or line, after batches had been stored
+        ('{"kernel": "fresh", "params": {}, "value": 1}', "'params' is empty"),
     ],
 )
 def test_bad_line_names_file_and_line_and_keeps_the_store(

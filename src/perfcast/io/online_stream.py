@@ -121,6 +121,13 @@ def _records(line: str, path: Path, number: int) -> Iterator[StreamRecord]:
     params = record.get("params")
     if not isinstance(params, dict):
         raise InputError("the line has no 'params' object", path, number, reason="bad-stream-line")
+    if not params:
+        raise InputError(
+            "'params' is empty; a measurement needs at least one parameter",
+            path,
+            number,
+            reason="bad-stream-line",
+        )
     point = {
         str(name): parse_number(raw, f"parameter '{name}'", path, number)
         for name, raw in params.items()
