@@ -125,6 +125,15 @@ def test_store_keeps_models_across_runs_and_show_reads_them(
         # used to pass the checks and fail at the final refit as "<table>: the table has no
         # parameter columns", without file or line, after batches had been stored
         ('{"kernel": "fresh", "params": {}, "value": 1}', "'params' is empty"),
+        # a duplicate key used to be read silently as its last value
+        (
+            '{"kernel": "solve", "kernel": "halo", "params": {"n": 64, "p": 1}, "value": 1}',
+            "the key 'kernel' appears twice",
+        ),
+        (
+            '{"kernel": "solve", "params": {"n": 64, "n": 128, "p": 1}, "value": 1}',
+            "the key 'n' appears twice",
+        ),
     ],
 )
 def test_bad_line_names_file_and_line_and_keeps_the_store(
