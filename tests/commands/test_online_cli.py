@@ -229,3 +229,17 @@ def test_a_damaged_store_is_one_message_not_a_traceback(
     assert err.startswith(f"perfcast: error: {store}: ")
     assert message in err
     assert "Traceback" not in err
+
+
+def test_bytes_that_are_not_utf8_are_named_by_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the message used to name only the file ("not a text file (invalid start byte)")
+    good = write_stream(tmp_path / "good.jsonl", 30)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(
+        good.read_bytes() + b'{"kernel": "solve\xff", "params": {"n": 1}, "value": 1}\n'
+    )
+    status, out, err = run(capsys, "online", "replay", str(bad))
+    assert status == 2 and out == ""
+    assert err == f"perfcast: error: {bad}:31: not a text file (bytes that are not UTF-8)\n"

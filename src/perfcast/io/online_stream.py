@@ -112,16 +112,26 @@ def read_stream(path: str | Path) -> Iterator[StreamRecord]:
     """
     path = Path(path)
     try:
-        handle = path.open(encoding="utf-8-sig")
+        # undecodable bytes become lone surrogates, found per line to name the line
+        handle = path.open(encoding="utf-8-sig", errors="surrogateescape")
     except OSError as error:
         raise InputError(f"cannot read the stream ({error.strerror})", path) from None
     with handle:
         try:
             for number, line in enumerate(handle, start=1):
+                try:
+                    line.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise InputError(
+                        "not a text file (bytes that are not UTF-8)",
+                        path,
+                        number,
+                        reason="bad-stream-line",
+                    ) from None
                 if line.strip():
                     yield from _records(line, path, number)
-        except UnicodeDecodeError as error:
-            raise InputError(f"not a text file ({error.reason})", path) from None
+        except OSError as error:
+            raise InputError(f"cannot read the stream ({error.strerror})", path) from None
 
 
 def _records(line: str, path: Path, number: int) -> Iterator[StreamRecord]:
