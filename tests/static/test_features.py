@@ -177,3 +177,30 @@ def test_two_translation_units_with_crlf_line_ends_link_and_report_together(tmp_
     assert record["b.c:4:loop:while"] == sum(range(1, 11))  # n = 1..10 counted down
     assert (record["b.c:5:branch:then:if"], record["b.c:5:branch:else:if"]) == (5, 5)
     assert (tmp_path / "out" / "b.c").read_bytes().count(b"\r\n") == 7  # line ends kept
+
+
+@pytest.mark.parametrize(
+    ("lines", "line", "message"),
+    [
+        # an exit record without 'elapsed' used to be a KeyError traceback
+        ('{"phase": "exit", "n": 4}', 1, "an exit record needs 'elapsed'"),
+        (
+            '{"phase": "exit", "n": 4, "elapsed": 1}\n{"phase": "exit", "n": 5, "elapsed": -2}',
+            2,
+            "it is -2",
+        ),
+        # a feature named 'time' (a --param variable) used to be overwritten silently
+        ('{"phase": "exit", "time": 3, "elapsed": 1}', 1, "a feature named 'time'"),
+    ],
+)
+def test_exit_records_need_elapsed_seconds_and_no_time_feature(tmp_path, capsys, lines, line,
+                                                                message):  # fmt: skip
+    records = tmp_path / "runs.jsonl"
+    records.write_text(lines + "\n")
+    with pytest.raises(InputError) as caught:
+        read_feature_records(records)
+    assert (caught.value.source, caught.value.line) == (str(records), line)
+    assert message in caught.value.message
+    assert main(["features", "--records", str(records), "-o", str(tmp_path / "r.csv")]) == 2
+    assert f"{records}:{line}: " in capsys.readouterr().err
+    assert not (tmp_path / "r.csv").exists()

@@ -383,9 +383,25 @@ def read_feature_records(path: str | Path, phase: str = "exit") -> RunTable:
                 number,
                 reason="bad-run-table",
             )
+        if "time" in keys:
+            raise InputError(
+                "a feature named 'time' would be overwritten by the run's elapsed time",
+                source,
+                number,
+                reason="bad-run-table",
+                value="time",
+            )
         if record["phase"] == "features_end":
             early = values
             continue
+        if "elapsed" not in values or values["elapsed"] < 0:
+            shown = "missing" if "elapsed" not in values else f"{values['elapsed']:g}"
+            raise InputError(
+                f"an exit record needs 'elapsed', the run's seconds (>= 0); it is {shown}",
+                source,
+                number,
+                reason="bad-run-table",
+            )
         chosen = values
         if phase == "features_end":
             if early is None:
