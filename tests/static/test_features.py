@@ -204,3 +204,14 @@ def test_exit_records_need_elapsed_seconds_and_no_time_feature(tmp_path, capsys,
     assert main(["features", "--records", str(records), "-o", str(tmp_path / "r.csv")]) == 2
     assert f"{records}:{line}: " in capsys.readouterr().err
     assert not (tmp_path / "r.csv").exists()
+
+
+def test_a_cost_without_its_feature_names_no_line_zero(tmp_path, capsys):
+    # the message used to read "runs.jsonl:0: cost column for 'n', ..."
+    records = tmp_path / "runs.jsonl"
+    records.write_text('{"phase": "exit", "cost:n": 0.1, "elapsed": 1}\n')
+    assert main(["features", "--records", str(records), "-o", str(tmp_path / "r.csv")]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err == f"perfcast: error: {records}: cost column for 'n', which is no column of the table\n"
+    )

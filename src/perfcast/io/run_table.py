@@ -262,7 +262,8 @@ def _build(texts: Mapping[str, list[str]], source: str | None, first_line: int) 
         raise InputError(
             f"cost column for {missing[0]!r}, which is no column of the table",
             source,
-            first_line - 1,
+            # the header line of a file; tables built from columns have none
+            first_line - 1 if first_line > 1 else None,
             reason="bad-run-table",
             value=COST_PREFIX + missing[0],
         )
