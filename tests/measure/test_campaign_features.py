@@ -179,3 +179,56 @@ def test_an_mpi_campaign_collects_traffic_reduced_over_its_ranks(tmp_path: Path)
     ):
         assert trips == 3 * p  # 3 steps on every rank, summed over the ranks
         assert sent == 3 * p * n * 8
+
+
+SCRIPT_CAMPAIGN = """\
+runs = 4
+seed = 1
+command = ["{program}", "{{n}}"]
+metrics = ["time", "features"]
+output = "{output}"
+
+[parameters]
+n = {{min = 1, max = 9}}
+"""
+
+
+def _script_campaign(tmp_path: Path, fields: str) -> Path:
+    """A campaign of a shell program writing one exit record with ``fields`` (JSON members)."""
+    program = tmp_path / "prog.sh"
+    program.write_text(
+        "#!/bin/sh\n"
+        f'echo "{{\\"phase\\": \\"exit\\", {fields}, \\"elapsed\\": 0.5}}" '
+        '>> "$PERFCAST_FEATURES_FILE"\n'
+    )
+    program.chmod(0o755)
+    campaign = tmp_path / "c.toml"
+    campaign.write_text(SCRIPT_CAMPAIGN.format(program=program, output=tmp_path / "app.csv"))
+    return campaign
+
+
+def test_features_named_like_a_parameter_or_column_do_not_overwrite_it(tmp_path: Path) -> None:
+    # The features 'n', 'repetition' and 'launch_time' used to overwrite the run's parameter
+    # n, its repetition and the feature 'launch_time' took the launch's wall time.
+    campaign = _script_campaign(
+        tmp_path, '\\"n\\": 1000, \\"repetition\\": 7, \\"launch_time\\": 3, \\"x\\": $1'
+    )
+    assert main(["run", str(campaign)]) == 0
+    with (tmp_path / "app.runs.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 4
+    for row in rows:
+        assert float(row["n"]) == float(row["x"]) <= 9
+        assert row["repetition"] == "0"
+        assert float(row["feature:n"]) == 1000
+        assert float(row["feature:repetition"]) == 7
+        assert float(row["feature:launch_time"]) == 3
+        assert float(row["launch_time"]) != 3
+
+
+def test_two_features_that_would_share_a_column_are_refused(tmp_path: Path, capsys) -> None:
+    campaign = _script_campaign(tmp_path, '\\"n\\": 2, \\"feature:n\\": 5')
+    assert main(["run", str(campaign)]) == 2
+    err = capsys.readouterr().err
+    assert "the feature 'feature:n' and another one would both be column 'feature:n'" in err
+    assert not (tmp_path / "app.runs.csv").exists()
