@@ -193,3 +193,14 @@ def test_the_run_table_follows_a_parquet_output(tmp_path: Path) -> None:
     assert load_campaign(path).run_table_path == tmp_path / "drawn.runs.csv"
     parquet = load_campaign(path, overrides={"output": "drawn.parquet"})
     assert parquet.run_table_path == tmp_path / "drawn.runs.parquet"
+
+
+def test_a_range_wider_than_a_double_draws_inside_it() -> None:
+    # high - low overflowed to inf: every draw was +-inf clamped to a bound, and a campaign of
+    # runs = 8 was refused as "only 2 distinct points turned up"
+    space = parse_draw_space({"min": -1.7e308, "max": 1.7e308})
+    points = draw_points({"x": space}, 50, seed=3)
+    values = [point[0] for point in points]
+    assert len(set(values)) == 50
+    assert all(math.isfinite(v) and -1.7e308 < v < 1.7e308 for v in values)
+    assert min(values) < 0 < max(values)
