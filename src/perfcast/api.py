@@ -1667,6 +1667,11 @@ def serve_spool(
     -------
     int
         The number of batch files modeled.
+
+    Raises
+    ------
+    InputError
+        When ``spool`` exists but is no directory (reason ``bad-spool``), or for a bad store.
     """
     import time
 
@@ -1675,6 +1680,9 @@ def serve_spool(
     from perfcast.model.online import Measurement
 
     processed = 0
+    if Path(spool).exists() and not Path(spool).is_dir():
+        # a missing spool is waited for (the programs create it); a file never becomes one
+        raise InputError("the spool is not a directory", spool, reason="bad-spool")
     with open_store(store) as opened:
         online = online_modeler(
             modeler=modeler, batch=batch, store=opened, application=application, **settings

@@ -243,3 +243,16 @@ def test_bytes_that_are_not_utf8_are_named_by_line(
     status, out, err = run(capsys, "online", "replay", str(bad))
     assert status == 2 and out == ""
     assert err == f"perfcast: error: {bad}:31: not a text file (bytes that are not UTF-8)\n"
+
+
+def test_serve_refuses_a_spool_that_is_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # it used to report "0 batch file(s) modeled" and exit 0 (forever without --once)
+    spool = write_stream(tmp_path / "s.jsonl", 10)
+    store = tmp_path / "models.db"
+    status, _, err = run(capsys, "online", "serve", "--store", str(store), "--spool", str(spool),
+                         "--once")  # fmt: skip
+    assert status == 2
+    assert err == f"perfcast: error: {spool}: the spool is not a directory\n"
+    assert not store.exists()
