@@ -85,7 +85,11 @@ def test_extrap_lines_are_accepted(tmp_path: Path, capsys: pytest.CaptureFixture
     (item,) = json.loads(out)["kernels"]
     assert item["kernel"] == "main->f" and item["metric"] == "<default>"
     assert item["measured"] + item["skipped"] == 36
-    assert item["model"]["expression"] is not None
+    # the repetitions p and 1.01 p of each line are both used: the model is their mean, 1.005 p
+    (term,) = item["model"]["terms"]
+    assert term["factors"] == [{"parameter": "p", "exponent": 1, "log_exponent": 0}]
+    assert term["coefficient"] == pytest.approx(1.005, rel=1e-6)
+    assert abs(item["model"]["constant"]) < 1e-9
 
 
 def test_store_keeps_models_across_runs_and_show_reads_them(
