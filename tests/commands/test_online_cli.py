@@ -129,6 +129,11 @@ def test_store_keeps_models_across_runs_and_show_reads_them(
         # used to pass the checks and fail at the final refit as "<table>: the table has no
         # parameter columns", without file or line, after batches had been stored
         ('{"kernel": "fresh", "params": {}, "value": 1}', "'params' is empty"),
+        # its square overflowed the statistics: "<table>: record 1: value is -inf" at a refit
+        (
+            '{"kernel": "solve", "params": {"n": 64, "p": 1}, "value": 1e200}',
+            "online modeling takes values up to 1e+154",
+        ),
         # a duplicate key used to be read silently as its last value
         (
             '{"kernel": "solve", "kernel": "halo", "params": {"n": 64, "p": 1}, "value": 1}',

@@ -56,6 +56,10 @@ from perfcast.model.settings import check_bool, check_choice, check_open_interva
 #: noise, few enough to keep a refit cheap however long the kernel has lived.
 REFIT_REPETITIONS = 8
 
+#: The largest value magnitude taken: the statistics keep sums of squares, which a larger
+#: value's square would take beyond a double's range.
+LARGEST_VALUE = 1e154
+
 #: The hit tests: this module's (see the module notes) and the paper's, kept for comparison.
 HIT_TESTS = ("robust", "paper")
 
@@ -631,7 +635,8 @@ class OnlineModeler:
         ------
         InputError
             When a kernel's measurement names other parameters than its first one did
-            (``reason`` ``online-parameters``), naming the record by its 1-based position.
+            (``reason`` ``online-parameters``) or a value is beyond :data:`LARGEST_VALUE`
+            (``online-value``), naming the record by its 1-based position.
         """
         for measurement in batch:
             self._observe(measurement, taken)
@@ -651,10 +656,22 @@ class OnlineModeler:
         nothing: a caller that checks a whole stream first stores nothing of a bad one."""
         expected = {key: set(state.parameters) for key, state in self.states_.items()}
         for measurement in measurements:
+            self._check_value(measurement)
             names = set(measurement.params)
             known = expected.setdefault((measurement.kernel, measurement.metric), names)
             if names != known:
                 raise self._parameter_error(measurement, tuple(sorted(known)))
+
+    def _check_value(self, measurement: Measurement) -> None:
+        if abs(float(measurement.value)) > LARGEST_VALUE:
+            raise InputError(
+                f"kernel '{measurement.kernel}' measured {float(measurement.value):g}; online "
+                f"modeling takes values up to {LARGEST_VALUE:g} (it keeps sums of squares)",
+                self.source,
+                measurement.index + 1,
+                reason="online-value",
+                value=measurement.value,
+            )
 
     def _parameter_error(self, measurement: Measurement, known: tuple[str, ...]) -> InputError:
         names = sorted(measurement.params)
@@ -689,6 +706,7 @@ class OnlineModeler:
         return state
 
     def _observe(self, measurement: Measurement, taken: bool = False) -> None:
+        self._check_value(measurement)
         measure = taken or self.should_measure(measurement.kernel, measurement.metric)
         state = self._state_for(measurement)
         state.touched = True
