@@ -265,3 +265,13 @@ def test_serve_refuses_a_spool_that_is_a_file(
     assert status == 2
     assert err == f"perfcast: error: {spool}: the spool is not a directory\n"
     assert not store.exists()
+
+
+def test_a_negative_seed_is_one_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stream = write_stream(tmp_path / "s.jsonl", 10)
+    with pytest.raises(SystemExit) as caught:
+        main(["online", "replay", str(stream), "--seed", "-5"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --seed: must be a whole number >= 0, not '-5'" in err
+    assert "Traceback" not in err

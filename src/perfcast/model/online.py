@@ -50,7 +50,7 @@ from perfcast.core.function import Model
 from perfcast.io.online_store import StoredKernel
 from perfcast.model.gates import gate_models
 from perfcast.model.registry import make_modeler
-from perfcast.model.settings import check_bool, check_choice, check_open_interval
+from perfcast.model.settings import check_bool, check_choice, check_int, check_open_interval
 
 #: Most repetitions per configuration handed to the refit: enough to carry the mean and the
 #: noise, few enough to keep a refit cheap however long the kernel has lived.
@@ -558,6 +558,7 @@ class OnlineModeler:
         if not (isinstance(tolerance, float | int) and tolerance >= 0):
             raise ValueError(f"tolerance must be a number >= 0, got {tolerance!r}")
         check_bool("backoff", backoff)
+        check_int("seed", seed, 0)  # numpy's generators take no negative seed
         if not (isinstance(min_deviation, float | int) and min_deviation >= 0):
             raise ValueError(f"min_deviation must be a number >= 0, got {min_deviation!r}")
         self.min_deviation = float(min_deviation)
