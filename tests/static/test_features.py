@@ -215,3 +215,19 @@ def test_a_cost_without_its_feature_names_no_line_zero(tmp_path, capsys):
     assert (
         err == f"perfcast: error: {records}: cost column for 'n', which is no column of the table\n"
     )
+
+
+def test_a_source_with_latin1_comments_is_instrumented(tmp_path):
+    # the pragma scan decoded every token: a comment 'café' in Latin-1 ended in a
+    # UnicodeDecodeError traceback from the clang bindings
+    source = tmp_path / "lat.c"
+    source.write_bytes(
+        b"int main(int argc, char **argv) {\n  /* caf\xe9 */\n  int n = argc;\n"
+        b"  for (int i = 0; i < n; i++) { n += 0; }\n#pragma perfcast features_end\n"
+        b"  return 0;\n}\n"
+    )
+    (result,) = instrument_features([source], tmp_path / "out")
+    assert [f.kind for f in result.features] == ["assign", "loop"]
+    copy = result.path.read_bytes()
+    assert b"/* caf\xe9 */" in copy
+    assert b"PERFCAST_SNAPSHOT();" in copy
