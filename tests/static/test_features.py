@@ -231,3 +231,22 @@ def test_a_source_with_latin1_comments_is_instrumented(tmp_path):
     copy = result.path.read_bytes()
     assert b"/* caf\xe9 */" in copy
     assert b"PERFCAST_SNAPSHOT();" in copy
+
+
+def test_an_output_that_is_a_file_and_unbalanced_cflags_are_messages(tmp_path, capsys):
+    # each used to be a traceback: FileExistsError from mkdir, ValueError from shlex
+    source = tmp_path / "ok.c"
+    source.write_text("int main(void) { int n = 2; return n; }\n")
+    taken = tmp_path / "taken"
+    taken.write_text("keep me\n")
+    assert main(["features", str(source), "-o", str(taken)]) == 2
+    assert capsys.readouterr().err == (
+        f"perfcast: error: {taken}: the output folder is a file; choose a folder\n"
+    )
+    assert taken.read_text() == "keep me\n"
+    assert main(["features", str(source), "-o", str(taken / "sub")]) == 2
+    assert f"{taken / 'sub'}: cannot create the output folder" in capsys.readouterr().err
+    out = tmp_path / "out"
+    assert main(["features", str(source), "-o", str(out), "--cflags", "'-DN=4"]) == 2
+    assert capsys.readouterr().err == "perfcast: error: --cflags: No closing quotation\n"
+    assert not out.exists()

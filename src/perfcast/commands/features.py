@@ -49,7 +49,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Instrument, or convert records; prints what was done."""
-    flags = shlex.split(args.cflags)
+    try:
+        flags = shlex.split(args.cflags)
+    except ValueError as error:
+        raise InputError(f"--cflags: {error}", value=args.cflags) from None
     if args.records is not None:
         if args.sources or flags:
             raise InputError("--records converts records; give no sources with it")

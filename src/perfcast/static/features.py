@@ -156,7 +156,7 @@ def instrument_features(
     ------
     InputError
         When a source is missing or clang reports an error in it, two sources share a file
-        name, or ``output`` is the directory of a source.
+        name, or ``output`` is the directory of a source, a file or cannot be created.
     """
     out = Path(output)
     names = [Path(s).name for s in sources]
@@ -165,8 +165,13 @@ def instrument_features(
     for source in sources:
         if Path(source).resolve().parent == out.resolve():
             raise InputError("the output folder holds this source; choose another", source)
+    if out.exists() and not out.is_dir():
+        raise InputError("the output folder is a file; choose a folder", out)
     parsed, _ = parse_sources(sources, [*compile_args, *source_include_flags()])
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"cannot create the output folder ({error.strerror})", out) from None
     shutil.copyfile(header_path(), out / HEADER)
     results = []
     named: set[str] = set()
