@@ -250,3 +250,14 @@ def test_an_output_that_is_a_file_and_unbalanced_cflags_are_messages(tmp_path, c
     assert main(["features", str(source), "-o", str(out), "--cflags", "'-DN=4"]) == 2
     assert capsys.readouterr().err == "perfcast: error: --cflags: No closing quotation\n"
     assert not out.exists()
+
+
+def test_a_param_that_names_no_instrumented_variable_is_warned_about(tmp_path, capsys):
+    # a mistyped --param used to pass silently; the run table then lacked the column
+    source = tmp_path / "ok.c"
+    source.write_text("int main(int argc, char **argv) { int n = argc; return n; }\n")
+    assert main(["features", str(source), "-o", str(tmp_path / "out"), "--param", "n",
+                 "--param", "size"]) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert "warning: --param size: no assignment to a variable 'size'" in err
+    assert "--param n" not in err

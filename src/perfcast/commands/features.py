@@ -62,8 +62,17 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.sources:
         raise InputError("no source to instrument (or give --records)")
-    for result in instrument_features(args.sources, args.out, flags, parameters=args.param):
+    results = instrument_features(args.sources, args.out, flags, parameters=args.param)
+    for result in results:
         print(f"{result.original} -> {result.path}: {len(result.features)} features")
         for skipped in result.skipped:
             print(f"perfcast: note: left alone: {skipped}", file=sys.stderr)
+    found = {feature.name for result in results for feature in result.features}
+    for name in dict.fromkeys(args.param):
+        if name not in found:
+            print(
+                f"perfcast: warning: --param {name}: no assignment to a variable '{name}' was "
+                f"instrumented; the run table will have no column '{name}'",
+                file=sys.stderr,
+            )
     return 0
