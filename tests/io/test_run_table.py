@@ -36,6 +36,11 @@ def test_columns_are_numbers_or_words_and_costs_are_kept_apart(tmp_path):
         ("n,time\n1,2,3\n", 2, "3 cells, the header has 2"),
         ("n,n\n1,2\n", 1, "appears twice"),
         ("n,time,cost:m\n1,2,3\n", 1, "no column of the table"),
+        # blank lines are skipped but counted: these used to name lines 4, 3, 4 and 4
+        ("n,time\n1,2\n\n2,3\nx,4\n", 5, "'x'"),
+        ("n,time\n\n1,2,3\n", 3, "3 cells, the header has 2"),
+        ("alg,time\ntree,2\n\n\n12,3\n", 5, "number '12'"),
+        ("n,time\n1,2\n\n\n3,\n", 5, "empty cell"),
     ],
 )
 def test_bad_cells_name_file_and_line(tmp_path, text, line, words):
