@@ -688,6 +688,9 @@ class LearnedModel:
             model.runs_ = int(data["runs"])
             model.cv_error_ = float(data["cross_validation"]["mean_relative_error"])
             model.residuals_ = np.asarray(data["residuals"], dtype=float)
+            residuals = model.residuals_
+            if residuals.ndim != 1 or not residuals.size or not np.isfinite(residuals).all():
+                raise ValueError("residuals: a non-empty list of finite numbers expected")
             model.transfer_ = data["transfer"]
             model.warnings_ = list(data["warnings"])
             model.estimator_ = stored["estimator"]
