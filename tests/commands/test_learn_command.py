@@ -103,3 +103,15 @@ def test_a_feature_beyond_single_precision_is_a_message_not_a_traceback(tables, 
     table.write_text("\n".join(lines) + "\n")
     assert main(["learn", str(table), "--trees", "10", "-o", str(folder / "m2.json")]) == 2
     assert f"{table}: run 3: feature 'n' is 1e+300" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("level", ["1.5", "nan", "0", "x"])
+def test_a_level_outside_zero_one_is_a_usage_error(tables, capsys, level):
+    # predict --runs --level 1.5 used to end in a ValueError traceback
+    folder, _ = tables
+    with pytest.raises(SystemExit) as caught:
+        main(["predict", str(folder / "model.json"), "--runs", str(folder / "new.csv"),
+              "--level", level])  # fmt: skip
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --level: must be a number strictly between 0 and 1, not '{level}'" in err

@@ -33,6 +33,17 @@ from perfcast.commands.model import (
 )
 
 
+def _level(text: str) -> float:
+    """``--level``: a probability strictly between 0 and 1 (``nan`` and ``1.5`` are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number strictly between 0 and 1, not {text!r}")
+    return value
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast predict``."""
     parser = subparsers.add_parser("predict")
@@ -44,7 +55,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="TABLE",
         help="predict every run of this run table with the learned model FILE (perfcast learn)",
     )
-    parser.add_argument("--level", type=float, default=0.95, help="prediction interval level")
+    parser.add_argument("--level", type=_level, default=0.95, help="prediction interval level")
     parser.add_argument("--format", choices=TABLE_FORMATS, default="text", help="output format")
     parser.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
     group = parser.add_argument_group("trace extrapolation (PMaC), instead of FILE")
