@@ -14,6 +14,7 @@ import pytest
 
 from perfcast.cli import main
 from perfcast.core.errors import InputError
+from perfcast.io.campaign_results import read_journal
 from perfcast.io.campaign_runs import campaign_run_table
 from perfcast.io.run_table import read_run_table
 
@@ -232,3 +233,18 @@ def test_two_features_that_would_share_a_column_are_refused(tmp_path: Path, caps
     err = capsys.readouterr().err
     assert "the feature 'feature:n' and another one would both be column 'feature:n'" in err
     assert not (tmp_path / "app.runs.csv").exists()
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "1e400"])
+def test_a_record_with_a_number_that_is_not_finite_fails_its_run(
+    tmp_path: Path, capsys, number: str
+) -> None:
+    # it used to crash the campaign with "ValueError: Out of range float values are not JSON
+    # compliant" while journaling the run, a traceback with the run lost
+    campaign = _script_campaign(tmp_path, f'\\"x\\": {number}')
+    assert main(["run", str(campaign)]) == 1
+    err = capsys.readouterr().err
+    assert "line 1 holds a number that is not finite" in err
+    assert "Traceback" not in err
+    journal = read_journal(tmp_path / "app.results.jsonl")
+    assert [line["status"] for line in journal.runs.values()] == ["failed"] * 4
