@@ -194,12 +194,12 @@ n = {{min = 1, max = 9}}
 """
 
 
-def _script_campaign(tmp_path: Path, fields: str) -> Path:
+def _script_campaign(tmp_path: Path, fields: str, elapsed: str = "0.5") -> Path:
     """A campaign of a shell program writing one exit record with ``fields`` (JSON members)."""
     program = tmp_path / "prog.sh"
     program.write_text(
         "#!/bin/sh\n"
-        f'echo "{{\\"phase\\": \\"exit\\", {fields}, \\"elapsed\\": 0.5}}" '
+        f'echo "{{\\"phase\\": \\"exit\\", {fields}, \\"elapsed\\": {elapsed}}}" '
         '>> "$PERFCAST_FEATURES_FILE"\n'
     )
     program.chmod(0o755)
@@ -248,3 +248,11 @@ def test_a_record_with_a_number_that_is_not_finite_fails_its_run(
     assert "Traceback" not in err
     journal = read_journal(tmp_path / "app.results.jsonl")
     assert [line["status"] for line in journal.runs.values()] == ["failed"] * 4
+
+
+def test_a_negative_elapsed_time_is_refused(tmp_path: Path, capsys) -> None:
+    # "elapsed": -1 used to become a run of -1 s in the run table
+    campaign = _script_campaign(tmp_path, '\\"x\\": 1', elapsed="-1")
+    assert main(["run", str(campaign)]) == 2
+    assert "elapsed is -1, not a number of seconds >= 0" in capsys.readouterr().err
+    assert not (tmp_path / "app.runs.csv").exists()

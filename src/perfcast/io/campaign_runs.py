@@ -84,6 +84,12 @@ def campaign_run_table(results_path: str | Path, phase: str = "exit") -> RunTabl
             k: parse_number(record[k], f"{where}: feature {k!r}", path, None) for k in keys
         }
         row["time"] = parse_number(record.get("elapsed"), f"{where}: elapsed", path, None)
+        if row["time"] < 0:
+            raise InputError(
+                f"{where}: elapsed is {row['time']:g}, not a number of seconds >= 0",
+                path,
+                reason="bad-run-table",
+            )
         row["launch_time"] = line["wall_time"]
         if "cpu" in record:
             row["cpu"] = parse_number(record["cpu"], f"{where}: cpu", path, None)
