@@ -76,3 +76,13 @@ def test_round_trip(tmp_path, suffix):
     np.testing.assert_array_equal(again.numeric["n"], table.numeric["n"])
     assert again.categorical["alg"].tolist() == ["a", "b", "a"]
     np.testing.assert_array_equal(again.costs["n"], table.costs["n"])
+
+
+def test_bytes_that_are_not_utf8_are_named_by_line(tmp_path):
+    # the message used to be "cannot read: 'utf-8' codec can't decode byte 0xff in position 12"
+    path = tmp_path / "runs.csv"
+    path.write_bytes(b"n,time\n1,2\nab\xff,3\n")
+    with pytest.raises(InputError) as caught:
+        read_run_table(path)
+    assert (caught.value.source, caught.value.line) == (str(path), 3)
+    assert "not a text file (bytes that are not UTF-8)" in caught.value.message

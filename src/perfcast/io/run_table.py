@@ -147,7 +147,8 @@ def read_run_table(path: str | Path) -> RunTable:
     if path.suffix.lower() in PARQUET_SUFFIXES:
         return _read_parquet(path)
     try:
-        with path.open(newline="", encoding="utf-8") as handle:
+        # undecodable bytes become lone surrogates, found per row to name the line
+        with path.open(newline="", encoding="utf-8", errors="surrogateescape") as handle:
             reader = csv.reader(handle)
             # the line each row ends on: blank lines are skipped but still counted
             numbered = [(reader.line_num, row) for row in reader if row]
@@ -155,6 +156,13 @@ def read_run_table(path: str | Path) -> RunTable:
         raise InputError("no such file", source, reason="missing-file") from None
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise InputError(f"cannot read: {error}", source, reason="bad-run-table") from None
+    for number, row in numbered:
+        try:
+            "".join(row).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(
+                "not a text file (bytes that are not UTF-8)", source, number, reason="bad-run-table"
+            ) from None
     lines = [number for number, _ in numbered]
     rows = [row for _, row in numbered]
     if not rows:
