@@ -115,3 +115,20 @@ def test_a_level_outside_zero_one_is_a_usage_error(tables, capsys, level):
     assert caught.value.code == 2
     err = capsys.readouterr().err
     assert f"argument --level: must be a number strictly between 0 and 1, not '{level}'" in err
+
+
+def test_a_transfer_source_model_without_the_features_is_named(tables, capsys):
+    # the message used to be "perfcast: error: the source model has no feature 'extra'", no file
+    folder, _ = tables
+    model = folder / "model.json"
+    assert main(["learn", str(folder / "t.csv"), "--exclude", "instructions",
+                 "--trees", "10", "-o", str(model)]) == 0  # fmt: skip
+    capsys.readouterr()
+    few = folder / "few.csv"
+    few.write_text("extra,time\n" + "".join(f"{i},{i + 1}\n" for i in range(8)))
+    status = main(["learn", str(few), "--transfer-from", str(model), "--trees", "10",
+                   "-o", str(folder / "m2.json")])  # fmt: skip
+    assert status == 2
+    assert capsys.readouterr().err == (
+        f"perfcast: error: {model}: the source model has no feature 'extra'\n"
+    )

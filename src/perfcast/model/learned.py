@@ -156,7 +156,12 @@ class LearnedModel:
     transfer_ : dict or None
         Under transfer: source runs, the fitted map, and the error without the source.
     warnings_ : list of str
+    source_ : str or None
+        The model file it was loaded from (:meth:`from_json`), for messages.
     """
+
+    #: Set by :meth:`from_json`; None for a model learned in this process.
+    source_: str | None = None
 
     def __init__(
         self,
@@ -338,7 +343,9 @@ class LearnedModel:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if isinstance(source, LearnedModel):
             if source.training_ is None:
-                raise InputError("the source model holds no training runs to transfer from")
+                raise InputError(
+                    "the source model holds no training runs to transfer from", source.source_
+                )
             xs_model, ys = source.training_
             xs = _realign(source, self, xs_model)
         else:
@@ -695,6 +702,7 @@ class LearnedModel:
             model.warnings_ = list(data["warnings"])
             model.estimator_ = stored["estimator"]
             model.training_ = stored["training"]
+            model.source_ = None if source is None else str(source)
         except (KeyError, TypeError, ValueError, IndexError) as error:
             raise InputError(
                 f"damaged learned model ({type(error).__name__}: {error})",
@@ -812,7 +820,10 @@ def _realign(source: LearnedModel, model: LearnedModel, x: np.ndarray) -> np.nda
     for name in model.features_:
         if name not in slices:
             raise InputError(
-                f"the source model has no feature {name!r}", reason="missing-column", value=name
+                f"the source model has no feature {name!r}",
+                source.source_,
+                reason="missing-column",
+                value=name,
             )
         part = x[:, slices[name]]
         if name in model.categories_:
