@@ -261,3 +261,13 @@ def test_a_param_that_names_no_instrumented_variable_is_warned_about(tmp_path, c
     err = capsys.readouterr().err
     assert "warning: --param size: no assignment to a variable 'size'" in err
     assert "--param n" not in err
+
+
+def test_record_bytes_that_are_not_utf8_are_named_by_line(tmp_path):
+    # the message used to be "cannot read: 'utf-8' codec can't decode byte 0xff ...", no line
+    records = tmp_path / "runs.jsonl"
+    records.write_bytes(b'{"phase": "exit", "n": 4, "elapsed": 1}\n{"phase": "exit\xff"}\n')
+    with pytest.raises(InputError) as caught:
+        read_feature_records(records)
+    assert (caught.value.source, caught.value.line) == (str(records), 2)
+    assert "bytes that are not UTF-8" in caught.value.message

@@ -365,11 +365,20 @@ def read_feature_records(path: str | Path, phase: str = "exit") -> RunTable:
 
     source = str(path)
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        # undecodable bytes become lone surrogates, found per line to name the line
+        text = Path(path).read_text(encoding="utf-8", errors="surrogateescape")
     except FileNotFoundError:
         raise InputError("no such file", source, reason="missing-file") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         raise InputError(f"cannot read: {error}", source, reason="bad-run-table") from None
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(
+                "not a text file (bytes that are not UTF-8)", source, number, reason="bad-run-table"
+            ) from None
     rows: list[dict[str, float]] = []
     early: dict[str, float] | None = None
     names: list[str] | None = None
