@@ -86,3 +86,19 @@ def test_bytes_that_are_not_utf8_are_named_by_line(tmp_path):
         read_run_table(path)
     assert (caught.value.source, caught.value.line) == (str(path), 3)
     assert "not a text file (bytes that are not UTF-8)" in caught.value.message
+
+
+def test_a_parquet_cell_that_is_not_finite_names_file_column_and_row(tmp_path):
+    # the message used to be "cell is 'nan', not a finite number", without file or row
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "runs.parquet"
+    pq.write_table(pa.table({"n": [1.0, 2.0, float("nan")], "time": [1.0, 2.0, 3.0]}), path)
+    with pytest.raises(InputError) as caught:
+        read_run_table(path)
+    assert (caught.value.source, caught.value.line) == (str(path), 3)
+    assert "numeric column 'n': value is 'nan'" in caught.value.message
+    with pytest.raises(InputError) as caught:
+        from_columns({"n": [1.0, float("inf")], "time": [1.0, 2.0]}, "runs")
+    assert (caught.value.source, caught.value.line) == ("runs", 2)

@@ -120,7 +120,10 @@ def from_columns(
     lengths = {len(v) for v in columns.values()}
     if len(lengths) > 1:
         raise InputError("columns of unequal length", source, reason="bad-run-table")
-    texts = {name: [_cell_text(c) for c in cells] for name, cells in columns.items()}
+    texts = {
+        name: [_cell_text(c, name, source, row) for row, c in enumerate(cells, start=1)]
+        for name, cells in columns.items()
+    }
     return _build(texts, source, range(1, 1 + max(lengths, default=0)), None)
 
 
@@ -221,12 +224,14 @@ def _format_cell(value: object) -> str:
     return str(value)
 
 
-def _cell_text(cell: object) -> str:
+def _cell_text(cell: object, name: str, source: str | None, row: int) -> str:
+    """A cell as text; a number that is not finite is refused naming ``source``, the column
+    and the 1-based ``row``."""
     if isinstance(cell, str):
         return cell
     if cell is None:
         return ""
-    return repr(parse_number(cell, "cell", None, None))
+    return repr(parse_number(cell, f"numeric column {name!r}: value", source, row))
 
 
 def _check_header(header: list[str], source: str) -> None:
@@ -332,7 +337,10 @@ def _read_parquet(path: Path) -> RunTable:
     except Exception as error:  # pyarrow raises several types for a damaged file
         raise InputError(f"cannot read as Parquet: {error}", path, reason="bad-run-table") from None
     texts = {
-        name: [_cell_text(value) for value in frame.column(name).to_pylist()]
+        name: [
+            _cell_text(value, name, str(path), row)
+            for row, value in enumerate(frame.column(name).to_pylist(), start=1)
+        ]
         for name in frame.column_names
     }
     _check_header(list(texts), str(path))
