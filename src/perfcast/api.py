@@ -1392,9 +1392,12 @@ def predict_runs(
 def render_learned(
     value: LearnedModel | Sequence[RunPrediction],
     format: str = "text",  # noqa: A002 - as render's
+    *,
+    model_warnings: Sequence[str] = (),
 ) -> str:
     """A learned model (``text`` summary or its ``json`` file) or run predictions (``text``,
-    ``json``, ``csv``).
+    ``json``, ``csv``); with predictions, ``model_warnings`` (the model's ``warnings_``, such
+    as an untrustworthy cross-validated error) are shown in text and JSON.
 
     Raises
     ------
@@ -1410,7 +1413,7 @@ def render_learned(
         if format != "text":
             raise ValueError(f"format: must be 'text' or 'json', not {format!r}")
         return learned_summary(value)
-    return format_run_predictions(value, format)
+    return format_run_predictions(value, format, model_warnings)
 
 
 def run_prediction_warnings(predictions: Sequence[RunPrediction]) -> str:

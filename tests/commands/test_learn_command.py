@@ -42,7 +42,11 @@ def test_learn_then_predict_every_run(tables, capsys):
     assert list(document) == ["predictions"]
     rows = document["predictions"]
     assert [r["row"] for r in rows] == list(range(20))
-    assert all(list(r) == ["row", "prediction", "interval"] for r in rows)
+    # a row has "warnings" only when it has some (here: n outside the training range)
+    keys = (["row", "prediction", "interval"], ["row", "prediction", "interval", "warnings"])
+    assert all(list(r) in keys for r in rows)
+    assert all(r["warnings"] for r in rows if "warnings" in r)
+    assert "warnings" not in document
     predicted = np.array([r["prediction"] for r in rows])
     assert np.mean(np.abs(predicted - truth) / truth) < 0.1
     assert main(["predict", str(model), "--runs", str(folder / "new.csv"), "--format", "csv"]) == 0
@@ -132,3 +136,26 @@ def test_a_transfer_source_model_without_the_features_is_named(tables, capsys):
     assert capsys.readouterr().err == (
         f"perfcast: error: {model}: the source model has no feature 'extra'\n"
     )
+
+
+def test_predictions_of_an_untrustworthy_model_say_so_in_text_and_json(tmp_path, capsys):
+    # the model's "do not trust these predictions" was shown only by learn; predict --runs
+    # printed its predictions without it, and JSON carried no warning at all
+    rng = np.random.default_rng(3)
+    noise = {"n": rng.uniform(1, 100, 40), "time": rng.lognormal(0, 2, 40)}
+    write_run_table(from_columns(noise), tmp_path / "noise.csv")
+    model = tmp_path / "model.json"
+    assert main(["learn", str(tmp_path / "noise.csv"), "--trees", "10", "-o", str(model)]) == 0
+    assert "do not trust these predictions" in capsys.readouterr().out
+    runs = tmp_path / "runs.csv"
+    runs.write_text("n\n50\n500\n")
+    assert main(["predict", str(model), "--runs", str(runs)]) == 0
+    text = capsys.readouterr().out
+    assert "! model: cross-validated mean relative error" in text
+    assert main(["predict", str(model), "--runs", str(runs), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert any("do not trust" in w for w in document["warnings"])
+    assert "warnings" not in document["predictions"][0]
+    assert "outside the training range" in document["predictions"][1]["warnings"][0]
+    assert "perfcast: warning: model: cross-validated" in captured.err

@@ -105,9 +105,11 @@ def _predict_runs(args: argparse.Namespace) -> int:
         raise InputError("--at and --runs predict different things; give one of them")
     if args.format == "markdown":
         raise InputError("--runs prints text, json or csv")
-    predictions = predict_runs(load_learned(args.file), args.runs, level=args.level)
-    write_output(render_learned(predictions, args.format), args.out)
+    model = load_learned(args.file)
+    predictions = predict_runs(model, args.runs, level=args.level)
+    write_output(render_learned(predictions, args.format, model_warnings=model.warnings_), args.out)
     warnings = run_prediction_warnings(predictions)
+    warnings += "".join(f"model: {w}\n" for w in model.warnings_)
     if warnings and args.format != "text" and not args.quiet:
         sys.stderr.write("".join(f"perfcast: warning: {w}\n" for w in warnings.splitlines()))
     return 0
