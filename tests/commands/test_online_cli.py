@@ -134,6 +134,15 @@ def test_store_keeps_models_across_runs_and_show_reads_them(
             '{"kernel": "solve", "params": {"n": 64, "p": 1}, "value": 1e200}',
             "online modeling takes values up to 1e+154",
         ),
+        # with a store: "OverflowError: Python int too large to convert to SQLite INTEGER"
+        (
+            '{"kernel": "solve", "params": {"n": 64, "p": 1}, "value": 1, "skipped": 1e23}'.replace(
+                "1e23", str(10**23)
+            ),
+            "not a count",
+        ),
+        # an unnamed parameter was modeled: "a [<default>]: 0.00966 + 2*"
+        ('{"kernel": "fresh", "params": {"": 1}, "value": 1}', "a parameter without a name"),
         # a duplicate key used to be read silently as its last value
         (
             '{"kernel": "solve", "kernel": "halo", "params": {"n": 64, "p": 1}, "value": 1}',

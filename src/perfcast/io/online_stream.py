@@ -27,6 +27,8 @@ from perfcast.core.numbers import json_float, parse_number
 
 #: Keys a stream line may hold.
 STREAM_KEYS = frozenset({"kernel", "callpath", "region", "params", "metric", "value", "skipped"})
+#: The largest ``skipped`` count (exact in JSON's doubles; a store keeps 64-bit counts).
+MAX_COUNT = 2**53 - 1
 #: The metric of an Extra-P record without one.
 DEFAULT_METRIC = "<default>"
 
@@ -141,7 +143,7 @@ def _records(line: str, path: Path, number: int) -> Iterator[StreamRecord]:
     if "metric" in record:
         metric = _text(record, ("metric",), "metric", path, number)
     skipped = record.get("skipped", 0)
-    if isinstance(skipped, bool) or not isinstance(skipped, int) or skipped < 0:
+    if isinstance(skipped, bool) or not isinstance(skipped, int) or not 0 <= skipped <= MAX_COUNT:
         raise InputError(
             f"'skipped' is {json.dumps(skipped)}, not a count",
             path,
@@ -160,6 +162,10 @@ def _records(line: str, path: Path, number: int) -> Iterator[StreamRecord]:
             path,
             number,
             reason="bad-stream-line",
+        )
+    if "" in params:
+        raise InputError(
+            "a parameter without a name in 'params'", path, number, reason="bad-stream-line"
         )
     point = {
         str(name): parse_number(raw, f"parameter '{name}'", path, number)
