@@ -159,3 +159,16 @@ def test_predictions_of_an_untrustworthy_model_say_so_in_text_and_json(tmp_path,
     assert "warnings" not in document["predictions"][0]
     assert "outside the training range" in document["predictions"][1]["warnings"][0]
     assert "perfcast: warning: model: cross-validated" in captured.err
+
+
+@pytest.mark.parametrize(
+    "table", ["alg,time\na,1\nb,2\na,1.1\nb,2.1\na,1\nb,2\n", "n,time\n-1,1\n-2,2\n-3,3\n-4,4\n"]
+)
+def test_pmnf_without_a_positive_numeric_feature_is_named(tmp_path, capsys, table):
+    # it used to print numpy's "matmul: Input operand 1 has a mismatch in its core dimension"
+    path = tmp_path / "t.csv"
+    path.write_text(table)
+    assert main(["learn", str(path), "--method", "pmnf", "-o", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"perfcast: error: {path}: the pmnf method models numeric features")
+    assert not (tmp_path / "m.json").exists()

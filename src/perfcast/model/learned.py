@@ -275,6 +275,13 @@ class LearnedModel:
         }
         x = self._matrix(table)
         self.importances_ = _normalized({n: importances.get(n, 0.0) for n in names})
+        if self.method == "pmnf" and not self._pmnf_features():
+            raise InputError(
+                "the pmnf method models numeric features whose values are all above 0, and "
+                "this table has none left; learn with another method",
+                table.source,
+                reason="no-features",
+            )
         self.overhead_ = (
             {
                 "before": sum(self.cost_shares_.values()),
