@@ -1412,9 +1412,12 @@ def predict_runs(
 def render_learned(
     value: LearnedModel | Sequence[RunPrediction],
     format: str = "text",  # noqa: A002 - as render's
+    *,
+    model_warnings: Sequence[str] = (),
 ) -> str:
     """A learned model (``text`` summary or its ``json`` file) or run predictions (``text``,
-    ``json``, ``csv``).
+    ``json``, ``csv``); with predictions, ``model_warnings`` (the model's ``warnings_``, such
+    as an untrustworthy cross-validated error) are shown in text and JSON.
 
     Raises
     ------
@@ -1430,7 +1433,7 @@ def render_learned(
         if format != "text":
             raise ValueError(f"format: must be 'text' or 'json', not {format!r}")
         return learned_summary(value)
-    return format_run_predictions(value, format)
+    return format_run_predictions(value, format, model_warnings)
 
 
 def run_prediction_warnings(predictions: Sequence[RunPrediction]) -> str:
@@ -1687,6 +1690,11 @@ def serve_spool(
     -------
     int
         The number of batch files modeled.
+
+    Raises
+    ------
+    InputError
+        When ``spool`` exists but is no directory (reason ``bad-spool``), or for a bad store.
     """
     import time
 
@@ -1695,6 +1703,9 @@ def serve_spool(
     from perfcast.model.online import Measurement
 
     processed = 0
+    if Path(spool).exists() and not Path(spool).is_dir():
+        # a missing spool is waited for (the programs create it); a file never becomes one
+        raise InputError("the spool is not a directory", spool, reason="bad-spool")
     with open_store(store) as opened:
         online = online_modeler(
             modeler=modeler, batch=batch, store=opened, application=application, **settings

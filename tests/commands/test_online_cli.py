@@ -85,7 +85,11 @@ def test_extrap_lines_are_accepted(tmp_path: Path, capsys: pytest.CaptureFixture
     (item,) = json.loads(out)["kernels"]
     assert item["kernel"] == "main->f" and item["metric"] == "<default>"
     assert item["measured"] + item["skipped"] == 36
-    assert item["model"]["expression"] is not None
+    # the repetitions p and 1.01 p of each line are both used: the model is their mean, 1.005 p
+    (term,) = item["model"]["terms"]
+    assert term["factors"] == [{"parameter": "p", "exponent": 1, "log_exponent": 0}]
+    assert term["coefficient"] == pytest.approx(1.005, rel=1e-6)
+    assert abs(item["model"]["constant"]) < 1e-9
 
 
 def test_store_keeps_models_across_runs_and_show_reads_them(
@@ -122,6 +126,31 @@ def test_store_keeps_models_across_runs_and_show_reads_them(
         ('{"kernel": "solve", "params": {"n": 64, "p": 1}, "value": 1, "x": 2}', "unknown key"),
         ('{"kernel": "solve", "params": {"n": 64}, "metric": "time", "value": 1}', "parameters"),
         ('["solve"]', "JSON object"),
+        # used to pass the checks and fail at the final refit as "<table>: the table has no
+        # parameter columns", without file or line, after batches had been stored
+        ('{"kernel": "fresh", "params": {}, "value": 1}', "'params' is empty"),
+        # its square overflowed the statistics: "<table>: record 1: value is -inf" at a refit
+        (
+            '{"kernel": "solve", "params": {"n": 64, "p": 1}, "value": 1e200}',
+            "online modeling takes values up to 1e+154",
+        ),
+        # with a store: "OverflowError: Python int too large to convert to SQLite INTEGER"
+        (
+            '{"kernel": "solve", "params": {"n": 64, "p": 1}, "value": 1, '
+            '"skipped": 100000000000000000000000}',
+            "not a count",
+        ),
+        # an unnamed parameter was modeled: "a [<default>]: 0.00966 + 2*"
+        ('{"kernel": "fresh", "params": {"": 1}, "value": 1}', "a parameter without a name"),
+        # a duplicate key used to be read silently as its last value
+        (
+            '{"kernel": "solve", "kernel": "halo", "params": {"n": 64, "p": 1}, "value": 1}',
+            "the key 'kernel' appears twice",
+        ),
+        (
+            '{"kernel": "solve", "params": {"n": 64, "n": 128, "p": 1}, "value": 1}',
+            "the key 'n' appears twice",
+        ),
     ],
 )
 def test_bad_line_names_file_and_line_and_keeps_the_store(
@@ -184,3 +213,73 @@ def test_clusters_from_a_file_let_one_kernel_stand_for_another(
     clusters.write_text('{"clusters": "loop_a"}')
     status, _, err = run(capsys, "online", "replay", str(stream), "--clusters", str(clusters))
     assert status == 2 and "clusters" in err
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("UPDATE online_kernels SET model = '{bad'", "the store is damaged: kernel"),
+        ("UPDATE online_kernels SET state = '[]'", "where a JSON dict belongs"),
+        ("UPDATE online_kernels SET parameters = '5'", "where a JSON list belongs"),
+        ('UPDATE online_kernels SET state = \'{"hit_count": "a"}\'', "is not valid (ValueError"),
+        ("UPDATE online_judgements SET judgement = '{\"x\": 1}'", "is not valid (TypeError"),
+        ("DROP TABLE online_exceptions", "the store is damaged (no such table"),
+    ],
+)
+def test_a_damaged_store_is_one_message_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str, message: str
+) -> None:
+    # Each of these used to end in a JSONDecodeError, TypeError, ValueError or
+    # sqlite3.OperationalError traceback from `online show`.
+    import sqlite3
+
+    store = tmp_path / "models.db"
+    stream = write_stream(tmp_path / "s.jsonl", 120)
+    assert (
+        run(capsys, "online", "replay", str(stream), "--batch", "20", "--store", str(store))[0] == 0
+    )
+    with sqlite3.connect(store) as connection:
+        connection.execute(damage)
+    status, out, err = run(capsys, "online", "show", "--store", str(store))
+    assert status == 2
+    assert out == ""
+    assert err.startswith(f"perfcast: error: {store}: ")
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_bytes_that_are_not_utf8_are_named_by_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the message used to name only the file ("not a text file (invalid start byte)")
+    good = write_stream(tmp_path / "good.jsonl", 30)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(
+        good.read_bytes() + b'{"kernel": "solve\xff", "params": {"n": 1}, "value": 1}\n'
+    )
+    status, out, err = run(capsys, "online", "replay", str(bad))
+    assert status == 2 and out == ""
+    assert err == f"perfcast: error: {bad}:31: not a text file (bytes that are not UTF-8)\n"
+
+
+def test_serve_refuses_a_spool_that_is_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # it used to report "0 batch file(s) modeled" and exit 0 (forever without --once)
+    spool = write_stream(tmp_path / "s.jsonl", 10)
+    store = tmp_path / "models.db"
+    status, _, err = run(capsys, "online", "serve", "--store", str(store), "--spool", str(spool),
+                         "--once")  # fmt: skip
+    assert status == 2
+    assert err == f"perfcast: error: {spool}: the spool is not a directory\n"
+    assert not store.exists()
+
+
+def test_a_negative_seed_is_one_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stream = write_stream(tmp_path / "s.jsonl", 10)
+    with pytest.raises(SystemExit) as caught:
+        main(["online", "replay", str(stream), "--seed", "-5"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --seed: must be a whole number >= 0, not '-5'" in err
+    assert "Traceback" not in err

@@ -36,6 +36,11 @@ def test_columns_are_numbers_or_words_and_costs_are_kept_apart(tmp_path):
         ("n,time\n1,2,3\n", 2, "3 cells, the header has 2"),
         ("n,n\n1,2\n", 1, "appears twice"),
         ("n,time,cost:m\n1,2,3\n", 1, "no column of the table"),
+        # blank lines are skipped but counted: these used to name lines 4, 3, 4 and 4
+        ("n,time\n1,2\n\n2,3\nx,4\n", 5, "'x'"),
+        ("n,time\n\n1,2,3\n", 3, "3 cells, the header has 2"),
+        ("alg,time\ntree,2\n\n\n12,3\n", 5, "number '12'"),
+        ("n,time\n1,2\n\n\n3,\n", 5, "empty cell"),
     ],
 )
 def test_bad_cells_name_file_and_line(tmp_path, text, line, words):
@@ -71,3 +76,29 @@ def test_round_trip(tmp_path, suffix):
     np.testing.assert_array_equal(again.numeric["n"], table.numeric["n"])
     assert again.categorical["alg"].tolist() == ["a", "b", "a"]
     np.testing.assert_array_equal(again.costs["n"], table.costs["n"])
+
+
+def test_bytes_that_are_not_utf8_are_named_by_line(tmp_path):
+    # the message used to be "cannot read: 'utf-8' codec can't decode byte 0xff in position 12"
+    path = tmp_path / "runs.csv"
+    path.write_bytes(b"n,time\n1,2\nab\xff,3\n")
+    with pytest.raises(InputError) as caught:
+        read_run_table(path)
+    assert (caught.value.source, caught.value.line) == (str(path), 3)
+    assert "not a text file (bytes that are not UTF-8)" in caught.value.message
+
+
+def test_a_parquet_cell_that_is_not_finite_names_file_column_and_row(tmp_path):
+    # the message used to be "cell is 'nan', not a finite number", without file or row
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "runs.parquet"
+    pq.write_table(pa.table({"n": [1.0, 2.0, float("nan")], "time": [1.0, 2.0, 3.0]}), path)
+    with pytest.raises(InputError) as caught:
+        read_run_table(path)
+    assert (caught.value.source, caught.value.line) == (str(path), 3)
+    assert "numeric column 'n': value is 'nan'" in caught.value.message
+    with pytest.raises(InputError) as caught:
+        from_columns({"n": [1.0, float("inf")], "time": [1.0, 2.0]}, "runs")
+    assert (caught.value.source, caught.value.line) == ("runs", 2)

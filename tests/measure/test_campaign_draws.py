@@ -193,3 +193,36 @@ def test_the_run_table_follows_a_parquet_output(tmp_path: Path) -> None:
     assert load_campaign(path).run_table_path == tmp_path / "drawn.runs.csv"
     parquet = load_campaign(path, overrides={"output": "drawn.parquet"})
     assert parquet.run_table_path == tmp_path / "drawn.runs.parquet"
+
+
+def test_a_range_wider_than_a_double_draws_inside_it() -> None:
+    # high - low overflowed to inf: every draw was +-inf clamped to a bound, and a campaign of
+    # runs = 8 was refused as "only 2 distinct points turned up"
+    space = parse_draw_space({"min": -1.7e308, "max": 1.7e308})
+    points = draw_points({"x": space}, 50, seed=3)
+    values = [point[0] for point in points]
+    assert len(set(values)) == 50
+    assert all(math.isfinite(v) and -1.7e308 < v < 1.7e308 for v in values)
+    assert min(values) < 0 < max(values)
+
+
+@pytest.mark.parametrize("limit", ['"x"', "true", "0"])
+def test_a_bad_max_runs_is_refused_before_drawing(
+    tmp_path: Path, limit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # with max_runs = "x" the runs were drawn before max_runs was checked: runs = 10**8
+    # drew for minutes instead of answering at once
+    import perfcast.measure.spec as spec
+
+    def no_drawing(*_: object) -> None:
+        raise AssertionError("points drawn before max_runs was checked")
+
+    monkeypatch.setattr(spec, "draw_points", no_drawing)
+    path = _write(
+        tmp_path,
+        f'command = ["echo", "{{n}}"]\nruns = 100000000\nmax_runs = {limit}\n'
+        "[parameters]\nn = {min = 1.0, max = 9.0}\n",
+    )
+    with pytest.raises(InputError, match="max_runs must be a positive integer") as info:
+        load_campaign(path)
+    assert info.value.line == 3

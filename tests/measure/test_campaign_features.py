@@ -14,6 +14,7 @@ import pytest
 
 from perfcast.cli import main
 from perfcast.core.errors import InputError
+from perfcast.io.campaign_results import read_journal
 from perfcast.io.campaign_runs import campaign_run_table
 from perfcast.io.run_table import read_run_table
 
@@ -179,3 +180,79 @@ def test_an_mpi_campaign_collects_traffic_reduced_over_its_ranks(tmp_path: Path)
     ):
         assert trips == 3 * p  # 3 steps on every rank, summed over the ranks
         assert sent == 3 * p * n * 8
+
+
+SCRIPT_CAMPAIGN = """\
+runs = 4
+seed = 1
+command = ["{program}", "{{n}}"]
+metrics = ["time", "features"]
+output = "{output}"
+
+[parameters]
+n = {{min = 1, max = 9}}
+"""
+
+
+def _script_campaign(tmp_path: Path, fields: str, elapsed: str = "0.5") -> Path:
+    """A campaign of a shell program writing one exit record with ``fields`` (JSON members)."""
+    program = tmp_path / "prog.sh"
+    program.write_text(
+        "#!/bin/sh\n"
+        f'echo "{{\\"phase\\": \\"exit\\", {fields}, \\"elapsed\\": {elapsed}}}" '
+        '>> "$PERFCAST_FEATURES_FILE"\n'
+    )
+    program.chmod(0o755)
+    campaign = tmp_path / "c.toml"
+    campaign.write_text(SCRIPT_CAMPAIGN.format(program=program, output=tmp_path / "app.csv"))
+    return campaign
+
+
+def test_features_named_like_a_parameter_or_column_do_not_overwrite_it(tmp_path: Path) -> None:
+    # The features 'n', 'repetition' and 'launch_time' used to overwrite the run's parameter
+    # n, its repetition and the feature 'launch_time' took the launch's wall time.
+    campaign = _script_campaign(
+        tmp_path, '\\"n\\": 1000, \\"repetition\\": 7, \\"launch_time\\": 3, \\"x\\": $1'
+    )
+    assert main(["run", str(campaign)]) == 0
+    with (tmp_path / "app.runs.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 4
+    for row in rows:
+        assert float(row["n"]) == float(row["x"]) <= 9
+        assert row["repetition"] == "0"
+        assert float(row["feature:n"]) == 1000
+        assert float(row["feature:repetition"]) == 7
+        assert float(row["feature:launch_time"]) == 3
+        assert float(row["launch_time"]) != 3
+
+
+def test_two_features_that_would_share_a_column_are_refused(tmp_path: Path, capsys) -> None:
+    campaign = _script_campaign(tmp_path, '\\"n\\": 2, \\"feature:n\\": 5')
+    assert main(["run", str(campaign)]) == 2
+    err = capsys.readouterr().err
+    assert "the feature 'feature:n' and another one would both be column 'feature:n'" in err
+    assert not (tmp_path / "app.runs.csv").exists()
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "1e400"])
+def test_a_record_with_a_number_that_is_not_finite_fails_its_run(
+    tmp_path: Path, capsys, number: str
+) -> None:
+    # it used to crash the campaign with "ValueError: Out of range float values are not JSON
+    # compliant" while journaling the run, a traceback with the run lost
+    campaign = _script_campaign(tmp_path, f'\\"x\\": {number}')
+    assert main(["run", str(campaign)]) == 1
+    err = capsys.readouterr().err
+    assert "line 1 holds a number that is not finite" in err
+    assert "Traceback" not in err
+    journal = read_journal(tmp_path / "app.results.jsonl")
+    assert [line["status"] for line in journal.runs.values()] == ["failed"] * 4
+
+
+def test_a_negative_elapsed_time_is_refused(tmp_path: Path, capsys) -> None:
+    # "elapsed": -1 used to become a run of -1 s in the run table
+    campaign = _script_campaign(tmp_path, '\\"x\\": 1', elapsed="-1")
+    assert main(["run", str(campaign)]) == 2
+    assert "elapsed is -1, not a number of seconds >= 0" in capsys.readouterr().err
+    assert not (tmp_path / "app.runs.csv").exists()

@@ -131,6 +131,12 @@ def test_the_model_file_round_trips_and_checks_versions(tmp_path, runs):
     (tmp_path / "damaged.json").write_text(json.dumps(damaged))
     with pytest.raises(InputError, match="damaged learned model"):
         api.load_learned(tmp_path / "damaged.json")
+    # residuals null used to give NaN intervals (text 'nan', CSV 'nan'); [] an IndexError
+    for residuals in (None, [], [1.0, "x"], [[0.1]]):
+        (tmp_path / "r.json").write_text(json.dumps(dict(data, residuals=residuals)))
+        with pytest.raises(InputError, match="damaged learned model") as caught:
+            api.load_learned(tmp_path / "r.json")
+        assert caught.value.reason == "bad-model"
 
 
 def test_prediction_names_missing_columns_and_warns_about_the_unknown(runs):

@@ -177,3 +177,97 @@ def test_two_translation_units_with_crlf_line_ends_link_and_report_together(tmp_
     assert record["b.c:4:loop:while"] == sum(range(1, 11))  # n = 1..10 counted down
     assert (record["b.c:5:branch:then:if"], record["b.c:5:branch:else:if"]) == (5, 5)
     assert (tmp_path / "out" / "b.c").read_bytes().count(b"\r\n") == 7  # line ends kept
+
+
+@pytest.mark.parametrize(
+    ("lines", "line", "message"),
+    [
+        # an exit record without 'elapsed' used to be a KeyError traceback
+        ('{"phase": "exit", "n": 4}', 1, "an exit record needs 'elapsed'"),
+        (
+            '{"phase": "exit", "n": 4, "elapsed": 1}\n{"phase": "exit", "n": 5, "elapsed": -2}',
+            2,
+            "it is -2",
+        ),
+        # a feature named 'time' (a --param variable) used to be overwritten silently
+        ('{"phase": "exit", "time": 3, "elapsed": 1}', 1, "a feature named 'time'"),
+    ],
+)
+def test_exit_records_need_elapsed_seconds_and_no_time_feature(tmp_path, capsys, lines, line,
+                                                                message):  # fmt: skip
+    records = tmp_path / "runs.jsonl"
+    records.write_text(lines + "\n")
+    with pytest.raises(InputError) as caught:
+        read_feature_records(records)
+    assert (caught.value.source, caught.value.line) == (str(records), line)
+    assert message in caught.value.message
+    assert main(["features", "--records", str(records), "-o", str(tmp_path / "r.csv")]) == 2
+    assert f"{records}:{line}: " in capsys.readouterr().err
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_a_cost_without_its_feature_names_no_line_zero(tmp_path, capsys):
+    # the message used to read "runs.jsonl:0: cost column for 'n', ..."
+    records = tmp_path / "runs.jsonl"
+    records.write_text('{"phase": "exit", "cost:n": 0.1, "elapsed": 1}\n')
+    assert main(["features", "--records", str(records), "-o", str(tmp_path / "r.csv")]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err == f"perfcast: error: {records}: cost column for 'n', which is no column of the table\n"
+    )
+
+
+def test_a_source_with_latin1_comments_is_instrumented(tmp_path):
+    # the pragma scan decoded every token: a comment 'café' in Latin-1 ended in a
+    # UnicodeDecodeError traceback from the clang bindings
+    source = tmp_path / "lat.c"
+    source.write_bytes(
+        b"int main(int argc, char **argv) {\n  /* caf\xe9 */\n  int n = argc;\n"
+        b"  for (int i = 0; i < n; i++) { n += 0; }\n#pragma perfcast features_end\n"
+        b"  return 0;\n}\n"
+    )
+    (result,) = instrument_features([source], tmp_path / "out")
+    assert [f.kind for f in result.features] == ["assign", "loop"]
+    copy = result.path.read_bytes()
+    assert b"/* caf\xe9 */" in copy
+    assert b"PERFCAST_SNAPSHOT();" in copy
+
+
+def test_an_output_that_is_a_file_and_unbalanced_cflags_are_messages(tmp_path, capsys):
+    # each used to be a traceback: FileExistsError from mkdir, ValueError from shlex
+    source = tmp_path / "ok.c"
+    source.write_text("int main(void) { int n = 2; return n; }\n")
+    taken = tmp_path / "taken"
+    taken.write_text("keep me\n")
+    assert main(["features", str(source), "-o", str(taken)]) == 2
+    assert capsys.readouterr().err == (
+        f"perfcast: error: {taken}: the output folder is a file; choose a folder\n"
+    )
+    assert taken.read_text() == "keep me\n"
+    assert main(["features", str(source), "-o", str(taken / "sub")]) == 2
+    assert f"{taken / 'sub'}: cannot create the output folder" in capsys.readouterr().err
+    out = tmp_path / "out"
+    assert main(["features", str(source), "-o", str(out), "--cflags", "'-DN=4"]) == 2
+    assert capsys.readouterr().err == "perfcast: error: --cflags: No closing quotation\n"
+    assert not out.exists()
+
+
+def test_a_param_that_names_no_instrumented_variable_is_warned_about(tmp_path, capsys):
+    # a mistyped --param used to pass silently; the run table then lacked the column
+    source = tmp_path / "ok.c"
+    source.write_text("int main(int argc, char **argv) { int n = argc; return n; }\n")
+    assert main(["features", str(source), "-o", str(tmp_path / "out"), "--param", "n",
+                 "--param", "size"]) == 0  # fmt: skip
+    err = capsys.readouterr().err
+    assert "warning: --param size: no assignment to a variable 'size'" in err
+    assert "--param n" not in err
+
+
+def test_record_bytes_that_are_not_utf8_are_named_by_line(tmp_path):
+    # the message used to be "cannot read: 'utf-8' codec can't decode byte 0xff ...", no line
+    records = tmp_path / "runs.jsonl"
+    records.write_bytes(b'{"phase": "exit", "n": 4, "elapsed": 1}\n{"phase": "exit\xff"}\n')
+    with pytest.raises(InputError) as caught:
+        read_feature_records(records)
+    assert (caught.value.source, caught.value.line) == (str(records), 2)
+    assert "bytes that are not UTF-8" in caught.value.message

@@ -49,7 +49,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Instrument, or convert records; prints what was done."""
-    flags = shlex.split(args.cflags)
+    try:
+        flags = shlex.split(args.cflags)
+    except ValueError as error:
+        raise InputError(f"--cflags: {error}", value=args.cflags) from None
     if args.records is not None:
         if args.sources or flags:
             raise InputError("--records converts records; give no sources with it")
@@ -59,8 +62,17 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.sources:
         raise InputError("no source to instrument (or give --records)")
-    for result in instrument_features(args.sources, args.out, flags, parameters=args.param):
+    results = instrument_features(args.sources, args.out, flags, parameters=args.param)
+    for result in results:
         print(f"{result.original} -> {result.path}: {len(result.features)} features")
         for skipped in result.skipped:
             print(f"perfcast: note: left alone: {skipped}", file=sys.stderr)
+    found = {feature.name for result in results for feature in result.features}
+    for name in dict.fromkeys(args.param):
+        if name not in found:
+            print(
+                f"perfcast: warning: --param {name}: no assignment to a variable '{name}' was "
+                f"instrumented; the run table will have no column '{name}'",
+                file=sys.stderr,
+            )
     return 0

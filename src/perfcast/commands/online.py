@@ -29,6 +29,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, not {text!r}")
+    return value
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast online`` and its sub-commands."""
     parser = subparsers.add_parser("online")
@@ -45,7 +55,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     replay.add_argument(
         "--no-backoff", action="store_true", help="measure every value (no back-off)"
     )
-    replay.add_argument("--seed", type=int, default=0, help="seed of the back-off delays")
+    replay.add_argument("--seed", type=_seed, default=0, help="seed of the back-off delays")
     replay.add_argument(
         "--clusters",
         metavar="FILE",

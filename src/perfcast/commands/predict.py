@@ -33,6 +33,17 @@ from perfcast.commands.model import (
 )
 
 
+def _level(text: str) -> float:
+    """``--level``: a probability strictly between 0 and 1 (``nan`` and ``1.5`` are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number strictly between 0 and 1, not {text!r}")
+    return value
+
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast predict``."""
     parser = subparsers.add_parser("predict")
@@ -44,7 +55,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="TABLE",
         help="predict every run of this run table with the learned model FILE (perfcast learn)",
     )
-    parser.add_argument("--level", type=float, default=0.95, help="prediction interval level")
+    parser.add_argument("--level", type=_level, default=0.95, help="prediction interval level")
     parser.add_argument("--format", choices=TABLE_FORMATS, default="text", help="output format")
     parser.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
     group = parser.add_argument_group("trace extrapolation (PMaC), instead of FILE")
@@ -107,9 +118,11 @@ def _predict_runs(args: argparse.Namespace) -> int:
         raise InputError("--at and --runs predict different things; give one of them")
     if args.format == "markdown":
         raise InputError("--runs prints text, json or csv")
-    predictions = predict_runs(load_learned(args.file), args.runs, level=args.level)
-    write_output(render_learned(predictions, args.format), args.out)
+    model = load_learned(args.file)
+    predictions = predict_runs(model, args.runs, level=args.level)
+    write_output(render_learned(predictions, args.format, model_warnings=model.warnings_), args.out)
     warnings = run_prediction_warnings(predictions)
+    warnings += "".join(f"model: {w}\n" for w in model.warnings_)
     if warnings and args.format != "text" and not args.quiet:
         sys.stderr.write("".join(f"perfcast: warning: {w}\n" for w in warnings.splitlines()))
     return 0

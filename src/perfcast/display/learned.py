@@ -13,11 +13,18 @@ from perfcast.model.learned import LearnedModel, RunPrediction
 RUN_PREDICTION_FORMATS = ("text", "json", "csv")
 
 
-def format_run_predictions(predictions: Sequence[RunPrediction], format: str) -> str:  # noqa: A002
+def format_run_predictions(
+    predictions: Sequence[RunPrediction],
+    format: str,  # noqa: A002
+    model_warnings: Sequence[str] = (),
+) -> str:
     """One prediction per row of the table predicted.
 
-    ``json`` is exactly ``{"predictions": [{"row": 0, "prediction": 1.23, "interval": [1.1,
-    1.4]}, ...]}`` (rows 0-based); the rows' warnings are in ``text`` and ``csv`` and in
+    ``json`` is ``{"predictions": [{"row": 0, "prediction": 1.23, "interval": [1.1, 1.4]},
+    ...]}`` (rows 0-based); a row with warnings has them as ``"warnings": [...]``, and the
+    ``model_warnings`` (the learned model's, such as an untrustworthy error) are a top-level
+    ``"warnings"`` list when there are any. ``text`` ends with both; ``csv`` has the rows'
+    warnings in a column (the model's are not in it). See also
     :func:`format_prediction_warnings`.
 
     Raises
@@ -31,9 +38,11 @@ def format_run_predictions(predictions: Sequence[RunPrediction], format: str) ->
                 {
                     "predictions": [
                         {"row": p.row, "prediction": p.value, "interval": [p.lower, p.upper]}
+                        | ({"warnings": list(p.warnings)} if p.warnings else {})
                         for p in predictions
                     ]
                 }
+                | ({"warnings": list(model_warnings)} if model_warnings else {})
             )
             + "\n"
         )
@@ -54,6 +63,7 @@ def format_run_predictions(predictions: Sequence[RunPrediction], format: str) ->
         mark = "  !" if p.warnings else ""
         lines.append(f"{p.row:>5}  {p.value:>12.5g}  [{p.lower:>11.5g}, {p.upper:>11.5g}]{mark}")
     warnings = format_prediction_warnings(predictions)
+    warnings += "".join(f"model: {w}\n" for w in model_warnings)
     if warnings:
         lines.append("")
         lines.append("! " + warnings.rstrip("\n").replace("\n", "\n! "))

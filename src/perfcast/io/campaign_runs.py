@@ -79,10 +79,17 @@ def campaign_run_table(results_path: str | Path, phase: str = "exit") -> RunTabl
             )
         row = {n: line["point"][n] for n in names}
         row["repetition"] = line["repetition"]
-        row.update(
-            {k: parse_number(record[k], f"{where}: feature {k!r}", path, None) for k in keys}
-        )
+        # kept apart: a feature may be named like a parameter, ``repetition`` or a target
+        row["features"] = {
+            k: parse_number(record[k], f"{where}: feature {k!r}", path, None) for k in keys
+        }
         row["time"] = parse_number(record.get("elapsed"), f"{where}: elapsed", path, None)
+        if row["time"] < 0:
+            raise InputError(
+                f"{where}: elapsed is {row['time']:g}, not a number of seconds >= 0",
+                path,
+                reason="bad-run-table",
+            )
         row["launch_time"] = line["wall_time"]
         if "cpu" in record:
             row["cpu"] = parse_number(record["cpu"], f"{where}: cpu", path, None)
@@ -96,7 +103,14 @@ def campaign_run_table(results_path: str | Path, phase: str = "exit") -> RunTabl
         feature = key[len(COST_PREFIX) :]
         if key.startswith(COST_PREFIX) and feature in taken:
             column = COST_PREFIX + FEATURE_PREFIX + feature
-        columns[column] = [row[key] for row in rows]
+        if column in columns:
+            raise InputError(
+                f"the feature {key!r} and another one would both be column {column!r}",
+                path,
+                reason="bad-run-table",
+                value=key,
+            )
+        columns[column] = [row["features"][key] for row in rows]
     columns["time"] = [row["time"] for row in rows]
     columns["launch_time"] = [row["launch_time"] for row in rows]
     if all("cpu" in row for row in rows):

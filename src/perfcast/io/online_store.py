@@ -291,30 +291,43 @@ class ModelStore:
             ).fetchall()
             result = []
             for kernel_id, kernel, metric, parameters, model, state, *counts in rows:
-                item = StoredKernel(
-                    kernel,
-                    metric,
-                    tuple(json.loads(parameters)),
-                    None if model is None else json.loads(model),
-                    json.loads(state),
-                    measured=int(counts[0]),
-                    skipped=int(counts[1]),
-                    updates=int(counts[2]),
-                )
-                for key, count, mean, m2 in execute(
-                    "SELECT configuration, count, mean, m2 FROM online_configurations "
-                    "WHERE kernel_id = ?",
-                    (kernel_id,),
-                ).fetchall():
-                    item.configurations.append(
-                        (tuple(json.loads(key)), float(count), float(mean), float(m2))
+                try:
+                    item = StoredKernel(
+                        kernel,
+                        metric,
+                        tuple(_decoded(parameters, list)),
+                        None if model is None else _decoded(model, dict),
+                        _decoded(state, dict),
+                        measured=int(counts[0]),
+                        skipped=int(counts[1]),
+                        updates=int(counts[2]),
                     )
-                item.judgements = self._latest(execute, "judgement", kernel_id, history)
-                item.exceptions = self._latest(execute, "exception", kernel_id, history)
+                    for key, count, mean, m2 in execute(
+                        "SELECT configuration, count, mean, m2 FROM online_configurations "
+                        "WHERE kernel_id = ?",
+                        (kernel_id,),
+                    ).fetchall():
+                        item.configurations.append(
+                            (tuple(_decoded(key, list)), float(count), float(mean), float(m2))
+                        )
+                    item.judgements = self._latest(execute, "judgement", kernel_id, history)
+                    item.exceptions = self._latest(execute, "exception", kernel_id, history)
+                except (TypeError, ValueError) as error:
+                    raise InputError(
+                        f"the store is damaged: kernel '{kernel}' ({metric}): {error}",
+                        self.url,
+                        reason="bad-store",
+                        value=kernel,
+                    ) from None
                 result.append(item)
             return result
 
-        stored: list[StoredKernel] = self._retrying(work)
+        try:
+            stored: list[StoredKernel] = self._retrying(work)
+        except sqlite3.DatabaseError as error:
+            raise InputError(
+                f"the store is damaged ({error})", self.url, reason="bad-store"
+            ) from None
         return stored
 
     @staticmethod
@@ -327,7 +340,7 @@ class ModelStore:
         if limit is not None:
             sql += " LIMIT ?"
             params += (limit,)
-        return [json.loads(r[0]) for r in reversed(execute(sql, params).fetchall())]
+        return [_decoded(r[0], dict) for r in reversed(execute(sql, params).fetchall())]
 
     def close(self) -> None:
         """Close the connection."""
@@ -366,6 +379,20 @@ def _connect_postgresql(url: str) -> Any:
     except psycopg.Error as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
         raise WorkError(f"cannot connect to the store: {message}") from None
+
+
+def _decoded(text: str, kind: type) -> Any:
+    """The JSON ``text`` of a store column, which must decode to a ``kind``.
+
+    Raises
+    ------
+    ValueError
+        When it is no JSON or of another type (the store was damaged).
+    """
+    value = json.loads(text)
+    if not isinstance(value, kind):
+        raise ValueError(f"{text[:40]!r} where a JSON {kind.__name__} belongs")
+    return value
 
 
 def _json(value: Any) -> str:

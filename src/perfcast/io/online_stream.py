@@ -20,12 +20,15 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from perfcast.core.errors import InputError
 from perfcast.core.numbers import json_float, parse_number
 
 #: Keys a stream line may hold.
 STREAM_KEYS = frozenset({"kernel", "callpath", "region", "params", "metric", "value", "skipped"})
+#: The largest ``skipped`` count (exact in JSON's doubles; a store keeps 64-bit counts).
+MAX_COUNT = 2**53 - 1
 #: The metric of an Extra-P record without one.
 DEFAULT_METRIC = "<default>"
 
@@ -42,9 +45,31 @@ class StreamRecord:
     skipped: int = 0
 
 
+class _DuplicateKey(ValueError):
+    """A JSON object of a line names one key twice."""
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` refusing a key given twice (``json`` would keep the last)."""
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result
+
+
 def _record(line: str, path: Path, number: int) -> dict:
     try:
-        record = json.loads(line, parse_float=json_float)
+        record = json.loads(line, parse_float=json_float, object_pairs_hook=_unique)
+    except _DuplicateKey as error:
+        raise InputError(
+            f"the key {error.args[0]!r} appears twice",
+            path,
+            number,
+            reason="bad-stream-line",
+            value=error.args[0],
+        ) from None
     except ValueError as error:
         raise InputError(
             f"malformed JSON ({error.args[0].split(':')[0]})",
@@ -89,16 +114,26 @@ def read_stream(path: str | Path) -> Iterator[StreamRecord]:
     """
     path = Path(path)
     try:
-        handle = path.open(encoding="utf-8-sig")
+        # undecodable bytes become lone surrogates, found per line to name the line
+        handle = path.open(encoding="utf-8-sig", errors="surrogateescape")
     except OSError as error:
         raise InputError(f"cannot read the stream ({error.strerror})", path) from None
     with handle:
         try:
             for number, line in enumerate(handle, start=1):
+                try:
+                    line.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise InputError(
+                        "not a text file (bytes that are not UTF-8)",
+                        path,
+                        number,
+                        reason="bad-stream-line",
+                    ) from None
                 if line.strip():
                     yield from _records(line, path, number)
-        except UnicodeDecodeError as error:
-            raise InputError(f"not a text file ({error.reason})", path) from None
+        except OSError as error:
+            raise InputError(f"cannot read the stream ({error.strerror})", path) from None
 
 
 def _records(line: str, path: Path, number: int) -> Iterator[StreamRecord]:
@@ -108,7 +143,7 @@ def _records(line: str, path: Path, number: int) -> Iterator[StreamRecord]:
     if "metric" in record:
         metric = _text(record, ("metric",), "metric", path, number)
     skipped = record.get("skipped", 0)
-    if isinstance(skipped, bool) or not isinstance(skipped, int) or skipped < 0:
+    if isinstance(skipped, bool) or not isinstance(skipped, int) or not 0 <= skipped <= MAX_COUNT:
         raise InputError(
             f"'skipped' is {json.dumps(skipped)}, not a count",
             path,
@@ -121,6 +156,17 @@ def _records(line: str, path: Path, number: int) -> Iterator[StreamRecord]:
     params = record.get("params")
     if not isinstance(params, dict):
         raise InputError("the line has no 'params' object", path, number, reason="bad-stream-line")
+    if not params:
+        raise InputError(
+            "'params' is empty; a measurement needs at least one parameter",
+            path,
+            number,
+            reason="bad-stream-line",
+        )
+    if "" in params:
+        raise InputError(
+            "a parameter without a name in 'params'", path, number, reason="bad-stream-line"
+        )
     point = {
         str(name): parse_number(raw, f"parameter '{name}'", path, number)
         for name, raw in params.items()

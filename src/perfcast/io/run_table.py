@@ -120,8 +120,11 @@ def from_columns(
     lengths = {len(v) for v in columns.values()}
     if len(lengths) > 1:
         raise InputError("columns of unequal length", source, reason="bad-run-table")
-    texts = {name: [_cell_text(c) for c in cells] for name, cells in columns.items()}
-    return _build(texts, source, first_line=1)
+    texts = {
+        name: [_cell_text(c, name, source, row) for row, c in enumerate(cells, start=1)]
+        for name, cells in columns.items()
+    }
+    return _build(texts, source, range(1, 1 + max(lengths, default=0)), None)
 
 
 def read_run_table(path: str | Path) -> RunTable:
@@ -147,20 +150,31 @@ def read_run_table(path: str | Path) -> RunTable:
     if path.suffix.lower() in PARQUET_SUFFIXES:
         return _read_parquet(path)
     try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            rows = list(csv.reader(handle))
+        # undecodable bytes become lone surrogates, found per row to name the line
+        with path.open(newline="", encoding="utf-8", errors="surrogateescape") as handle:
+            reader = csv.reader(handle)
+            # the line each row ends on: blank lines are skipped but still counted
+            numbered = [(reader.line_num, row) for row in reader if row]
     except FileNotFoundError:
         raise InputError("no such file", source, reason="missing-file") from None
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise InputError(f"cannot read: {error}", source, reason="bad-run-table") from None
-    rows = [row for row in rows if row]
+    for number, row in numbered:
+        try:
+            "".join(row).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(
+                "not a text file (bytes that are not UTF-8)", source, number, reason="bad-run-table"
+            ) from None
+    lines = [number for number, _ in numbered]
+    rows = [row for _, row in numbered]
     if not rows:
         raise InputError("empty file, a header line was expected", source, reason="bad-run-table")
     header = [name.strip() for name in rows[0]]
     _check_header(header, source)
     if len(rows) == 1:
-        raise InputError("no runs below the header", source, 1, reason="bad-run-table")
-    for number, row in enumerate(rows[1:], start=2):
+        raise InputError("no runs below the header", source, lines[0], reason="bad-run-table")
+    for number, row in zip(lines[1:], rows[1:], strict=True):
         if len(row) != len(header):
             raise InputError(
                 f"{len(row)} cells, the header has {len(header)}",
@@ -169,7 +183,7 @@ def read_run_table(path: str | Path) -> RunTable:
                 reason="bad-run-table",
             )
     texts = {name: [row[i] for row in rows[1:]] for i, name in enumerate(header)}
-    return _build(texts, source, first_line=2)
+    return _build(texts, source, lines[1:], lines[0])
 
 
 def write_run_table(table: RunTable, path: str | Path) -> None:
@@ -210,12 +224,14 @@ def _format_cell(value: object) -> str:
     return str(value)
 
 
-def _cell_text(cell: object) -> str:
+def _cell_text(cell: object, name: str, source: str | None, row: int) -> str:
+    """A cell as text; a number that is not finite is refused naming ``source``, the column
+    and the 1-based ``row``."""
     if isinstance(cell, str):
         return cell
     if cell is None:
         return ""
-    return repr(parse_number(cell, "cell", None, None))
+    return repr(parse_number(cell, f"numeric column {name!r}: value", source, row))
 
 
 def _check_header(header: list[str], source: str) -> None:
@@ -231,7 +247,14 @@ def _check_header(header: list[str], source: str) -> None:
         seen.add(name)
 
 
-def _build(texts: Mapping[str, list[str]], source: str | None, first_line: int) -> RunTable:
+def _build(
+    texts: Mapping[str, list[str]],
+    source: str | None,
+    lines: Sequence[int],
+    header_line: int | None,
+) -> RunTable:
+    """The table of ``texts``; ``lines`` are the line numbers of the rows in ``source`` and
+    ``header_line`` that of its header (None: it has none), for messages."""
     numeric: dict[str, np.ndarray] = {}
     categorical: dict[str, np.ndarray] = {}
     costs: dict[str, np.ndarray] = {}
@@ -242,27 +265,27 @@ def _build(texts: Mapping[str, list[str]], source: str | None, first_line: int) 
                 raise InputError(
                     f"column {name!r} has an empty cell",
                     source,
-                    first_line + index,
+                    lines[index],
                     reason="bad-run-table",
                 )
         is_cost = name.startswith(COST_PREFIX)
         numbers_first = bool(cells) and number_problem(cells[0]) is None
         if is_cost or numbers_first or (cells and _looks_numeric(cells[0])):
-            column = _numeric_column(name, cells, source, first_line)
+            column = _numeric_column(name, cells, source, lines)
             if is_cost:
                 costs[name[len(COST_PREFIX) :]] = column
             else:
                 numeric[name] = column
                 order.append(name)
         else:
-            categorical[name] = _word_column(name, cells, source, first_line)
+            categorical[name] = _word_column(name, cells, source, lines)
             order.append(name)
     missing = [f for f in costs if f not in numeric and f not in categorical]
     if missing:
         raise InputError(
             f"cost column for {missing[0]!r}, which is no column of the table",
             source,
-            first_line - 1,
+            header_line,
             reason="bad-run-table",
             value=COST_PREFIX + missing[0],
         )
@@ -278,22 +301,26 @@ def _looks_numeric(text: str) -> bool:
     return True
 
 
-def _numeric_column(name: str, cells: list[str], source: str | None, first_line: int) -> np.ndarray:
+def _numeric_column(
+    name: str, cells: list[str], source: str | None, lines: Sequence[int]
+) -> np.ndarray:
     numbers, bad = parse_numbers(cells)
     if bad is not None:
         # parse_number raises the message of the first rejected cell, with its line
-        parse_number(cells[bad], f"numeric column {name!r}: value", source, first_line + bad)
+        parse_number(cells[bad], f"numeric column {name!r}: value", source, lines[bad])
     return numbers
 
 
-def _word_column(name: str, cells: list[str], source: str | None, first_line: int) -> np.ndarray:
+def _word_column(
+    name: str, cells: list[str], source: str | None, lines: Sequence[int]
+) -> np.ndarray:
     for index, cell in enumerate(cells):
         if number_problem(cell) is None or _looks_numeric(cell):
             raise InputError(
                 f"column {name!r} holds words (a categorical feature) but this cell is the "
                 f"number {cell.strip()!r}; a column is all numbers or all words",
                 source,
-                first_line + index,
+                lines[index],
                 reason="bad-run-table",
                 value=cell,
             )
@@ -310,13 +337,17 @@ def _read_parquet(path: Path) -> RunTable:
     except Exception as error:  # pyarrow raises several types for a damaged file
         raise InputError(f"cannot read as Parquet: {error}", path, reason="bad-run-table") from None
     texts = {
-        name: [_cell_text(value) for value in frame.column(name).to_pylist()]
+        name: [
+            _cell_text(value, name, str(path), row)
+            for row, value in enumerate(frame.column(name).to_pylist(), start=1)
+        ]
         for name in frame.column_names
     }
     _check_header(list(texts), str(path))
     if frame.num_rows == 0:
         raise InputError("no runs in the table", path, reason="bad-run-table")
-    return _build(texts, str(path), first_line=1)
+    rows = len(next(iter(texts.values()), []))
+    return _build(texts, str(path), range(1, 1 + rows), None)
 
 
 #: Keys of a feature record that are no features.
@@ -342,11 +373,20 @@ def read_feature_records(path: str | Path, phase: str = "exit") -> RunTable:
 
     source = str(path)
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        # undecodable bytes become lone surrogates, found per line to name the line
+        text = Path(path).read_text(encoding="utf-8", errors="surrogateescape")
     except FileNotFoundError:
         raise InputError("no such file", source, reason="missing-file") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         raise InputError(f"cannot read: {error}", source, reason="bad-run-table") from None
+    lines = text.splitlines()
+    for number, line in enumerate(lines, start=1):
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(
+                "not a text file (bytes that are not UTF-8)", source, number, reason="bad-run-table"
+            ) from None
     rows: list[dict[str, float]] = []
     early: dict[str, float] | None = None
     names: list[str] | None = None
@@ -383,9 +423,25 @@ def read_feature_records(path: str | Path, phase: str = "exit") -> RunTable:
                 number,
                 reason="bad-run-table",
             )
+        if "time" in keys:
+            raise InputError(
+                "a feature named 'time' would be overwritten by the run's elapsed time",
+                source,
+                number,
+                reason="bad-run-table",
+                value="time",
+            )
         if record["phase"] == "features_end":
             early = values
             continue
+        if "elapsed" not in values or values["elapsed"] < 0:
+            shown = "missing" if "elapsed" not in values else f"{values['elapsed']:g}"
+            raise InputError(
+                f"an exit record needs 'elapsed', the run's seconds (>= 0); it is {shown}",
+                source,
+                number,
+                reason="bad-run-table",
+            )
         chosen = values
         if phase == "features_end":
             if early is None:

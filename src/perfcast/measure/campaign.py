@@ -181,6 +181,13 @@ def _feature_records(path: Path) -> list[dict[str, Any]]:
             raise RecordError(f"line {number} is not JSON ({error.msg})") from None
         if not isinstance(record, dict) or record.get("phase") not in ("exit", "features_end"):
             raise RecordError(f"line {number} is no record with phase exit or features_end")
+        try:  # the journal keeps the records and is strict JSON
+            json.dumps(record, allow_nan=False)
+        except ValueError:
+            raise RecordError(
+                f"line {number} holds a number that is not finite (NaN, Infinity or beyond a "
+                "double)"
+            ) from None
         records.append(record)
     ends = sum(record["phase"] == "exit" for record in records)
     if ends != 1:

@@ -67,6 +67,10 @@ class DrawRange:
             return min(int(value), int(self.high))
         if self.log:
             value = math.exp(rng.uniform(math.log(self.low), math.log(self.high)))
+        elif math.isinf(self.high - self.low):
+            # the width overflows a double: rng.uniform would give only +-inf, clamped to a bound
+            share = rng.random()
+            value = self.low * (1.0 - share) + self.high * share
         else:
             value = rng.uniform(self.low, self.high)
         rounded = float(f"{value:.{SIGNIFICANT_DIGITS}g}")

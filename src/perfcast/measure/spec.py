@@ -513,7 +513,10 @@ def _drawn_campaign(
             "parameters",
         )
     limit = data.get("max_runs", MAX_RUNS)
-    if isinstance(limit, int) and not isinstance(limit, bool) and runs > limit:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        # checked here too: drawing an unbounded ``runs`` first would not end
+        raise fail(f"max_runs must be a positive integer, not {limit!r}", "max_runs")
+    if runs > limit:
         raise fail(f"runs = {runs} is more than max_runs = {limit}", "runs")
     try:
         drawn = draw_points(spaces, runs, campaign.seed if campaign.seed is not None else 0)

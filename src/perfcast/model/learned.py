@@ -55,6 +55,8 @@ UNTRUSTED_ERROR = 0.2
 FEW_RUNS = 30
 #: Fewer runs than this cannot be learned from (two folds of at least two runs).
 MIN_RUNS = 4
+#: The largest feature magnitude: scikit-learn's trees hold features as float32.
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 #: Numeric features the ``pmnf`` method models at most (the most important ones).
 PMNF_FEATURES = 3
 #: Columns that number runs and so are never features.
@@ -154,7 +156,12 @@ class LearnedModel:
     transfer_ : dict or None
         Under transfer: source runs, the fitted map, and the error without the source.
     warnings_ : list of str
+    source_ : str or None
+        The model file it was loaded from (:meth:`from_json`), for messages.
     """
+
+    #: Set by :meth:`from_json`; None for a model learned in this process.
+    source_: str | None = None
 
     def __init__(
         self,
@@ -268,6 +275,13 @@ class LearnedModel:
         }
         x = self._matrix(table)
         self.importances_ = _normalized({n: importances.get(n, 0.0) for n in names})
+        if self.method == "pmnf" and not self._pmnf_features():
+            raise InputError(
+                "the pmnf method models numeric features whose values are all above 0, and "
+                "this table has none left; learn with another method",
+                table.source,
+                reason="no-features",
+            )
         self.overhead_ = (
             {
                 "before": sum(self.cost_shares_.values()),
@@ -336,7 +350,9 @@ class LearnedModel:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if isinstance(source, LearnedModel):
             if source.training_ is None:
-                raise InputError("the source model holds no training runs to transfer from")
+                raise InputError(
+                    "the source model holds no training runs to transfer from", source.source_
+                )
             xs_model, ys = source.training_
             xs = _realign(source, self, xs_model)
         else:
@@ -487,7 +503,9 @@ class LearnedModel:
                         reason="bad-run-table",
                         value=name,
                     )
-                columns.append(table.column(name).astype(float))
+                column = table.column(name).astype(float)
+                _check_single_precision(table, name, column)
+                columns.append(column)
         return np.column_stack(columns) if columns else np.empty((table.rows, 0))
 
     # ------------------------------------------------------------------ prediction
@@ -684,10 +702,14 @@ class LearnedModel:
             model.runs_ = int(data["runs"])
             model.cv_error_ = float(data["cross_validation"]["mean_relative_error"])
             model.residuals_ = np.asarray(data["residuals"], dtype=float)
+            residuals = model.residuals_
+            if residuals.ndim != 1 or not residuals.size or not np.isfinite(residuals).all():
+                raise ValueError("residuals: a non-empty list of finite numbers expected")
             model.transfer_ = data["transfer"]
             model.warnings_ = list(data["warnings"])
             model.estimator_ = stored["estimator"]
             model.training_ = stored["training"]
+            model.source_ = None if source is None else str(source)
         except (KeyError, TypeError, ValueError, IndexError) as error:
             raise InputError(
                 f"damaged learned model ({type(error).__name__}: {error})",
@@ -737,6 +759,21 @@ def _feature_names(
             f"no feature column besides the target {target!r}", table.source, reason="no-features"
         )
     return names
+
+
+def _check_single_precision(table: RunTable, name: str, column: np.ndarray) -> None:
+    """Reject a feature value the forests cannot hold: they compare features as float32, so a
+    larger one would end in an error deep inside scikit-learn instead of a message."""
+    beyond = np.flatnonzero(np.abs(column) > FLOAT32_MAX)
+    if beyond.size:
+        row = int(beyond[0])
+        raise InputError(
+            f"run {row + 1}: feature {name!r} is {column[row]:g}, beyond the largest magnitude "
+            f"a learned model takes ({FLOAT32_MAX:.4g})",
+            table.source,
+            reason="bad-run-table",
+            value=float(column[row]),
+        )
 
 
 def _require_columns(table: RunTable, names: Sequence[str]) -> None:
@@ -790,7 +827,10 @@ def _realign(source: LearnedModel, model: LearnedModel, x: np.ndarray) -> np.nda
     for name in model.features_:
         if name not in slices:
             raise InputError(
-                f"the source model has no feature {name!r}", reason="missing-column", value=name
+                f"the source model has no feature {name!r}",
+                source.source_,
+                reason="missing-column",
+                value=name,
             )
         part = x[:, slices[name]]
         if name in model.categories_:

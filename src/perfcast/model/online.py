@@ -50,11 +50,15 @@ from perfcast.core.function import Model
 from perfcast.io.online_store import StoredKernel
 from perfcast.model.gates import gate_models
 from perfcast.model.registry import make_modeler
-from perfcast.model.settings import check_bool, check_choice, check_open_interval
+from perfcast.model.settings import check_bool, check_choice, check_int, check_open_interval
 
 #: Most repetitions per configuration handed to the refit: enough to carry the mean and the
 #: noise, few enough to keep a refit cheap however long the kernel has lived.
 REFIT_REPETITIONS = 8
+
+#: The largest value magnitude taken: the statistics keep sums of squares, which a larger
+#: value's square would take beyond a double's range.
+LARGEST_VALUE = 1e154
 
 #: The hit tests: this module's (see the module notes) and the paper's, kept for comparison.
 HIT_TESTS = ("robust", "paper")
@@ -554,6 +558,7 @@ class OnlineModeler:
         if not (isinstance(tolerance, float | int) and tolerance >= 0):
             raise ValueError(f"tolerance must be a number >= 0, got {tolerance!r}")
         check_bool("backoff", backoff)
+        check_int("seed", seed, 0)  # numpy's generators take no negative seed
         if not (isinstance(min_deviation, float | int) and min_deviation >= 0):
             raise ValueError(f"min_deviation must be a number >= 0, got {min_deviation!r}")
         self.min_deviation = float(min_deviation)
@@ -631,7 +636,8 @@ class OnlineModeler:
         ------
         InputError
             When a kernel's measurement names other parameters than its first one did
-            (``reason`` ``online-parameters``), naming the record by its 1-based position.
+            (``reason`` ``online-parameters``) or a value is beyond :data:`LARGEST_VALUE`
+            (``online-value``), naming the record by its 1-based position.
         """
         for measurement in batch:
             self._observe(measurement, taken)
@@ -651,10 +657,22 @@ class OnlineModeler:
         nothing: a caller that checks a whole stream first stores nothing of a bad one."""
         expected = {key: set(state.parameters) for key, state in self.states_.items()}
         for measurement in measurements:
+            self._check_value(measurement)
             names = set(measurement.params)
             known = expected.setdefault((measurement.kernel, measurement.metric), names)
             if names != known:
                 raise self._parameter_error(measurement, tuple(sorted(known)))
+
+    def _check_value(self, measurement: Measurement) -> None:
+        if abs(float(measurement.value)) > LARGEST_VALUE:
+            raise InputError(
+                f"kernel '{measurement.kernel}' measured {float(measurement.value):g}; online "
+                f"modeling takes values up to {LARGEST_VALUE:g} (it keeps sums of squares)",
+                self.source,
+                measurement.index + 1,
+                reason="online-value",
+                value=measurement.value,
+            )
 
     def _parameter_error(self, measurement: Measurement, known: tuple[str, ...]) -> InputError:
         names = sorted(measurement.params)
@@ -689,6 +707,7 @@ class OnlineModeler:
         return state
 
     def _observe(self, measurement: Measurement, taken: bool = False) -> None:
+        self._check_value(measurement)
         measure = taken or self.should_measure(measurement.kernel, measurement.metric)
         state = self._state_for(measurement)
         state.touched = True
@@ -932,11 +951,9 @@ def state_of(item: StoredKernel, source: str | None = None) -> KernelState:
     Raises
     ------
     InputError
-        When the stored model is not valid model JSON (reason ``bad-store``).
+        When the stored model is not valid model JSON or the rest of the stored state is
+        malformed (reason ``bad-store``).
     """
-    table = ConfigTable()
-    for key, count, mean, m2 in item.configurations:
-        table.add(tuple(float(v) for v in key), count, mean, m2)
     try:
         model = None if item.model is None else Model.from_dict(item.model, source)
     except (KeyError, TypeError, ValueError) as error:
@@ -945,6 +962,21 @@ def state_of(item: StoredKernel, source: str | None = None) -> KernelState:
             source,
             reason="bad-store",
         ) from None
+    try:
+        return _state_of(item, model)
+    except (AttributeError, KeyError, TypeError, ValueError) as error:
+        raise InputError(
+            f"the stored state of kernel '{item.kernel}' is not valid "
+            f"({type(error).__name__}: {error})",
+            source,
+            reason="bad-store",
+        ) from None
+
+
+def _state_of(item: StoredKernel, model: Model | None) -> KernelState:
+    table = ConfigTable()
+    for key, count, mean, m2 in item.configurations:
+        table.add(tuple(float(v) for v in key), count, mean, m2)
     saved = item.state
     state = KernelState(
         item.kernel,

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
-from clang.cindex import Cursor, CursorKind, TypeKind
+from clang.cindex import Cursor, CursorKind, Token, TypeKind
 
 from perfcast.core.errors import InputError
 from perfcast.static.cursors import LOOPS, children, operator, strip
@@ -156,7 +156,7 @@ def instrument_features(
     ------
     InputError
         When a source is missing or clang reports an error in it, two sources share a file
-        name, or ``output`` is the directory of a source.
+        name, or ``output`` is the directory of a source, a file or cannot be created.
     """
     out = Path(output)
     names = [Path(s).name for s in sources]
@@ -165,8 +165,13 @@ def instrument_features(
     for source in sources:
         if Path(source).resolve().parent == out.resolve():
             raise InputError("the output folder holds this source; choose another", source)
+    if out.exists() and not out.is_dir():
+        raise InputError("the output folder is a file; choose a folder", out)
     parsed, _ = parse_sources(sources, [*compile_args, *source_include_flags()])
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"cannot create the output folder ({error.strerror})", out) from None
     shutil.copyfile(header_path(), out / HEADER)
     results = []
     named: set[str] = set()
@@ -426,7 +431,7 @@ class _Rewriter:
         """``#pragma perfcast features_end`` lines, found as tokens, become snapshots."""
         tokens = list(self.unit.get_tokens(extent=self.unit.cursor.extent))
         for i in range(len(tokens) - 3):
-            window = [t.spelling for t in tokens[i : i + 4]]
+            window = [_spelling(t) for t in tokens[i : i + 4]]
             same_line = tokens[i].location.line == tokens[i + 3].location.line
             if window == ["#", "pragma", "perfcast", "features_end"] and same_line:
                 start, end = tokens[i].extent.start.offset, tokens[i + 3].extent.end.offset
@@ -434,6 +439,15 @@ class _Rewriter:
 
     def _text(self, cursor: Cursor) -> str:
         return self.data[cursor.extent.start.offset : cursor.extent.end.offset].decode()
+
+
+def _spelling(token: Token) -> str:
+    """A token's text; "" for one that is not UTF-8 (a comment or literal in Latin-1, say),
+    which the bindings cannot decode and which is no word of a pragma anyway."""
+    try:
+        return str(token.spelling)
+    except UnicodeDecodeError:
+        return ""
 
 
 def _rewrite(rewriter: _Rewriter) -> bytes:
