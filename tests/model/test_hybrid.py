@@ -80,6 +80,15 @@ def test_command_line(experiment, tmp_path, capsys):
     assert "2 static count, 1 reach, 1 empirical" in captured.err
 
 
+def test_unbalanced_static_flags_are_one_usage_error(experiment, tmp_path, capsys):
+    path = tmp_path / "exp.csv"
+    write_experiment(experiment, path)
+    argv = ["model", str(path), "--static", str(PROGRAM), "--param", "n", "--param", "m"]
+    assert main([*argv, "--static-flags", "'-DN=4"]) == 2
+    err = capsys.readouterr().err
+    assert "--static-flags" in err and "quotation" in err and "Traceback" not in err
+
+
 def test_count_model_maps_parameters_and_substitutes_fixed_values():
     import sympy
 

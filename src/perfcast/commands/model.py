@@ -318,7 +318,11 @@ def _static_settings(experiment: Experiment, args: argparse.Namespace) -> dict[s
         raise InputError(f"--param {missing[0]}: the experiment has no such parameter")
     constants = dict(_constant(text) for text in args.set)
     sources = [*mapping.values(), *constants]
-    report = analyze_source(args.static, sources, shlex.split(args.static_flags), progress=True)
+    try:
+        flags = shlex.split(args.static_flags)
+    except ValueError as error:
+        raise InputError(f"--static-flags: {error}", value=args.static_flags) from None
+    report = analyze_source(args.static, sources, flags, progress=True)
     for message in report.diagnostics:
         print(message, file=sys.stderr)
     return {"report": report, "parameter_map": mapping, "constants": constants}
