@@ -108,16 +108,24 @@ def find_clang() -> str:
     WorkError
         When no clang is installed.
     """
-    named = os.environ.get("PERFCAST_CLANG")
+    return _find_tool(
+        "PERFCAST_CLANG", CLANG_NAMES, "no clang found to compile C to LLVM IR (install clang-16)"
+    )
+
+
+def _find_tool(variable: str, names: Sequence[str], missing: str) -> str:
+    """The program the environment ``variable`` names, else the first of ``names`` installed;
+    WorkError with ``missing`` when there is none."""
+    named = os.environ.get(variable)
     if named:
         if shutil.which(named) is None:
-            raise WorkError(f"PERFCAST_CLANG names '{named}', which is not installed")
+            raise WorkError(f"{variable} names '{named}', which is not installed")
         return named
-    for name in CLANG_NAMES:
+    for name in names:
         found = shutil.which(name)
         if found:
             return found
-    raise WorkError("no clang found to compile C to LLVM IR (install clang-16)")
+    raise WorkError(missing)
 
 
 def compile_to_ir(
@@ -184,16 +192,11 @@ PROFDATA_NAMES = ("llvm-profdata-16", "/usr/lib/llvm-16/bin/llvm-profdata", "llv
 
 
 def _find_profdata() -> str:
-    named = os.environ.get("PERFCAST_LLVM_PROFDATA")
-    if named:
-        if shutil.which(named) is None:
-            raise WorkError(f"PERFCAST_LLVM_PROFDATA names '{named}', which is not installed")
-        return named
-    for name in PROFDATA_NAMES:
-        found = shutil.which(name)
-        if found:
-            return found
-    raise WorkError("no llvm-profdata found to read branch profiles (install llvm-16)")
+    return _find_tool(
+        "PERFCAST_LLVM_PROFDATA",
+        PROFDATA_NAMES,
+        "no llvm-profdata found to read branch profiles (install llvm-16)",
+    )
 
 
 def profiled_ir(
