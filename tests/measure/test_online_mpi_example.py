@@ -30,11 +30,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "jacobi" / "jacobi.
 MPI_ENVIRONMENT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 
 
-@pytest.mark.slow
-def test_jacobi_runs_end_with_models_in_the_store(tmp_path: Path) -> None:
-    if shutil.which("mpicc") is None or shutil.which("mpirun") is None:
-        pytest.fail("OpenMPI is not installed: scripts/setup installs it")
-    binary = tmp_path / "jacobi-online"
+def build_online_jacobi(binary: Path) -> Path:
+    """The Jacobi example with its regions made online regions over the parameter ``n``."""
     subprocess.run(
         ["mpicc", "-O2", "-std=c99", "-Wno-unknown-pragmas", f"-I{library_dir()}",
          "-include", "perfcast_online_regions.h", '-DPERFCAST_ONLINE_NAMES="n"',
@@ -42,6 +39,14 @@ def test_jacobi_runs_end_with_models_in_the_store(tmp_path: Path) -> None:
          str(library_dir() / "perfcast_online.c"), "-lm"],
         check=True, capture_output=True, text=True,
     )  # fmt: skip
+    return binary
+
+
+@pytest.mark.slow
+def test_jacobi_runs_end_with_models_in_the_store(tmp_path: Path) -> None:
+    if shutil.which("mpicc") is None or shutil.which("mpirun") is None:
+        pytest.fail("OpenMPI is not installed: scripts/setup installs it")
+    binary = build_online_jacobi(tmp_path / "jacobi-online")
     spool, store = tmp_path / "spool", tmp_path / "models.db"
     environment = {**os.environ, **MPI_ENVIRONMENT, "PERFCAST_ONLINE_SPOOL": str(spool),
                    "PERFCAST_ONLINE_BATCH": "32"}  # fmt: skip
@@ -73,14 +78,7 @@ def test_jacobi_online_instruction_models_grow_as_the_offline_ones(tmp_path: Pat
         if shutil.which(tool) is None:
             pytest.fail(f"{tool} is not installed: scripts/setup installs it")
     sizes = [32, 64, 96, 128, 160]
-    binary = tmp_path / "jacobi-online"
-    subprocess.run(
-        ["mpicc", "-O2", "-std=c99", "-Wno-unknown-pragmas", f"-I{library_dir()}",
-         "-include", "perfcast_online_regions.h", '-DPERFCAST_ONLINE_NAMES="n"',
-         "-DPERFCAST_ONLINE_VALUES=n", "-o", str(binary), str(EXAMPLE),
-         str(library_dir() / "perfcast_online.c"), "-lm"],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
+    binary = build_online_jacobi(tmp_path / "jacobi-online")
     spool, store = tmp_path / "spool", tmp_path / "models.db"
     environment = {**os.environ, **MPI_ENVIRONMENT, "PERFCAST_ONLINE_SPOOL": str(spool),
                    "PERFCAST_ONLINE_BATCH": "8",
