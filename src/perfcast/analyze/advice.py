@@ -307,10 +307,16 @@ class _Kernel:
     def extrapolation_variance(self, largest: Mapping[int, float]) -> float:
         """What the backtests add at the target with the largest measured values ``largest``
         (as :meth:`~perfcast.core.function.Model.predict_interval` does)."""
-        total = 0.0
+        return float(self._extrapolation_variances({c: np.array(v) for c, v in largest.items()}))
+
+    def _extrapolation_variances(self, largest: Mapping[int, np.ndarray]) -> np.ndarray:
+        """:meth:`extrapolation_variance` for arrays of largest values at once."""
+        total = np.zeros(np.broadcast_shapes(*(v.shape for v in largest.values())))
         for column, rate in self.rates.items():
-            if largest[column] > 0 and self.target[column] > largest[column]:
-                total += rate * math.log(self.target[column] / largest[column]) ** 2
+            values = largest[column]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                distance = np.log(self.target[column] / values)
+            total += rate * np.where((values > 0) & (distance > 0), distance, 0.0) ** 2
         return total * self.target_square
 
     def variance(self) -> float:
@@ -321,14 +327,11 @@ class _Kernel:
     def extrapolation_gains(self, grid: np.ndarray) -> np.ndarray:
         """Reduction of the extrapolation variance by measuring each candidate: a value beyond
         the largest measured one brings the target closer to the data."""
-        gains = np.zeros(len(grid))
         if not self.rates:
-            return gains
+            return np.zeros(len(grid))
         now = self.extrapolation_variance(self.largest)
-        for row in np.flatnonzero(self.informative):
-            moved = {c: max(v, float(grid[row, c])) for c, v in self.largest.items()}
-            gains[row] = now - self.extrapolation_variance(moved)
-        return gains
+        moved = {c: np.maximum(v, grid[:, c]) for c, v in self.largest.items()}
+        return np.where(self.informative, now - self._extrapolation_variances(moved), 0.0)
 
     def gains(self, repetitions: int) -> np.ndarray:
         """Reduction of the fit variance at the target by measuring each candidate."""
