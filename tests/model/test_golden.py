@@ -106,7 +106,7 @@ def differences(golden: Any, actual: Any, where: str = "") -> Iterator[str]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: f"{case.name}.{case.modeler}")
-def test_models_equal_the_golden_models_exactly(case, tmp_path, capsys):
+def test_models_equal_the_golden_models(case, tmp_path, capsys):
     assert case.golden.is_file(), f"golden file missing: {case.golden} (see tests/data/SOURCES.md)"
     golden = json.loads(case.golden.read_text())["models"]
     out = tmp_path / "models.json"
