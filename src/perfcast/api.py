@@ -30,7 +30,7 @@ from perfcast.core.progress import ProgressBar
 from perfcast.display.tables import FORMATS as TABLE_FORMATS
 from perfcast.io import read_experiment, write_experiment
 from perfcast.model.backtest import backtest
-from perfcast.model.distributed import DaskChunks, dask_client
+from perfcast.model.distributed import DaskChunks, dask_client, scheduler_address
 from perfcast.model.fitting.assembly import Skip, require_models
 from perfcast.model.fitting.location import LOCATIONS
 from perfcast.model.gates import gate_models
@@ -2313,3 +2313,8 @@ def campaign_run_table(results_path: str | Path, *, phase: str = "exit") -> RunT
     from perfcast.io.campaign_runs import campaign_run_table as table_of
 
     return table_of(results_path, phase)
+
+
+# ---- Scale-out: distributed modeling and inputs larger than memory (issue 19 B) ---------------
+
+__all__ += ["scheduler_address"]
