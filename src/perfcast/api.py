@@ -29,6 +29,7 @@ from perfcast.core.points import parse_point
 from perfcast.core.progress import ProgressBar
 from perfcast.display.tables import FORMATS as TABLE_FORMATS
 from perfcast.io import read_experiment, write_experiment
+from perfcast.model.backtest import CHUNK_KERNELS as BACKTEST_KERNELS
 from perfcast.model.backtest import backtest
 from perfcast.model.distributed import DaskChunks, dask_client, scheduler_address
 from perfcast.model.fitting.assembly import Skip, require_models
@@ -193,15 +194,21 @@ def fit(
         bar = ProgressBar(total, unit="kernels modeled", delay=PROGRESS_DELAY)
         estimator.progress = lambda done: bar.advance(steps=done)
     for name in metrics:
-        estimator.fit(experiment, name, chunks)
-        if strict and estimator.skipped_:
-            raise estimator.skipped_[0].error(experiment.source)
-        gated = gate_models(estimator.models_, experiment, name)
+        if chunks is not None:  # the gates and backtests run on the workers too
+            estimator.fit_finished(experiment, name, chunks, BACKTEST_KERNELS)
+            if strict and estimator.skipped_:
+                raise estimator.skipped_[0].error(experiment.source)
+            models.extend(estimator.models_)
+        else:
+            estimator.fit(experiment, name)
+            if strict and estimator.skipped_:
+                raise estimator.skipped_[0].error(experiment.source)
+            gated = gate_models(estimator.models_, experiment, name)
 
-        def refit(training: Experiment, metric: str = name) -> list[Model]:
-            return make_modeler(modeler, **settings).fit(training, metric, chunks).models_
+            def refit(training: Experiment, metric: str = name) -> list[Model]:
+                return make_modeler(modeler, **settings).fit(training, metric).models_
 
-        models.extend(backtest(gated, experiment, name, refit))
+            models.extend(backtest(gated, experiment, name, refit))
         skipped.extend(estimator.skipped_)
         notes.update(dict.fromkeys(estimator.notes()))
     if progress:

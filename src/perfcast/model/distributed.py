@@ -74,7 +74,10 @@ class DaskChunks:
         pending: collections.deque = collections.deque()
         try:
             for item in items:
-                pending.append(self.client.submit(function, item, pure=False))
+                # Straight to a worker, not through the scheduler inside the task graph (and
+                # the task then runs where its data is).
+                [data] = self.client.scatter([item], hash=False)
+                pending.append(self.client.submit(function, data, pure=False))
                 if len(pending) >= limit:
                     yield pending.popleft().result()
             while pending:
