@@ -42,8 +42,12 @@ import numpy as np
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment, Series
 from perfcast.core.function import Model, SelectionSpread
-from perfcast.model.fitting.blocks import building_blocks, evaluate_blocks
-from perfcast.model.fitting.candidates import marginal_fit_data, marginal_means
+from perfcast.model.fitting.blocks import Block, building_blocks, evaluate_blocks
+from perfcast.model.fitting.candidates import (
+    decreasing_trend,
+    marginal_fit_data,
+    marginal_means,
+)
 from perfcast.model.fitting.data import FitData
 from perfcast.model.fitting.least_squares import PoolMoments
 from perfcast.model.fitting.location import NOISE_FLOOR
@@ -125,7 +129,23 @@ def _spread_along(
     largest, below = float(xs[-1]), float(xs[-2])
     step = np.log(largest / below)
     beyond = largest * largest / below
-    predictions, weights = _weighted_predictions(marginal, xs, beyond)
+    # The blocks the search offers: the decreasing ones only where the data decrease (or the
+    # chosen model took one), as in candidates.allowed_blocks.
+    negative = decreasing_trend(xs, marginal.means, marginal) | np.array(
+        [_decreasing_factor(m, series.parameters[j]) for m in models], dtype=bool
+    )
+    predictions = np.zeros((len(models), 0))
+    weights = np.zeros((len(models), 0))
+    for group in (False, True):
+        rows = np.flatnonzero(negative == group)
+        if len(rows):
+            found = _weighted_predictions(marginal.rows(rows), xs, beyond, building_blocks(group))
+            if predictions.shape[1] < found[0].shape[1]:
+                width = found[0].shape[1]
+                predictions = np.pad(predictions, ((0, 0), (0, width - predictions.shape[1])))
+                weights = np.pad(weights, ((0, 0), (0, width - weights.shape[1])))
+            predictions[rows, : found[0].shape[1]] = found[0]
+            weights[rows, : found[1].shape[1]] = found[1]
     # The fit data hold each kernel's values times 2**-exponent (FitData.exponents).
     reference = np.ldexp(_chosen_beyond(series, j, beyond, models), -data.exponents)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -138,11 +158,16 @@ def _spread_along(
     ]
 
 
+def _decreasing_factor(model: Model, parameter: str) -> bool:
+    """Does ``model`` have a term with a negative exponent of ``parameter``?"""
+    return any(f.parameter == parameter and f.exponent < 0 for t in model.terms for f in t.factors)
+
+
 def _weighted_predictions(
-    data: FitData, xs: np.ndarray, beyond: float
+    data: FitData, xs: np.ndarray, beyond: float, blocks: tuple[Block, ...]
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Every hypothesis' prediction at ``beyond`` and its Akaike weight, shapes (K, H)."""
-    blocks = building_blocks(True)
+    """Every hypothesis of ``blocks``' prediction at ``beyond`` and its Akaike weight,
+    shapes (K, H)."""
     pool = evaluate_blocks(blocks, xs)
     at = evaluate_blocks(blocks, np.array([beyond]))[:, 0]
     moments = PoolMoments(pool, data.means, data.weights)
