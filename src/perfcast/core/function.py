@@ -744,13 +744,14 @@ class Model:
                     parameters,
                 ),
             )
-            unknown = sorted(
-                {e.parameter for e in model.uncertainty.extrapolation} - set(parameters)
-                if model.uncertainty is not None
-                else ()
-            )
-            if unknown:
-                raise ValueError(f"uncertainty: extrapolation of unknown parameter(s) {unknown}")
+            for name in ("extrapolation", "selection"):
+                unknown = sorted(
+                    {e.parameter for e in getattr(model.uncertainty, name)} - set(parameters)
+                    if model.uncertainty is not None
+                    else ()
+                )
+                if unknown:
+                    raise ValueError(f"uncertainty: {name} of unknown parameter(s) {unknown}")
             return model
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise InputError(f"malformed model: {error}", source) from error
