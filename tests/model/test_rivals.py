@@ -182,3 +182,19 @@ def test_kernels_without_uncertainty_or_of_another_metric_are_left_as_they_are()
     bare = dataclasses.replace(fitted, uncertainty=None)
     other = dataclasses.replace(fitted, metric="bytes")
     assert selection_spread([bare, other], experiment, "time") == [bare, other]
+
+
+def test_with_several_parameters_each_takes_the_larger_of_its_backtest_and_spread() -> None:
+    uncertainty = Uncertainty(
+        np.zeros((2, 2)),
+        1e-4,
+        10,
+        extrapolation=(Backtest("p", 64.0, 0.01), Backtest("n", 10.0, 0.09)),
+        selection=(SelectionSpread("p", 64.0, 0.04), SelectionSpread("n", 10.0, 0.02)),
+    )
+    term = Term(0.5, (Factor("p", 1), Factor("n", 1)))
+    model = Model("k", "time", ("p", "n"), 1.0, (term,), None, uncertainty)
+    value, _, upper = model.predict_interval({"p": [256.0], "n": [20.0]})
+    variance = 1e-4 + 0.04 * np.log(4.0) ** 2 + 0.09 * np.log(2.0) ** 2
+    expected = special.stdtrit(10, 0.975) * np.sqrt(variance)
+    assert np.log(upper[0] / value[0]) == pytest.approx(expected, rel=1e-12)

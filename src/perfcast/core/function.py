@@ -414,7 +414,7 @@ class Model:
         The interval's variance is that of a new measurement (noise) plus that of the fitted
         curve, at least
         :attr:`Uncertainty.loo_variance`, plus beyond the largest measured value of a parameter
-        the larger of the backtested error of the search there
+        per parameter the larger of the backtested error of the search there
         (:attr:`Uncertainty.extrapolation`) and the spread of the forms that fit the data as
         well (:attr:`Uncertainty.selection`);
         ``benchmarks/RESULTS.md``, "Calibration", measures how often it holds held-out
@@ -460,22 +460,21 @@ class Model:
         return prediction, lower, upper
 
     def _extrapolation_variance(self, points: np.ndarray | Mapping[str, Any]) -> np.ndarray:
-        """Relative variance added at ``points`` beyond the measured values: the larger of the
-        backtests' and the model-selection spread's (each summed over the parameters)."""
+        """Relative variance added at ``points`` beyond the measured values: per parameter the
+        larger of its backtest's and its model-selection spread's, summed over parameters."""
         assert self.uncertainty is not None
         columns = self._columns(points)
         size = len(next(iter(columns.values()))) if columns else 1
-        totals = []
-        for rates in (self.uncertainty.extrapolation, self.uncertainty.selection):
-            total = np.zeros(size)
-            for e in rates:
-                if e.parameter in columns and e.largest > 0:
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        distance = np.log(columns[e.parameter] / e.largest)
-                    total = total + e.rate_variance * np.where(distance > 0, distance, 0.0) ** 2
-            totals.append(total)
-        # Both estimate the error of the chosen form beyond the data: the larger one counts.
-        return np.maximum(totals[0], totals[1])
+        # Per parameter, the backtest and the spread both estimate the error of the chosen
+        # form along it: the larger one counts.
+        along: dict[str, np.ndarray] = {}
+        for e in self.uncertainty.extrapolation + self.uncertainty.selection:
+            if e.parameter in columns and e.largest > 0:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    distance = np.log(columns[e.parameter] / e.largest)
+                added = e.rate_variance * np.where(distance > 0, distance, 0.0) ** 2
+                along[e.parameter] = np.maximum(along.get(e.parameter, 0.0), added)
+        return sum(along.values(), np.zeros(size))
 
     def segment_index(self, points: np.ndarray | Mapping[str, Any]) -> np.ndarray:
         """Which of :attr:`segments` evaluates each point (0 for an ordinary model).
