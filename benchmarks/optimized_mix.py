@@ -6,9 +6,10 @@ DGEMM, a PolyBench-style 2-D Jacobi and a CSR conjugate-gradient solver of
 mix from the static counts and the binary's machine loops, runs the binary under
 ``valgrind --tool=callgrind --dump-instr=yes`` and prints, per build, the worst relative error
 of a defined function total and the coverage: the share of the program's own measured
-instructions that lie in functions with a defined model. For the CSR solver, whose inner loops
-run between row pointers, it also prints the coverage and error with ``--profile``: callgrind
-runs at five grid sizes, modeled over the size and checked at a larger one.
+instructions that lie in functions with a defined model. Then the same with ``--profile``:
+where a static count stops, measured block counts stand in, from callgrind runs at five smaller
+sizes modeled over the size (checked at the larger size of the table), or, for sizes fixed at
+compile time, from the checked run itself.
 
 Then times the static analysis of the largest C file found here against
 ``clang -fsyntax-only`` on the same file (the ratio is the figure; both run in this process'
@@ -48,23 +49,44 @@ SPEED_FILES = (
 
 @dataclass(frozen=True)
 class Case:
-    """One program build: source, compile flags, model parameters and run arguments."""
+    """One program build: source, compile flags, model parameters and run arguments.
+
+    ``training`` are the values of the first parameter at which the ``--profile`` runs are
+    made (the other parameters keep their values of ``arguments``); none for a program whose
+    sizes are fixed at compile time, whose one profiled run is the checked run itself.
+    """
 
     name: str
     source: str
     flags: tuple[str, ...]
     parameters: tuple[str, ...]
     arguments: tuple[int, ...]
+    training: tuple[int, ...] = ()
 
 
 CASES = (
     Case("stream, compile-time n even", "stream_fixed.c", ("-DN=200000",), (), ()),
     Case("stream, compile-time n odd", "stream_fixed.c", ("-DN=200001",), (), ()),
-    Case("stream, run-time n even", "stream_runtime.c", (), ("n", "ntimes"), (200000, 5)),
-    Case("stream, run-time n odd", "stream_runtime.c", (), ("n", "ntimes"), (200001, 5)),
-    Case("dgemm", "dgemm.c", (), ("n",), (120,)),
+    Case(
+        "stream, run-time n even",
+        "stream_runtime.c",
+        (),
+        ("n", "ntimes"),
+        (200000, 5),
+        (20000, 40000, 60000, 80000, 100000),
+    ),
+    Case(
+        "stream, run-time n odd",
+        "stream_runtime.c",
+        (),
+        ("n", "ntimes"),
+        (200001, 5),
+        (20001, 40001, 60001, 80001, 100001),
+    ),
+    Case("dgemm", "dgemm.c", (), ("n",), (120,), (16, 24, 32, 40, 48)),
+    Case("dgemm, odd n", "dgemm.c", (), ("n",), (121,), (17, 25, 33, 41, 49)),
     Case("jacobi-2d (macros)", "jacobi2d.c", ("-DN=200", "-DTSTEPS=10"), (), ()),
-    Case("CG, CSR matrix", "cg_csr.c", (), ("m", "iters"), (40, 5)),
+    Case("CG, CSR matrix", "cg_csr.c", (), ("m", "iters"), (40, 5), (8, 12, 16, 20, 24)),
 )
 
 
@@ -97,16 +119,24 @@ def score(mix, measured: dict, values: dict) -> tuple[float, float, int]:
     return worst, defined / own, checked
 
 
-def accuracy(compilers: list[str], levels: list[str], directory: Path) -> list[str]:
-    """The Markdown table of errors and coverage per build."""
+def accuracy(
+    compilers: list[str], levels: list[str], directory: Path, cases: tuple[Case, ...] = CASES
+) -> list[str]:
+    """The Markdown table of errors and coverage per build, static and with ``--profile``."""
     lines = [
-        "| program | compiler | level | worst defined total error | coverage | functions |",
-        "|---|---|---|---:|---:|---:|",
+        "| program | compiler | level | worst defined total error | coverage | functions "
+        "| coverage with --profile | worst error with --profile |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
     ]
-    for case in CASES:
+    for case in cases:
         source = PROGRAMS / case.source
         report = analyze_source([source], list(case.parameters), list(case.flags))
         values = dict(zip(case.parameters, case.arguments, strict=True))
+        modeled = case.parameters[:1] if case.training else ()
+        fixed = {name: values[name] for name in case.parameters[1:]} if case.training else {}
+        profile_report = analyze_source(
+            [source], list(modeled), list(case.flags), values=fixed or None
+        )
         for compiler in compilers:
             for level in levels:
                 binary = directory / f"{source.stem}_{compiler}{level}{len(case.flags)}"
@@ -117,43 +147,23 @@ def accuracy(compilers: list[str], levels: list[str], directory: Path) -> list[s
                     capture_output=True,
                 )
                 mix = instruction_mix(binary, report, case.parameters)
-                profile = read_callgrind(callgrind(binary, case.arguments, directory))
-                measured = measured_mix(read_binary(binary), profile)
+                checked_run = callgrind(binary, case.arguments, directory)
+                measured = measured_mix(read_binary(binary), read_callgrind(checked_run))
                 worst, coverage, checked = score(mix, measured, values)
+                runs = [
+                    (
+                        {modeled[0]: size},
+                        callgrind(binary, (size, *case.arguments[1:]), directory),
+                    )
+                    for size in case.training
+                ] or [({}, checked_run)]
+                with_profile = instruction_mix(binary, profile_report, modeled, profiles=runs)
+                worst_profiled, coverage_profiled, _ = score(with_profile, measured, values)
                 lines.append(
                     f"| {case.name} | {compiler} | {level} | {100 * worst:.3f} % | "
-                    f"{100 * coverage:.1f} % | {checked} |"
+                    f"{100 * coverage:.1f} % | {checked} | {100 * coverage_profiled:.1f} % | "
+                    f"{100 * worst_profiled:.3f} % |"
                 )
-    return lines
-
-
-def profiled(compilers: list[str], levels: list[str], directory: Path) -> list[str]:
-    """The CSR solver with --profile: five training runs over m, checked at m = 40."""
-    source = PROGRAMS / "cg_csr.c"
-    report = analyze_source([source], ["m"], values={"iters": 5})
-    lines = [
-        "| compiler | level | coverage static | coverage with profile | worst error at m=40 |",
-        "|---|---|---:|---:|---:|",
-    ]
-    for compiler in compilers:
-        for level in levels:
-            binary = directory / f"cg_csr_profiled_{compiler}{level}"
-            subprocess.run(
-                [compiler, "-g", level, "-o", str(binary), str(source)],
-                check=True,
-                capture_output=True,
-            )
-            runs = [({"m": m}, callgrind(binary, (m, 5), directory)) for m in (8, 12, 16, 20, 24)]
-            static = instruction_mix(binary, report, ("m",))
-            mix = instruction_mix(binary, report, ("m",), profiles=runs)
-            check = read_callgrind(callgrind(binary, (40, 5), directory))
-            measured = measured_mix(read_binary(binary), check)
-            _, before, _ = score(static, measured, {"m": 40})
-            worst, after, _ = score(mix, measured, {"m": 40})
-            lines.append(
-                f"| {compiler} | {level} | {100 * before:.1f} % | {100 * after:.1f} % | "
-                f"{100 * worst:.3f} % |"
-            )
     return lines
 
 
@@ -203,6 +213,9 @@ def main() -> None:
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--speed-only", action="store_true", help="only the analysis-speed table")
     parser.add_argument("--repetitions", type=int, default=3, help="of the speed measurement")
+    parser.add_argument(
+        "--cases", nargs="+", help="only the programs whose name starts with one of these"
+    )
     args = parser.parse_args()
     if args.speed_only:
         print("\n".join(speed(args.repetitions)))
@@ -210,9 +223,10 @@ def main() -> None:
     compilers = [c for c in args.compilers if shutil.which(c)]
     with tempfile.TemporaryDirectory(prefix="optimized-mix-") as scratch:
         directory = Path(scratch)
-        print("\n".join(accuracy(compilers, args.levels, directory)))
-        print()
-        print("\n".join(profiled(compilers, args.levels, directory)))
+        cases = tuple(
+            case for case in CASES if not args.cases or case.name.startswith(tuple(args.cases))
+        )
+        print("\n".join(accuracy(compilers, args.levels, directory, cases)))
     if not args.skip_speed:
         print()
         print("\n".join(speed(args.repetitions)))
