@@ -196,6 +196,8 @@ class _Analysis:
             self.annotations[str(source.path)] = parse_annotations(source.text, source.path)
         self.noreturn = noreturn_functions(self.program.functions)
         walked = self._to_walk(functions)
+        if functions is not None:
+            self.reach.relevant = walked
         for name, function in self.program.functions.items():
             if name in walked:
                 self._prepare(name, function)
