@@ -31,7 +31,9 @@ Approximations: a loop is assumed to be entered once per iteration of its enclos
 code under a condition (an ``if`` inside a loop, an error branch in ``main``) is counted as if it
 always ran. Loops the compiler versioned, vectorized with a remainder loop, or replaced by library
 calls do not match their source counts; when one source loop becomes several machine loops the
-function's ``notes`` say so.
+function's ``notes`` say so. The exception among conditional code is a peeled remainder: body
+code after a loop unrolled by 2 (:mod:`perfcast.static.epilogues`) counts the iterations the
+machine loop leaves, ``C - 2*floor(C/2)`` per entry; after wider passes it is undefined.
 """
 
 from __future__ import annotations
