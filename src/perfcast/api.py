@@ -709,6 +709,8 @@ def analyze_source(
     *,
     progress: bool = False,
     values: Mapping[str, float] | None = None,
+    functions: Sequence[str] | None = None,
+    cache: bool | str | Path = False,
 ) -> StaticReport:
     """Count every function and loop of C sources symbolically over the named parameters.
 
@@ -726,6 +728,16 @@ def analyze_source(
     values : mapping of str to float, optional
         Parameters fixed at a value: analysed like the others, then their values are put
         into every count (:meth:`StaticReport.with_values`).
+    functions : sequence of str, optional
+        Analyse only these functions, lazily: the sources are parsed once, only these
+        functions and their callers are walked, and the report holds these functions'
+        kernels alone (with the counts the full analysis gives them).
+    cache : bool, str or Path
+        Cache of reports keyed by the content of the sources and every header they include,
+        the flags, parameters, functions and the analysis code: True for the default
+        directory (``$PERFCAST_CACHE_DIR``, else ``~/.cache/perfcast/static``), a path for
+        another one, False (default) for none. A second run on unchanged input reads the
+        report instead of analysing again.
 
     Returns
     -------
@@ -735,14 +747,23 @@ def analyze_source(
     Raises
     ------
     InputError
-        When a source cannot be parsed, or a parameter name occurs in none of the sources
-        (reason ``unknown-parameter``, with the closest names).
+        When a source cannot be parsed, a parameter name occurs in none of the sources
+        (reason ``unknown-parameter``, with the closest names), or a name of ``functions``
+        is defined in none of them.
     """
     from perfcast.static import analyze
+    from perfcast.static.cache import default_directory
 
     fixed = dict(values or {})
     names = list(parameters) + [name for name in fixed if name not in parameters]
-    report = _analyze_with_progress(analyze, sources, names, compile_args, progress)
+    directory = None
+    if cache is True:
+        directory = default_directory()
+    elif cache is not False:
+        directory = Path(cache)
+    report = _analyze_with_progress(
+        analyze, sources, names, compile_args, progress, functions, directory
+    )
     return report.with_values(fixed) if fixed else report
 
 
@@ -752,9 +773,11 @@ def _analyze_with_progress(
     parameters: Sequence[str],
     compile_args: Sequence[str],
     progress: bool,
+    functions: Sequence[str] | None = None,
+    cache: Path | None = None,
 ) -> StaticReport:
     if not progress:
-        return analyze(sources, parameters, compile_args)
+        return analyze(sources, parameters, compile_args, None, functions, cache)
     bars: list[ProgressBar] = []
 
     def advance(counted: int, total: int) -> None:
@@ -763,7 +786,7 @@ def _analyze_with_progress(
         bars[0].advance()
 
     try:
-        return analyze(sources, parameters, compile_args, advance)
+        return analyze(sources, parameters, compile_args, advance, functions, cache)
     finally:
         if bars:
             bars[0].close()
