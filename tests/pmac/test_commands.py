@@ -20,7 +20,7 @@ def _series(tmp_path, ps):
             "bytes.loaded": 8e9 / p,
             "bytes.stored": 1e9 / p,
             "l1.hit_rate": 0.9,
-            "ll.hit_rate": 0.5,
+            "ll.cumulative_hit_rate": 0.95,
             "fp.add.f64.scalar": 4e9 / p,
         }.items():
             kernels.append("bb:solve+0x10")

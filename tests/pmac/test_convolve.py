@@ -30,16 +30,19 @@ def _write(tmp_path, data, name="machine.json"):
     return path
 
 
-def _two_blocks() -> Experiment:
+def _two_blocks(ll_rate: str = "ll.cumulative_hit_rate") -> Experiment:
+    # solve: 75 % of the accesses hit the first level, 87.5 % hit at or above the last level
+    # (the earlier format's local rate: half of the first-level misses, 0.5)
+    solve_ll = 0.875 if ll_rate == "ll.cumulative_hit_rate" else 0.5
     features = {
         "bb:solve+0x10": {
             "bytes.loaded": 8e9,
             "bytes.stored": 1e9,
             "l1.hit_rate": 0.75,
-            "ll.hit_rate": 0.5,
+            ll_rate: solve_ll,
             "fp.add.f64.scalar": 4e9,
         },
-        "bb:setup+0x0": {"bytes.loaded": 2e9, "l1.hit_rate": 1.0, "ll.hit_rate": 1.0,
+        "bb:setup+0x0": {"bytes.loaded": 2e9, "l1.hit_rate": 1.0, ll_rate: 1.0,
                          "fp.mul.f64.vector": 16e9},
         "fn:solve": {"bytes.loaded": 1e20},  # aggregate levels are not summed again
     }  # fmt: skip
@@ -55,7 +58,8 @@ def _two_blocks() -> Experiment:
 def test_convolution_matches_a_hand_computation(tmp_path):
     machine = read_machine(_write(tmp_path, MACHINE))
     result = convolve(_two_blocks(), machine)
-    # solve: per loaded byte 0.75/100e9 + 0.25*0.5/20e9 + 0.25*0.5/5e9 = 0.0075+0.00625+0.025 ns
+    # solve: per loaded byte h1/B_l1 + (hc - h1)/B_ll + (1 - hc)/B_memory
+    #   = 0.75/100e9 + 0.125/20e9 + 0.125/5e9 = 0.0075 + 0.00625 + 0.025 ns
     load_cost = 0.75 / 100e9 + 0.125 / 20e9 + 0.125 / 5e9
     store_cost = 0.75 / 50e9 + 0.125 / 10e9 + 0.125 / 2.5e9
     solve = 8e9 * load_cost + 1e9 * store_cost + 4e9 / 2e9
@@ -67,6 +71,25 @@ def test_convolution_matches_a_hand_computation(tmp_path):
     assert [b.function for b in result.blocks] == ["solve", "setup"]
     assert result.point == {"p": 64.0}
     assert len(result.warnings) == 1 and result.warnings[0].startswith("computation only")
+
+
+def test_an_earlier_signature_format_is_converted_with_the_same_cost(tmp_path):
+    machine = read_machine(_write(tmp_path, MACHINE))
+    legacy = convolve(_two_blocks("ll.hit_rate"), machine)
+    current = convolve(_two_blocks(), machine)
+    assert legacy.total == pytest.approx(current.total, rel=1e-12)
+    assert any("2 last-level hit rate(s) of an earlier" in w for w in legacy.warnings)
+
+
+def test_an_earlier_rate_without_its_first_level_rate_is_refused(tmp_path):
+    machine = read_machine(_write(tmp_path, MACHINE))
+    signature = Experiment.from_columns(
+        ["bb:f+0x0", "bb:f+0x0"], ["bytes.loaded", "ll.hit_rate"], {"p": [1, 1]}, [8.0, 0.5],
+        source="old.json",
+    )  # fmt: skip
+    with pytest.raises(InputError, match="'bb:f\\+0x0' has 'll.hit_rate'.*no 'l1.hit_rate'") as e:
+        convolve(signature, machine)
+    assert e.value.source == "old.json"
 
 
 def test_machine_without_a_needed_rate_names_file_and_field(tmp_path):
@@ -170,7 +193,8 @@ def test_a_machine_profile_not_in_utf8_is_bad_input(tmp_path):
     ("feature", "value", "warning"),
     [
         ("bytes.loaded", -8e9, "negative bytes or operations (e.g. 'bb:solve+0x10')"),
-        ("l1.hit_rate", 1.7, "hit rates outside [0, 1] (e.g. 'bb:solve+0x10')"),
+        ("l1.hit_rate", 1.7, "hit rates outside [0, 1] or a last-level rate below"),
+        ("ll.cumulative_hit_rate", 0.5, "rate below the first-level one (e.g. 'bb:solve+0x10')"),
     ],
 )
 def test_a_convolution_of_out_of_range_figures_says_not_to_trust_it(

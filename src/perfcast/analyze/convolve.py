@@ -5,13 +5,15 @@ Every basic block's computation time is its floating-point time plus its memory 
 * floating-point time: the sum over the block's floating-point kinds of operations divided by
   the machine's rate for that kind;
 * memory time: bytes loaded times the load cost per byte plus bytes stored times the store cost
-  per byte, where the cost per byte at the block's first-level hit rate ``h1`` and last-level
-  hit rate ``hl`` (the share of first-level misses the last level serves) is interpolated
-  between the machine's level bandwidths ``B``::
+  per byte, where the cost per byte at the block's cumulative hit rates -- first level ``h1``,
+  last level ``hc`` (the share of accesses served at or above the last level, as MultiMAPS
+  indexes its surface) -- is interpolated between the machine's level bandwidths ``B``::
 
-      cost(h1, hl) = h1 / B_l1 + (1 - h1) * hl / B_ll + (1 - h1) * (1 - hl) / B_memory
+      cost(h1, hc) = h1 / B_l1 + (hc - h1) / B_ll + (1 - hc) / B_memory
 
-  i.e. each byte is charged at the bandwidth of the level that serves it.
+  i.e. each byte is charged at the bandwidth of the level that serves it. Signatures of earlier
+  versions (``ll.hit_rate``, the share of first-level misses, ``hl``) are converted first,
+  ``hc = h1 + (1 - h1) * hl``, which gives the same cost.
 
 Block times are summed per function and over the signature (the chosen rank). A signature
 without basic blocks (a hand-written one) is convolved kernel by kernel, each kernel taken as
@@ -27,10 +29,18 @@ from typing import Any
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
 from perfcast.io.machine_profile import MachineProfile
-from perfcast.static.signature import BLOCK_PREFIX, FUNCTION_PREFIX, LINE_PREFIX, is_fp_feature
+from perfcast.static.signature import (
+    BLOCK_PREFIX,
+    FUNCTION_PREFIX,
+    L1_RATE,
+    LINE_PREFIX,
+    LL_RATE,
+    cumulative_hit_rates,
+    is_fp_feature,
+)
 
 MEMORY_FEATURES = ("bytes.loaded", "bytes.stored")
-HIT_RATES = ("l1.hit_rate", "ll.hit_rate")
+HIT_RATES = (L1_RATE, LL_RATE)
 
 
 @dataclass(frozen=True)
@@ -97,13 +107,14 @@ class Convolution:
 
 
 def byte_cost(machine: MachineProfile, access: str, l1_hit: float, ll_hit: float) -> float:
-    """Seconds per byte of ``access`` at the given hit rates (see the module docstring)."""
+    """Seconds per byte of ``access`` at the given cumulative hit rates (see the module
+    docstring); rates are taken into [0, 1] and the last level's to at least the first's."""
     l1_hit = min(1.0, max(0.0, l1_hit))
-    ll_hit = min(1.0, max(0.0, ll_hit))
+    ll_hit = min(1.0, max(l1_hit, ll_hit))
     return (
         l1_hit / machine.bandwidth(access, "l1")
-        + (1.0 - l1_hit) * ll_hit / machine.bandwidth(access, "ll")
-        + (1.0 - l1_hit) * (1.0 - ll_hit) / machine.bandwidth(access, "memory")
+        + (ll_hit - l1_hit) / machine.bandwidth(access, "ll")
+        + (1.0 - ll_hit) / machine.bandwidth(access, "memory")
     )
 
 
@@ -166,6 +177,7 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
         the machine lacks the rate of a floating-point kind the signature counts (naming the
         machine file and field).
     """
+    signature, converted = cumulative_hit_rates(signature)
     blocks, point = block_features(signature)
     features_present = {name for features in blocks.values() for name in features}
     if not features_present & {*MEMORY_FEATURES} and not any(map(is_fp_feature, features_present)):
@@ -183,7 +195,8 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
     for kernel, features in blocks.items():
         if any(v < 0 for n, v in features.items() if n in MEMORY_FEATURES or is_fp_feature(n)):
             negative.add(kernel)
-        if any(not 0.0 <= features[n] <= 1.0 for n in HIT_RATES if n in features):
+        rates = [features[n] for n in HIT_RATES if n in features]
+        if any(not 0.0 <= r <= 1.0 for r in rates) or (len(rates) == 2 and rates[1] < rates[0]):
             out_of_range.add(kernel)
         fp_time = sum(
             count / machine.fp_rate(name[len("fp.") :])
@@ -201,7 +214,7 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
                     reason="missing-feature",
                     value=missing[0],
                 )
-            l1_hit, ll_hit = features["l1.hit_rate"], features["ll.hit_rate"]
+            l1_hit, ll_hit = features[L1_RATE], features[LL_RATE]
             for name, access in zip(MEMORY_FEATURES, ("load", "store"), strict=True):
                 memory_time += moved[name] * byte_cost(machine, access, l1_hit, ll_hit)
         times.append(BlockTime(kernel, _function_of(kernel), fp_time, memory_time))
@@ -218,8 +231,13 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
         )
     if out_of_range:
         warnings.append(
-            f"{len(out_of_range)} block(s) have hit rates outside [0, 1] (e.g. "
-            f"'{min(out_of_range)}'), taken as the nearest bound"
+            f"{len(out_of_range)} block(s) have hit rates outside [0, 1] or a last-level rate "
+            f"below the first-level one (e.g. '{min(out_of_range)}'), taken as the nearest bound"
+        )
+    if converted:
+        warnings.append(
+            f"{converted} last-level hit rate(s) of an earlier signature format (share of "
+            "first-level misses) were made cumulative"
         )
     if not math.isfinite(total):
         warnings.append(
