@@ -18,6 +18,8 @@
 2. Convolution against measured time: each example on one rank; the measured computation time is
    the CPU time (user + system) of the run minus that of a trivial problem (MPI start-up),
    fastest of three each (CPU time, because other jobs on a shared machine inflate wall time).
+   The convolved column gives each part's share of the total before overlap (fp, memory,
+   instructions, branches: they may add up to more than 100 %).
 3. Cost: signature collection wall time against the plain run, and the quick probe's time.
 
 ``--keep DIR`` stores every collected signature there and reuses it on the next run (valgrind
@@ -228,13 +230,19 @@ def convolution_vs_wall(programs: dict[str, Path], timed, machine) -> list[str]:
         collection = time.perf_counter() - start
         result = convolve(signature, machine)
         predicted = result.total
-        fp_share = sum(b.fp_time for b in result.blocks) / predicted if predicted else 0.0
+        parts = {
+            "fp": sum(b.fp_time for b in result.blocks),
+            "mem": sum(b.memory_time for b in result.blocks),
+            "instr": sum(b.instruction_time for b in result.blocks),
+            "branch": sum(b.branch_time for b in result.blocks),
+        }
+        shares = ", ".join(f"{k} {v / predicted:.0%}" for k, v in parts.items() if predicted)
         measured = plain_cpu - startup_cpu
         ratio = predicted / measured if measured > 0 else float("nan")
         rows.append(
             f"| {app} {' '.join(size)} | {plain:.3f} s | {plain_cpu:.3f} s | {startup_cpu:.3f} s "
             f"| {measured:.3f} s | "
-            f"{predicted:.3f} s ({fp_share:.0%} fp) | {ratio:.2f} | "
+            f"{predicted:.3f} s ({shares}) | {ratio:.2f} | "
             f"{collection:.1f} s ({collection / plain:.0f}x) |"
         )
         print(rows[-1], flush=True)
@@ -268,6 +276,10 @@ def main(argv: list[str] | None = None) -> int:
             figures = ", ".join(f"{level} {gbs:.3g}" for level, gbs in levels.items())
             print(f"machine {access} GB/s: {figures}; caches {machine.cache_geometry()}")
         print(f"machine fp add.f64.scalar {machine.fp['add.f64.scalar']:.3g} Gop/s")
+        for access, levels in machine.stream.items():
+            figures = ", ".join(f"{level} {gbs:.3g}" for level, gbs in levels.items())
+            print(f"machine stride-1 stream {access} GB/s: {figures}")
+        print(f"machine core: {machine.core}; overlap {machine.overlap}")
         parts = args.parts.split(",")
         if "accuracy" in parts:
             print("\n| problem | extrapolation | forms | rates | elements | "

@@ -20,6 +20,10 @@ Features (metric names) of every block, line and function:
     Floating-point operations: ``op`` one of :data:`FP_OPERATIONS`, ``precision`` ``f32`` or
     ``f64``, ``shape`` ``scalar`` or ``vector``. A vector instruction counts one operation per
     lane (``mulpd xmm`` two, ``vaddps ymm`` eight).
+``branches`` / ``branch.mispredictions``
+    Executed conditional and indirect branches and those callgrind's branch predictor
+    simulation mispredicted (``Bc + Bi``, ``Bcm + Bim``; profiles taken with
+    ``--branch-sim=yes`` only).
 ``l1.misses`` / ``ll.misses``
     Simulated data misses of the first level (``D1mr + D1mw``) and of the last level
     (``DLmr + DLmw``), for elements with data accesses (0 included).
@@ -53,6 +57,9 @@ from perfcast.static.control_flow import basic_blocks
 
 CACHE_EVENTS: Final = ("Dr", "Dw", "D1mr", "D1mw", "DLmr", "DLmw")
 """The callgrind events a signature needs (``--cache-sim=yes``)."""
+
+BRANCH_EVENTS: Final = ("Bc", "Bcm", "Bi", "Bim")
+"""The callgrind events of ``--branch-sim=yes``, used when the profile has them."""
 
 FP_OPERATIONS: Final = ("add", "mul", "div", "fma", "other")
 """Kinds of floating-point operation; ``other`` is square roots, minima, comparisons,
@@ -160,6 +167,7 @@ class _Tally:
 def _instruction_tally(
     instruction: BinaryInstruction, costs: list[int], index: dict[str, int]
 ) -> _Tally:
+    """Counts of one instruction; branch counts when ``index`` has the branch events."""
     tally = _Tally()
     runs = costs[index["Ir"]]
     tally.add("instructions", runs)
@@ -171,6 +179,9 @@ def _instruction_tally(
     tally.add("bytes.stored", writes * width)
     tally.add("l1.misses", costs[index["D1mr"]] + costs[index["D1mw"]])
     tally.add("ll.misses", costs[index["DLmr"]] + costs[index["DLmw"]])
+    if "Bc" in index:
+        tally.add("branches", costs[index["Bc"]] + costs[index["Bi"]])
+        tally.add("branch.mispredictions", costs[index["Bcm"]] + costs[index["Bim"]])
     kind = fp_kind(instruction)
     if kind is not None:
         operation, precision, shape, lanes = kind
@@ -211,7 +222,10 @@ def signature_features(
             source,
             reason="no-cache-simulation",
         )
-    index = {e: profile.events.index(e) for e in ("Ir", *CACHE_EVENTS)}
+    wanted = ["Ir", *CACHE_EVENTS]
+    if all(e in profile.events for e in BRANCH_EVENTS):
+        wanted += BRANCH_EVENTS
+    index = {e: profile.events.index(e) for e in wanted}
     obj, offset = binary_object(binary, profile)
     elements: dict[str, _Tally] = {}
     for function in binary.functions.values():
