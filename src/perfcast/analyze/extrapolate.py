@@ -228,22 +228,23 @@ def choose_form(p: np.ndarray, y: np.ndarray) -> tuple[CanonicalForm, tuple[floa
     order = np.argsort(p)
     p, y = p[order], y[order]
     scale = float(np.max(np.abs(y))) if len(y) else 0.0
-    ranked: list[tuple[float, int, int, CanonicalForm]] = []
+    ranked: list[tuple[float, int, int, CanonicalForm, tuple[float, float]]] = []
     for position, form in enumerate(CANONICAL_FORMS):
         if len(p) - 1 < form.size:
             continue
         early = form.fit(p[:-1], y[:-1])
-        if early is None:
+        # a multiplicative form fits positive values only: the largest point may be 0 (a count
+        # of misses that vanishes) although the smaller ones are not
+        refitted = form.fit(p, y)
+        if early is None or refitted is None:
             continue
         predicted = float(form.evaluate(early, p[-1:])[0])
         error = _relative(predicted, float(y[-1]), scale) if math.isfinite(predicted) else math.inf
-        ranked.append((error, form.size, position, form))
+        ranked.append((error, form.size, position, form, refitted))
     best_error = min(r[0] for r in ranked)
     tolerance = _TIE * max(1.0, best_error)
     tied = [r for r in ranked if r[0] <= best_error + tolerance]
-    error, _size, _position, form = min(tied, key=lambda r: (r[1], r[2]))
-    coefficients = form.fit(p, y)
-    assert coefficients is not None  # it fitted the positive subset, so it fits all points
+    error, _size, _position, form, coefficients = min(tied, key=lambda r: (r[1], r[2]))
     return form, coefficients, error
 
 
