@@ -22,6 +22,8 @@
    instructions, branches: they may add up to more than 100 %).
 3. Cost: signature collection wall time against the plain run, and the quick probe's time.
 
+``--plain-convolution`` convolves with the level bandwidths alone and adds floating-point and
+memory time (the first version's convolution: no overlap, streams, instructions or branches).
 ``--keep DIR`` stores every collected signature there and reuses it on the next run (valgrind
 at p = 32 costs minutes on a small machine).
 
@@ -31,6 +33,7 @@ Run from the repository root: ``.venv/bin/python -m benchmarks.pmac [--quick]``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import resource
 import shlex
@@ -264,6 +267,9 @@ def main(argv: list[str] | None = None) -> int:
         "--rates", default="derived", help="hit rates derived from miss counts and/or fitted"
     )
     parser.add_argument("--keep", type=Path, help="store and reuse collected signatures here")
+    parser.add_argument(
+        "--plain-convolution", action="store_true", help="level bandwidths only, fp + memory"
+    )
     args = parser.parse_args(argv)
     apps = args.apps.split(",")
     print(f"command: python -m benchmarks.pmac {' '.join(shlex.quote(a) for a in sys.argv[1:])}")
@@ -272,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         machine = probe_machine(quick=True)
         print(f"quick probe: {time.perf_counter() - start:.1f} s")
+        if args.plain_convolution:
+            machine = dataclasses.replace(machine, stream={}, core={}, overlap=0.0)
         for access, levels in machine.memory.items():
             figures = ", ".join(f"{level} {gbs:.3g}" for level, gbs in levels.items())
             print(f"machine {access} GB/s: {figures}; caches {machine.cache_geometry()}")
