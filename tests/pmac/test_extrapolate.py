@@ -195,6 +195,6 @@ def test_a_series_that_reaches_zero_at_its_largest_point_is_fitted():
     # exponential fits 64, 8, 1 (all positive) best but cannot fit 64, 8, 1, 0: choosing it
     # failed an assertion once the series ended at 0
     p = np.array([1.0, 2.0, 4.0, 8.0])
-    form, coefficients, _ = choose_form(p, np.array([64.0, 8.0, 1.0, 0.0]))  # exponential wins early
+    form, coefficients, _ = choose_form(p, np.array([64.0, 8.0, 1.0, 0.0]))
     assert not form.log_values
     assert math.isfinite(form.evaluate(coefficients, np.array([16.0]))[0])
