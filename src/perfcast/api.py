@@ -1384,10 +1384,11 @@ def load_learned(path: str | Path) -> LearnedModel:
     """
     import json
 
+    from perfcast.core.jsonin import parse_json
     from perfcast.model.learned import LearnedModel
 
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = parse_json(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError("no such file", path, reason="missing-file") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -1756,10 +1757,10 @@ def read_clusters(path: str | Path) -> list[list[str]]:
     InputError
         When the file cannot be read or holds neither form (reason ``bad-clusters``).
     """
-    import json
+    from perfcast.core.jsonin import parse_json
 
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = parse_json(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise InputError(
             f"cannot read the clusters ({error})", path, reason="bad-clusters"

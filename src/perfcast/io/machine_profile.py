@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from perfcast.core.errors import InputError
+from perfcast.core.jsonin import parse_json
 from perfcast.core.jsonout import dumps
 
 FORMAT = "perfcast-machine"
@@ -293,7 +294,7 @@ def read_machine(path: str | Path) -> MachineProfile:
             f"not UTF-8 text (byte {error.start}): not a machine profile", where
         ) from None
     try:
-        data = json.loads(text, parse_constant=lambda c: _reject_constant(c, where))
+        data = parse_json(text, parse_constant=lambda c: _reject_constant(c, where))
     except json.JSONDecodeError as error:
         raise InputError(f"not valid JSON: {error.msg}", where, error.lineno) from None
     return parse_machine(data, where)
