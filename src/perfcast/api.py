@@ -1859,7 +1859,8 @@ def collect_signature(
     The signature is an ordinary experiment at one point (``p`` = ``ranks`` by default):
     kernels are basic blocks (``bb:f+0x40``), source lines (``line:cg.c:42``) and functions
     (``fn:f``) of the program's own code; metrics are their features (instructions, loads,
-    stores, bytes, floating-point operations by kind, simulated L1 and last-level hit rates;
+    stores, bytes, floating-point operations by kind, branches and their mispredictions,
+    simulated L1 and last-level misses and cumulative hit rates;
     see :mod:`perfcast.static.signature`). Under MPI it is the rank with the most instructions,
     with ``instructions.rank_spread`` per element.
 
@@ -1986,9 +1987,11 @@ def save_machine(profile: MachineProfile, path: str | Path) -> None:
 def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
     """Predicted computation time of a signature (one point) on a machine.
 
-    Each block's time is its floating-point operations over the machine's rates plus its bytes
-    at the bandwidth of the cache levels its hit rates say serve them; summed per function and
-    in total (:mod:`perfcast.analyze.convolve`).
+    Each block's floating-point time (operations over the machine's rates), memory time (bytes
+    at the bandwidth of the cache levels its cumulative hit rates say serve them, streams at
+    the stream bandwidths) and instruction time overlap as the machine's ``overlap`` says, and
+    its branch mispredictions add their penalty; summed per function and in total
+    (:mod:`perfcast.analyze.convolve`).
 
     Raises
     ------
