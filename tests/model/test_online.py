@@ -19,6 +19,7 @@ from perfcast.model.online import (
     batch_table,
     lack_of_fit,
     pars,
+    screen,
 )
 
 CONFIGS = [(n, p) for n in (64, 128, 256, 512, 1024, 2048) for p in (1, 2, 4, 8, 16)]
@@ -189,3 +190,44 @@ def test_histories_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [j.number for j in state.judgements] == [36, 37, 38, 39, 40]
     assert len(state.unsaved_judgements) == 5
     assert state.exceptions == everything.exceptions[-5:]  # the latest are kept
+
+
+def test_screen_drops_a_cold_first_count_among_identical_ones() -> None:
+    # instruction counts: seven identical, the run's first execution 99 more (MAD = 0)
+    point = (32.0,)
+    assert screen([point] * 8, [441.0] + [342.0] * 7) == [False] + [True] * 7
+    # a count taking two values in comparable shares keeps both
+    assert all(screen([point] * 10, [1000.0] * 6 + [2000.0] * 4))
+    # continuous values: only what lies beyond six scaled MADs goes
+    rng = np.random.default_rng(3)
+    values = list(1.0 + 0.01 * rng.standard_normal(50)) + [5.0]
+    kept = screen([point] * 51, values)
+    assert all(kept[:50]) and not kept[50]
+
+
+def _known_kernel(batch: int, **settings: float) -> OnlineModeler:
+    """A modeler whose kernel ``k`` has the model 1.0 and, at n = 1, 1,000 seen values of mean
+    1 and standard deviation 0.01 (so the interval there is the configuration's own)."""
+    modeler = OnlineModeler(batch=batch, backoff=False, **settings)
+    state = modeler._state_for(Measurement("k", "time", {"n": 1.0}, 1.0))
+    state.table.add((1.0,), 1000.0, 1.0, 0.01**2 * 999)
+    state.model = Model("k", "time", ("n",), 1.0)
+    return modeler
+
+
+def test_exception_level_is_corrected_for_the_checks_of_a_batch() -> None:
+    scale = 0.01 * math.sqrt(1 + 1 / 1000)
+    per_value = stats.t.ppf(0.5 + 0.9999 / 2, 999)  # the uncorrected 99.99 % bound: 3.9 sd
+    corrected = stats.t.ppf(0.5 + 0.9999 ** (1 / 100) / 2, 999)  # Sidak for 100 checks: 5.0 sd
+    assert per_value < 4.4 < corrected < 5.5
+    for deviation, expected in ((4.4, 0), (5.5, 1)):
+        modeler = _known_kernel(100, min_deviation=0.0)
+        values = [1.0] * 99 + [1.0 + deviation * scale]
+        modeler.partial_fit(
+            Measurement("k", "time", {"n": 1.0}, value, i) for i, value in enumerate(values)
+        )
+        exceptions = modeler.states_[("k", "time")].exceptions
+        assert len(exceptions) == expected, deviation
+        if expected:
+            low, high = exceptions[0].interval
+            assert high - 1.0 == pytest.approx(corrected * scale, rel=1e-9)

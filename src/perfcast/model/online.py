@@ -16,9 +16,11 @@ state. It follows the online part of the hybrid modeling paper
   ``q = batch * U(0, 2**hc)`` measurements of the kernel are skipped (``q = U(0, 2**hc)`` for a
   kernel that is a function, measured once per call rather than per loop iteration); a *miss*
   resets ``hc`` to 0.
-* A measured value outside the model's prediction interval at ``exception_level``, and more
-  than ``min_deviation`` (10 %) off the prediction, is a performance exception (kept with the
-  measurement's index, parameters, value, prediction and interval).
+* A measured value outside the model's prediction interval, and more than ``min_deviation``
+  (10 %) off the prediction, is a performance exception (kept with the measurement's index,
+  parameters, value, prediction and interval). The ``b`` values of a batch are ``b`` checks:
+  each is made at the level ``exception_level ** (1 / b)`` (Sidak's correction), so that a
+  batch of a kernel that behaves as modeled raises none with probability ``exception_level``.
 * With similarity clusters, only a cluster's first member builds a model at first; the others
   borrow it and are measured under back-off, judged against the borrowed model, until a batch of
   theirs misses: from then on they are modeled on their own.
@@ -239,6 +241,13 @@ def screen(points: Sequence[tuple[float, ...]], values: Sequence[float]) -> list
     against the rare wall-time outlier of a preempted process (a thousand times the typical
     value); this screen is that defence. A Gaussian value is left out with probability 2e-9.
     Screened values are still judged (and may be exceptions).
+
+    When more than half of a group's values are equal (a deterministic metric such as an
+    instruction count), the MAD is 0; the spread is then 1.2533 times the mean absolute
+    deviation from the median (the fallback of Iglewicz and Hoaglin's modified z-score), so
+    that the one cold first execution of a run among identical counts is screened (with
+    eight or more values in the group) while a kernel whose count takes two values in
+    comparable shares keeps both.
     """
     groups: dict[tuple[float, ...], list[int]] = {}
     for i, key in enumerate(points):
@@ -249,10 +258,11 @@ def screen(points: Sequence[tuple[float, ...]], values: Sequence[float]) -> list
             continue
         group = np.asarray([values[i] for i in members], dtype=float)
         median = float(np.median(group))
-        spread = 1.4826 * float(np.median(np.abs(group - median)))
+        deviations = np.abs(group - median)
+        spread = 1.4826 * float(np.median(deviations)) or 1.2533 * float(deviations.mean())
         if spread > 0:
             for i, value in zip(members, group, strict=True):
-                kept[i] = abs(value - median) <= OUTLIER_MADS * spread
+                kept[i] = bool(abs(value - median) <= OUTLIER_MADS * spread)
     return kept
 
 
@@ -497,7 +507,11 @@ class OnlineModeler:
     tolerance : float
         Relative lack of fit below which a significant lack-of-fit test is not a miss.
     exception_level : float
-        Probability of the prediction interval whose misses are performance exceptions.
+        Probability that a batch of a kernel behaving as its model predicts raises no
+        performance exception: each of the batch's ``b`` values is checked against the
+        prediction interval at ``exception_level ** (1 / b)`` (Sidak's correction for ``b``
+        checks; uncorrected, a 99.99 % interval per value raised one false exception per
+        10,000 measurements).
     max_hits : int
         Cap on the hit counter, so the longest skip is ``batch * 2**max_hits`` (64 batches by
         default): it bounds how long a kernel whose behaviour changes goes unmeasured, while a
@@ -770,7 +784,8 @@ class OnlineModeler:
         where = np.asarray(points, dtype=float).reshape(len(points), -1)
         seen = state.table if state.borrowed_from is None else ConfigTable()
         predicted, low, high = interval(model, seen, points, where, HIT_LEVEL)
-        _, exc_low, exc_high = interval(model, seen, points, where, self.exception_level)
+        level = self.exception_level ** (1.0 / len(values))  # Sidak: one level per batch
+        _, exc_low, exc_high = interval(model, seen, points, where, level)
         close = np.abs(measured - predicted) <= self.min_deviation * np.abs(predicted)
         inside = close | ((measured >= low) & (measured <= high))
         for i in np.flatnonzero(~close & ((measured < exc_low) | (measured > exc_high))):
