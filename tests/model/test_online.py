@@ -231,3 +231,52 @@ def test_exception_level_is_corrected_for_the_checks_of_a_batch() -> None:
         if expected:
             low, high = exceptions[0].interval
             assert high - 1.0 == pytest.approx(corrected * scale, rel=1e-9)
+
+
+def _measurements(points: list[tuple[float, float]], start: int, seed: int) -> list[Measurement]:
+    """``(n, mean)`` pairs measured with 1 % noise, indices from ``start``."""
+    rng = np.random.default_rng(seed)
+    return [
+        Measurement("k", "time", {"n": n}, mean * (1 + 0.01 * rng.standard_normal()), start + i)
+        for i, (n, mean) in enumerate(points)
+    ]
+
+
+def _well_modeled(backoff: bool) -> OnlineModeler:
+    """Ten batches of 64 of ``n / 64`` at n = 64, 128, 256: every judged batch hits."""
+    modeler = OnlineModeler(batch=64, seed=1, backoff=backoff)
+    rng = np.random.default_rng(7)
+    points = [(n, n / 64) for n in rng.choice([64.0, 128.0, 256.0], 640)]
+    modeler.partial_fit(_measurements(points, 0, seed=1), taken=True)
+    state = modeler.states_[("k", "time")]
+    assert state.hit_count == 6 and all(j.hit for j in state.judgements[1:])
+    return modeler
+
+
+@pytest.mark.parametrize("backoff", [False, True])
+def test_a_miss_at_new_configurations_keeps_the_hit_counter(backoff: bool) -> None:
+    # a new input far slower than the model extrapolates: a miss, but nothing changed
+    modeler = _well_modeled(backoff)
+    modeler.partial_fit(_measurements([(1024.0, 50.0)] * 64, 640, seed=2), taken=True)
+    new = modeler.states_[("k", "time")].judgements[-1]
+    assert new.hit is False and new.unseen == 64 and new.hit_count == 6
+    assert new.reason.startswith("at configurations the model was not fitted on")
+    assert (new.skip > 0) == backoff  # the kept counter's delay is drawn
+    # half new and off, half at fitted configurations and as before: kept too
+    modeler = _well_modeled(backoff)
+    mixed = [(2048.0, 100.0)] * 32 + [(64.0, 1.0), (128.0, 2.0)] * 16
+    modeler.partial_fit(_measurements(mixed, 640, seed=3), taken=True)
+    judged = modeler.states_[("k", "time")].judgements[-1]
+    assert judged.hit is False and judged.unseen == 32 and judged.hit_count == 6
+
+
+@pytest.mark.parametrize("new_too", [False, True])
+def test_a_miss_at_fitted_configurations_resets_the_hit_counter(new_too: bool) -> None:
+    # the kernel slows down where the model has data (with or without new inputs beside)
+    modeler = _well_modeled(True)
+    slower = [(128.0, 3.0)] * 64 if not new_too else [(128.0, 3.0), (1024.0, 16.0)] * 32
+    modeler.partial_fit(_measurements(slower, 640, seed=4), taken=True)
+    judged = modeler.states_[("k", "time")].judgements[-1]
+    assert judged.hit is False and judged.hit_count == 0 and judged.skip == 0
+    assert judged.unseen == (32 if new_too else 0)
+    assert not judged.reason.startswith("at configurations")

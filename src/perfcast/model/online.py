@@ -15,7 +15,12 @@ state. It follows the online part of the hybrid modeling paper
 * A batch the model predicts well is a *hit*: the hit counter ``hc`` grows and the next
   ``q = batch * U(0, 2**hc)`` measurements of the kernel are skipped (``q = U(0, 2**hc)`` for a
   kernel that is a function, measured once per call rather than per loop iteration); a *miss*
-  resets ``hc`` to 0.
+  resets ``hc`` to 0. A miss that comes only from configurations the model was not fitted on
+  (a new input, found by the table of seen configurations) keeps ``hc`` instead, and the
+  delay drawn from it: the model extrapolated there, and the batch's values now join its
+  data; such a miss says nothing about the kernel having changed. The values at fitted
+  configurations of the same batch are judged alone to tell the two apart: when they miss
+  too, ``hc`` is reset.
 * A measured value outside the model's prediction interval, and more than ``min_deviation``
   (10 %) off the prediction, is a performance exception (kept with the measurement's index,
   parameters, value, prediction and interval). The ``b`` values of a batch are ``b`` checks:
@@ -156,6 +161,9 @@ class BatchJudgement:
         Why a batch missed (empty on a hit).
     screened : int
         Values left out of the statistics as outliers (see :func:`screen`).
+    unseen : int
+        Values at configurations the model was not fitted on. A miss there that the values at
+        fitted configurations do not confirm keeps ``hc`` (see the module notes).
     """
 
     number: int
@@ -168,6 +176,7 @@ class BatchJudgement:
     skip: int
     reason: str = ""
     screened: int = 0
+    unseen: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary for JSON and the store."""
@@ -182,6 +191,7 @@ class BatchJudgement:
             "skip": self.skip,
             "reason": self.reason,
             "screened": self.screened,
+            "unseen": self.unseen,
         }
 
 
@@ -800,23 +810,37 @@ class OnlineModeler:
             _append_bounded(state.unsaved_exceptions, exception)
         relative = model.uncertainty is not None and model.uncertainty.relative
         lof = lack_of_fit(seen.merged(batch), model, relative=relative)
-        value, reason = judge_batch(
-            measured,
-            predicted,
-            inside,
-            len(model.terms),
-            len(batch),
-            lof,
-            (state.pars_count, state.pars_mean, state.pars_m2),
-            miss_alpha=self.miss_alpha,
-            tolerance=self.tolerance,
-            hit_test=self.hit_test,
-        )
+        value, reason = self._verdict(state, model, measured, predicted, inside, batch, lof)
+        known = self._fitted_table(state)
+        unseen = np.array([key not in known.rows for key in points])
+        held = bool(reason) and bool(unseen.any()) and self.hit_test == "robust"
+        if held and unseen.all():
+            reason = f"at configurations the model was not fitted on: {reason}"
+        elif held:
+            kept = ~unseen
+            part = ConfigTable()
+            part.rows = {key: list(row) for key, row in batch.rows.items() if key in known.rows}
+            _, seen_reason = self._verdict(
+                state,
+                model,
+                measured[kept],
+                predicted[kept],
+                inside[kept],
+                part,
+                lack_of_fit(seen.merged(part), model, relative=relative),
+            )
+            held = not seen_reason
+            if held:
+                reason = f"at configurations the model was not fitted on: {reason}"
         hit = not reason
         if value is not None and (hit or self.hit_test == "paper"):
             state.add_pars(value)
-        state.hit_count = min(state.hit_count + 1, self._hit_cap(state)) if hit else 0
-        skip = self._delay(state) if hit and self.backoff else 0
+        if hit:
+            state.hit_count = min(state.hit_count + 1, self._hit_cap(state))
+        elif not held:
+            state.hit_count = 0
+        backs_off = hit or (held and state.hit_count > 0)
+        skip = self._delay(state) if backs_off and self.backoff else 0
         state.skip_left = skip
         return BatchJudgement(
             number,
@@ -828,7 +852,40 @@ class OnlineModeler:
             state.hit_count,
             skip,
             reason,
+            unseen=int(np.count_nonzero(unseen)),
         )
+
+    def _verdict(
+        self,
+        state: KernelState,
+        model: Model,
+        measured: np.ndarray,
+        predicted: np.ndarray,
+        inside: np.ndarray,
+        batch: ConfigTable,
+        lof: tuple[float | None, float],
+    ) -> tuple[float | None, str]:
+        """:func:`judge_batch` with this modeler's settings and ``state``'s PARS history."""
+        return judge_batch(
+            measured,
+            predicted,
+            inside,
+            len(model.terms),
+            len(batch),
+            lof,
+            (state.pars_count, state.pars_mean, state.pars_m2),
+            miss_alpha=self.miss_alpha,
+            tolerance=self.tolerance,
+            hit_test=self.hit_test,
+        )
+
+    def _fitted_table(self, state: KernelState) -> ConfigTable:
+        """The configurations the model predicting ``state`` was fitted on: the kernel's own,
+        or its cluster base's while it borrows that model."""
+        if state.borrowed_from is None:
+            return state.table
+        base = self.states_.get((state.borrowed_from, state.metric))
+        return base.table if base is not None else ConfigTable()
 
     def _hit_cap(self, state: KernelState) -> int:
         """``max_hits``; for a function ``log2(batch)`` more, so that its longest delay, in
