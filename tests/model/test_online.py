@@ -280,3 +280,31 @@ def test_a_miss_at_fitted_configurations_resets_the_hit_counter(new_too: bool) -
     assert judged.hit is False and judged.hit_count == 0 and judged.skip == 0
     assert judged.unseen == (32 if new_too else 0)
     assert not judged.reason.startswith("at configurations")
+
+
+def _tailed(n: float, mean: float, count: int, start: int, seed: int) -> list[Measurement]:
+    """Wall-time-like values: 1 % Gaussian noise, and one in six values 20 % slower (a
+    preempted execution), far more than a Gaussian 95 % interval leaves outside."""
+    rng = np.random.default_rng(seed)
+    values = mean * (1 + 0.01 * rng.standard_normal(count))
+    values[rng.random(count) < 1 / 6] *= 1.2
+    return [Measurement("k", "time", {"n": n}, float(v), start + i) for i, v in enumerate(values)]
+
+
+def test_the_outside_count_is_judged_against_the_kernels_usual_share() -> None:
+    modeler = OnlineModeler(batch=128, seed=2, backoff=False)
+    index = 0
+    for _ in range(8):  # production runs of 768 executions, one input each
+        for n in (64.0, 128.0, 256.0):
+            modeler.partial_fit(_tailed(n, n / 64, 768, index, seed=index), taken=True)
+            index += 768
+    state = modeler.states_[("k", "time")]
+    assert 0.1 < state.usual_outside < 0.25  # the tail leaves the interval, batch after batch
+    judged = [j for j in state.judgements if j.hit is not None]
+    assert all(j.hit for j in judged[-30:]), [j.reason for j in judged if not j.hit]
+    assert state.hit_count == 6
+    # the same kernel 50 % slower at a fitted configuration: far beyond its usual share
+    modeler.partial_fit(_tailed(128.0, 3.0, 128, index, seed=99), taken=True)
+    slower = state.judgements[-1]
+    assert slower.hit is False and slower.hit_count == 0
+    assert "usual share" in slower.reason
