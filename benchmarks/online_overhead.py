@@ -22,6 +22,14 @@ with the collector beside it and all runs of a series sharing one spool and one 
 back-off, and one run without. Each run's instructions are set against the uninstrumented
 build's run with the same input, counted in the same invocation. The first runs start from an
 empty store and show the cold start; the last ones the steady state of the back-off schedule.
+
+``.venv/bin/python -m benchmarks.online_overhead jacobi`` (10-20 minutes on a loaded machine) is
+the batch-size table on the Jacobi example: for each ``b`` in {1, 8, 64, 512, 2048, 4096}, with
+and without back-off, a series of runs (n = 256, 192, 256, 400 iterations) sharing one store,
+each counted under callgrind and, with its own spool and store, timed natively; the last run's
+instructions and wall time are set against the uninstrumented build's (the load average is
+printed, wall time on a shared machine is only indicative). ``perfcast static --clusters`` finds
+no similar kernels in ``jacobi.c``, so clustering has nothing to skip there.
 """
 
 from __future__ import annotations
