@@ -29,8 +29,9 @@ from perfcast.core.points import parse_point
 from perfcast.core.progress import ProgressBar
 from perfcast.display.tables import FORMATS as TABLE_FORMATS
 from perfcast.io import read_experiment, write_experiment
+from perfcast.model.backtest import CHUNK_KERNELS as BACKTEST_KERNELS
 from perfcast.model.backtest import backtest
-from perfcast.model.distributed import DaskChunks, dask_client
+from perfcast.model.distributed import DaskChunks, dask_client, scheduler_address
 from perfcast.model.fitting.assembly import Skip, require_models
 from perfcast.model.fitting.location import LOCATIONS
 from perfcast.model.gates import gate_models
@@ -195,17 +196,26 @@ def fit(
         bar = ProgressBar(total, unit="kernels modeled", delay=PROGRESS_DELAY)
         estimator.progress = lambda done: bar.advance(steps=done)
     for name in metrics:
-        estimator.fit(experiment, name, chunks)
-        if strict and estimator.skipped_:
-            raise estimator.skipped_[0].error(experiment.source)
-        # The model-selection spread before the backtests, so that only two lists of the
-        # models are alive at once (200,000 models take about 180 MiB).
-        gated = selection_spread(gate_models(estimator.models_, experiment, name), experiment, name)
+        if chunks is not None:  # the gates and backtests run on the workers too
+            estimator.fit_finished(experiment, name, chunks, BACKTEST_KERNELS)
+            if strict and estimator.skipped_:
+                raise estimator.skipped_[0].error(experiment.source)
+            # The model-selection spread is still found in this process.
+            models.extend(selection_spread(estimator.models_, experiment, name))
+        else:
+            estimator.fit(experiment, name)
+            if strict and estimator.skipped_:
+                raise estimator.skipped_[0].error(experiment.source)
+            # The model-selection spread before the backtests, so that only two lists of the
+            # models are alive at once (200,000 models take about 180 MiB).
+            gated = selection_spread(
+                gate_models(estimator.models_, experiment, name), experiment, name
+            )
 
-        def refit(training: Experiment, metric: str = name) -> list[Model]:
-            return make_modeler(modeler, **settings).fit(training, metric, chunks).models_
+            def refit(training: Experiment, metric: str = name) -> list[Model]:
+                return make_modeler(modeler, **settings).fit(training, metric).models_
 
-        models.extend(backtest(gated, experiment, name, refit))
+            models.extend(backtest(gated, experiment, name, refit))
         skipped.extend(estimator.skipped_)
         notes.update(dict.fromkeys(estimator.notes()))
     if progress:
@@ -2344,3 +2354,8 @@ def campaign_run_table(results_path: str | Path, *, phase: str = "exit") -> RunT
     from perfcast.io.campaign_runs import campaign_run_table as table_of
 
     return table_of(results_path, phase)
+
+
+# ---- Scale-out: distributed modeling and inputs larger than memory (issue 19 B) ---------------
+
+__all__ += ["scheduler_address"]
