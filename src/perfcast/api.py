@@ -1330,7 +1330,8 @@ def learn(
     **settings
         :class:`~perfcast.model.learned.LearnedModel` settings: ``trees``, ``log_target``,
         ``linear_base``, ``reduce_time``, ``reduce_importance`` (see
-        :func:`parse_reductions`), ``folds``, ``seed``.
+        :func:`parse_reductions`), ``folds``, ``seed``, ``transfer`` (``"map"`` or
+        ``"tradaboost"``: how ``transfer_from`` is used).
 
     Returns
     -------

@@ -30,6 +30,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "few runs of the new one",
     )
     parser.add_argument(
+        "--transfer-method",
+        choices=("map", "tradaboost"),
+        default="map",
+        help="map: rescale the source runs by a log-linear map fitted on TABLE (default); "
+        "tradaboost: instance transfer, two-stage TrAdaBoost.R2 re-weighting the source runs",
+    )
+    parser.add_argument(
         "--exclude",
         action="append",
         default=[],
@@ -65,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
             log_target=not args.no_log_target,
             linear_base=not args.no_linear_base,
             seed=args.seed,
+            transfer=args.transfer_method,
             reduce_time=reductions.get("reduce_time"),
             reduce_importance=reductions.get("reduce_importance"),
         )
