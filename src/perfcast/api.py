@@ -1317,7 +1317,7 @@ def learn(
         The runs (a path is read with :func:`load_run_table`).
     target : str
         The column to predict.
-    method : {"extra-trees", "forest", "poly-lasso", "pmnf"}
+    method : {"extra-trees", "forest", "poly-lasso", "pmnf", "nn-linear"}
         Extremely randomized trees (default), random forest, Lasso over a polynomial of the
         features, or a PMNF hypothesis over the most important numeric features.
     exclude : sequence of str

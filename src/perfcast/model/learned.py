@@ -6,7 +6,8 @@ program recorded (values of variables, branch outcomes, loop trip counts, MPI tr
 estimators are scikit-learn's: extremely randomized trees (``extra-trees``, the default), a
 random forest (``forest``), a Lasso over a polynomial expansion (``poly-lasso``) and, as the
 interpretable baseline, perfcast's own PMNF search over the most important numeric features
-(``pmnf``).
+(``pmnf``); and for counts (instructions, bytes) ``nn-linear``: a non-negative linear sum of
+the features, corrected by extremely randomized trees as a ratio (:class:`_CountsTimesTrees`).
 
 What the model does on top of the estimator:
 
@@ -50,7 +51,7 @@ from perfcast.core.version import __version__
 from perfcast.io.run_table import RunTable
 from perfcast.model.settings import check_int, check_open_interval
 
-METHODS = ("extra-trees", "forest", "poly-lasso", "pmnf")
+METHODS = ("extra-trees", "forest", "poly-lasso", "pmnf", "nn-linear")
 #: Ways of transfer to another platform (see the module's docstring).
 TRANSFERS = ("map", "tradaboost")
 #: Two-stage TrAdaBoost.R2: steps of stage 1, AdaBoost.R2' rounds of stage 2, and the
@@ -129,7 +130,7 @@ class LearnedModel:
 
     Parameters
     ----------
-    method : {"extra-trees", "forest", "poly-lasso", "pmnf"}
+    method : {"extra-trees", "forest", "poly-lasso", "pmnf", "nn-linear"}
     trees : int
         Trees of the forest methods, 10 to 5000.
     log_target : bool
@@ -278,7 +279,16 @@ class LearnedModel:
                 table.source,
                 reason="no-features",
             )
-        self.log_target_ = bool(self.log_target and self.method != "pmnf" and np.all(y > 0))
+        if self.method == "nn-linear" and not np.all(y > 0):
+            raise InputError(
+                f"target {target!r} has values <= 0; the nn-linear method learns positive "
+                "counts (instructions, bytes, seconds); learn with another method",
+                table.source,
+                reason="bad-target",
+                value=target,
+            )
+        wants_log = self.log_target or self.method == "nn-linear"
+        self.log_target_ = bool(wants_log and self.method != "pmnf" and np.all(y > 0))
         if self.log_target and self.method != "pmnf" and not self.log_target_:
             self.warnings_.append(
                 f"target {target!r} has values <= 0, learned as measured (not its logarithm)"
@@ -516,6 +526,8 @@ class LearnedModel:
             return _LinearPlusTrees(forest, positive) if self.linear_base else forest
         if method == "poly-lasso":
             return _poly_lasso(columns, rows, self.seed, positive)
+        if method == "nn-linear":
+            return _CountsTimesTrees(_forest("extra-trees", self.trees, self.seed, leaf))
         chosen = self._pmnf_features()
         return _PMNFRegressor([slices[n].start for n in chosen], chosen)
 
@@ -625,7 +637,7 @@ class LearnedModel:
 
     def _tree_spread(self, x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray] | None:
         estimator = self.estimator_
-        if isinstance(estimator, _LinearPlusTrees):
+        if isinstance(estimator, _LinearPlusTrees | _CountsTimesTrees):
             per_tree = self._inverse(estimator.tree_predictions(x))
         elif hasattr(estimator, "estimators_"):  # a plain scikit-learn forest
             per_tree = np.stack([self._inverse(tree.predict(x)) for tree in estimator.estimators_])
@@ -636,6 +648,8 @@ class LearnedModel:
         return low, high
 
     def _extrapolation_note(self) -> str:
+        if self.method == "nn-linear":
+            return ": beyond it only the linear sum of the features follows a trend"
         if self.method not in ("extra-trees", "forest"):
             return ""
         if self.linear_base:
@@ -1006,6 +1020,55 @@ class _WeightedFit:
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         return np.asarray(self.estimator.predict(x))
+
+
+class _CountsTimesTrees:
+    """A non-negative linear sum of the features times a forest's correction factor.
+
+    A count a program's own code executes, its instructions, is the sum over its basic blocks
+    of how often each ran times its size; loop trip counts and branch outcomes are such
+    frequencies, so the count is close to a non-negative linear combination of them. The sum
+    is fitted by non-negative least squares of the relative residuals (with a constant term);
+    the forest learns the logarithm of the ratio the sum leaves (what the features do not
+    count, the share of the slowest rank). Fitted to the logarithm of the target, like the
+    other estimators of a log target.
+    """
+
+    def __init__(self, forest: Any) -> None:
+        self.forest = forest
+
+    def fit(
+        self, x: np.ndarray, t: np.ndarray, sample_weight: np.ndarray | None = None
+    ) -> _CountsTimesTrees:
+        from scipy.optimize import nnls
+
+        y = np.exp(t)
+        design = np.column_stack([np.ones(len(x)), x])
+        self.scale_ = np.max(np.abs(design), axis=0)
+        self.scale_[self.scale_ == 0] = 1.0
+        root = np.ones(len(y)) if sample_weight is None else np.sqrt(sample_weight)
+        rows = (root / y)[:, None]
+        solution, _ = nnls(design / self.scale_ * rows, root, maxiter=50 * design.shape[1])
+        self.coefficients_ = solution / self.scale_
+        self.floor_ = 1e-6 * float(np.min(y))
+        self.forest.fit(x, t - self._log_sum(x), sample_weight=sample_weight)
+        return self
+
+    def _log_sum(self, x: np.ndarray) -> np.ndarray:
+        total = np.column_stack([np.ones(len(x)), x]) @ self.coefficients_
+        return np.asarray(np.log(np.maximum(total, self.floor_)))
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(self._log_sum(x) + self.forest.predict(x))
+
+    def tree_predictions(self, x: np.ndarray) -> np.ndarray:
+        """Every tree's prediction (with the linear sum), shape (trees, rows)."""
+        base = self._log_sum(x)
+        return np.stack([base + tree.predict(x) for tree in self.forest.estimators_])
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        return np.asarray(self.forest.feature_importances_)
 
 
 def _log_columns(x: np.ndarray, columns: list[int]) -> np.ndarray:
