@@ -150,6 +150,10 @@ def test_the_command_line_transfers_by_tradaboost_and_the_model_file_keeps_it(tm
               "-o", str(model_path)])  # fmt: skip
     assert caught.value.code == 2
     assert "invalid choice: 'boost'" in capsys.readouterr().err
+    assert main(["learn", str(tmp_path / "few.csv"), "--transfer-method", "tradaboost",
+                 "-o", str(tmp_path / "alone.json")]) == 2  # fmt: skip
+    assert "--transfer-method tradaboost needs --transfer-from" in capsys.readouterr().err
+    assert not (tmp_path / "alone.json").exists()
 
 
 def test_an_unknown_transfer_is_refused():

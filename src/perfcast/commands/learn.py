@@ -61,6 +61,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Learn, write the model file, print the summary (warnings on standard error too)."""
     reductions = parse_reductions(args.reduce, "--reduce") if args.reduce else {}
+    if args.transfer_method != "map" and args.transfer_from is None:
+        print(
+            f"perfcast: error: --transfer-method {args.transfer_method} needs --transfer-from",
+            file=sys.stderr,
+        )
+        return 2
     try:
         model = learn(
             args.table,
