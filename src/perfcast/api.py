@@ -1354,7 +1354,7 @@ def learn(
         The runs (a path is read with :func:`load_run_table`).
     target : str
         The column to predict.
-    method : {"extra-trees", "forest", "poly-lasso", "pmnf"}
+    method : {"extra-trees", "forest", "poly-lasso", "pmnf", "nn-linear"}
         Extremely randomized trees (default), random forest, Lasso over a polynomial of the
         features, or a PMNF hypothesis over the most important numeric features.
     exclude : sequence of str
@@ -1367,7 +1367,8 @@ def learn(
     **settings
         :class:`~perfcast.model.learned.LearnedModel` settings: ``trees``, ``log_target``,
         ``linear_base``, ``reduce_time``, ``reduce_importance`` (see
-        :func:`parse_reductions`), ``folds``, ``seed``.
+        :func:`parse_reductions`), ``folds``, ``seed``, ``transfer`` (``"map"`` or
+        ``"tradaboost"``: how ``transfer_from`` is used).
 
     Returns
     -------
