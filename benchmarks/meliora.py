@@ -214,11 +214,13 @@ def cycle_estimate(costs: dict[str, int]) -> float:
 def measure_kernel(kernel: Kernel, folder: Path) -> dict[str, dict[str, float]]:
     """Every configuration of the kernel's space, measured in one callgrind run.
 
-    Each configuration is compiled to an object with its flags, its ``main`` and kernel
-    renamed (``-Dmain=...``); one driver calls all the ``main`` functions in turn and runs once
-    under callgrind with cache simulation. Returns, per configuration key, the kernel's
-    inclusive instructions and cycle estimate; every configuration must print the original's
-    checksum (to 1e-9: FMA contraction under ``x86-64-v3`` rounds differently).
+    The configurations sharing compiler flags are compiled as one translation unit that
+    includes the program once per macro setting, its ``main`` and kernel renamed each time (a
+    compiler start per flag setting instead of per configuration); one driver calls all the
+    ``main`` functions in turn and runs once under callgrind with cache simulation. Returns,
+    per configuration key, the kernel's inclusive instructions and cycle estimate; every
+    configuration must print the original's checksum (to 1e-9: FMA contraction under
+    ``x86-64-v3`` rounds differently).
     """
     work = folder / kernel.name
     work.mkdir(parents=True, exist_ok=True)
@@ -228,20 +230,32 @@ def measure_kernel(kernel: Kernel, folder: Path) -> dict[str, dict[str, float]]:
     space_file.write_text(kernel_space(kernel))
     space = load_space(space_file)
     configurations = space.all_configurations()
-    objects = []
+    groups: dict[tuple[str, ...], list[int]] = {}
     for index, config in enumerate(configurations):
-        target = work / f"v{index}.o"
-        command = [
-            space.compiler,
-            "-c",
-            *space.compile_flags(config),
-            f"-Dmain=perfcast_main_{index}",
-            f"-D{kernel.name}={kernel.name}_v{index}",
-            str(source),
-            "-o",
-            str(target),
-        ]
-        subprocess.run(command, check=True, capture_output=True)
+        flags = tuple(word for name in space.flags for word in config[name].split())
+        groups.setdefault(flags, []).append(index)
+    objects = []
+    for number, (flags, members) in enumerate(groups.items()):
+        unit = work / f"unit{number}.c"
+        lines = []
+        for index in members:
+            macros = {**space.defines, **{m: configurations[index][m] for m in space.macros}}
+            lines += [f"#define {name} {value}" for name, value in macros.items()]
+            lines += [
+                f"#define main perfcast_main_{index}",
+                f"#define {kernel.name} {kernel.name}_v{index}",
+                f'#include "{source.name}"',
+                "#undef main",
+                f"#undef {kernel.name}",
+            ]
+            lines += [f"#undef {name}" for name in macros]
+        unit.write_text("\n".join(lines) + "\n")
+        target = work / f"unit{number}.o"
+        subprocess.run(
+            [space.compiler, "-c", *flags, str(unit), "-o", str(target)],
+            check=True,
+            capture_output=True,
+        )
         objects.append(str(target))
     driver = work / "driver.c"
     calls = "".join(f"  perfcast_main_{i}();\n" for i in range(len(configurations)))
