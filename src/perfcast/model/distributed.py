@@ -55,6 +55,8 @@ class DaskChunks:
             )
         self.client = client
         self.kernels_per_chunk = kernels_per_chunk
+        #: Tasks submitted so far (chunks, backtest blocks, chunks modeled again).
+        self.submitted = 0
 
     @property
     def in_flight(self) -> int:
@@ -78,6 +80,7 @@ class DaskChunks:
                 # the task then runs where its data is).
                 [data] = self.client.scatter([item], hash=False)
                 pending.append(self.client.submit(function, data, pure=False))
+                self.submitted += 1
                 if len(pending) >= limit:
                     yield pending.popleft().result()
             while pending:
