@@ -73,18 +73,20 @@ class DaskChunks:
             When a worker died while running a chunk, or the scheduler went away.
         """
         limit = self.in_flight
+        # Data and results go straight between this process and the workers, not through the
+        # scheduler (unless the configuration says distributed.client.direct-to-workers: false).
+        direct = self.client.direct_to_workers is not False
         pending: collections.deque = collections.deque()
         try:
             for item in items:
-                # Straight to a worker, not through the scheduler inside the task graph (and
-                # the task then runs where its data is).
-                [data] = self.client.scatter([item], hash=False)
+                # Not inside the task graph: the task then runs where its data is.
+                [data] = self.client.scatter([item], hash=False, direct=direct)
                 pending.append(self.client.submit(function, data, pure=False))
                 self.submitted += 1
                 if len(pending) >= limit:
-                    yield pending.popleft().result()
+                    yield self.client.gather(pending.popleft(), direct=direct)
             while pending:
-                yield pending.popleft().result()
+                yield self.client.gather(pending.popleft(), direct=direct)
         except (OSError, TimeoutError) as error:
             raise WorkError(f"the Dask cluster failed while modeling: {error}") from error
         except Exception as error:

@@ -123,14 +123,19 @@ def chunk_selection_spreads(
     chunk_kernels : int, optional
         Kernels weighed at a time; :data:`CHUNK_KERNELS` when None.
     """
+    from threadpoolctl import threadpool_limits  # here: only fits import it
+
     size = CHUNK_KERNELS if chunk_kernels is None else chunk_kernels
     found: dict[str, list[SelectionSpread]] = {}
-    for j, parameter in enumerate(data.series.parameters):
-        for start in range(0, len(data.means), size):
-            stop = min(start + size, len(data.means))
-            part = data.rows(np.arange(start, stop))
-            for kernel, (largest, rate) in _spread_along(part, j, models[start:stop]):
-                found.setdefault(kernel, []).append(SelectionSpread(parameter, largest, rate))
+    # One BLAS thread: a product split over more threads rounds differently, and the spreads
+    # must not depend on the cores of the machine (a Dask worker has one thread).
+    with threadpool_limits(limits=1, user_api="blas"):
+        for j, parameter in enumerate(data.series.parameters):
+            for start in range(0, len(data.means), size):
+                stop = min(start + size, len(data.means))
+                part = data.rows(np.arange(start, stop))
+                for kernel, (largest, rate) in _spread_along(part, j, models[start:stop]):
+                    found.setdefault(kernel, []).append(SelectionSpread(parameter, largest, rate))
     return found
 
 
