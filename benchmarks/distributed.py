@@ -3,16 +3,17 @@
 Two kernel sets (synthetic PMNF kernels with 1-10 % noise, five repetitions): one-parameter
 kernels at six values of ``p`` and two-parameter kernels on a 5 x 5 grid. Each set is fitted
 twice, each time in a fresh process so that peak memory is that fit's: in one process
-(``perfcast.fit``) and on a local Dask cluster of ``--workers`` worker processes
-(``perfcast.fit(client=...)``). The table gives wall times, their ratio, kernels per second,
-the CPU time of the calling process and of the workers together, the peak resident memory of
-the calling process and of every worker, and whether the models are identical (SHA-256 of
-the model JSON).
+(``perfcast.fit``) and on a Dask cluster (``perfcast.fit(client=...)``) of a scheduler and
+``--workers`` worker processes of one thread each, every one its own process started with the
+``dask`` command line as on a real cluster. The table gives wall times (with the load average
+before and after), their ratio, kernels per second, the CPU time of the client, the scheduler
+and the workers, the tasks submitted, the peak resident memory of every process, and whether
+the models are identical (SHA-256 of the model JSON).
 
     .venv/bin/python -m benchmarks.distributed --one 1000000 --two 100000 --workers 2
 
 The figures of the paper projection in ``benchmarks/RESULTS.md`` come from the per-kernel cost
-and the per-chunk overhead measured here.
+and the per-task overhead measured here.
 """
 
 from __future__ import annotations

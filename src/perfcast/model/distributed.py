@@ -2,10 +2,11 @@
 
 The statistics of a series (location estimates, the noise prior) are computed in the calling
 process from all its kernels; each chunk of :attr:`DaskChunks.kernels_per_chunk` kernels then
-goes to a worker with those statistics and comes back as models
-(:meth:`perfcast.model.base.SeriesModeler.fit` with ``chunks``), so the models are the ones a
-fit in one process gives, bit for bit. At most :attr:`DaskChunks.in_flight` chunks are
-submitted at once, so the calling process never holds a second copy of all the data.
+goes straight to a worker with those statistics and comes back as finished models (quality
+gates, backtests and selection spread added there, see
+:meth:`perfcast.model.base.SeriesModeler.fit_finished`), the models a fit in one process
+gives, bit for bit. At most :attr:`DaskChunks.in_flight` chunks are submitted at once, so the
+calling process never holds a second copy of all the data.
 
 ``dask.distributed`` is an optional dependency (the ``distributed`` extra), imported only here
 and only when a cluster is asked for.
