@@ -164,10 +164,15 @@ class Cluster:
             client.wait_for_workers(workers, timeout=120)
 
     def stop(self) -> None:
+        """Stop the workers, then the scheduler; kill what has not ended within 20 s."""
         for process in reversed(self.processes):
             process.terminate()
-        for process in self.processes:
-            process.wait(timeout=60)
+        for process in reversed(self.processes):
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 #: Environment variables that set the threads of numpy's BLAS.
