@@ -5,7 +5,8 @@ The input: ``--kernels`` synthetic one-parameter kernels (six values of ``p``, f
 repetitions, the kernel set of :mod:`benchmarks.distributed`) in a Parquet long table with row
 groups of 100,000 rows. The table gives the input's size on disk and in memory (the long
 table's columns), each run's peak resident memory, CPU seconds and wall seconds (with the load
-average), and the number of models written.
+average), and the number of models written; a first run on 500 kernels gives the baseline
+(the program and its libraries).
 
     .venv/bin/python -m benchmarks.stream_memory --kernels 200000 --block 10000
 """
@@ -25,6 +26,8 @@ from pathlib import Path
 
 from benchmarks.distributed import ONE_PARAMETER, synthetic
 
+#: Kernels of the baseline input: what the program needs besides the data.
+BASELINE_KERNELS = 500
 #: Runs ``perfcast`` with the arguments given and prints its peak memory (MiB), CPU seconds
 #: and exit status.
 PEAK_SCRIPT = """
@@ -67,16 +70,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="perfcast-stream-") as folder:
         table, out = Path(folder) / "runs.parquet", Path(folder) / "models.json"
+        small = Path(folder) / "small.parquet"
+        write_input(small, BASELINE_KERNELS)
         in_memory = write_input(table, args.kernels)
         on_disk = table.stat().st_size / 2**20
         print(f"input: {args.kernels:,} kernels, {on_disk:.0f} MiB Parquet, {in_memory:.0f} MiB")
         print("| read | peak MiB | CPU s | wall s (load) | models |")
         print("|---|---|---|---|---|")
-        for label, extra in (
-            ("whole", []),
-            (f"blocks of {args.block:,} kernels", ["--stream-kernels", str(args.block)]),
+        for label, source, extra in (
+            (f"whole, {BASELINE_KERNELS:,} kernels only (baseline)", small, []),
+            ("whole", table, []),
+            (f"blocks of {args.block:,} kernels", table, ["--stream-kernels", str(args.block)]),
         ):
-            figures = run("model", str(table), "--format", "json", "--out", str(out), *extra)
+            figures = run("model", str(source), "--format", "json", "--out", str(out), *extra)
             models = len(json.loads(out.read_text())["models"])
             print(
                 f"| {label} | {figures['peak']:.0f} | {figures['cpu']:.1f} "
