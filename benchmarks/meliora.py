@@ -444,7 +444,8 @@ def _saving_table(
         old_expected = _warm_expected(old, good, size)
         prior = TransferPrior.from_neighbours(measured, space.adapt)
         assert prior is not None
-        first = [dict(c) for c in prior.ranked(space.all_configurations())[:neighbours]]
+        bests = [space.adapt(min(m, key=lambda cv: cv[1])[0]) for _, m in measured]
+        first = prior.ranked([c for i, c in enumerate(bests) if c not in bests[:i]])
         new = steps_to_good(space, values, strategy="model", first=first, prior=prior)
         savings.append(random_expected / new)
         against_model.append(cold / new)

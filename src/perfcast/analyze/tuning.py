@@ -16,9 +16,10 @@ With a warm start, the measurements of the ``neighbours`` kernels of the databas
 to this one (cosine of the function's hCFG embedding), adapted to this space (a parameter or
 value the space lacks takes the space's first value), form a
 :class:`~perfcast.analyze.transfer.TransferPrior`: every configuration's similarity-weighted
-predicted ratio to the best. The best-ranked configurations, one per tuned neighbour, are
-tried first, then the strategy continues; ``model`` then ranks by the prior corrected with this
-kernel's own measurements instead of starting over with random picks. Results go to the
+predicted ratio to the best. Each neighbour's best configuration is tried first, best ranked
+first, then the strategy continues; ``model`` then alternates between the prior corrected with
+this kernel's own measurements and its own additive model instead of starting over with random
+picks. Results go to the
 database keyed by the kernel's embedding. The result reports after how many evaluations the
 search was within 5 % of the best value known for the kernel (this search and the database's
 earlier ones), and how much of the budget that left unused.
@@ -368,10 +369,12 @@ def search(
 ) -> list[tuple[dict[str, str], KernelRun, str]]:
     """Evaluate up to ``budget`` configurations: ``first`` ones, then by ``strategy``.
 
-    With a ``prior`` from similar kernels, the ``model`` strategy ranks the untried
-    configurations by the prior corrected with this kernel's measurements
-    (:func:`~perfcast.analyze.transfer.transfer_pick`) from the first step on, instead of
-    starting with random configurations and an additive model of its own.
+    With a ``prior`` from similar kernels, the ``model`` strategy alternates from the first
+    step on between the configuration the prior corrected with this kernel's measurements
+    ranks best (:func:`~perfcast.analyze.transfer.transfer_pick`) and the one its own additive
+    model ranks best (which tries every parameter value early), instead of starting with
+    random configurations: when the neighbours are right the search follows them at half
+    speed at worst, when they are wrong it still explores.
 
     Returns
     -------
@@ -402,9 +405,14 @@ def search(
         if len(done) < budget and config in pending:
             evaluate(config, "warm")
     initial = max(3, budget // 4)
+    transfer_turn = True
     while len(done) < budget and pending:
-        if strategy == "model" and prior is not None:
+        if strategy == "model" and prior is not None and (transfer_turn or not scored):
             evaluate(transfer_pick(prior, scored, pending), strategy)
+            transfer_turn = False
+        elif strategy == "model" and prior is not None:
+            evaluate(_model_pick(space, scored, pending), strategy)
+            transfer_turn = True
         elif strategy == "model" and len(done) >= initial and scored:
             evaluate(_model_pick(space, scored, pending), strategy)
         else:
@@ -517,8 +525,9 @@ def tune(
                     sources.append((kernel.file, kernel.function, score))
                 prior = TransferPrior.from_neighbours(measured, space.adapt)
                 if prior is not None:
-                    ranked = prior.ranked(space.all_configurations())
-                    first = ranked[: min(len(sources), budget)]
+                    bests = [space.adapt(min(m, key=lambda cv: cv[1])[0]) for _, m in measured]
+                    unique = [c for i, c in enumerate(bests) if c not in bests[:i]]
+                    first = prior.ranked(unique)[:budget]
                 if not first:
                     notes.append("warm start found no tuned kernel in the database")
                 weak = [f"{fn} ({score:.2f})" for _, fn, score in sources if score < WEAK_MATCH]
