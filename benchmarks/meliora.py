@@ -14,19 +14,24 @@
     included; the stored embeddings are the variants' real embeddings, repeated to reach
     10,000 rows).
 ``search``
-    Search saving: every kernel's full space is measured once (exhaustive, instructions under
-    callgrind, deterministic). For each kernel left out of the database (leave one out), the
-    database holds the other kernels' results; a warm start tries the best configurations of the
-    3 most similar ones, then continues in random order. Reported per kernel: the expected
-    evaluations to get within 5 % of the exhaustive best for a random search without warm start
-    (``(S + 1) / (m + 1)`` for ``m`` good configurations among ``S``), the same with warm start
-    (its expectation over the random continuation), the saving factor, and the speedup of the
-    matched (first warm) configuration over the default build (first value of every parameter).
+    Search saving on realistic spaces: each kernel's space (:func:`kernel_space`: compiler
+    flags, unroll and interleave counts, and the code variants the kernel allows, 96-576
+    configurations) is measured exhaustively once, instructions and callgrind's cycle estimate
+    under a fixed simulated cache (:func:`measure_kernel`), and the table cached outside the
+    repository (:func:`default_table_path`, or ``--table``). Then, for both objectives and each
+    kernel left out of the database (the other kernels' tables are the database), the
+    evaluations to get within 5 % of the exhaustive best: random order (expected,
+    ``(S + 1) / (m + 1)`` for ``m`` good configurations among ``S``), perfcast's cold ``model``
+    search (mean of :data:`SEEDS` seeds), the previous warm start (the ``--neighbours`` most
+    similar kernels' bests, then random; expected) and the current one (the same bests ranked
+    by the similarity-weighted transfer prior, then ``model`` with the prior), the saving
+    factors, and the speedup of the first warm configuration over the default build. Last, one
+    real ``tune --warm-start`` of the first kernel against a database of the others.
 
 Usage (from the repository root)::
 
     .venv/bin/python -m benchmarks.meliora matching [--variants 48 --train 32]
-    .venv/bin/python -m benchmarks.meliora search [--size 32]
+    .venv/bin/python -m benchmarks.meliora search [--table FILE --neighbours 3]
 """
 
 from __future__ import annotations
