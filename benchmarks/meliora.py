@@ -60,7 +60,7 @@ from benchmarks.kernel_corpus import (
 from perfcast.analyze.transfer import TransferPrior
 from perfcast.analyze.tuning import WITHIN, TuningSpace, load_space, search, tune
 from perfcast.io.tuning_db import TuningDatabase
-from perfcast.measure.kernel_runs import KernelRun
+from perfcast.measure.kernel_runs import CACHE_GEOMETRY, KernelRun, cycle_estimate
 from perfcast.measure.valgrind import parse_profile
 from perfcast.static import embedding
 from perfcast.static.embedding import embed
@@ -196,9 +196,6 @@ repetitions = 1
 valgrind cannot execute, so ``-march=native`` could not be measured under callgrind.
 """
 
-CACHE_GEOMETRY = ("--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64")
-"""Simulated caches (fixed, so the table does not depend on the host's caches)."""
-
 
 def kernel_space(kernel: Kernel) -> str:
     """The TOML space of one kernel (:data:`FLAG_SPACE` plus its code-variant macros)."""
@@ -207,13 +204,6 @@ def kernel_space(kernel: Kernel) -> str:
         for name, values in code_parameters(kernel).items()
     )
     return FLAG_SPACE.format(code=code, size=working_size(kernel))
-
-
-def cycle_estimate(costs: dict[str, int]) -> float:
-    """Callgrind's cycle estimate: ``Ir + 10 L1 misses + 100 last-level misses``."""
-    first = costs["I1mr"] + costs["D1mr"] + costs["D1mw"]
-    last = costs["ILmr"] + costs["DLmr"] + costs["DLmw"]
-    return float(costs["Ir"] + 10 * first + 100 * last)
 
 
 def measure_kernel(kernel: Kernel, folder: Path) -> dict[str, dict[str, float]]:

@@ -78,6 +78,8 @@ def render_text(result: TuningResult) -> str:
             seconds = f"{evaluation.seconds:.4f} s" if evaluation.seconds is not None else "-"
             instructions = evaluation.instructions if evaluation.instructions is not None else "-"
             outcome = f"instructions {instructions}  time {seconds}"
+            if result.objective == "cycles" and evaluation.value is not None:
+                outcome = f"cycles {evaluation.value:g}  {outcome}"
         lines.append(f"  {evaluation.step:3d} [{evaluation.origin}] {config}  {outcome}")
     if result.best is not None:
         config = " ".join(f"{k}={v!r}" for k, v in result.best.config.items())
