@@ -2294,7 +2294,9 @@ def tune_kernel(
     database : str or Path, optional
         SQLite tuning database to read and extend.
     warm_start : bool
-        First try the best configurations of the most similar kernels in the database.
+        First try the best configurations of the most similar kernels in the database, ranked
+        by their similarity-weighted measurements (with ``strategy="model"`` the search then
+        continues from that ranking corrected by this kernel's own results).
     neighbours : int
         Similar kernels a warm start draws from.
     flags : sequence of str

@@ -20,7 +20,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "compile and measure each configuration (instructions under valgrind, wall time), "
             "store the results in a tuning database keyed by the kernel's code-graph embedding. "
             "With --warm-start, the best configurations of the most similar tuned kernels are "
-            "tried first."
+            "tried first, ranked by the similarity-weighted measurements of those kernels; "
+            "--strategy model then continues from that ranking and this kernel's own results."
         ),
     )
     parser.add_argument("source", help="C program with main calling the kernel")
