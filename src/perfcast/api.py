@@ -1793,7 +1793,8 @@ def read_clusters(path: str | Path) -> list[list[str]]:
     Raises
     ------
     InputError
-        When the file cannot be read or holds neither form (reason ``bad-clusters``).
+        When the file cannot be read, holds neither form, or names a kernel in two clusters
+        (reason ``bad-clusters``).
     """
     from perfcast.core.jsonin import parse_json
 
@@ -1814,6 +1815,17 @@ def read_clusters(path: str | Path) -> list[list[str]]:
             reason="bad-clusters",
         )
     assert isinstance(clusters, list)  # checked above
+    seen: dict[str, int] = {}
+    for number, cluster in enumerate(clusters, start=1):
+        for kernel in cluster:
+            if seen.setdefault(kernel, number) != number:
+                raise InputError(
+                    f"kernel {kernel!r} is in cluster {seen[kernel]} and cluster {number}: "
+                    "a kernel belongs to one cluster",
+                    path,
+                    reason="bad-clusters",
+                    value=kernel,
+                )
     return [list(c) for c in clusters]
 
 
