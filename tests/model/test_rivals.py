@@ -59,7 +59,12 @@ def hand_spread(experiment: Experiment, model: Model) -> float:
         root = np.sqrt(w)
         coefficients, *_ = np.linalg.lstsq(design * root[:, None], y * root, rcond=None)
         wrss = float(np.sum(w * (y - design @ coefficients) ** 2))
-        aic = wrss / noise + 2 * (len(h) + 1)
+        k = len(h) + 1
+        if np.isfinite(noise):  # repetitions: AIC with the measured noise
+            aic = wrss / noise + 2 * k
+        else:  # none: AICc, the variance estimated from the residuals
+            small = 2 * k * (k + 1) / (len(x) - k - 1) if len(x) - k - 1 > 0 else np.inf
+            aic = len(x) * np.log(max(wrss / len(x), 1e-12)) + 2 * k + small
         scores.append(aic + 2 * np.log(per_size[len(h)]))  # prior: 1/3 per size, even within
         predictions.append(
             coefficients[0]
@@ -72,10 +77,12 @@ def hand_spread(experiment: Experiment, model: Model) -> float:
     return float(mean_square / np.log(x[-1] / x[-2]) ** 2)
 
 
-def test_the_spread_is_the_akaike_weighted_distance_of_the_rivals_one_step_beyond() -> None:
-    # Means of 1, 2, 4 repetitions of +-e: every location estimator gives the same means.
+@pytest.mark.parametrize("repetitions", [4, 1])
+def test_the_spread_is_the_akaike_weighted_distance_of_the_rivals_one_step_beyond(
+    repetitions: int,
+) -> None:
     experiment = synthetic_experiment(
-        {"k": lambda p: 3 + 0.2 * p * np.log2(p)}, {"p": [4, 8, 16, 32, 64]}, 0.04, 4
+        {"k": lambda p: 3 + 0.2 * p * np.log2(p)}, {"p": [4, 8, 16, 32, 64]}, 0.04, repetitions
     )
     (fitted,) = perfcast.model.fit(experiment)
     assert fitted.uncertainty is not None
