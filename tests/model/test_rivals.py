@@ -205,3 +205,16 @@ def test_with_several_parameters_each_takes_the_larger_of_its_backtest_and_sprea
     variance = 1e-4 + 0.04 * np.log(4.0) ** 2 + 0.09 * np.log(2.0) ** 2
     expected = special.stdtrit(10, 0.975) * np.sqrt(variance)
     assert np.log(upper[0] / value[0]) == pytest.approx(expected, rel=1e-12)
+
+
+def test_every_parameter_of_a_multi_parameter_model_gets_its_spread() -> None:
+    grid = {"p": [2, 4, 8, 16, 32], "n": [10, 20, 40, 80]}
+    experiment = synthetic_experiment({"k": lambda p, n: 1 + 0.1 * p * n}, grid, 0.02, 3)
+    (model,) = perfcast.fit(experiment).models
+    assert model.uncertainty is not None
+    spreads = {s.parameter: s for s in model.uncertainty.selection}
+    assert {name: s.largest for name, s in spreads.items()} == {"p": 32.0, "n": 80.0}
+    assert all(np.isfinite(s.rate_variance) and s.rate_variance >= 0 for s in spreads.values())
+    inside = model.predict_interval({"p": [32.0], "n": [80.0]})
+    beyond = model.predict_interval({"p": [128.0], "n": [80.0]})
+    assert np.log(beyond[2][0] / beyond[0][0]) > np.log(inside[2][0] / inside[0][0])
