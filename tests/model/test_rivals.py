@@ -218,3 +218,14 @@ def test_every_parameter_of_a_multi_parameter_model_gets_its_spread() -> None:
     inside = model.predict_interval({"p": [32.0], "n": [80.0]})
     beyond = model.predict_interval({"p": [128.0], "n": [80.0]})
     assert np.log(beyond[2][0] / beyond[0][0]) > np.log(inside[2][0] / inside[0][0])
+
+
+def test_a_negative_prediction_has_its_lower_bound_below_its_upper_bound() -> None:
+    # c + a*p with a < 0 predicts below 0 at p = 256: the relative interval's bounds were
+    # returned reversed there ([-19.6, -1271] for a shared strong-scaling file).
+    uncertainty = Uncertainty(np.zeros((2, 2)), 1e-2, 10)
+    model = Model("k", "time", ("p",), 10.0, (Term(-0.5, (Factor("p", 1),)),), None, uncertainty)
+    value, lower, upper = model.predict_interval({"p": [256.0]})
+    factor = np.exp(special.stdtrit(10, 0.975) * 0.1)
+    assert value[0] == pytest.approx(-118.0)
+    assert (lower[0], upper[0]) == (pytest.approx(-118.0 * factor), pytest.approx(-118.0 / factor))
