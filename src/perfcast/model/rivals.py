@@ -205,16 +205,17 @@ def _information(
     known = np.isfinite(noise) & (data.noise_dof > 0)
     # The weighted residual sum of squares is in units of one repetition's relative variance.
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        aic = (
-            wrss / np.maximum(np.where(known, noise, 1.0), NOISE_FLOOR)[:, None] + 2 * coefficients
-        )
-        residual = n_points - coefficients - 1
-        correction = np.where(
-            residual > 0, 2 * coefficients * (coefficients + 1) / residual, np.inf
-        )
-        aicc = n_points * np.log(np.maximum(wrss / n_points, NOISE_FLOOR)) + 2 * coefficients
-        aicc = aicc + correction
-    return np.where(known[:, None], aic, aicc)
+        score = wrss / np.maximum(np.where(known, noise, 1.0), NOISE_FLOOR)[:, None]
+        score += 2 * coefficients
+        unknown = np.flatnonzero(~known)
+        if len(unknown):  # no repetitions: the variance is estimated from the residuals
+            residual = n_points - coefficients - 1
+            correction = np.where(
+                residual > 0, 2 * coefficients * (coefficients + 1) / residual, np.inf
+            )
+            fit = n_points * np.log(np.maximum(wrss[unknown] / n_points, NOISE_FLOOR))
+            score[unknown] = fit + 2 * coefficients + correction
+    return score
 
 
 def _chosen_beyond(series: Series, j: int, beyond: float, models: Sequence[Model]) -> np.ndarray:
