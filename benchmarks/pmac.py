@@ -24,6 +24,8 @@
 
 ``--plain-convolution`` convolves with the level bandwidths alone and adds floating-point and
 memory time (the first version's convolution: no overlap, streams, instructions or branches).
+``--machine FILE`` uses a profile written by ``perfcast probe`` instead of probing (the same
+machine for several runs: quick probes on a loaded machine differ from run to run).
 ``--keep DIR`` stores every collected signature there and reuses it on the next run (valgrind
 at p = 32 costs minutes on a small machine).
 
@@ -49,6 +51,7 @@ from perfcast.api import (
     convolve,
     extrapolate_signature,
     load,
+    load_machine,
     merge_signatures,
     probe_machine,
     save,
@@ -270,14 +273,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--plain-convolution", action="store_true", help="level bandwidths only, fp + memory"
     )
+    parser.add_argument(
+        "--machine", type=Path, help="a machine profile to use instead of a quick probe"
+    )
     args = parser.parse_args(argv)
     apps = args.apps.split(",")
     print(f"command: python -m benchmarks.pmac {' '.join(shlex.quote(a) for a in sys.argv[1:])}")
     with tempfile.TemporaryDirectory(prefix="pmac-bench-") as scratch:
         programs = {app: build(app, Path(scratch)) for app in apps}
         start = time.perf_counter()
-        machine = probe_machine(quick=True)
-        print(f"quick probe: {time.perf_counter() - start:.1f} s")
+        if args.machine:
+            machine = load_machine(args.machine)
+        else:
+            machine = probe_machine(quick=True)
+            print(f"quick probe: {time.perf_counter() - start:.1f} s")
         if args.plain_convolution:
             machine = dataclasses.replace(machine, stream={}, core={}, overlap=0.0)
         for access, levels in machine.memory.items():
