@@ -168,18 +168,21 @@ def without_miss_counts(signature: Experiment) -> Experiment:
     )
 
 
-def collected_signature(command: list[str], ranks: int, machine, keep: Path | None) -> Experiment:
-    """The signature of ``command`` on ``ranks`` ranks, from ``keep`` when collected before."""
+def collected_signature(
+    command: list[str], ranks: int, machine, keep: Path | None
+) -> tuple[Experiment, bool]:
+    """The signature of ``command`` on ``ranks`` ranks, and whether it was taken from ``keep``
+    (collected by an earlier run) rather than collected now."""
     stored = None
     if keep is not None:
         name = "_".join(Path(word).name for word in command)
         stored = keep / f"{name}_p{ranks}.json"
         if stored.exists():
-            return load(stored)
+            return load(stored), True
     signature = collect_signature(command, ranks=ranks, machine=machine)
     if stored is not None:
         save(signature, stored)
-    return signature
+    return signature, False
 
 
 def accuracy(
@@ -223,8 +226,11 @@ def accuracy(
     return rows
 
 
-def convolution_vs_wall(programs: dict[str, Path], timed, machine) -> list[str]:
-    """Rows of the convolution-against-measured table (one rank)."""
+def convolution_vs_wall(
+    programs: dict[str, Path], timed, machine, keep: Path | None = None
+) -> list[str]:
+    """Rows of the convolution-against-measured table (one rank); the collection time is
+    "reused" for a signature taken from ``keep``."""
     rows = []
     for app, program in programs.items():
         size, trivial = timed[app]
@@ -232,7 +238,7 @@ def convolution_vs_wall(programs: dict[str, Path], timed, machine) -> list[str]:
         plain, plain_cpu = best_times(command)
         startup, startup_cpu = best_times([str(program), *trivial])
         start = time.perf_counter()
-        signature = collect_signature(command, ranks=1, machine=machine)
+        signature, reused = collected_signature(command, 1, machine, keep)
         collection = time.perf_counter() - start
         result = convolve(signature, machine)
         predicted = result.total
@@ -249,7 +255,7 @@ def convolution_vs_wall(programs: dict[str, Path], timed, machine) -> list[str]:
             f"| {app} {' '.join(size)} | {plain:.3f} s | {plain_cpu:.3f} s | {startup_cpu:.3f} s "
             f"| {measured:.3f} s | "
             f"{predicted:.3f} s ({shares}) | {ratio:.2f} | "
-            f"{collection:.1f} s ({collection / plain:.0f}x) |"
+            + ("reused |" if reused else f"{collection:.1f} s ({collection / plain:.0f}x) |")
         )
         print(rows[-1], flush=True)
     return rows
@@ -319,7 +325,9 @@ def main(argv: list[str] | None = None) -> int:
             print("\n| problem (1 rank) | wall | CPU | start-up CPU | computation CPU | "
                   "convolved | convolved / measured | signature collection |")  # fmt: skip
             print("|---|---|---|---|---|---|---|---|")
-            convolution_vs_wall(programs, TIMED_QUICK if args.quick else TIMED, machine)
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
+            convolution_vs_wall(programs, TIMED_QUICK if args.quick else TIMED, machine, args.keep)
     return 0
 
 
