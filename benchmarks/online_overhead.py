@@ -16,7 +16,7 @@ minutes).
 
 ``.venv/bin/python -m benchmarks.online_overhead steady [axpy] [jacobi]`` (about 6 minutes)
 measures back-off in its steady state instead: a life-long series of production runs (b = 512)
-of the kernel above (40,000 executions per run) and of the Jacobi example (2,000 iterations per
+of the kernel above (40,000 executions per run) and of the Jacobi example (1,000 iterations per
 run at n = 256, 384, 512 in turn, the smaller sizes of its campaign), every run under callgrind
 with the collector beside it and all runs of a series sharing one spool and one store; with
 back-off, and one run without. Each run's instructions are set against the uninstrumented
@@ -25,7 +25,7 @@ empty store and show the cold start; the last ones the steady state of the back-
 
 ``.venv/bin/python -m benchmarks.online_overhead jacobi`` (10-20 minutes on a loaded machine) is
 the batch-size table on the Jacobi example: for each ``b`` in {1, 8, 64, 512, 2048, 4096}, with
-and without back-off, a series of runs (n = 256, 192, 256, 400 iterations) sharing one store,
+and without back-off, a series of runs (n = 64, 96, 128, 128, 1,000 iterations) sharing one store,
 each counted under callgrind and, with its own spool and store, timed natively; the last run's
 instructions and wall time are set against the uninstrumented build's (the load average is
 printed, wall time on a shared machine is only indicative). ``perfcast static --clusters`` finds
@@ -145,7 +145,7 @@ def with_collector(spool: Path, store: Path, batch: int, work: Callable[[], Numb
 STEADY_BATCH, STEADY_STEPS = 512, 40000
 MPI_ENVIRONMENT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
 JACOBI = Path(__file__).resolve().parents[1] / "examples" / "jacobi" / "jacobi.c"
-JACOBI_RUNS, JACOBI_ITERATIONS = 18, 2000
+JACOBI_RUNS, JACOBI_ITERATIONS = 9, 1000
 
 
 @dataclass(frozen=True)
@@ -268,9 +268,10 @@ def steady(labels: list[str]) -> None:
                           f"{shares} |", flush=True)  # fmt: skip
 
 
-#: The Jacobi batch-size table: production runs at these sizes in turn; the first two warm an
-#: empty store, the last one (at a size already seen) is the one reported.
-JACOBI_SERIES, JACOBI_SHORT = (256, 192, 256), 400
+#: The Jacobi batch-size table: production runs at these sizes in turn; the first three warm an
+#: empty store (the pmnf modeler needs three sizes for a model, back-off a model to judge by),
+#: the last one (at a size already seen) is the one reported.
+JACOBI_SERIES, JACOBI_SHORT = (64, 96, 128, 128), 1000
 
 
 def timed_run(program: SteadyProgram, binary: Path, arguments: list[str],
