@@ -12,12 +12,16 @@ shared machine is noisy, or ``time``) is minimised by one of three strategies:
                 additive model of log-objective per parameter value predicts best (an untried
                 value is assumed as good as the best seen, so every value gets tried)
 
-With a warm start, the best configurations of the ``neighbours`` kernels of the database most
-similar to this one (cosine of the function's hCFG embedding) are tried first, adapted to this
-space (a parameter or value the space lacks takes the space's first value), then the strategy
-continues. Results go to the database keyed by the kernel's embedding. The result reports after
-how many evaluations the search was within 5 % of the best value known for the kernel (this
-search and the database's earlier ones), and how much of the budget that left unused.
+With a warm start, the measurements of the ``neighbours`` kernels of the database most similar
+to this one (cosine of the function's hCFG embedding), adapted to this space (a parameter or
+value the space lacks takes the space's first value), form a
+:class:`~perfcast.analyze.transfer.TransferPrior`: every configuration's similarity-weighted
+predicted ratio to the best. The best-ranked configurations, one per tuned neighbour, are
+tried first, then the strategy continues; ``model`` then ranks by the prior corrected with this
+kernel's own measurements instead of starting over with random picks. Results go to the
+database keyed by the kernel's embedding. The result reports after how many evaluations the
+search was within 5 % of the best value known for the kernel (this search and the database's
+earlier ones), and how much of the budget that left unused.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from perfcast.analyze.matching import WEAK_MATCH
+from perfcast.analyze.transfer import TransferPrior, transfer_pick
 from perfcast.core.errors import InputError
 from perfcast.io.tuning_db import Evaluation, TuningDatabase
 from perfcast.measure.kernel_runs import KernelRun, measure_configuration
@@ -359,8 +364,14 @@ def search(
     strategy: str = "random",
     seed: int = 0,
     first: Sequence[dict[str, str]] = (),
+    prior: TransferPrior | None = None,
 ) -> list[tuple[dict[str, str], KernelRun, str]]:
     """Evaluate up to ``budget`` configurations: ``first`` ones, then by ``strategy``.
+
+    With a ``prior`` from similar kernels, the ``model`` strategy ranks the untried
+    configurations by the prior corrected with this kernel's measurements
+    (:func:`~perfcast.analyze.transfer.transfer_pick`) from the first step on, instead of
+    starting with random configurations and an additive model of its own.
 
     Returns
     -------
@@ -392,7 +403,9 @@ def search(
             evaluate(config, "warm")
     initial = max(3, budget // 4)
     while len(done) < budget and pending:
-        if strategy == "model" and len(done) >= initial and scored:
+        if strategy == "model" and prior is not None:
+            evaluate(transfer_pick(prior, scored, pending), strategy)
+        elif strategy == "model" and len(done) >= initial and scored:
             evaluate(_model_pick(space, scored, pending), strategy)
         else:
             evaluate(pending[0], strategy)
@@ -485,19 +498,27 @@ def tune(
     store = TuningDatabase(database) if database is not None else None
     try:
         first: list[dict[str, str]] = []
+        prior: TransferPrior | None = None
         sources: list[tuple[str, str, float]] = []
         previous: float | None = None
         if store is not None:
             me = {"file": where, "function": function}
             if warm_start:
+                measured = []
                 for kernel, score in store.nearest(vector, neighbours, exclude=me):
-                    best = store.best(kernel.id, space.objective)
-                    if best is None:
+                    done_there = [
+                        (e.config, e.value)
+                        for e in store.evaluations(kernel.id)
+                        if e.objective == space.objective and not e.error and e.value is not None
+                    ]
+                    if not done_there:
                         continue
-                    adapted = space.adapt(best.config)
-                    if adapted not in first:
-                        first.append(adapted)
+                    measured.append((score, done_there))
                     sources.append((kernel.file, kernel.function, score))
+                prior = TransferPrior.from_neighbours(measured, space.adapt)
+                if prior is not None:
+                    ranked = prior.ranked(space.all_configurations())
+                    first = ranked[: min(len(sources), budget)]
                 if not first:
                     notes.append("warm start found no tuned kernel in the database")
                 weak = [f"{fn} ({score:.2f})" for _, fn, score in sources if score < WEAK_MATCH]
@@ -517,6 +538,7 @@ def tune(
             strategy=strategy,
             seed=seed,
             first=first,
+            prior=prior,
         )
         evaluations = tuple(
             Evaluation(

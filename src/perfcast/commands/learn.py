@@ -30,6 +30,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "few runs of the new one",
     )
     parser.add_argument(
+        "--transfer-method",
+        choices=("map", "tradaboost"),
+        default="map",
+        help="map: rescale the source runs by a log-linear map fitted on TABLE (default); "
+        "tradaboost: instance transfer, two-stage TrAdaBoost.R2 re-weighting the source runs",
+    )
+    parser.add_argument(
         "--exclude",
         action="append",
         default=[],
@@ -54,6 +61,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Learn, write the model file, print the summary (warnings on standard error too)."""
     reductions = parse_reductions(args.reduce, "--reduce") if args.reduce else {}
+    if args.transfer_method != "map" and args.transfer_from is None:
+        print(
+            f"perfcast: error: --transfer-method {args.transfer_method} needs --transfer-from",
+            file=sys.stderr,
+        )
+        return 2
     try:
         model = learn(
             args.table,
@@ -65,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
             log_target=not args.no_log_target,
             linear_base=not args.no_linear_base,
             seed=args.seed,
+            transfer=args.transfer_method,
             reduce_time=reductions.get("reduce_time"),
             reduce_importance=reductions.get("reduce_importance"),
         )

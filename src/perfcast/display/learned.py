@@ -85,7 +85,15 @@ def learned_summary(model: LearnedModel) -> str:
         f"cross-validated mean relative error: {model.cv_error_:.1%} "
         f"({min(settings['folds'], model.runs_)} folds)",
     ]
-    if model.transfer_ is not None:
+    if model.transfer_ is not None and model.transfer_.get("method") == "tradaboost":
+        transfer = model.transfer_
+        lines.append(
+            f"transfer: {transfer['source_runs']} source runs re-weighted by two-stage "
+            f"TrAdaBoost.R2, step {transfer['step'] + 1} of {transfer['steps']} kept "
+            f"(source weight {transfer['source_weight']:.1%}); "
+            f"error without them: {transfer['error_without_source']:.1%}"
+        )
+    elif model.transfer_ is not None:
         transfer = model.transfer_
         lines.append(
             f"transfer: {transfer['source_runs']} source runs mapped by "
