@@ -22,6 +22,14 @@ with the collector beside it and all runs of a series sharing one spool and one 
 back-off, and one run without. Each run's instructions are set against the uninstrumented
 build's run with the same input, counted in the same invocation. The first runs start from an
 empty store and show the cold start; the last ones the steady state of the back-off schedule.
+
+``.venv/bin/python -m benchmarks.online_overhead jacobi`` (10-20 minutes on a loaded machine) is
+the batch-size table on the Jacobi example: for each ``b`` in {1, 8, 64, 512, 2048, 4096}, with
+and without back-off, a series of runs (n = 256, 192, 256, 400 iterations) sharing one store,
+each counted under callgrind and, with its own spool and store, timed natively; the last run's
+instructions and wall time are set against the uninstrumented build's (the load average is
+printed, wall time on a shared machine is only indicative). ``perfcast static --clusters`` finds
+no similar kernels in ``jacobi.c``, so clustering has nothing to skip there.
 """
 
 from __future__ import annotations
@@ -155,33 +163,41 @@ def steady_programs(directory: Path) -> dict[str, SteadyProgram]:
     """The small kernel program and the Jacobi example, each built without and with regions."""
     axpy = SteadyProgram([], build(directory, disable=True), build(directory, disable=False),
                          [[str(SIZE), str(STEADY_STEPS)]] * 5, {})  # fmt: skip
-    jacobi = {}
-    for disable in (True, False):
-        binary = directory / ("jacobi-off" if disable else "jacobi")
-        subprocess.run(
-            ["mpicc", "-O2", "-std=c99", "-Wno-unknown-pragmas", f"-I{library_dir()}",
-             "-include", "perfcast_online_regions.h", '-DPERFCAST_ONLINE_NAMES="n"',
-             "-DPERFCAST_ONLINE_VALUES=n", *(["-DPERFCAST_DISABLE"] if disable else []),
-             "-o", str(binary), str(JACOBI), str(library_dir() / "perfcast_online.c"), "-lm"],
-            check=True,
-        )  # fmt: skip
-        jacobi[disable] = binary
     # production runs with the example campaign's smaller sizes in turn
     sizes = [256, 384, 512] * (JACOBI_RUNS // 3)
     return {
         "axpy": axpy,
-        "jacobi": SteadyProgram(["mpirun", "-np", "1"], jacobi[True], jacobi[False],
+        "jacobi": SteadyProgram(["mpirun", "-np", "1"], build_jacobi(directory, True),
+                                build_jacobi(directory, False),
                                 [[str(n), str(JACOBI_ITERATIONS)] for n in sizes],
                                 MPI_ENVIRONMENT),
     }  # fmt: skip
 
 
+def build_jacobi(directory: Path, disable: bool) -> Path:
+    """The Jacobi example with its regions made online regions over ``n`` (or none)."""
+    binary = directory / ("jacobi-off" if disable else "jacobi")
+    subprocess.run(
+        ["mpicc", "-O2", "-std=c99", "-Wno-unknown-pragmas", f"-I{library_dir()}",
+         "-include", "perfcast_online_regions.h", '-DPERFCAST_ONLINE_NAMES="n"',
+         "-DPERFCAST_ONLINE_VALUES=n", *(["-DPERFCAST_DISABLE"] if disable else []),
+         "-o", str(binary), str(JACOBI), str(library_dir() / "perfcast_online.c"), "-lm"],
+        check=True,
+    )  # fmt: skip
+    return binary
+
+
 def counted_run(
-    program: SteadyProgram, binary: Path, arguments: list[str], spool: Path, directory: Path
+    program: SteadyProgram,
+    binary: Path,
+    arguments: list[str],
+    spool: Path,
+    directory: Path,
+    batch: int = STEADY_BATCH,
 ) -> int:
     """Instructions of one run of ``binary`` under callgrind, spooling to ``spool``."""
     environment = {**os.environ, **program.environment, "PERFCAST_ONLINE_SPOOL": str(spool),
-                   "PERFCAST_ONLINE_BATCH": str(STEADY_BATCH)}  # fmt: skip
+                   "PERFCAST_ONLINE_BATCH": str(batch)}  # fmt: skip
     out = directory / "callgrind-steady.out"
     result = subprocess.run(
         [*program.launcher, "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
@@ -252,7 +268,105 @@ def steady(labels: list[str]) -> None:
                           f"{shares} |", flush=True)  # fmt: skip
 
 
+#: The Jacobi batch-size table: production runs at these sizes in turn; the first two warm an
+#: empty store, the last one (at a size already seen) is the one reported.
+JACOBI_SERIES, JACOBI_SHORT = (256, 192, 256), 400
+
+
+def timed_run(program: SteadyProgram, binary: Path, arguments: list[str],
+              environment: dict[str, str]) -> float:  # fmt: skip
+    """Wall seconds of one native run of ``binary`` (the launcher included)."""
+    start = time.perf_counter()
+    subprocess.run([*program.launcher, str(binary), *arguments],
+                   env={**os.environ, **program.environment, **environment}, check=True,
+                   capture_output=True)  # fmt: skip
+    return time.perf_counter() - start
+
+
+def jacobi_series(
+    program: SteadyProgram, directory: Path, batch: int, backoff: bool
+) -> tuple[list[int], list[float], str]:
+    """One life-long series of :data:`JACOBI_SERIES` runs at ``batch``, counted under
+    callgrind and, in a separate spool and store, timed natively; the instructions and the
+    wall seconds of the last run and the skipped shares over the counted series."""
+    label = f"{batch}-{'on' if backoff else 'off'}"
+    counted: list[int] = []
+    seconds: list[float] = []
+    for place, n in enumerate(JACOBI_SERIES):
+        arguments = [str(n), str(JACOBI_SHORT)]
+        for timed in (False, True):
+            spool = directory / f"spool-{label}{'-timed' if timed else ''}"
+            store = directory / f"store-{label}{'-timed' if timed else ''}.db"
+            environment = {"PERFCAST_ONLINE_SPOOL": str(spool),
+                           "PERFCAST_ONLINE_BATCH": str(batch)}  # fmt: skip
+            stop = threading.Event()
+            collector = threading.Thread(
+                target=serve_spool,
+                args=(spool, store),
+                kwargs={"batch": batch, "poll": 0.02, "should_stop": stop.is_set,
+                        "backoff": backoff},
+            )  # fmt: skip
+            collector.start()
+            try:
+                if timed:
+                    second = timed_run(program, program.instrumented, arguments, environment)
+                else:
+                    count = counted_run(program, program.instrumented, arguments, spool,
+                                        directory, batch)  # fmt: skip
+            finally:
+                stop.set()
+                collector.join()
+                serve_spool(spool, store, batch=batch, once=True, backoff=backoff)
+        if place == len(JACOBI_SERIES) - 1:
+            counted.append(count)
+            seconds.append(second)
+    shares = ", ".join(
+        f"{item['kernel']} {100 * item['skipped'] / (item['skipped'] + item['measured']):.0f} %"
+        for item in stored_models(directory / f"store-{label}.db")
+    )
+    return counted, seconds, shares
+
+
+def jacobi_batches() -> None:
+    """Overhead of the Jacobi example's online regions by batch size, with and without
+    back-off: instructions and wall time side by side."""
+    load = os.getloadavg()
+    print("Command: python -m benchmarks.online_overhead jacobi\n")
+    print(f"Jacobi example, one rank, {JACOBI_SHORT} iterations per run, runs at n = "
+          f"{', '.join(map(str, JACOBI_SERIES))} sharing one store; figures of the last run "
+          f"(a size already seen); load average at start {load[0]:.1f} on "
+          f"{os.cpu_count()} cores. Clusters: `perfcast static --clusters` finds none in "
+          "jacobi.c, so clustering changes nothing here.\n")  # fmt: skip
+    print("| b | back-off | instructions overhead | wall overhead | skipped over the series |")
+    print("|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="online-jacobi-") as name:
+        directory = Path(name)
+        program = SteadyProgram(["mpirun", "-np", "1"], build_jacobi(directory, True),
+                                build_jacobi(directory, False), [], MPI_ENVIRONMENT)  # fmt: skip
+        base_counted, base_seconds = 0, 0.0
+        for n in JACOBI_SERIES[-1:]:
+            arguments = [str(n), str(JACOBI_SHORT)]
+            base_counted += counted_run(program, program.reference, arguments,
+                                        directory / "unused", directory)  # fmt: skip
+            base_seconds += statistics.median(
+                timed_run(program, program.reference, arguments, {}) for _ in range(3)
+            )
+        for batch in BATCHES:
+            for backoff in (False, True):
+                counted, seconds, shares = jacobi_series(program, directory, batch, backoff)
+                print(f"| {batch} | {'on' if backoff else 'off'} | "
+                      f"{100 * (sum(counted) / base_counted - 1):.2f} % | "
+                      f"{100 * (sum(seconds) / base_seconds - 1):.1f} % | "
+                      f"{shares} |", flush=True)  # fmt: skip
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "jacobi":
+        if any(shutil.which(tool) is None for tool in ("valgrind", "mpicc", "mpirun")):
+            sys.exit("needs valgrind and OpenMPI (scripts/setup installs them)")
+        jacobi_batches()
+        return
     if len(sys.argv) > 1 and sys.argv[1] == "steady":
         if any(shutil.which(tool) is None for tool in ("valgrind", "gcc", "mpicc", "mpirun")):
             sys.exit("needs gcc, valgrind and OpenMPI (scripts/setup installs them)")

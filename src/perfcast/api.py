@@ -29,14 +29,16 @@ from perfcast.core.points import parse_point
 from perfcast.core.progress import ProgressBar
 from perfcast.display.tables import FORMATS as TABLE_FORMATS
 from perfcast.io import read_experiment, write_experiment
+from perfcast.model.backtest import CHUNK_KERNELS as BACKTEST_KERNELS
 from perfcast.model.backtest import backtest
-from perfcast.model.distributed import DaskChunks, dask_client
+from perfcast.model.distributed import DaskChunks, dask_client, scheduler_address
 from perfcast.model.fitting.assembly import Skip, require_models
 from perfcast.model.fitting.location import LOCATIONS
 from perfcast.model.gates import gate_models
 from perfcast.model.modelset import ModelSet, measured_ranges
 from perfcast.model.predict import Prediction
 from perfcast.model.registry import make_modeler, modeler_names
+from perfcast.model.rivals import selection_spread
 
 #: Seconds of work before a progress bar shows.
 PROGRESS_DELAY = 1.0
@@ -162,7 +164,8 @@ def fit(
         the warnings of the quality gates (:mod:`perfcast.model.gates`) in ``warnings``, and
         its prediction interval widens beyond the measurements by the error of the same
         search backtested on one value fewer of each parameter
-        (:mod:`perfcast.model.backtest`).
+        (:mod:`perfcast.model.backtest`) and by the spread of the forms that fit the data as
+        well (:mod:`perfcast.model.rivals`).
 
     Raises
     ------
@@ -193,15 +196,26 @@ def fit(
         bar = ProgressBar(total, unit="kernels modeled", delay=PROGRESS_DELAY)
         estimator.progress = lambda done: bar.advance(steps=done)
     for name in metrics:
-        estimator.fit(experiment, name, chunks)
-        if strict and estimator.skipped_:
-            raise estimator.skipped_[0].error(experiment.source)
-        gated = gate_models(estimator.models_, experiment, name)
+        if chunks is not None:  # the gates and backtests run on the workers too
+            estimator.fit_finished(experiment, name, chunks, BACKTEST_KERNELS)
+            if strict and estimator.skipped_:
+                raise estimator.skipped_[0].error(experiment.source)
+            # The model-selection spread is still found in this process.
+            models.extend(selection_spread(estimator.models_, experiment, name))
+        else:
+            estimator.fit(experiment, name)
+            if strict and estimator.skipped_:
+                raise estimator.skipped_[0].error(experiment.source)
+            # The model-selection spread before the backtests, so that only two lists of the
+            # models are alive at once (200,000 models take about 180 MiB).
+            gated = selection_spread(
+                gate_models(estimator.models_, experiment, name), experiment, name
+            )
 
-        def refit(training: Experiment, metric: str = name) -> list[Model]:
-            return make_modeler(modeler, **settings).fit(training, metric, chunks).models_
+            def refit(training: Experiment, metric: str = name) -> list[Model]:
+                return make_modeler(modeler, **settings).fit(training, metric).models_
 
-        models.extend(backtest(gated, experiment, name, refit))
+            models.extend(backtest(gated, experiment, name, refit))
         skipped.extend(estimator.skipped_)
         notes.update(dict.fromkeys(estimator.notes()))
     if progress:
@@ -705,6 +719,8 @@ def analyze_source(
     *,
     progress: bool = False,
     values: Mapping[str, float] | None = None,
+    functions: Sequence[str] | None = None,
+    cache: bool | str | Path = False,
 ) -> StaticReport:
     """Count every function and loop of C sources symbolically over the named parameters.
 
@@ -722,6 +738,16 @@ def analyze_source(
     values : mapping of str to float, optional
         Parameters fixed at a value: analysed like the others, then their values are put
         into every count (:meth:`StaticReport.with_values`).
+    functions : sequence of str, optional
+        Analyse only these functions, lazily: the sources are parsed once, only these
+        functions and their callers are walked, and the report holds these functions'
+        kernels alone (with the counts the full analysis gives them).
+    cache : bool, str or Path
+        Cache of reports keyed by the content of the sources and every header they include,
+        the flags, parameters, functions and the analysis code: True for the default
+        directory (``$PERFCAST_CACHE_DIR``, else ``~/.cache/perfcast/static``), a path for
+        another one, False (default) for none. A second run on unchanged input reads the
+        report instead of analysing again.
 
     Returns
     -------
@@ -731,14 +757,23 @@ def analyze_source(
     Raises
     ------
     InputError
-        When a source cannot be parsed, or a parameter name occurs in none of the sources
-        (reason ``unknown-parameter``, with the closest names).
+        When a source cannot be parsed, a parameter name occurs in none of the sources
+        (reason ``unknown-parameter``, with the closest names), or a name of ``functions``
+        is defined in none of them.
     """
     from perfcast.static import analyze
+    from perfcast.static.cache import default_directory
 
     fixed = dict(values or {})
     names = list(parameters) + [name for name in fixed if name not in parameters]
-    report = _analyze_with_progress(analyze, sources, names, compile_args, progress)
+    directory = None
+    if cache is True:
+        directory = default_directory()
+    elif cache is not False:
+        directory = Path(cache)
+    report = _analyze_with_progress(
+        analyze, sources, names, compile_args, progress, functions, directory
+    )
     return report.with_values(fixed) if fixed else report
 
 
@@ -748,9 +783,11 @@ def _analyze_with_progress(
     parameters: Sequence[str],
     compile_args: Sequence[str],
     progress: bool,
+    functions: Sequence[str] | None = None,
+    cache: Path | None = None,
 ) -> StaticReport:
     if not progress:
-        return analyze(sources, parameters, compile_args)
+        return analyze(sources, parameters, compile_args, None, functions, cache)
     bars: list[ProgressBar] = []
 
     def advance(counted: int, total: int) -> None:
@@ -759,7 +796,7 @@ def _analyze_with_progress(
         bars[0].advance()
 
     try:
-        return analyze(sources, parameters, compile_args, advance)
+        return analyze(sources, parameters, compile_args, advance, functions, cache)
     finally:
         if bars:
             bars[0].close()
@@ -1385,10 +1422,11 @@ def load_learned(path: str | Path) -> LearnedModel:
     """
     import json
 
+    from perfcast.core.jsonin import parse_json
     from perfcast.model.learned import LearnedModel
 
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = parse_json(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError("no such file", path, reason="missing-file") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -1762,12 +1800,13 @@ def read_clusters(path: str | Path) -> list[list[str]]:
     Raises
     ------
     InputError
-        When the file cannot be read or holds neither form (reason ``bad-clusters``).
+        When the file cannot be read, holds neither form, or names a kernel in two clusters
+        (reason ``bad-clusters``).
     """
-    import json
+    from perfcast.core.jsonin import parse_json
 
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = parse_json(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise InputError(
             f"cannot read the clusters ({error})", path, reason="bad-clusters"
@@ -1783,6 +1822,17 @@ def read_clusters(path: str | Path) -> list[list[str]]:
             reason="bad-clusters",
         )
     assert isinstance(clusters, list)  # checked above
+    seen: dict[str, int] = {}
+    for number, cluster in enumerate(clusters, start=1):
+        for kernel in cluster:
+            if seen.setdefault(kernel, number) != number:
+                raise InputError(
+                    f"kernel {kernel!r} is in cluster {seen[kernel]} and cluster {number}: "
+                    "a kernel belongs to one cluster",
+                    path,
+                    reason="bad-clusters",
+                    value=kernel,
+                )
     return [list(c) for c in clusters]
 
 
@@ -1839,7 +1889,8 @@ def collect_signature(
     The signature is an ordinary experiment at one point (``p`` = ``ranks`` by default):
     kernels are basic blocks (``bb:f+0x40``), source lines (``line:cg.c:42``) and functions
     (``fn:f``) of the program's own code; metrics are their features (instructions, loads,
-    stores, bytes, floating-point operations by kind, simulated L1 and last-level hit rates;
+    stores, bytes, floating-point operations by kind, branches and their mispredictions,
+    simulated L1 and last-level misses and cumulative hit rates;
     see :mod:`perfcast.static.signature`). Under MPI it is the rank with the most instructions,
     with ``instructions.rank_spread`` per element.
 
@@ -1966,9 +2017,11 @@ def save_machine(profile: MachineProfile, path: str | Path) -> None:
 def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
     """Predicted computation time of a signature (one point) on a machine.
 
-    Each block's time is its floating-point operations over the machine's rates plus its bytes
-    at the bandwidth of the cache levels its hit rates say serve them; summed per function and
-    in total (:mod:`perfcast.analyze.convolve`).
+    Each block's floating-point time (operations over the machine's rates), memory time (bytes
+    at the bandwidth of the cache levels its cumulative hit rates say serve them, streams at
+    the stream bandwidths) and instruction time overlap as the machine's ``overlap`` says, and
+    its branch mispredictions add their penalty; summed per function and in total
+    (:mod:`perfcast.analyze.convolve`).
 
     Raises
     ------
@@ -2261,7 +2314,9 @@ def tune_kernel(
     database : str or Path, optional
         SQLite tuning database to read and extend.
     warm_start : bool
-        First try the best configurations of the most similar kernels in the database.
+        First try the best configurations of the most similar kernels in the database, ranked
+        by their similarity-weighted measurements (with ``strategy="model"`` the search then
+        continues from that ranking corrected by this kernel's own results).
     neighbours : int
         Similar kernels a warm start draws from.
     flags : sequence of str
@@ -2322,3 +2377,8 @@ def campaign_run_table(results_path: str | Path, *, phase: str = "exit") -> RunT
     from perfcast.io.campaign_runs import campaign_run_table as table_of
 
     return table_of(results_path, phase)
+
+
+# ---- Scale-out: distributed modeling and inputs larger than memory (issue 19 B) ---------------
+
+__all__ += ["scheduler_address"]

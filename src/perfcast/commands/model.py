@@ -25,6 +25,7 @@ from perfcast.api import (
     parse_point,
     render,
     render_warnings,
+    scheduler_address,
 )
 from perfcast.commands.common import add_input_arguments, terminal_width, write_output
 
@@ -67,6 +68,7 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     )
     where.add_argument(
         "--scheduler",
+        type=_scheduler,
         metavar="tcp://HOST:PORT",
         help="model on the workers of this running Dask scheduler",
     )
@@ -92,6 +94,13 @@ def _worker_count(text: str) -> int:
             "Dask cluster and give its --scheduler"
         )
     return count
+
+
+def _scheduler(text: str) -> str:
+    try:
+        return scheduler_address(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 @contextlib.contextmanager

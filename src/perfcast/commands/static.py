@@ -41,6 +41,21 @@ def _options(parser: argparse.ArgumentParser) -> None:
         "--clusters", action="store_true", help="also list loops with the same structure"
     )
     parser.add_argument(
+        "--function",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="analyse only this function (repeatable): the sources are parsed once and only "
+        "the named functions and their callers are walked; the report lists the named ones",
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="analyse even when an unchanged input has a cached report (the cache is "
+        "$PERFCAST_CACHE_DIR, else ~/.cache/perfcast/static, keyed by the content of the "
+        "sources and headers, the flags, parameters, functions and perfcast's analysis code)",
+    )
+    parser.add_argument(
         "--format",
         choices=("text", "json"),
         default=None,
@@ -97,7 +112,7 @@ def add_parser(subparsers) -> None:
             "named parameters. Compile flags for clang follow '--'."
         ),
         usage="perfcast static SRC... [--param NAME[=VALUE] ...] [--clusters] "
-        "[--format text|json] "
+        "[--function NAME ...] [--no-cache] [--format text|json] "
         "[--binary A.OUT ...] [-- compile flags]",
     )
     _options(parser)
@@ -122,6 +137,8 @@ def split_arguments(args: argparse.Namespace) -> tuple[list[str], list[str], arg
     merged = argparse.Namespace(
         param=(args.param or []) + (parsed.param or []),
         clusters=args.clusters or parsed.clusters,
+        function=(args.function or []) + (parsed.function or []),
+        no_cache=args.no_cache or parsed.no_cache,
         format=parsed.format or args.format or "text",
         profile=(args.profile or []) + (parsed.profile or []),
         **{name: getattr(parsed, name) or getattr(args, name) for name in BINARY_OPTIONS},
@@ -191,7 +208,15 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--profile needs --binary (the executable the runs were profiled of)")
     if options.binary:
         return run_binary(sources, flags, options, names, values)
-    report = analyze_source(sources, names, flags, progress=True, values=values)
+    report = analyze_source(
+        sources,
+        names,
+        flags,
+        progress=True,
+        values=values,
+        functions=options.function or None,
+        cache=not options.no_cache,
+    )
     _print_diagnostics(report)
     if options.format == "json":
         print(json_text(_report_data(report, options.clusters)))
@@ -233,7 +258,15 @@ def run_binary(
         if values:
             report = report.with_values(values)
     else:
-        report = analyze_source(sources, names, compile_args, progress=True, values=values)
+        report = analyze_source(
+            sources,
+            names,
+            compile_args,
+            progress=True,
+            values=values,
+            functions=options.function or None,
+            cache=not options.no_cache,
+        )
         _print_diagnostics(report)
     profiles = [profile_run(entry) for entry in options.profile or []]
     mix = instruction_mix(

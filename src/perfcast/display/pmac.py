@@ -31,7 +31,9 @@ def convolution_text(result: Convolution) -> str:
     for block in result.blocks[:_SHOWN_BLOCKS]:
         lines.append(
             f"  {block.kernel:<{width}}  {_seconds(block.time):>14}  "
-            f"(fp {_seconds(block.fp_time)}, memory {_seconds(block.memory_time)})"
+            f"(fp {_seconds(block.fp_time)}, memory {_seconds(block.memory_time)}, "
+            f"instructions {_seconds(block.instruction_time)}, "
+            f"branches {_seconds(block.branch_time)})"
         )
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines) + "\n"

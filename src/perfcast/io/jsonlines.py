@@ -33,8 +33,9 @@ from pathlib import Path
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import KERNEL, METRIC, VALUE, Experiment
+from perfcast.core.jsonin import DuplicateKeyError
 from perfcast.core.numbers import parse_number
-from perfcast.io._records import Rows, first_content_line, json_object, read_text
+from perfcast.io._records import Rows, first_content_line, json_object, json_record, read_text
 
 NAME = "extrap-jsonlines"
 SUFFIXES = (".jsonl",)
@@ -78,7 +79,10 @@ def read_records(
         line = line.strip()
         if not line:
             continue
-        record = decode(line)
+        try:
+            record = decode(line)
+        except DuplicateKeyError as error:
+            raise InputError(error.msg, path, number) from None
         if record is None:
             raise InputError(f"malformed record: {line[:80]!r}", path, number)
         if not known.issuperset(record):
@@ -143,7 +147,7 @@ def read(path: Path) -> Experiment:
         For a malformed or inconsistent record, naming its line.
     """
     return read_records(
-        Path(path), json_object, "params", ("callpath", "region"), (DEFAULT_KERNEL, DEFAULT_METRIC)
+        Path(path), json_record, "params", ("callpath", "region"), (DEFAULT_KERNEL, DEFAULT_METRIC)
     )
 
 

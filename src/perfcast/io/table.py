@@ -29,6 +29,7 @@ import numpy as np
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
+from perfcast.core.jsonin import parse_json
 from perfcast.core.numbers import BAD_NUMBER, number_problem, parse_numbers
 from perfcast.io._records import first_content_line, read_text
 from perfcast.io.perfcast_json import describe, parse_description
@@ -176,7 +177,7 @@ def _read_csv(path: Path) -> tuple[pd.DataFrame | _PlainTable, dict]:
             break
         if leading.startswith(HEADER_PREFIX):
             try:
-                description = json.loads(leading[len(HEADER_PREFIX) :])
+                description = parse_json(leading[len(HEADER_PREFIX) :])
             except json.JSONDecodeError as error:
                 raise InputError(
                     f"malformed perfcast header: {error.msg}", path, skipped + 1
@@ -225,7 +226,7 @@ def _read_parquet(path: Path) -> tuple[pd.DataFrame, dict]:
     description = {}
     if METADATA_KEY in metadata:
         try:
-            description = json.loads(metadata[METADATA_KEY])
+            description = parse_json(metadata[METADATA_KEY])
         except json.JSONDecodeError:
             raise InputError("malformed perfcast metadata in the Parquet schema", path) from None
     frame = table.to_pandas()

@@ -18,6 +18,8 @@ def analyze(
     parameters: Sequence[str],
     compile_args: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
+    functions: Sequence[str] | None = None,
+    cache: Path | None = None,
 ) -> StaticReport:
     """Count every function and loop of C sources symbolically over the named parameters.
 
@@ -31,6 +33,10 @@ def analyze(
         Flags for clang (``-D``, ``-I``, ...).
     progress : callable, optional
         Called as ``progress(counted, total)`` after each loop or function is counted.
+    functions : sequence of str, optional
+        Analyse only these functions (and walk their callers); the report holds their kernels.
+    cache : Path, optional
+        Directory of cached reports: an unchanged input is read from there, not re-analysed.
 
     Returns
     -------
@@ -47,7 +53,7 @@ def analyze(
         raise InputError(
             f"static analysis needs libclang ({error}): pip install 'perfcast[static]'"
         ) from error
-    return _analyze(sources, parameters, compile_args, progress)
+    return _analyze(sources, parameters, compile_args, progress, functions, cache)
 
 
 __all__ = ["StaticKernel", "StaticReport", "analyze", "expression_text", "parse_expression"]

@@ -7,6 +7,7 @@ its count per program run multiplies that, call site by call site, by the count 
 
 from __future__ import annotations
 
+import difflib
 import gc
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -16,7 +17,9 @@ from pathlib import Path
 import sympy
 from clang.cindex import Cursor, CursorKind
 
+from perfcast.core.errors import InputError
 from perfcast.static.annotations import Annotation, parse_annotations
+from perfcast.static.cache import cached_report, included_files, report_key, store_report
 from perfcast.static.context import FAILURES, CallRecord, Context, KernelRecord, describe
 from perfcast.static.cursors import (
     LOOPS,
@@ -88,6 +91,8 @@ def analyze(
     parameters: Sequence[str],
     compile_args: Sequence[str] = (),
     progress: Callable[[int, int], None] | None = None,
+    functions: Sequence[str] | None = None,
+    cache: Path | None = None,
 ) -> StaticReport:
     """Count every function and loop nest of C sources symbolically.
 
@@ -102,6 +107,15 @@ def analyze(
         Flags for clang (``-D``, ``-I``, ``-std``, ...).
     progress : callable, optional
         Called as ``progress(counted, total)`` after each loop or function is counted.
+    functions : sequence of str, optional
+        Analyse only these functions: the report holds their kernels alone. The sources are
+        parsed once as usual, but only these functions and their callers (whose call sites
+        give the counts per program run) are walked, and only the named functions' kernels
+        are counted. Their counts are the same as in the full report.
+    cache : Path, optional
+        Directory of cached reports (:mod:`perfcast.static.cache`): a report of the same
+        sources and included headers (by content), flags, parameters, functions and analysis
+        code is read from there instead of being computed, and a computed one is stored.
 
     Returns
     -------
@@ -110,14 +124,25 @@ def analyze(
     Raises
     ------
     InputError
-        When a file is missing, clang reports an error, or a parameter occurs in no source.
+        When a file is missing, clang reports an error, a parameter occurs in no source, or
+        a function of ``functions`` is defined in none.
     """
+    selected = tuple(functions) if functions is not None else None
+    key = None
+    if cache is not None:
+        key = report_key(sources, parameters, compile_args, selected)
+        cached = cached_report(cache, key)
+        if cached is not None:
+            return cached
     with _collector_paused():
         parsed, warnings = parse_sources(sources, compile_args)
         check_parameters(parsed, parameters, compile_args)
         program = collect(parsed)
         analysis = _Analysis(program, list(parameters))
-        return analysis.run(warnings, progress)
+        report = analysis.run(warnings, progress, selected)
+    if cache is not None and key is not None:
+        store_report(cache, key, report, included_files(parsed))
+    return report
 
 
 @contextmanager
@@ -162,26 +187,42 @@ class _Analysis:
 
     # -- driver -----------------------------------------------------------------------------
     def run(
-        self, warnings: list[str], progress: Callable[[int, int], None] | None = None
+        self,
+        warnings: list[str],
+        progress: Callable[[int, int], None] | None = None,
+        functions: Sequence[str] | None = None,
     ) -> StaticReport:
         for source in self.program.sources:
             self.annotations[str(source.path)] = parse_annotations(source.text, source.path)
         self.noreturn = noreturn_functions(self.program.functions)
+        walked = self._to_walk(functions)
+        if functions is not None:
+            self.reach.relevant = walked
         for name, function in self.program.functions.items():
-            self._prepare(name, function)
+            if name in walked:
+                self._prepare(name, function)
+            else:
+                self._top_level(name, function)
         for name, function in self.program.functions.items():
-            self._walk_function(name, function)
+            if name in walked:
+                self._walk_function(name, function)
         self.reach.call_seeds = lambda h: self.calls[h].context.seeds if h in self.calls else ()
         counting = _Counting(self.propagation, self.reach, self.parameter_names, self.extra_symbols)
+        wanted = set(functions) if functions is not None else walked
+        records = [r for r in self.kernels if functions is None or r.context.function in wanted]
         kernels = []
-        for record in self.kernels:
+        for record in records:
             kernels.append(counting.kernel(record))
             if progress is not None:
-                progress(len(kernels), len(self.kernels))
-        fingerprints = {r.name: fingerprint(r.cursor) for r in self.kernels if r.kind == "loop"}
+                progress(len(kernels), len(records))
+        fingerprints = {r.name: fingerprint(r.cursor) for r in records if r.kind == "loop"}
         names = tuple(self.parameter_names) + tuple(sorted(self.extra_symbols))
         kernels = [replace(k, all_parameters=names) for k in kernels]
-        branches = [replace(counting.kernel(r), all_parameters=names) for r in self.branches]
+        branches = [
+            replace(counting.kernel(r), all_parameters=names)
+            for r in self.branches
+            if functions is None or r.context.function in wanted
+        ]
         return StaticReport(
             kernels,
             list(warnings) + self.program.diagnostics + self.error_notes,
@@ -190,10 +231,35 @@ class _Analysis:
             branches,
         )
 
-    def _prepare(self, name: str, function: Cursor) -> None:
+    def _to_walk(self, functions: Sequence[str] | None) -> set[str]:
+        """The functions to walk: all, or the named ones and every function calling them
+        (directly or through others)."""
+        defined = self.program.functions
+        if functions is None:
+            return set(defined)
+        unknown = [name for name in functions if name not in defined]
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], list(defined), n=5)
+            hint = f"; closest: {', '.join(close)}" if close else ""
+            raise InputError(f"function {unknown[0]} is defined in none of the sources{hint}")
+        walked = set(functions)
+        work = list(functions)
+        while work:
+            for site in self.program.calls.get(work.pop(), ()):
+                if site.caller in defined and site.caller not in walked:
+                    walked.add(site.caller)
+                    work.append(site.caller)
+        return walked
+
+    def _top_level(self, name: str, function: Cursor) -> list[Cursor]:
+        """Record the hashes of the function's top-level statements; return the statements."""
         body = _body(function)
         statements = children(body) if body is not None else []
         self.top_level[name] = {strip(s).hash for s in statements}
+        return statements
+
+    def _prepare(self, name: str, function: Cursor) -> None:
+        statements = self._top_level(name, function)
         arms = []
         leaving = []  # returns and gotos, in the order of the walk
         for cursor in walk(function):

@@ -31,7 +31,9 @@ Approximations: a loop is assumed to be entered once per iteration of its enclos
 code under a condition (an ``if`` inside a loop, an error branch in ``main``) is counted as if it
 always ran. Loops the compiler versioned, vectorized with a remainder loop, or replaced by library
 calls do not match their source counts; when one source loop becomes several machine loops the
-function's ``notes`` say so.
+function's ``notes`` say so. The exception among conditional code is a peeled remainder: body
+code after a loop unrolled by 2 (:mod:`perfcast.static.epilogues`) counts the iterations the
+machine loop leaves, ``C - 2*floor(C/2)`` per entry; after wider passes it is undefined.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from perfcast.static.control_flow import (
     natural_loops,
     reachable,
 )
+from perfcast.static.epilogues import conditional_successors
 from perfcast.static.machine_trips import Induction, induction, packed
 from perfcast.static.x86_categories import CATEGORIES, MEMORY_COUNTS
 
@@ -514,7 +517,9 @@ def _cfg_counts(
         for index in loop.blocks:
             around[index].append(loop)
     place_of = _match_loops(function.name, blocks, machine_loops, around, catalog)
-    runs = _MachineCounts(blocks, around, place_of, function_count).counts(machine_loops, notes)
+    machine_counts = _MachineCounts(blocks, around, place_of, function_count)
+    runs = machine_counts.counts(machine_loops, notes)
+    remainders = _remainder_counts(function.name, blocks, around, machine_counts, catalog, notes)
     error_paths = doomed(blocks)
     measured_places: set[tuple] = set()
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
@@ -523,6 +528,8 @@ def _cfg_counts(
         if block.index not in live or block.index in error_paths:
             # alignment padding after a return or jump, or an error path ending the program
             count = sympy.Integer(0)
+        elif block.index in remainders:
+            count = remainders[block.index]
         elif not chain:
             count = function_count
         elif runs[chain[-1].header].count is None and ("block", function.name, block.start) in (
@@ -552,6 +559,18 @@ def _cfg_counts(
     return counted
 
 
+@dataclass(frozen=True)
+class _Remainder:
+    """Source iterations per entry the machine loops of a source loop leave undone
+    (``iterations``), the width of the last of those loops, the loops, and the count of the
+    context they are entered from (``entry``)."""
+
+    iterations: sympy.Expr
+    width: int
+    loops: tuple[Loop, ...]
+    entry: _Place
+
+
 class _MachineCounts:
     """How often the body of each machine loop runs: its source loop's count, corrected by the
     trip count or the elements per iteration the binary shows (vectorization, unrolling).
@@ -572,6 +591,9 @@ class _MachineCounts:
         self.around = around
         self.place_of = place_of
         self.function_count = _Place((), function_count, None)
+        # (enclosing machine loop header or None, source loop key) -> what the source loop's
+        # machine loops leave undone (filled by counts)
+        self.remainders: dict[tuple, _Remainder] = {}
 
     def _own(self, loop: Loop) -> set[int]:
         """The loop's blocks that no loop nested in it holds."""
@@ -595,19 +617,25 @@ class _MachineCounts:
             group = siblings[(outer.header if outer else None, self.place_of[loop.header].key)]
             entry = runs[outer.header] if outer else self.function_count
             source_entry = self.place_of[outer.header] if outer else self.function_count
-            runs.update(self._group(group, entry, source_entry, notes))
+            counted, left = self._group(group, entry, source_entry, notes)
+            runs.update(counted)
+            if left is not None:
+                key = (outer.header if outer else None, self.place_of[loop.header].key)
+                self.remainders[key] = _Remainder(left[0], left[1], tuple(group), entry)
         return runs
 
     def _group(
         self, group: list[Loop], entry: _Place, source_entry: _Place, notes: list[str]
-    ) -> dict[int, _Place]:
+    ) -> tuple[dict[int, _Place], tuple[sympy.Expr, int] | None]:
+        """Counts of the machine loops of one source loop, and, when they take passes of
+        known widths, the iterations per entry they leave and the width of the last."""
         place = self.place_of[group[0].header]
         name = place.key[1] if len(place.key) > 1 else "?"
         own = {loop.header: self._own(loop) for loop in group}
         found = {loop.header: induction(self.blocks, loop, own[loop.header]) for loop in group}
         trips = {h: i.trip_count() if i else None for h, i in found.items()}
         if entry.count is None:
-            return {loop.header: _Place(place.key, None, entry.reason) for loop in group}
+            return {loop.header: _Place(place.key, None, entry.reason) for loop in group}, None
         per_entry = None
         if place.count is not None and source_entry.count is not None:
             per_entry = sympy.cancel(place.count / source_entry.count)
@@ -622,14 +650,14 @@ class _MachineCounts:
                         f"per entry (read from the binary), source loop {name} "
                         f"{_per_entry_text(per_entry)}: vectorized, unrolled or split"
                     )
-            return result
+            return result, None
         if place.count is None or per_entry is None:
-            return {loop.header: place for loop in group}
+            return {loop.header: place for loop in group}, None
         widths = {
             loop.header: _width(found[loop.header], self.blocks, own[loop.header]) for loop in group
         }
         if len(group) == 1 and widths[group[0].header] == 1:
-            return {group[0].header: _Place(place.key, place.count, None)}
+            return {group[0].header: _Place(place.key, place.count, None)}, None
         unknown = [h for h, k in widths.items() if k is None]
         if unknown:
             reason = (
@@ -637,7 +665,7 @@ class _MachineCounts:
                 f"{name} (vectorized, unrolled or versioned), and how many source iterations "
                 "one of its passes covers cannot be read from the binary"
             )
-            return {loop.header: _Place(place.key, None, reason) for loop in group}
+            return {loop.header: _Place(place.key, None, reason) for loop in group}, None
         known = {h: k for h, k in widths.items() if k is not None}
         remaining = per_entry
         result = {}
@@ -658,7 +686,69 @@ class _MachineCounts:
             "floor(remaining / width) passes per entry, which assumes every entry runs the same "
             "number of iterations and versions run one after the other"
         )
-        return result
+        last = known[ordered[-1].header]
+        return result, (sympy.expand(remaining), last) if last > 1 else None
+
+
+def _remainder_counts(
+    function: str,
+    blocks: list[Block],
+    around: dict[int, list[Loop]],
+    machine_counts: _MachineCounts,
+    catalog: _Catalog,
+    notes: list[str],
+) -> dict[int, sympy.Expr]:
+    """Counts of the blocks holding peeled remainder iterations of unrolled loops.
+
+    A block that runs under a condition after the machine loops of a source loop, inside the
+    same enclosing machine loop, and whose instructions are mostly the source loop's body
+    (lines after its header line, not inlined) is a copy of the body finishing the iterations
+    the machine loops leave (:mod:`perfcast.static.epilogues`). When the last machine loop
+    covers 2 source iterations per pass, that is 0 or 1 iteration per entry: the block runs
+    ``remaining`` times per entry. With wider passes several copies share up to ``width - 1``
+    iterations in an order the binary does not tell: the count is undefined, with that reason.
+    """
+    found: dict[int, sympy.Expr] = {}
+    for (outer, key), left in machine_counts.remainders.items():
+        chain_of_outer = around[outer] if outer is not None else []
+        enclosing = next((loop for loop in chain_of_outer if loop.header == outer), None)
+        region = enclosing.blocks if enclosing else None
+        depth = len(chain_of_outer)
+        for index in sorted(conditional_successors(blocks, left.loops, region, outer)):
+            chain = around[index]
+            if (chain[-1].header if chain else None) != outer:
+                continue
+            if not _is_body_copy(function, blocks[index], depth, key, catalog):
+                continue
+            name = key[1] if len(key) > 1 else "?"
+            start = blocks[index].start
+            if left.width != 2:
+                raise _Undefined(
+                    f"block at {start:#x} finishes source loop {name} after machine loops "
+                    f"covering {left.width} iterations per pass: how many of the up to "
+                    f"{left.width - 1} remaining iterations it runs cannot be read from the binary"
+                )
+            found[index] = sympy.expand(left.entry.defined() * left.iterations)
+            notes.append(
+                f"block at {start:#x} runs the remainder of source loop {name} (unrolled by 2, "
+                f"read from the binary): {left.iterations} times per entry"
+            )
+    return found
+
+
+def _is_body_copy(function: str, block: Block, depth: int, key: tuple, catalog: _Catalog) -> bool:
+    """True when most instructions of the block are the body of the source loop ``key`` at
+    machine depth ``depth``: lines after its header line, in its own function."""
+    line = key[2] if len(key) > 2 else None
+    if line is None:
+        return False
+    body = 0
+    for insn in block.instructions:
+        chain = catalog.chain(function, insn)
+        in_loop = len(chain) > depth and chain[depth].key == key
+        if in_loop and not insn.inlined and insn.line > line:
+            body += 1
+    return 2 * body > len(block.instructions)
 
 
 def _width(found: Induction | None, blocks: list[Block], own: set[int]) -> int | None:

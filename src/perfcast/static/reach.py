@@ -36,9 +36,14 @@ class Reach:
         self._macro_cache: dict[str, set[str]] = {}
         self._closures: dict[int, tuple[frozenset[str], frozenset[tuple[str, int]]]] = {}
         self._variables: dict[str, tuple[set, set, set]] = {}
+        # the functions whose kernels are asked for and all their callers (None: every one);
+        # what reaches them depends on the call sites of these functions only
+        self.relevant: set[str] | None = None
 
     def kernel(self, seeds: Iterable[Cursor], function: str) -> set[str]:
         """Parameters reaching a kernel with these bound/guard expressions in ``function``."""
+        if not self.parameters:
+            return set()  # only parameter names are ever found
         functions = self._solve()
         found, formals = self.closure(seeds)
         found |= functions.get(function, set())
@@ -62,6 +67,8 @@ class Reach:
                 # What reaches a library function or its arguments is never asked: kernels
                 # and formal arguments belong to defined functions.
                 continue
+            if self.relevant is not None and callee not in self.relevant:
+                continue  # its callers are no callers of an analysed function
             for site in calls:
                 params, formals = self.closure(self.call_seeds(site.cursor.hash))
                 sites.append((callee, site.caller, params, formals))
