@@ -1383,7 +1383,7 @@ def learn(
         :class:`~perfcast.model.learned.LearnedModel` settings: ``trees``, ``log_target``,
         ``linear_base``, ``reduce_time``, ``reduce_importance`` (see
         :func:`parse_reductions`), ``folds``, ``seed``, ``transfer`` (``"map"`` or
-        ``"tradaboost"``: how ``transfer_from`` is used).
+        ``"tradaboost"`` or ``"map+tradaboost"``: how ``transfer_from`` is used).
 
     Returns
     -------
@@ -1502,6 +1502,13 @@ def learning_methods() -> tuple[str, ...]:
     from perfcast.model.learned import METHODS
 
     return METHODS
+
+
+def transfer_methods() -> tuple[str, ...]:
+    """The ways :func:`learn` transfers from ``transfer_from`` (its ``transfer`` setting)."""
+    from perfcast.model.learned import TRANSFERS
+
+    return TRANSFERS
 
 
 def instrument_features(
@@ -2162,6 +2169,7 @@ __all__ = [
     # learned run-time models
     "learn",
     "learning_methods",
+    "transfer_methods",
     "load_learned",
     "load_run_table",
     "parse_reductions",
