@@ -302,7 +302,8 @@ def test_a_search_where_no_configuration_builds_exits_1(tmp_path, capsys):
         tmp_path, "space.toml", '[flags]\nopt = ["-fno-such-flag-a", "-fno-such-flag-b"]\n'
     )
     program = write_program(kernel("dot"), tmp_path)
-    argv = ["tune", str(program), "--function", "dot", "--space", str(space), "--format", "json"]
+    argv = ["tune", str(program), "--function", "dot", "--space", str(space), "--format", "json",
+            "--db", str(tmp_path / "tuning.sqlite")]  # fmt: skip
     assert main(argv) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["best"] is None and all(e["error"] for e in data["evaluations"])
