@@ -52,3 +52,12 @@ def test_tune_exits_2_on_such_a_space(tmp_path: Path, capsys: pytest.CaptureFixt
     assert status == 2
     error = capsys.readouterr().err
     assert f"{space}:4" in error and "defines.N" in error and "Traceback" not in error
+
+
+def test_toml_nested_too_deeply_is_refused_not_a_recursion_error(tmp_path: Path) -> None:
+    # tomllib recurses once per array level and raised RecursionError, a traceback.
+    path = tmp_path / "space.toml"
+    path.write_text("[macros]\nU = " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(InputError, match="nested too deeply") as refused:
+        load_space(path)
+    assert refused.value.source == str(path)

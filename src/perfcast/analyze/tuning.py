@@ -202,6 +202,10 @@ def load_space(path: str | Path) -> TuningSpace:
         ) from None
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"not valid TOML: {error}", path, reason="bad-space") from error
+    except RecursionError:  # tomllib recurses once per level of ``[[[[...``
+        raise InputError(
+            "not valid TOML: arrays or tables nested too deeply", path, reason="bad-space"
+        ) from None
     for key in data:
         if key not in _SECTIONS:
             raise InputError(
