@@ -147,7 +147,26 @@ class Quality:
 
 
 @dataclass(frozen=True)
-class Backtest:
+class _GrowthBeyondData:
+    """A relative variance that grows with the squared log distance beyond ``largest`` along
+    ``parameter`` (the fields and JSON form :class:`Backtest` and :class:`SelectionSpread`
+    share)."""
+
+    parameter: str
+    largest: float
+    rate_variance: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary for JSON."""
+        return {
+            "parameter": self.parameter,
+            "largest": float(self.largest),
+            "rate_variance": float(self.rate_variance),
+        }
+
+
+@dataclass(frozen=True)
+class Backtest(_GrowthBeyondData):
     """How far off a model's search gets beyond the measurements along one parameter.
 
     Measured by a backtest (:mod:`perfcast.model.backtest`): the same search on the data
@@ -165,21 +184,9 @@ class Backtest:
     rate_variance : float
     """
 
-    parameter: str
-    largest: float
-    rate_variance: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dictionary for JSON."""
-        return {
-            "parameter": self.parameter,
-            "largest": float(self.largest),
-            "rate_variance": float(self.rate_variance),
-        }
-
 
 @dataclass(frozen=True)
-class SelectionSpread:
+class SelectionSpread(_GrowthBeyondData):
     """How far apart the forms that fit the data extrapolate along one parameter.
 
     Measured by :mod:`perfcast.model.rivals`: every PMNF hypothesis of up to two building blocks
@@ -196,18 +203,6 @@ class SelectionSpread:
         The largest measured value of the parameter.
     rate_variance : float
     """
-
-    parameter: str
-    largest: float
-    rate_variance: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dictionary for JSON."""
-        return {
-            "parameter": self.parameter,
-            "largest": float(self.largest),
-            "rate_variance": float(self.rate_variance),
-        }
 
 
 @dataclass(frozen=True)
