@@ -85,3 +85,25 @@ def test_an_intact_database_reads_back(tmp_path: Path) -> None:
         assert [k.function for k in store.kernels()] == ["solve", "other"]
         nearest = store.nearest(np.array([1.0, 0.0, 2.0]), 1)
         assert nearest[0][0].function == "solve" and nearest[0][1] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("value", "fast"),
+        ("value", float("inf")),
+        ("instructions", 1.5),
+        ("seconds", "1s"),
+        ("step", "one"),
+        ("step", 2.5),
+    ],
+)
+def test_a_stored_field_of_the_wrong_type_is_refused(
+    tmp_path: Path, column: str, value: object
+) -> None:
+    # SQLite keeps text in a REAL column; the warm start then compared "fast" > 0 (TypeError).
+    path, kernel = _database(tmp_path)
+    _damage(path, f"UPDATE evaluations SET {column} = ?", value)
+    with TuningDatabase(path) as store, pytest.raises(InputError) as refused:
+        store.evaluations(kernel)
+    assert refused.value.source == str(path) and "evaluation 1" in str(refused.value)

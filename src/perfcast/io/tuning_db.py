@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -246,7 +247,35 @@ class TuningDatabase:
             "error FROM evaluations WHERE kernel = ? ORDER BY id",
             (kernel,),
         ).fetchall()
-        return [Evaluation(r[1], self._config(r[0], r[2]), *r[3:]) for r in rows]
+        return [self._evaluation(row) for row in rows]
+
+    def _evaluation(self, row: Sequence[Any]) -> Evaluation:
+        """An evaluation from its stored row (the id first).
+
+        Raises
+        ------
+        InputError
+            Naming the database and the evaluation when a field holds a value of another type
+            (SQLite keeps what a hand edit or another program wrote: text in ``value``, ...).
+        """
+        identifier, step, config, objective, value, instructions, seconds, *texts = row
+        numbers = (value, instructions, seconds)
+        if not (
+            isinstance(step, int)
+            and all(isinstance(t, str) for t in (objective, *texts))
+            and isinstance(instructions, int | None)
+            and all(n is None or (isinstance(n, int | float) and math.isfinite(n)) for n in numbers)
+        ):
+            raise InputError(
+                f"evaluation {identifier}: a stored field has the wrong type or is not finite "
+                f"(step {step!r}, objective {objective!r}, value {value!r}, instructions "
+                f"{instructions!r}, seconds {seconds!r})",
+                self.path,
+                reason="bad-database",
+            )
+        return Evaluation(
+            step, self._config(identifier, config), objective, value, instructions, seconds, *texts
+        )
 
     def _config(self, evaluation: int, text: Any) -> dict[str, Any]:
         """The stored configuration of an evaluation (a JSON object of names to values).
