@@ -141,3 +141,44 @@ def test_an_ordinary_interval_has_no_unbounded_warning(tmp_path: Path) -> None:
     (prediction,) = predict(models.models, {"x": 1e6})
     assert prediction.lower < prediction.value < prediction.upper < math.inf
     assert "unbounded-interval" not in [w.code for w in prediction.warnings]
+
+
+@pytest.mark.parametrize(
+    ("factor", "message"),
+    [
+        ({"exponent": "1/0"}, "divides by zero"),
+        # read as text, this asked Fraction for a number of 100 million digits: perfcast hung
+        ({"exponent": "1e100000000"}, "must be a number or a fraction"),
+        ({"exponent": 1e300}, "beyond"),
+        ({"exponent": "130/2"}, "beyond"),
+        ({"exponent": True}, "must be a number or a fraction"),
+        ({"exponent": [2]}, "must be a number or a fraction"),
+        ({"exponent": 2, "log_exponent": 10**6}, "log_exponent must be a whole number"),
+        ({"exponent": 2, "log_exponent": 1.5}, "log_exponent must be a whole number"),
+    ],
+)
+def test_hostile_exponents_are_refused_quickly_naming_the_file(
+    tmp_path: Path, factor: dict[str, Any], message: str
+) -> None:
+    document = copy.deepcopy(DOCUMENT)
+    document["models"][0]["terms"][0]["factors"] = [{"parameter": "x", **factor}]
+    path = tmp_path / "models.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(InputError, match=message) as refused:
+        ModelSet.load(path)
+    assert str(path) in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("exponent", "value"),
+    [(2, 2), (0.75, 0.75), ("1/3", 1 / 3), (" -2.5 ", -2.5), (0.6666666666666666, 2 / 3)],
+)
+def test_exponents_as_perfcast_and_people_write_them_are_read(
+    tmp_path: Path, exponent: object, value: float
+) -> None:
+    document = copy.deepcopy(DOCUMENT)
+    document["models"][0]["terms"][0]["factors"] = [{"parameter": "x", "exponent": exponent}]
+    path = tmp_path / "models.json"
+    path.write_text(json.dumps(document))
+    (model,) = ModelSet.load(path).models
+    assert float(model.terms[0].factors[0].exponent) == pytest.approx(value)

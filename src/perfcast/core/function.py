@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -700,8 +701,8 @@ class Model:
                     tuple(
                         Factor(
                             str(f["parameter"]),
-                            Fraction(str(f["exponent"])),
-                            int(f.get("log_exponent", 0)),
+                            _read_exponent(f["exponent"]),
+                            _read_log_exponent(f.get("log_exponent", 0)),
                         )
                         for f in t["factors"]
                     ),
@@ -889,6 +890,53 @@ def _checked_quality(data: Mapping[str, Any]) -> Quality:
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
             raise ValueError(f"quality: {key} must be a number or null, not {value!r}")
     return Quality(**data)
+
+
+#: The largest exponent (of the parameter or of its logarithm) a model file may give: PMNF
+#: searches use exponents up to 3 or so; a far larger one only overflows every prediction, and
+#: a written one like ``1e100000000`` made reading the file compute a number of 100 million
+#: digits (perfcast hung).
+_LARGEST_EXPONENT = 64
+_EXPONENT_TEXT = re.compile(r"\s*[-+]?\d{1,30}(\.\d{1,30})?(/\d{1,30})?\s*")
+
+
+def _read_exponent(raw: Any) -> Fraction:
+    """A term's exponent from a model file: a number, or text such as ``"1/3"`` or ``"0.5"``.
+
+    Raises
+    ------
+    ValueError
+        When it is of another type, not finite, has a zero denominator, is written with more
+        digits or a scientific exponent as text, or exceeds :data:`_LARGEST_EXPONENT`.
+    """
+    if isinstance(raw, str) and _EXPONENT_TEXT.fullmatch(raw):
+        if "/" in raw and int(raw.partition("/")[2]) == 0:
+            raise ValueError(f"exponent {raw!r} divides by zero")
+        exponent = Fraction(raw.strip())
+    elif isinstance(raw, int | float) and not isinstance(raw, bool) and math.isfinite(raw):
+        if abs(raw) > _LARGEST_EXPONENT:
+            raise ValueError(f"exponent {raw!r} is beyond +-{_LARGEST_EXPONENT}")
+        exponent = Fraction(str(raw))
+    else:
+        raise ValueError(f"an exponent must be a number or a fraction like '1/3', not {raw!r:.40}")
+    if abs(exponent) > _LARGEST_EXPONENT:
+        raise ValueError(f"exponent {raw!r} is beyond +-{_LARGEST_EXPONENT}")
+    return exponent
+
+
+def _read_log_exponent(raw: Any) -> int:
+    """A term's exponent of the logarithm from a model file: a whole number.
+
+    Raises
+    ------
+    ValueError
+        When it is not an integer or exceeds :data:`_LARGEST_EXPONENT`.
+    """
+    if isinstance(raw, bool) or not isinstance(raw, int) or abs(raw) > _LARGEST_EXPONENT:
+        raise ValueError(
+            f"log_exponent must be a whole number up to {_LARGEST_EXPONENT}, not {raw!r:.40}"
+        )
+    return raw
 
 
 #: The largest residual degrees of freedom a model file may claim (integers up to it are
