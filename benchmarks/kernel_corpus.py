@@ -24,6 +24,7 @@ same checksum bit for bit. The kernels and variants are perfcast's own; none is 
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -87,6 +88,7 @@ def _s(text: str) -> Statement:
 
 
 SQUARE = "{n} * {n}"
+UNROLL_PRAGMA = "clang loop unroll_count(n)"
 
 KERNELS: tuple[Kernel, ...] = (
     Kernel(
@@ -474,8 +476,18 @@ def _emit(nodes: tuple[Node, ...], names: dict[str, str], indent: int) -> list[s
     return lines
 
 
-def c_program(kernel: Kernel, size: int = 48) -> str:
-    """The complete C program of a kernel (or variant): function, ``main``, checksum."""
+def c_program(
+    kernel: Kernel,
+    size: int = 48,
+    *,
+    body: list[str] | None = None,
+    unroll_pragma: list[str] | None = None,
+) -> str:
+    """The complete C program of a kernel (or variant): function, ``main``, checksum.
+
+    ``body`` replaces the printed loop nest (the lines of the function body) and
+    ``unroll_pragma`` the definition of the ``PERFCAST_UNROLL`` macro (:func:`tunable_program`).
+    """
     names = _names(kernel)
     n = names["n"]
     parameters = ", ".join(
@@ -491,10 +503,10 @@ def c_program(kernel: Kernel, size: int = 48) -> str:
         "#define UNROLL 1",
         "#endif",
         "#define PERFCAST_PRAGMA(x) _Pragma(#x)",
-        "#define PERFCAST_UNROLL(n) PERFCAST_PRAGMA(clang loop unroll_count(n))",
+        *(unroll_pragma or [f"#define PERFCAST_UNROLL(n) PERFCAST_PRAGMA({UNROLL_PRAGMA})"]),
         "",
         f"__attribute__((noinline)) void {kernel.name}(int {n}, {parameters}) {{",
-        *_emit(kernel.body, names, 1),
+        *(_emit(kernel.body, names, 1) if body is None else body),
         "}",
         "",
         "int main(void) {",
@@ -534,17 +546,6 @@ def rename(kernel: Kernel, rng: random.Random) -> Kernel:
         for index, p in enumerate(sorted(_placeholders(kernel)))
     }
     return replace(kernel, names=names)
-
-
-def _map_loops(nodes, function):
-    result = []
-    for node in nodes:
-        if isinstance(node, Loop):
-            node = replace(node, body=tuple(_map_loops(node.body, function)))
-            result.extend(function(node))
-        else:
-            result.append(node)
-    return tuple(result)
 
 
 def _map_loops(nodes: tuple[Node, ...], act: Callable[[Loop], list[Node]]) -> tuple[Node, ...]:
@@ -720,3 +721,137 @@ def write_program(kernel: Kernel, folder: str | Path, stem: str | None = None) -
     path = Path(folder) / f"{stem or kernel.name}.c"
     path.write_text(c_program(kernel))
     return path
+
+
+# ---- tunable programs (search-saving benchmark) ------------------------------------------------
+
+TILE_SIZES: tuple[int, ...] = (16,)
+"""Tile sizes of the ``TILE`` macro (0, no tiling, is always a choice)."""
+
+
+def _interchangeable(nodes: tuple[Node, ...]) -> int:
+    count = 0
+    for node in nodes:
+        if isinstance(node, Loop):
+            single = len(node.body) == 1 and isinstance(node.body[0], Loop)
+            count += node.interchange and single
+            count += _interchangeable(node.body)
+        elif isinstance(node, Group):
+            count += _interchangeable(node.body)
+    return count
+
+
+def _interchange_nth(nodes: tuple[Node, ...], which: int) -> tuple[tuple[Node, ...], int]:
+    """Swap the ``which``-th interchangeable loop (pre-order, from 0) with its inner loop.
+
+    Both loops stay marked interchangeable, so a tiling can still find the pair. Returns the
+    nodes and how many interchangeable loops were passed (to continue the count).
+    """
+    result: list[Node] = []
+    seen = 0
+    for node in nodes:
+        if isinstance(node, Loop):
+            single = len(node.body) == 1 and isinstance(node.body[0], Loop)
+            if node.interchange and single:
+                if seen == which:
+                    inner = node.body[0]
+                    assert isinstance(inner, Loop)
+                    outer = replace(node, body=inner.body)
+                    result.append(replace(inner, body=(outer,), interchange=True))
+                    seen = which + 1 + _interchangeable(inner.body)
+                    continue
+                seen += 1
+            body, passed = _interchange_nth(node.body, which - seen)
+            seen += passed
+            result.append(replace(node, body=body))
+            continue
+        result.append(node)
+    return tuple(result), seen
+
+
+def code_parameters(kernel: Kernel) -> dict[str, tuple[int, ...]]:
+    """The code-variant macros the kernel allows and their values (first = the original code).
+
+    ``ORDER`` k > 0 interchanges the k-th interchangeable loop with its inner loop, ``TILE``
+    t > 0 tiles the first interchangeable pair with blocks of t (after the interchange),
+    ``FISSION`` splits loops with independent statements, ``FUSION`` fuses fusable loops;
+    ``INTERLEAVE`` is the vectorizer's interleave count of every innermost loop (all kernels).
+    """
+    parameters: dict[str, tuple[int, ...]] = {}
+    orders = _interchangeable(kernel.body)
+    if orders:
+        parameters["ORDER"] = tuple(range(orders + 1))
+        parameters["TILE"] = (0, *TILE_SIZES)
+    if not orders and _has_split(kernel.body):
+        parameters["FISSION"] = (0, 1)
+    if kernel.fusable:
+        parameters["FUSION"] = (0, 1)
+    parameters["INTERLEAVE"] = (1, 4)
+    return parameters
+
+
+def _has_split(nodes: tuple[Node, ...]) -> bool:
+    return any(
+        isinstance(node, Loop) and ((node.split and len(node.body) > 1) or _has_split(node.body))
+        for node in nodes
+    )
+
+
+def code_variant(kernel: Kernel, choice: dict[str, int]) -> Kernel:
+    """The kernel with the code-variant macros of :func:`code_parameters` set to ``choice``."""
+    rng = random.Random(0)  # the transformations used here draw nothing
+    if choice.get("FUSION"):
+        kernel = fuse(kernel, rng)
+    if choice.get("FISSION"):
+        kernel = split(kernel, rng)
+    if choice.get("ORDER"):
+        kernel = replace(kernel, body=_interchange_nth(kernel.body, choice["ORDER"] - 1)[0])
+    if choice.get("TILE"):
+        kernel = replace(kernel, body=_tile_first(kernel.body, choice["TILE"])[0])
+    return kernel
+
+
+def working_size(kernel: Kernel, budget: int = 192 * 1024) -> int:
+    """The largest N of a fixed ladder whose arrays take at most ``budget`` bytes.
+
+    Above a 32 KiB L1 data cache, so loop order and tiling change the simulated misses, and
+    small enough for callgrind to run every configuration of the space in seconds.
+    """
+    ladder = (16, 20, 24, 32, 48, 64, 96, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+    best = ladder[0]
+    for n in ladder:
+        total = 0
+        for ctype, count in kernel.arrays.values():
+            elements = eval(count.format(n=n), {"__builtins__": {}})  # noqa: S307 - our own text
+            total += (4 if ctype == "int" else 8) * elements
+        if total <= budget:
+            best = n
+    return best
+
+
+def tunable_program(kernel: Kernel) -> str:
+    """The kernel's C program with every code variant selectable by macros.
+
+    The function body is one ``#if``/``#elif`` branch per combination of
+    :func:`code_parameters` (defaults: the original code), innermost loops carry
+    ``unroll_count(UNROLL)`` and ``interleave_count(INTERLEAVE)``, and ``N`` defaults to
+    :func:`working_size`.
+    """
+    parameters = code_parameters(kernel)
+    defaults = [f"#ifndef {name}\n#define {name} {values[0]}\n#endif" for name, values in
+                parameters.items()]  # fmt: skip
+    body: list[str] = []
+    code = {k: v for k, v in parameters.items() if k != "INTERLEAVE"}
+    for index, values in enumerate(itertools.product(*code.values())):
+        choice = dict(zip(code, values, strict=True))
+        test = " && ".join(f"{k} == {v}" for k, v in choice.items()) or "1"
+        body.append(f"#{'if' if index == 0 else 'elif'} {test}")
+        changed = code_variant(kernel, choice)
+        body.extend(_emit(changed.body, _names(changed), 1))
+    body.append("#else\n#error unknown code variant\n#endif")
+    pragma = [
+        *defaults,
+        "#define PERFCAST_UNROLL(n) "
+        "PERFCAST_PRAGMA(clang loop unroll_count(n) interleave_count(INTERLEAVE))",
+    ]
+    return c_program(kernel, working_size(kernel), body=body, unroll_pragma=pragma)

@@ -4,16 +4,31 @@
    (fixed problem) at p = 1, 2, 4 extrapolated to p = 8 and 16 and compared with signatures
    collected there. Influential blocks are those with more than 0.1 % of the memory operations
    (blocks without memory operations: of the floating-point operations) of the collected
-   signature; every feature of every influential block is an element. Per form set (canonical
-   forms, PMNF): the share of elements within 20 % (the paper's bound) and 10 % (the target)
-   relative error; the same for the count features alone with their largest error; the largest
+   signature; every feature of every influential block is an element (the paper's features:
+   counts and hit rates; the miss counts the rates are derived from are not counted again).
+   Hit rates are cumulative (the share of accesses served at or above the level, as MultiMAPS
+   and PMaC index them). ``--rates derived`` (the default) extrapolates the miss counts and
+   derives the rates from them; ``--rates fitted`` drops the miss counts first, so the rates
+   are fitted like any other feature. Per form set (canonical forms, PMNF): the share of
+   elements within 20 % (the paper's bound) and 10 % (the target) relative error, with and
+   without the branch misprediction counts (not in the paper's feature vector; tens of events
+   per block); the same for the count features alone with their largest error; the largest
    absolute error of a hit rate (relative errors of rates near 0 say little: 0.011 against 0
    is an infinite relative error); and the convolved time from the extrapolated signature
    against the one from the collected signature (paper: within 5 %, target 2 %).
 2. Convolution against measured time: each example on one rank; the measured computation time is
    the CPU time (user + system) of the run minus that of a trivial problem (MPI start-up),
    fastest of three each (CPU time, because other jobs on a shared machine inflate wall time).
+   The convolved column gives each part's share of the total before overlap (fp, memory,
+   instructions, branches: they may add up to more than 100 %).
 3. Cost: signature collection wall time against the plain run, and the quick probe's time.
+
+``--plain-convolution`` convolves with the level bandwidths alone and adds floating-point and
+memory time (the first version's convolution: no overlap, streams, instructions or branches).
+``--machine FILE`` uses a profile written by ``perfcast probe`` instead of probing (the same
+machine for several runs: quick probes on a loaded machine differ from run to run).
+``--keep DIR`` stores every collected signature there and reuses it on the next run (valgrind
+at p = 32 costs minutes on a small machine).
 
 Run from the repository root: ``.venv/bin/python -m benchmarks.pmac [--quick]``.
 """
@@ -21,6 +36,7 @@ Run from the repository root: ``.venv/bin/python -m benchmarks.pmac [--quick]``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import resource
 import shlex
@@ -31,15 +47,21 @@ import time
 from pathlib import Path
 
 from perfcast.api import (
+    Experiment,
     collect_signature,
     convolve,
     extrapolate_signature,
+    load,
+    load_machine,
     merge_signatures,
     probe_machine,
+    save,
 )
 
 REPO = Path(__file__).resolve().parents[1]
 INFLUENCE = 0.001
+MISS_COUNTS = ("l1.misses", "ll.misses")
+MISPREDICTIONS = "branch.mispredictions"  # not in the paper's feature vector
 # Strong scaling problems (fixed size) and the single-rank problems timed against convolution.
 SCALING = {"cg": ["256", "20"], "jacobi": ["512", "40"]}
 SCALING_QUICK = {"cg": ["128", "10"], "jacobi": ["256", "20"]}
@@ -117,8 +139,8 @@ def element_errors(extrapolated, collected) -> list[tuple[str, float, float]]:
     errors = []
     for kernel in influential(truth):
         for feature, actual in truth[kernel].items():
-            if feature == "instructions.rank_spread":
-                continue  # a property of the ranks, not of the chosen rank's work
+            if feature == "instructions.rank_spread" or feature in MISS_COUNTS:
+                continue  # a property of the ranks; the hit rates' own inputs
             predicted = guess.get(kernel, {}).get(feature)
             if predicted is None:
                 errors.append((feature, float("inf"), float("inf")))
@@ -136,6 +158,35 @@ def _share(values: list[float], bound: float) -> str:
     return f"{sum(v <= bound for v in values) / len(values):.1%}" if values else "-"
 
 
+def without_miss_counts(signature: Experiment) -> Experiment:
+    """The signature without its miss counts: its hit rates are then fitted, not derived."""
+    frame = signature.frame
+    return Experiment.from_frame(
+        frame[~frame["metric"].isin(MISS_COUNTS)],
+        parameters=signature.parameters,
+        metrics=signature.metrics,
+        metadata=signature.metadata,
+        source=signature.source,
+    )
+
+
+def collected_signature(
+    command: list[str], ranks: int, machine, keep: Path | None
+) -> tuple[Experiment, bool]:
+    """The signature of ``command`` on ``ranks`` ranks, and whether it was taken from ``keep``
+    (collected by an earlier run) rather than collected now."""
+    stored = None
+    if keep is not None:
+        name = "_".join(Path(word).name for word in command)
+        stored = keep / f"{name}_p{ranks}.json"
+        if stored.exists():
+            return load(stored), True
+    signature = collect_signature(command, ranks=ranks, machine=machine)
+    if stored is not None:
+        save(signature, stored)
+    return signature, False
+
+
 def accuracy(
     programs: dict[str, Path],
     sizes: dict[str, list[str]],
@@ -143,6 +194,8 @@ def accuracy(
     bases: tuple[int, ...],
     targets: tuple[int, ...],
     form_sets: tuple[str, ...],
+    rate_modes: tuple[str, ...] = ("derived",),
+    keep: Path | None = None,
 ) -> list[str]:
     """Rows of the extrapolation accuracy table."""
     rows = []
@@ -151,23 +204,26 @@ def accuracy(
             continue
         command = [str(program), *sizes[app]]
         collected = {
-            p: collect_signature(command, ranks=p, machine=machine) for p in (*bases, *targets)
+            p: collected_signature(command, p, machine, keep)[0] for p in (*bases, *targets)
         }
-        base = merge_signatures([collected[p] for p in bases])
+        merged = merge_signatures([collected[p] for p in bases])
         for target in targets:
             truth_time = convolve(collected[target], machine).total
-            for forms in form_sets:
+            for forms, rate_mode in ((f, r) for f in form_sets for r in rate_modes):
+                base = merged if rate_mode == "derived" else without_miss_counts(merged)
                 result = extrapolate_signature(base, {"p": target}, forms=forms)
                 errors = element_errors(result.signature, collected[target])
                 relative = [e[1] for e in errors]
+                paper = [e[1] for e in errors if e[0] != MISPREDICTIONS]
                 counts = [e[1] for e in errors if not e[0].endswith("hit_rate")]
                 rates = [e[2] for e in errors if e[0].endswith("hit_rate")]
                 predicted = convolve(result.signature, machine).total
                 time_error = abs(predicted - truth_time) / truth_time
                 rows.append(
                     f"| {app} {' '.join(sizes[app])} | {','.join(map(str, bases))} -> {target} | "
-                    f"{forms} | "
+                    f"{forms} | {rate_mode} | "
                     f"{len(errors)} | {_share(relative, 0.2)} / {_share(relative, 0.1)} | "
+                    f"{_share(paper, 0.2)} / {_share(paper, 0.1)} | "
                     f"{max(counts):.1%} | {_share(counts, 0.2)} / {_share(counts, 0.1)} | "
                     f"{max(rates, default=0.0):.3f} | "
                     f"{predicted:.4g} s | {truth_time:.4g} s | {time_error:.2%} |"
@@ -176,8 +232,11 @@ def accuracy(
     return rows
 
 
-def convolution_vs_wall(programs: dict[str, Path], timed, machine) -> list[str]:
-    """Rows of the convolution-against-measured table (one rank)."""
+def convolution_vs_wall(
+    programs: dict[str, Path], timed, machine, keep: Path | None = None
+) -> list[str]:
+    """Rows of the convolution-against-measured table (one rank); the collection time is
+    "reused" for a signature taken from ``keep``."""
     rows = []
     for app, program in programs.items():
         size, trivial = timed[app]
@@ -185,18 +244,24 @@ def convolution_vs_wall(programs: dict[str, Path], timed, machine) -> list[str]:
         plain, plain_cpu = best_times(command)
         startup, startup_cpu = best_times([str(program), *trivial])
         start = time.perf_counter()
-        signature = collect_signature(command, ranks=1, machine=machine)
+        signature, reused = collected_signature(command, 1, machine, keep)
         collection = time.perf_counter() - start
         result = convolve(signature, machine)
         predicted = result.total
-        fp_share = sum(b.fp_time for b in result.blocks) / predicted if predicted else 0.0
+        parts = {
+            "fp": sum(b.fp_time for b in result.blocks),
+            "mem": sum(b.memory_time for b in result.blocks),
+            "instr": sum(b.instruction_time for b in result.blocks),
+            "branch": sum(b.branch_time for b in result.blocks),
+        }
+        shares = ", ".join(f"{k} {v / predicted:.0%}" for k, v in parts.items() if predicted)
         measured = plain_cpu - startup_cpu
         ratio = predicted / measured if measured > 0 else float("nan")
         rows.append(
             f"| {app} {' '.join(size)} | {plain:.3f} s | {plain_cpu:.3f} s | {startup_cpu:.3f} s "
             f"| {measured:.3f} s | "
-            f"{predicted:.3f} s ({fp_share:.0%} fp) | {ratio:.2f} | "
-            f"{collection:.1f} s ({collection / plain:.0f}x) |"
+            f"{predicted:.3f} s ({shares}) | {ratio:.2f} | "
+            + ("reused |" if reused else f"{collection:.1f} s ({collection / plain:.0f}x) |")
         )
         print(rows[-1], flush=True)
     return rows
@@ -213,35 +278,63 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bases", default="1,2,4", help="core counts extrapolated from")
     parser.add_argument("--targets", help="core counts extrapolated to (default 8,16; quick 8)")
     parser.add_argument("--forms", default="pmac,pmnf", help="form sets compared")
+    parser.add_argument(
+        "--rates", default="derived", help="hit rates derived from miss counts and/or fitted"
+    )
+    parser.add_argument("--keep", type=Path, help="store and reuse collected signatures here")
+    parser.add_argument(
+        "--plain-convolution", action="store_true", help="level bandwidths only, fp + memory"
+    )
+    parser.add_argument(
+        "--machine", type=Path, help="a machine profile to use instead of a quick probe"
+    )
     args = parser.parse_args(argv)
     apps = args.apps.split(",")
     print(f"command: python -m benchmarks.pmac {' '.join(shlex.quote(a) for a in sys.argv[1:])}")
     with tempfile.TemporaryDirectory(prefix="pmac-bench-") as scratch:
         programs = {app: build(app, Path(scratch)) for app in apps}
         start = time.perf_counter()
-        machine = probe_machine(quick=True)
-        print(f"quick probe: {time.perf_counter() - start:.1f} s")
+        if args.machine:
+            machine = load_machine(args.machine)
+        else:
+            machine = probe_machine(quick=True)
+            print(f"quick probe: {time.perf_counter() - start:.1f} s")
+        if args.plain_convolution:
+            machine = dataclasses.replace(machine, stream={}, core={}, overlap=0.0)
         for access, levels in machine.memory.items():
             figures = ", ".join(f"{level} {gbs:.3g}" for level, gbs in levels.items())
             print(f"machine {access} GB/s: {figures}; caches {machine.cache_geometry()}")
         print(f"machine fp add.f64.scalar {machine.fp['add.f64.scalar']:.3g} Gop/s")
+        for access, levels in machine.stream.items():
+            figures = ", ".join(f"{level} {gbs:.3g}" for level, gbs in levels.items())
+            print(f"machine stride-1 stream {access} GB/s: {figures}")
+        print(f"machine core: {machine.core}; overlap {machine.overlap}")
         parts = args.parts.split(",")
         if "accuracy" in parts:
-            print("\n| problem | extrapolation | forms | elements | all: within 20 % / 10 % | "
-                  "counts: max error | counts: within 20 % / 10 % | hit rates: max abs. error | "
+            print("\n| problem | extrapolation | forms | rates | elements | "
+                  "all: within 20 % / 10 % | without mispredictions: within 20 % / 10 % | "
+                  "counts: max error | counts: within 20 % / 10 % | "
+                  "hit rates: max abs. error | "
                   "time (extrapolated) | time (collected) | time error |")  # fmt: skip
-            print("|---|---|---|---|---|---|---|---|---|---|---|")
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
             targets = (8,) if args.quick else (8, 16)
             if args.targets:
                 targets = tuple(int(p) for p in args.targets.split(","))
             bases = tuple(int(p) for p in args.bases.split(","))
             sizes = SCALING_QUICK if args.quick else SCALING
-            accuracy(programs, sizes, machine, bases, targets, tuple(args.forms.split(",")))
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
+            accuracy(
+                programs, sizes, machine, bases, targets, tuple(args.forms.split(",")),
+                tuple(args.rates.split(",")), args.keep,
+            )  # fmt: skip
         if "wall" in parts:
             print("\n| problem (1 rank) | wall | CPU | start-up CPU | computation CPU | "
                   "convolved | convolved / measured | signature collection |")  # fmt: skip
             print("|---|---|---|---|---|---|---|---|")
-            convolution_vs_wall(programs, TIMED_QUICK if args.quick else TIMED, machine)
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
+            convolution_vs_wall(programs, TIMED_QUICK if args.quick else TIMED, machine, args.keep)
     return 0
 
 

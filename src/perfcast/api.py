@@ -17,9 +17,10 @@ record); a setting outside its allowed range is a ``ValueError`` naming the sett
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from perfcast.core.errors import InputError, WorkError
 from perfcast.core.experiment import Experiment
@@ -29,14 +30,16 @@ from perfcast.core.points import parse_point
 from perfcast.core.progress import ProgressBar
 from perfcast.display.tables import FORMATS as TABLE_FORMATS
 from perfcast.io import read_experiment, write_experiment
+from perfcast.model.backtest import CHUNK_KERNELS as BACKTEST_KERNELS
 from perfcast.model.backtest import backtest
-from perfcast.model.distributed import DaskChunks, dask_client
+from perfcast.model.distributed import DaskChunks, dask_client, scheduler_address
 from perfcast.model.fitting.assembly import Skip, require_models
 from perfcast.model.fitting.location import LOCATIONS
 from perfcast.model.gates import gate_models
 from perfcast.model.modelset import ModelSet, measured_ranges
 from perfcast.model.predict import Prediction
 from perfcast.model.registry import make_modeler, modeler_names
+from perfcast.model.rivals import selection_spread
 
 #: Seconds of work before a progress bar shows.
 PROGRESS_DELAY = 1.0
@@ -162,7 +165,8 @@ def fit(
         the warnings of the quality gates (:mod:`perfcast.model.gates`) in ``warnings``, and
         its prediction interval widens beyond the measurements by the error of the same
         search backtested on one value fewer of each parameter
-        (:mod:`perfcast.model.backtest`).
+        (:mod:`perfcast.model.backtest`) and by the spread of the forms that fit the data as
+        well (:mod:`perfcast.model.rivals`).
 
     Raises
     ------
@@ -174,6 +178,21 @@ def fit(
     WorkError
         With ``client``, when the cluster fails (a worker dies, the scheduler goes away).
     """
+    models = _fitted(experiment, modeler, metric, strict, progress, client, settings)
+    require_models(models.models, models.skipped, experiment.source)
+    return models
+
+
+def _fitted(
+    experiment: Experiment,
+    modeler: str,
+    metric: str | Sequence[str] | None,
+    strict: bool,
+    progress: bool,
+    client: Client | DaskChunks | None,
+    settings: Mapping[str, Any],
+) -> ModelSet:
+    """:func:`fit`, also when no kernel could be modeled (the model set is then empty)."""
     estimator = make_modeler(modeler, **settings)
     chunks = client if client is None or isinstance(client, DaskChunks) else DaskChunks(client)
     notes: dict[str, None] = {}
@@ -193,20 +212,30 @@ def fit(
         bar = ProgressBar(total, unit="kernels modeled", delay=PROGRESS_DELAY)
         estimator.progress = lambda done: bar.advance(steps=done)
     for name in metrics:
-        estimator.fit(experiment, name, chunks)
-        if strict and estimator.skipped_:
-            raise estimator.skipped_[0].error(experiment.source)
-        gated = gate_models(estimator.models_, experiment, name)
+        if chunks is not None:  # the gates and backtests run on the workers too
+            estimator.fit_finished(experiment, name, chunks, BACKTEST_KERNELS)
+            if strict and estimator.skipped_:
+                raise estimator.skipped_[0].error(experiment.source)
+            # The model-selection spread is still found in this process.
+            models.extend(selection_spread(estimator.models_, experiment, name))
+        else:
+            estimator.fit(experiment, name)
+            if strict and estimator.skipped_:
+                raise estimator.skipped_[0].error(experiment.source)
+            # The model-selection spread before the backtests, so that only two lists of the
+            # models are alive at once (200,000 models take about 180 MiB).
+            gated = selection_spread(
+                gate_models(estimator.models_, experiment, name), experiment, name
+            )
 
-        def refit(training: Experiment, metric: str = name) -> list[Model]:
-            return make_modeler(modeler, **settings).fit(training, metric, chunks).models_
+            def refit(training: Experiment, metric: str = name) -> list[Model]:
+                return make_modeler(modeler, **settings).fit(training, metric).models_
 
-        models.extend(backtest(gated, experiment, name, refit))
+            models.extend(backtest(gated, experiment, name, refit))
         skipped.extend(estimator.skipped_)
         notes.update(dict.fromkeys(estimator.notes()))
     if progress:
         bar.close()
-    require_models(models, skipped, experiment.source)
     return ModelSet(
         models,
         modeler=modeler,
@@ -1340,7 +1369,7 @@ def learn(
         The runs (a path is read with :func:`load_run_table`).
     target : str
         The column to predict.
-    method : {"extra-trees", "forest", "poly-lasso", "pmnf"}
+    method : {"extra-trees", "forest", "poly-lasso", "pmnf", "nn-linear"}
         Extremely randomized trees (default), random forest, Lasso over a polynomial of the
         features, or a PMNF hypothesis over the most important numeric features.
     exclude : sequence of str
@@ -1353,7 +1382,8 @@ def learn(
     **settings
         :class:`~perfcast.model.learned.LearnedModel` settings: ``trees``, ``log_target``,
         ``linear_base``, ``reduce_time``, ``reduce_importance`` (see
-        :func:`parse_reductions`), ``folds``, ``seed``.
+        :func:`parse_reductions`), ``folds``, ``seed``, ``transfer`` (``"map"`` or
+        ``"tradaboost"`` or ``"map+tradaboost"``: how ``transfer_from`` is used).
 
     Returns
     -------
@@ -1407,10 +1437,11 @@ def load_learned(path: str | Path) -> LearnedModel:
     """
     import json
 
+    from perfcast.core.jsonin import parse_json
     from perfcast.model.learned import LearnedModel
 
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = parse_json(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError("no such file", path, reason="missing-file") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -1471,6 +1502,13 @@ def learning_methods() -> tuple[str, ...]:
     from perfcast.model.learned import METHODS
 
     return METHODS
+
+
+def transfer_methods() -> tuple[str, ...]:
+    """The ways :func:`learn` transfers from ``transfer_from`` (its ``transfer`` setting)."""
+    from perfcast.model.learned import TRANSFERS
+
+    return TRANSFERS
 
 
 def instrument_features(
@@ -1777,12 +1815,13 @@ def read_clusters(path: str | Path) -> list[list[str]]:
     Raises
     ------
     InputError
-        When the file cannot be read or holds neither form (reason ``bad-clusters``).
+        When the file cannot be read, holds neither form, or names a kernel in two clusters
+        (reason ``bad-clusters``).
     """
-    import json
+    from perfcast.core.jsonin import parse_json
 
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = parse_json(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise InputError(
             f"cannot read the clusters ({error})", path, reason="bad-clusters"
@@ -1798,6 +1837,17 @@ def read_clusters(path: str | Path) -> list[list[str]]:
             reason="bad-clusters",
         )
     assert isinstance(clusters, list)  # checked above
+    seen: dict[str, int] = {}
+    for number, cluster in enumerate(clusters, start=1):
+        for kernel in cluster:
+            if seen.setdefault(kernel, number) != number:
+                raise InputError(
+                    f"kernel {kernel!r} is in cluster {seen[kernel]} and cluster {number}: "
+                    "a kernel belongs to one cluster",
+                    path,
+                    reason="bad-clusters",
+                    value=kernel,
+                )
     return [list(c) for c in clusters]
 
 
@@ -1854,7 +1904,8 @@ def collect_signature(
     The signature is an ordinary experiment at one point (``p`` = ``ranks`` by default):
     kernels are basic blocks (``bb:f+0x40``), source lines (``line:cg.c:42``) and functions
     (``fn:f``) of the program's own code; metrics are their features (instructions, loads,
-    stores, bytes, floating-point operations by kind, simulated L1 and last-level hit rates;
+    stores, bytes, floating-point operations by kind, branches and their mispredictions,
+    simulated L1 and last-level misses and cumulative hit rates;
     see :mod:`perfcast.static.signature`). Under MPI it is the rank with the most instructions,
     with ``instructions.rank_spread`` per element.
 
@@ -1981,9 +2032,11 @@ def save_machine(profile: MachineProfile, path: str | Path) -> None:
 def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
     """Predicted computation time of a signature (one point) on a machine.
 
-    Each block's time is its floating-point operations over the machine's rates plus its bytes
-    at the bandwidth of the cache levels its hit rates say serve them; summed per function and
-    in total (:mod:`perfcast.analyze.convolve`).
+    Each block's floating-point time (operations over the machine's rates), memory time (bytes
+    at the bandwidth of the cache levels its cumulative hit rates say serve them, streams at
+    the stream bandwidths) and instruction time overlap as the machine's ``overlap`` says, and
+    its branch mispredictions add their penalty; summed per function and in total
+    (:mod:`perfcast.analyze.convolve`).
 
     Raises
     ------
@@ -2116,6 +2169,7 @@ __all__ = [
     # learned run-time models
     "learn",
     "learning_methods",
+    "transfer_methods",
     "load_learned",
     "load_run_table",
     "parse_reductions",
@@ -2275,7 +2329,9 @@ def tune_kernel(
     database : str or Path, optional
         SQLite tuning database to read and extend.
     warm_start : bool
-        First try the best configurations of the most similar kernels in the database.
+        First try the best configurations of the most similar kernels in the database, ranked
+        by their similarity-weighted measurements (with ``strategy="model"`` the search then
+        continues from that ranking corrected by this kernel's own results).
     neighbours : int
         Similar kernels a warm start draws from.
     flags : sequence of str
@@ -2336,3 +2392,174 @@ def campaign_run_table(results_path: str | Path, *, phase: str = "exit") -> RunT
     from perfcast.io.campaign_runs import campaign_run_table as table_of
 
     return table_of(results_path, phase)
+
+
+# ---- Scale-out: distributed modeling and inputs larger than memory (issue 19 B) ---------------
+
+__all__ += ["scheduler_address"]
+
+#: Kernels per block when an input is read in blocks (:func:`fit_stream`): a fit's peak memory
+#: grows by about 5 MiB per 1,000 one-parameter kernels, so a block stays near 300 MiB.
+STREAM_KERNELS = 50_000
+
+
+@dataclass(frozen=True)
+class StreamedFit:
+    """What :func:`fit_stream` wrote.
+
+    Attributes
+    ----------
+    models : int
+        Models written.
+    blocks : int
+        Blocks of kernels read and modeled.
+    warned : int
+        Models written with a warning of the quality gates.
+    skipped : list of Skip
+        Kernels whose data admitted no model.
+    notes : list of str
+        The fits' notes, each once.
+    """
+
+    models: int
+    blocks: int
+    warned: int
+    skipped: list[Skip]
+    notes: list[str]
+
+
+def fit_stream(
+    path: str | Path,
+    target: str | Path | TextIO,
+    *,
+    kernels: int = STREAM_KERNELS,
+    modeler: str = "pmnf",
+    metric: str | Sequence[str] | None = None,
+    every_metric: bool = False,
+    strict: bool = False,
+    client: Client | DaskChunks | None = None,
+    format: str | None = None,  # noqa: A002 - as load's
+    **settings: Any,
+) -> StreamedFit:
+    """Model an input larger than memory: read it in blocks of ``kernels`` whole kernels
+    (Parquet tables by row groups, Extra-P JSON Lines line by line; each kernel's rows
+    together, see :mod:`perfcast.io.kernel_blocks`), fit each block as :func:`fit` does and
+    write its models to ``target`` before reading the next, as one model document (the JSON
+    of :meth:`ModelSet.to_json`, which :meth:`ModelSet.from_json` reads).
+
+    What a fit pools over the kernels of a series (the noise shape behind the location
+    estimator, the noise prior, the series-wide search choices) is pooled over each block, as
+    the backtests pool over blocks of 32,768 kernels: the models are those of :func:`fit` on
+    each block on its own, and a note in the document says so when there was more than one.
+
+    Parameters
+    ----------
+    path : str or Path
+        A Parquet long table or an Extra-P JSON Lines file.
+    target : str, Path or text stream
+        A file (written under a temporary name and renamed when complete, so a failure leaves
+        no partial document and an existing file as it was) or an open stream.
+    kernels : int
+        Kernels per block, 1 or more.
+    modeler, strict, client, **settings
+        As for :func:`fit` (``client``: each block is modeled on the cluster).
+    metric : str or sequence of str, optional
+        The metric(s) to model; by default each block's default metric (its only one, or
+        ``time``).
+    every_metric : bool
+        Model every metric of each block instead.
+    format : str, optional
+        The input format (``table`` or ``extrap-jsonlines``); detected when None.
+
+    Returns
+    -------
+    StreamedFit
+
+    Raises
+    ------
+    InputError
+        For bad input (naming the file and row or line), a format that is not read in blocks,
+        a metric no block has, or when no kernel at all can be modeled.
+    """
+    import os
+    import tempfile
+
+    from perfcast.io import detect_format
+    from perfcast.io.kernel_blocks import read_blocks
+
+    if not Path(path).exists():
+        raise InputError("no such file or directory", path)
+    blocks = read_blocks(path, kernels, format or detect_format(path))
+    estimator = make_modeler(modeler, **settings)  # settings checked before any output
+    if not isinstance(target, str | Path):
+        return _stream_blocks(
+            blocks, target, estimator.get_params(), modeler, metric, every_metric, strict,
+            client, kernels, str(path), settings,
+        )  # fmt: skip
+    directory = Path(target).resolve().parent
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=".perfcast-", suffix=".json", dir=directory)
+    except OSError as error:
+        raise InputError(f"cannot write: {error.strerror}", target) from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            summary = _stream_blocks(
+                blocks, stream, estimator.get_params(), modeler, metric, every_metric, strict,
+                client, kernels, str(path), settings,
+            )  # fmt: skip
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return summary
+
+
+def _stream_blocks(
+    blocks: Iterable[Experiment],
+    stream: TextIO,
+    params: Mapping[str, Any],
+    modeler: str,
+    metric: str | Sequence[str] | None,
+    every_metric: bool,
+    strict: bool,
+    client: Client | DaskChunks | None,
+    kernels: int,
+    source: str,
+    settings: Mapping[str, Any],
+) -> StreamedFit:
+    """Fit every block and write its models (see :func:`fit_stream`)."""
+    from perfcast.model.modelstream import ModelStreamWriter
+
+    writer = ModelStreamWriter(stream, modeler, params, source)
+    wanted = [metric] if isinstance(metric, str) else None if metric is None else list(metric)
+    seen: set[str] = set()
+    count = warned = 0
+    for count, block in enumerate(blocks, start=1):  # noqa: B007 - the count is used below
+        if every_metric:
+            names = block.metric_names
+        elif wanted is None:
+            names = [block.default_metric()]
+        else:
+            names = [name for name in wanted if name in block.metric_names]
+        seen.update(names)
+        if not names:
+            continue
+        models = _fitted(block, modeler, names, strict, False, client, settings)
+        writer.add(models)
+        warned += sum(1 for m in models.models if m.warnings)
+    missing = [name for name in wanted or () if name not in seen]
+    if missing:
+        raise InputError(f"no metric '{missing[0]}' in any block", source, value=missing[0])
+    if count > 1:
+        writer.notes.append(
+            f"read in {count} blocks of up to {kernels} kernels: the noise statistics and "
+            "the series-wide choices of the search were pooled over each block, not the "
+            "whole input"
+        )
+    if not writer.written and writer.skipped:  # as fit: no kernel at all could be modeled
+        raise writer.skipped[0].error(source)
+    writer.close()
+    return StreamedFit(writer.written, count, warned, list(writer.skipped), list(writer.notes))
+
+
+__all__ += ["STREAM_KERNELS", "StreamedFit", "fit_stream"]

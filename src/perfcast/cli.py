@@ -11,6 +11,7 @@ from typing import NoReturn
 
 from perfcast.commands.advice import with_advice
 from perfcast.core.errors import InputError, WorkError
+from perfcast.core.terminal import VisibleStream
 from perfcast.core.version import __version__
 
 # Sub-command modules under perfcast.commands, in the order `perfcast --help` lists them; each
@@ -116,14 +117,33 @@ def chosen_command(argv: Sequence[str]) -> str | None:
     return None
 
 
+def command_flags(parser: argparse.ArgumentParser, module: str | None) -> set[str] | None:
+    """The option strings (``--metric``, ``-o``) of the command of ``module``, None for none."""
+    if module is None:
+        return None
+    commands = next(
+        action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+    )
+    command = commands.choices[module.rstrip("_")]
+    return {flag for action in command._actions for flag in action.option_strings}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 work failed, 2 bad input)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(chosen_command(argv)).parse_args(argv)
+    module = chosen_command(argv)
+    parser = build_parser(module)
+    args = parser.parse_args(argv)
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = (
+        VisibleStream(stream) if stream.isatty() else stream for stream in streams
+    )
     try:
         return int(args.run(args) or EXIT_OK)
     except InputError as error:
-        print(f"perfcast: error: {with_advice(error)}", file=sys.stderr)
+        print(
+            f"perfcast: error: {with_advice(error, command_flags(parser, module))}", file=sys.stderr
+        )
         return EXIT_USAGE
     except WorkError as error:
         print(f"perfcast: failed: {error}", file=sys.stderr)
@@ -135,8 +155,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader of standard output left (``perfcast ... | head``): nothing more to say.
         # Point stdout at /dev/null so that the interpreter's final flush fails no more.
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, streams[0].fileno())
         return EXIT_BROKEN_PIPE
+    finally:
+        sys.stdout, sys.stderr = streams
 
 
 if __name__ == "__main__":

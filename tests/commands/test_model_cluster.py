@@ -7,6 +7,8 @@ import socket
 
 import pytest
 
+import perfcast
+import perfcast.api
 from perfcast import cli
 from perfcast.io import write_experiment
 from tests.model.test_distributed import mixed_experiment
@@ -55,6 +57,34 @@ def test_an_unreachable_scheduler_fails_with_one_line(measurements, capsys):
         f"perfcast: failed: cannot reach the Dask scheduler at {address}"
     )
     assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+
+
+@pytest.mark.parametrize(
+    ("address", "message"),
+    [
+        ("garbage", "scheduler address 'garbage' is not PROTOCOL://HOST:PORT"),
+        ("tcp://", "scheduler address 'tcp://' is not PROTOCOL://HOST:PORT"),
+        ("tcp://host", "scheduler address 'tcp://host' is not PROTOCOL://HOST:PORT"),
+        ("tcp://host:port", "scheduler address 'tcp://host:port' is not PROTOCOL://HOST:PORT"),
+        ("tcp://127.0.0.1:99999", "'tcp://127.0.0.1:99999': port 99999 is not in 1..65535"),
+        ("foo://127.0.0.1:8786", "'foo' is not a protocol of dask.distributed"),
+    ],
+)
+def test_a_malformed_scheduler_address_is_a_usage_error(measurements, capsys, address, message):
+    # Before: exit status 1 after a failed connection, as for an unreachable scheduler.
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["model", str(measurements), "--scheduler", address])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --scheduler: scheduler address" in err and message in err
+    assert "Traceback" not in err
+
+
+def test_a_scheduler_address_without_protocol_is_tcp():
+    assert perfcast.api.scheduler_address("127.0.0.1:8786") == "tcp://127.0.0.1:8786"
+    assert perfcast.api.scheduler_address("tls://[::1]:1") == "tls://[::1]:1"
+    with pytest.raises(ValueError, match="is not PROTOCOL://HOST:PORT"):
+        perfcast.dask_client(scheduler="tcp://:1").__enter__()
 
 
 @pytest.mark.parametrize("workers", ["0", "two"])

@@ -48,7 +48,7 @@ def test_json_output_has_exactly_the_design_schema(experiment_file, capsys):
         assert set(model["quality"]) == {"rss", "smape", "adj_r2", "cv_smape", "lof_p"}
         assert set(model["uncertainty"]) == {
             "covariance", "noise_variance", "dof", "relative", "loo_variance",
-            "extrapolation",
+            "extrapolation", "selection",
         }  # fmt: skip
         size = len(model["terms"]) + 1
         assert [len(row) for row in model["uncertainty"]["covariance"]] == [size] * size

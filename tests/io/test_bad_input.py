@@ -169,6 +169,25 @@ CASES = {
         "p is 'x4', not a number",
     ),
     "json-malformed": ("a.json", '{"parameters": ["x"],\n "measurements": {\n', 3, "malformed"),
+    "jsonl-repeated-key": (
+        "a.jsonl",
+        '{"params": {"p": 1}, "value": 1}\n{"params": {"p": 2, "p": 4}, "value": 2}\n',
+        2,
+        "the key 'p' appears twice",
+    ),
+    "json-repeated-key": (
+        "a.json",
+        '{"parameters": ["x"],\n "measurements": {"s": {"time": [\n'
+        '  {"point": [4], "values": [1]},\n  {"point": [8], "values": [2], "point": [16]}]}}}\n',
+        4,
+        "the key 'point' appears twice",
+    ),
+    "csv-header-repeated-key": (
+        "a.csv",
+        '# perfcast {"metadata": {}, "metadata": {}}\nkernel,metric,p,value\nmain,time,2,1\n',
+        1,
+        "the key 'metadata' appears twice",
+    ),
 }
 
 

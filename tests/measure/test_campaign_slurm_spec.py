@@ -59,7 +59,10 @@ def test_slurm_table_is_read(tmp_path):
         ('[slurm]\ntime_limit = "ten"\n', "time_limit must be minutes, HH:MM:SS or D-HH:MM:SS", 3),
         ("[slurm]\nnodes = 0\n", "nodes must be a positive integer or a template", 3),
         ('[slurm]\ntasks_per_node = "{q}"\n', "uses {q} but no such parameter is defined", 3),
-        ("[slurm]\npoll = -1\n", "poll must be seconds in (0, 3600]", 3),
+        ("[slurm]\npoll = -1\n", "poll must be seconds in [0.1, 3600]", 3),
+        # Before: any positive poll was taken, so 1e-9 looked at the queue in a tight loop.
+        ("[slurm]\npoll = 0.001\n", "poll must be seconds in [0.1, 3600], not 0.001", 3),
+        ("[slurm]\npoll = 3601\n", "poll must be seconds in [0.1, 3600]", 3),
         ('[slurm]\npartition = ""\n', "partition must be a name", 3),
         # Before: no line and no table named ("options must be a string ...").
         ("[slurm]\noptions = 5\n", "[slurm] options must be a string or a list of strings", 3),

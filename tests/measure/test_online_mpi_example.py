@@ -5,10 +5,11 @@ feed ``perfcast online serve``, which ends with a model per region in the store.
 Which model: wall times on a machine shared with other jobs carry preemptions of 10-30 ms
 against kernels of 0.01-0.3 ms, so the wall-time test asserts the mechanism only (an offline fit
 of the same raw values is as unstable). The lead orders are checked on instructions instead
-(``PERFCAST_ONLINE_METRIC=instructions``, the runs under callgrind): the computing regions' online
-models must have the lead orders of the offline ``instructions`` campaign of the same program; the
-halo region's small count beside varying library code leaves its form ambiguous, so only its
-growth is checked."""
+(``PERFCAST_ONLINE_METRIC=instructions``, the runs under callgrind): every region's online model
+must have the lead order of the offline ``instructions`` campaign of the same program. (The first
+execution of the halo region in a run counts about 100 instructions more than the others; before
+the outlier screen handled identical counts, that one value per run moved the means unequally and
+a fresh machine once chose n^(2/3)*log2(n)^2 for it.)"""
 
 from __future__ import annotations
 
@@ -118,14 +119,8 @@ def test_jacobi_online_instruction_models_grow_as_the_offline_ones(tmp_path: Pat
     assert result.failures == []
     experiment = result.experiment.select(kernels="jacobi_*", metric="instructions")
     offline = {model.kernel: model for model in fit(experiment, modeler="pmnf")}
-    for region in ("compute", "residual"):
+    for region in ("compute", "halo", "residual"):
         expected = offline[f"jacobi_{region}"].lead_order("n")
         assert online[region].lead_order("n") == expected, region
     assert online["compute"].lead_order("n") == (Fraction(2), 0)
-    # The halo region's online count is small (the boundary copy, a few hundred instructions per
-    # cell row) beside the library code around it, whose count varies from run to run: its form
-    # is ambiguous (a fresh CI machine once chose n^(2/3)*log2(n)^2 where this one chose n), so
-    # only its growth is checked: more than sqrt(n), at most linear.
-    exponent, _ = online["halo"].lead_order("n")
-    assert Fraction(1, 2) < exponent <= 1
-    assert offline["jacobi_halo"].lead_order("n") == (Fraction(1), 0)
+    assert online["halo"].lead_order("n") == (Fraction(1), 0)

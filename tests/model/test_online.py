@@ -19,6 +19,7 @@ from perfcast.model.online import (
     batch_table,
     lack_of_fit,
     pars,
+    screen,
 )
 
 CONFIGS = [(n, p) for n in (64, 128, 256, 512, 1024, 2048) for p in (1, 2, 4, 8, 16)]
@@ -189,3 +190,121 @@ def test_histories_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [j.number for j in state.judgements] == [36, 37, 38, 39, 40]
     assert len(state.unsaved_judgements) == 5
     assert state.exceptions == everything.exceptions[-5:]  # the latest are kept
+
+
+def test_screen_drops_a_cold_first_count_among_identical_ones() -> None:
+    # instruction counts: seven identical, the run's first execution 99 more (MAD = 0)
+    point = (32.0,)
+    assert screen([point] * 8, [441.0] + [342.0] * 7) == [False] + [True] * 7
+    # a count taking two values in comparable shares keeps both
+    assert all(screen([point] * 10, [1000.0] * 6 + [2000.0] * 4))
+    # continuous values: only what lies beyond six scaled MADs goes
+    rng = np.random.default_rng(3)
+    values = list(1.0 + 0.01 * rng.standard_normal(50)) + [5.0]
+    kept = screen([point] * 51, values)
+    assert all(kept[:50]) and not kept[50]
+
+
+def _known_kernel(batch: int, **settings: float) -> OnlineModeler:
+    """A modeler whose kernel ``k`` has the model 1.0 and, at n = 1, 1,000 seen values of mean
+    1 and standard deviation 0.01 (so the interval there is the configuration's own)."""
+    modeler = OnlineModeler(batch=batch, backoff=False, **settings)
+    state = modeler._state_for(Measurement("k", "time", {"n": 1.0}, 1.0))
+    state.table.add((1.0,), 1000.0, 1.0, 0.01**2 * 999)
+    state.model = Model("k", "time", ("n",), 1.0)
+    return modeler
+
+
+def test_exception_level_is_corrected_for_the_checks_of_a_batch() -> None:
+    scale = 0.01 * math.sqrt(1 + 1 / 1000)
+    per_value = stats.t.ppf(0.5 + 0.9999 / 2, 999)  # the uncorrected 99.99 % bound: 3.9 sd
+    corrected = stats.t.ppf(0.5 + 0.9999 ** (1 / 100) / 2, 999)  # Sidak for 100 checks: 5.0 sd
+    assert per_value < 4.4 < corrected < 5.5
+    for deviation, expected in ((4.4, 0), (5.5, 1)):
+        modeler = _known_kernel(100, min_deviation=0.0)
+        values = [1.0] * 99 + [1.0 + deviation * scale]
+        modeler.partial_fit(
+            Measurement("k", "time", {"n": 1.0}, value, i) for i, value in enumerate(values)
+        )
+        exceptions = modeler.states_[("k", "time")].exceptions
+        assert len(exceptions) == expected, deviation
+        if expected:
+            low, high = exceptions[0].interval
+            assert high - 1.0 == pytest.approx(corrected * scale, rel=1e-9)
+
+
+def _measurements(points: list[tuple[float, float]], start: int, seed: int) -> list[Measurement]:
+    """``(n, mean)`` pairs measured with 1 % noise, indices from ``start``."""
+    rng = np.random.default_rng(seed)
+    return [
+        Measurement("k", "time", {"n": n}, mean * (1 + 0.01 * rng.standard_normal()), start + i)
+        for i, (n, mean) in enumerate(points)
+    ]
+
+
+def _well_modeled(backoff: bool) -> OnlineModeler:
+    """Ten batches of 64 of ``n / 64`` at n = 64, 128, 256: every judged batch hits."""
+    modeler = OnlineModeler(batch=64, seed=1, backoff=backoff)
+    rng = np.random.default_rng(7)
+    points = [(n, n / 64) for n in rng.choice([64.0, 128.0, 256.0], 640)]
+    modeler.partial_fit(_measurements(points, 0, seed=1), taken=True)
+    state = modeler.states_[("k", "time")]
+    assert state.hit_count == 6 and all(j.hit for j in state.judgements[1:])
+    return modeler
+
+
+@pytest.mark.parametrize("backoff", [False, True])
+def test_a_miss_at_new_configurations_keeps_the_hit_counter(backoff: bool) -> None:
+    # a new input far slower than the model extrapolates: a miss, but nothing changed
+    modeler = _well_modeled(backoff)
+    modeler.partial_fit(_measurements([(1024.0, 50.0)] * 64, 640, seed=2), taken=True)
+    new = modeler.states_[("k", "time")].judgements[-1]
+    assert new.hit is False and new.unseen == 64 and new.hit_count == 6
+    assert new.reason.startswith("at configurations the model was not fitted on")
+    assert (new.skip > 0) == backoff  # the kept counter's delay is drawn
+    # half new and off, half at fitted configurations and as before: kept too
+    modeler = _well_modeled(backoff)
+    mixed = [(2048.0, 100.0)] * 32 + [(64.0, 1.0), (128.0, 2.0)] * 16
+    modeler.partial_fit(_measurements(mixed, 640, seed=3), taken=True)
+    judged = modeler.states_[("k", "time")].judgements[-1]
+    assert judged.hit is False and judged.unseen == 32 and judged.hit_count == 6
+
+
+@pytest.mark.parametrize("new_too", [False, True])
+def test_a_miss_at_fitted_configurations_resets_the_hit_counter(new_too: bool) -> None:
+    # the kernel slows down where the model has data (with or without new inputs beside)
+    modeler = _well_modeled(True)
+    slower = [(128.0, 3.0)] * 64 if not new_too else [(128.0, 3.0), (1024.0, 16.0)] * 32
+    modeler.partial_fit(_measurements(slower, 640, seed=4), taken=True)
+    judged = modeler.states_[("k", "time")].judgements[-1]
+    assert judged.hit is False and judged.hit_count == 0 and judged.skip == 0
+    assert judged.unseen == (32 if new_too else 0)
+    assert not judged.reason.startswith("at configurations")
+
+
+def _tailed(n: float, mean: float, count: int, start: int, seed: int) -> list[Measurement]:
+    """Wall-time-like values: 1 % Gaussian noise, and one in six values 20 % slower (a
+    preempted execution), far more than a Gaussian 95 % interval leaves outside."""
+    rng = np.random.default_rng(seed)
+    values = mean * (1 + 0.01 * rng.standard_normal(count))
+    values[rng.random(count) < 1 / 6] *= 1.2
+    return [Measurement("k", "time", {"n": n}, float(v), start + i) for i, v in enumerate(values)]
+
+
+def test_the_outside_count_is_judged_against_the_kernels_usual_share() -> None:
+    modeler = OnlineModeler(batch=128, seed=2, backoff=False)
+    index = 0
+    for _ in range(8):  # production runs of 768 executions, one input each
+        for n in (64.0, 128.0, 256.0):
+            modeler.partial_fit(_tailed(n, n / 64, 768, index, seed=index), taken=True)
+            index += 768
+    state = modeler.states_[("k", "time")]
+    assert 0.1 < state.usual_outside < 0.25  # the tail leaves the interval, batch after batch
+    judged = [j for j in state.judgements if j.hit is not None]
+    assert all(j.hit for j in judged[-30:]), [j.reason for j in judged if not j.hit]
+    assert state.hit_count == 6
+    # the same kernel 50 % slower at a fitted configuration: far beyond its usual share
+    modeler.partial_fit(_tailed(128.0, 3.0, 128, index, seed=99), taken=True)
+    slower = state.judgements[-1]
+    assert slower.hit is False and slower.hit_count == 0
+    assert "usual share" in slower.reason

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from perfcast.analyze.convolve import convolve
+from perfcast.analyze.convolve import convolve, streaming_share
 from perfcast.api import render_pmac
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
@@ -30,16 +30,19 @@ def _write(tmp_path, data, name="machine.json"):
     return path
 
 
-def _two_blocks() -> Experiment:
+def _two_blocks(ll_rate: str = "ll.cumulative_hit_rate") -> Experiment:
+    # solve: 75 % of the accesses hit the first level, 87.5 % hit at or above the last level
+    # (the earlier format's local rate: half of the first-level misses, 0.5)
+    solve_ll = 0.875 if ll_rate == "ll.cumulative_hit_rate" else 0.5
     features = {
         "bb:solve+0x10": {
             "bytes.loaded": 8e9,
             "bytes.stored": 1e9,
             "l1.hit_rate": 0.75,
-            "ll.hit_rate": 0.5,
+            ll_rate: solve_ll,
             "fp.add.f64.scalar": 4e9,
         },
-        "bb:setup+0x0": {"bytes.loaded": 2e9, "l1.hit_rate": 1.0, "ll.hit_rate": 1.0,
+        "bb:setup+0x0": {"bytes.loaded": 2e9, "l1.hit_rate": 1.0, ll_rate: 1.0,
                          "fp.mul.f64.vector": 16e9},
         "fn:solve": {"bytes.loaded": 1e20},  # aggregate levels are not summed again
     }  # fmt: skip
@@ -52,21 +55,97 @@ def _two_blocks() -> Experiment:
     return Experiment.from_columns(kernels, metrics, {"p": [64] * len(values)}, values)
 
 
-def test_convolution_matches_a_hand_computation(tmp_path):
-    machine = read_machine(_write(tmp_path, MACHINE))
+@pytest.mark.parametrize("overlap", [0.0, 1.0, 0.25])
+def test_convolution_matches_a_hand_computation(tmp_path, overlap):
+    machine = read_machine(_write(tmp_path, {**MACHINE, "overlap": overlap}))
     result = convolve(_two_blocks(), machine)
-    # solve: per loaded byte 0.75/100e9 + 0.25*0.5/20e9 + 0.25*0.5/5e9 = 0.0075+0.00625+0.025 ns
+    # solve: per loaded byte h1/B_l1 + (hc - h1)/B_ll + (1 - hc)/B_memory
+    #   = 0.75/100e9 + 0.125/20e9 + 0.125/5e9 = 0.0075 + 0.00625 + 0.025 ns
     load_cost = 0.75 / 100e9 + 0.125 / 20e9 + 0.125 / 5e9
     store_cost = 0.75 / 50e9 + 0.125 / 10e9 + 0.125 / 2.5e9
-    solve = 8e9 * load_cost + 1e9 * store_cost + 4e9 / 2e9
-    setup = 2e9 / 100e9 + 16e9 / 8e9
-    assert solve == pytest.approx(0.31 + 0.0775 + 2.0)  # the hand figures, in seconds
+    solve_memory = 8e9 * load_cost + 1e9 * store_cost
+    assert solve_memory == pytest.approx(0.31 + 0.0775)  # the hand figures, in seconds
+    solve_fp, setup_memory, setup_fp = 4e9 / 2e9, 2e9 / 100e9, 16e9 / 8e9
+    # the longer of fp and memory, plus the part of the shorter that does not overlap
+    solve = solve_fp + (1 - overlap) * solve_memory
+    setup = setup_fp + (1 - overlap) * setup_memory
     assert result.functions["solve"] == pytest.approx(solve, rel=1e-12)
     assert result.functions["setup"] == pytest.approx(setup, rel=1e-12)
     assert result.total == pytest.approx(solve + setup, rel=1e-12)
-    assert [b.function for b in result.blocks] == ["solve", "setup"]
+    if overlap == 0.0:  # the sum, as in earlier versions
+        assert result.total == pytest.approx(0.3875 + 2.0 + 0.02 + 2.0)
     assert result.point == {"p": 64.0}
     assert len(result.warnings) == 1 and result.warnings[0].startswith("computation only")
+    assert "no 'core' figures" in result.warnings[0]
+
+
+def test_streams_instructions_and_mispredictions_follow_the_hand_computation(tmp_path):
+    data = {
+        **MACHINE,
+        "cache": {"D1": {"size": 32768, "associativity": 8, "line": 64}},
+        "stream": {"load": {"ll": 50.0, "memory": 25.0}, "store": {"ll": 40.0, "memory": 20.0}},
+        "core": {"instructions": 4.0, "misprediction_penalty": 5.0},
+        "overlap": 0.0,
+    }
+    machine = read_machine(_write(tmp_path, data))
+    features = {
+        # a stride-1 stream of 8-byte loads served by memory: one miss per 64-byte line
+        "bb:stream+0x0": {"loads": 1e9, "bytes.loaded": 8e9, "l1.hit_rate": 0.875,
+                          "ll.cumulative_hit_rate": 0.875, "instructions": 2e9,
+                          "branch.mispredictions": 1e6},
+        # every reference misses both levels: strided, charged at B_memory
+        "bb:gather+0x0": {"loads": 1e8, "bytes.loaded": 8e8, "l1.hit_rate": 0.0,
+                          "ll.cumulative_hit_rate": 0.0},
+    }  # fmt: skip
+    rows = [(k, m, v) for k, row in features.items() for m, v in row.items()]
+    kernels, metrics, values = zip(*rows, strict=True)
+    result = convolve(Experiment.from_columns(kernels, metrics, {"p": [1] * len(rows)}, values),
+                      machine)  # fmt: skip
+    blocks = {b.kernel: b for b in result.blocks}
+    # stream: s = h1 / (1 - 8/64) = 1; cost per memory-served byte from the stream plateau:
+    # (1/25e9 - 0.875/100e9) / 0.125 = (0.04 - 0.00875) / 0.125 ns = 0.25 ns
+    stream_cost = 0.875 / 100e9 + 0.125 * (1 / 25e9 - 0.875 / 100e9) / 0.125
+    assert stream_cost == pytest.approx(1 / 25e9)  # the whole stream moves at 25 GB/s
+    assert blocks["bb:stream+0x0"].memory_time == pytest.approx(8e9 / 25e9, rel=1e-12)
+    assert blocks["bb:stream+0x0"].instruction_time == pytest.approx(2e9 / 4e9, rel=1e-12)
+    assert blocks["bb:stream+0x0"].branch_time == pytest.approx(1e6 * 5e-9, rel=1e-12)
+    assert blocks["bb:stream+0x0"].time == pytest.approx(0.32 + 0.5 + 0.005, rel=1e-12)
+    assert blocks["bb:gather+0x0"].memory_time == pytest.approx(8e8 / 5e9, rel=1e-12)
+    assert result.warnings == [
+        "computation only: time in libraries (MPI, libc) and communication is not modeled"
+    ]
+    shown = render_pmac(machine)
+    assert "load stride-1 stream: ll 50 GB/s, memory 25 GB/s" in shown
+    assert "integer instructions: 4 Gop/s; mispredicted branch: 5 ns" in shown
+    assert "overlap of fp, memory and instruction time: 0" in shown
+    assert "instructions 0.5 s, branches 0.005 s)" in render_pmac(result)
+
+
+def test_streaming_share_follows_the_misses_per_line():
+    assert streaming_share(0.875, 8, 64) == 1.0  # one miss per line of 8-byte references
+    assert streaming_share(0.0, 8, 64) == 0.0  # a miss on every reference
+    assert streaming_share(0.4375, 8, 64) == pytest.approx(0.5)
+    assert streaming_share(0.75, 16, 64) == 1.0  # 16-byte references: one miss in four
+    assert streaming_share(1.0, 64, 64) == 0.0  # a reference per line cannot tell
+
+
+def test_an_earlier_signature_format_is_converted_with_the_same_cost(tmp_path):
+    machine = read_machine(_write(tmp_path, MACHINE))
+    legacy = convolve(_two_blocks("ll.hit_rate"), machine)
+    current = convolve(_two_blocks(), machine)
+    assert legacy.total == pytest.approx(current.total, rel=1e-12)
+    assert any("2 last-level hit rate(s) of an earlier" in w for w in legacy.warnings)
+
+
+def test_an_earlier_rate_without_its_first_level_rate_is_refused(tmp_path):
+    machine = read_machine(_write(tmp_path, MACHINE))
+    signature = Experiment.from_columns(
+        ["bb:f+0x0", "bb:f+0x0"], ["bytes.loaded", "ll.hit_rate"], {"p": [1, 1]}, [8.0, 0.5],
+        source="old.json",
+    )  # fmt: skip
+    with pytest.raises(InputError, match="'bb:f\\+0x0' has 'll.hit_rate'.*no 'l1.hit_rate'") as e:
+        convolve(signature, machine)
+    assert e.value.source == "old.json"
 
 
 def test_machine_without_a_needed_rate_names_file_and_field(tmp_path):
@@ -86,6 +165,13 @@ def test_machine_without_a_needed_rate_names_file_and_field(tmp_path):
         (lambda d: d.pop("memory"), "memory"),
         (lambda d: d["fp"].update({"add.f64.scalar": -1}), "fp.add.f64.scalar"),
         (lambda d: d["fp"].update({"add.f64.scalar": "fast"}), "fp.add.f64.scalar"),
+        (lambda d: d.update({"overlap": 1.5}), "overlap"),
+        (lambda d: d.update({"core": {"instructions": 4.0}}), "core.misprediction_penalty"),
+        (
+            lambda d: d.update({"core": {"instructions": 0, "misprediction_penalty": 1}}),
+            "core.instructions",
+        ),
+        (lambda d: d.update({"stream": {"load": {"ll": 1.0, "memory": 1.0}}}), "stream.store"),
     ],
 )
 def test_bad_machine_files_name_the_field(tmp_path, change, field):
@@ -170,7 +256,8 @@ def test_a_machine_profile_not_in_utf8_is_bad_input(tmp_path):
     ("feature", "value", "warning"),
     [
         ("bytes.loaded", -8e9, "negative bytes or operations (e.g. 'bb:solve+0x10')"),
-        ("l1.hit_rate", 1.7, "hit rates outside [0, 1] (e.g. 'bb:solve+0x10')"),
+        ("l1.hit_rate", 1.7, "hit rates outside [0, 1] or a last-level rate below"),
+        ("ll.cumulative_hit_rate", 0.5, "rate below the first-level one (e.g. 'bb:solve+0x10')"),
     ],
 )
 def test_a_convolution_of_out_of_range_figures_says_not_to_trust_it(

@@ -136,3 +136,65 @@ def test_pmnf_at_three_points_passes_on_its_quality_warnings():
     result = extrapolate(sig, {"p": 8}, forms="pmnf")
     assert result.elements[0].form == "pmnf"
     assert any("few-points" in w for w in result.warnings)
+
+
+def test_hit_rates_are_derived_from_the_extrapolated_miss_counts():
+    ps = [1.0, 2.0, 4.0]
+    loads = [4000.0 / p + 100.0 for p in ps]
+    l1_misses = [400.0 / p + 4.0 for p in ps]
+    ll_misses = [0.0, 1.0, 0.0]  # a handful of misses: the rate would swing
+    series = {
+        ("bb:a+0x0", "loads"): loads,
+        ("bb:a+0x0", "l1.misses"): l1_misses,
+        ("bb:a+0x0", "ll.misses"): ll_misses,
+        ("bb:a+0x0", "l1.hit_rate"): [1 - m / a for m, a in zip(l1_misses, loads, strict=True)],
+        ("bb:a+0x0", "ll.cumulative_hit_rate"): [1.0, 1 - 1 / 1100, 1.0],
+    }
+    result = extrapolate(_signature(series, ps), {"p": 16})
+    values = {e.feature: e for e in result.elements}
+    accesses = 4000.0 / 16 + 100.0
+    assert values["loads"].value == pytest.approx(accesses, rel=1e-9)
+    assert values["l1.hit_rate"].form == "derived"
+    assert values["l1.hit_rate"].value == pytest.approx(1 - (400 / 16 + 4) / accesses, rel=1e-9)
+    rate = values["ll.cumulative_hit_rate"]
+    assert rate.form == "derived"
+    assert rate.value == pytest.approx(1 - values["ll.misses"].value / accesses, rel=1e-12)
+    assert rate.value >= values["l1.hit_rate"].value
+
+
+def test_derived_last_level_misses_are_bounded_by_the_first_level_ones():
+    ps = [1.0, 2.0, 4.0]
+    series = {
+        ("bb:a+0x0", "stores"): [100.0, 100.0, 100.0],
+        ("bb:a+0x0", "l1.misses"): [30.0, 20.0, 10.0],  # 0 from p = 8 on (clamped)
+        ("bb:a+0x0", "ll.misses"): [5.0, 5.0, 5.0],
+    }
+    result = extrapolate(_signature(series, ps), {"p": 16})
+    values = {e.feature: e for e in result.elements}
+    assert values["l1.hit_rate"].value == 1.0
+    assert values["ll.cumulative_hit_rate"].value == 1.0
+    assert values["ll.cumulative_hit_rate"].clamped
+
+
+def test_an_earlier_signature_format_is_made_cumulative_and_says_so():
+    ps = [1.0, 2.0, 4.0]
+    series = {
+        ("bb:a+0x0", "loads"): [100.0, 50.0, 25.0],
+        ("bb:a+0x0", "l1.hit_rate"): [0.5, 0.5, 0.5],
+        ("bb:a+0x0", "ll.hit_rate"): [0.5, 0.5, 0.5],  # half of the misses: 0.75 cumulative
+    }
+    result = extrapolate(_signature(series, ps), {"p": 16})
+    values = {e.feature: e for e in result.elements}
+    assert "ll.hit_rate" not in values
+    assert values["ll.cumulative_hit_rate"].value == pytest.approx(0.75)
+    assert values["ll.cumulative_hit_rate"].form == "constant"
+    assert any("3 last-level hit rate(s) of an earlier" in w for w in result.warnings)
+
+
+def test_a_series_that_reaches_zero_at_its_largest_point_is_fitted():
+    # exponential fits 64, 8, 1 (all positive) best but cannot fit 64, 8, 1, 0: choosing it
+    # failed an assertion once the series ended at 0
+    p = np.array([1.0, 2.0, 4.0, 8.0])
+    form, coefficients, _ = choose_form(p, np.array([64.0, 8.0, 1.0, 0.0]))
+    assert not form.log_values
+    assert math.isfinite(form.evaluate(coefficients, np.array([16.0]))[0])

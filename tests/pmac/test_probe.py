@@ -28,10 +28,17 @@ def test_quick_probe_gives_a_monotone_enough_surface(tmp_path):
     for kind in ("add.f64.scalar", "mul.f32.vector", "div.f64.scalar", "fma.f64.vector"):
         assert profile.fp[kind] > 0
     assert profile.fp["div.f64.scalar"] < profile.fp["add.f64.scalar"]
+    # independent integer adds issue faster than one per nanosecond; a mispredicted branch
+    # costs a pipeline refill (a few to a few tens of nanoseconds)
+    assert profile.core["instructions"] > 1.0
+    assert 0.5 < profile.core["misprediction_penalty"] < 100.0
+    # prefetched stride-1 streams beat line-by-line (stride-8) access beyond the first level
+    assert profile.stream["load"]["ll"] > profile.memory["load"]["ll"]
     path = tmp_path / "machine.json"
     save_machine(profile, path)
     again = load_machine(path)
     assert again.memory == profile.memory and again.fp == profile.fp
+    assert again.stream == profile.stream and again.core == profile.core
     assert again.extra["probe"]["quick"] is True
 
 
@@ -59,9 +66,11 @@ def test_probe_hit_rates_follow_the_access_pattern():
     assert probe_hit_rates("stride1", 16384, cache) == (1.0, 1.0)
     assert probe_hit_rates("stride1", 1 << 19, cache) == (1 - 8 / 64, 1.0)
     assert probe_hit_rates("stride8", 1 << 22, cache) == (0.0, 0.0)
+    # cumulative: a stream beyond the last level still hits the first level 7 times in 8
+    assert probe_hit_rates("stride1", 1 << 22, cache) == (1 - 8 / 64, 1 - 8 / 64)
     l1_hit, ll_hit = probe_hit_rates("random", 1 << 21, cache)
     assert l1_hit == pytest.approx(32768 / (1 << 21))
-    assert 0.0 < ll_hit < 1.0
+    assert ll_hit == pytest.approx(0.5)  # half of the working set fits the last level
 
 
 @pytest.mark.parametrize("largest", ["-5", "0", "4096"])

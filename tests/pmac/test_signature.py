@@ -64,9 +64,13 @@ def test_signature_counts_the_loop_exactly(tmp_path):
     assert axpy["stores"] == 3000
     assert axpy["bytes.loaded"] == 48000 + 3 * 8
     assert axpy["bytes.stored"] == 24000
-    assert 0.0 <= axpy["l1.hit_rate"] <= 1.0 and 0.0 <= axpy["ll.hit_rate"] <= 1.0
     # main's initialization left x and y (16 KB) in the 32 KB first-level cache
-    assert axpy["l1.hit_rate"] == 1.0
+    assert axpy["l1.hit_rate"] == 1.0 and axpy["l1.misses"] == 0
+    assert axpy["ll.cumulative_hit_rate"] == 1.0 and axpy["ll.misses"] == 0
+    assert "ll.hit_rate" not in axpy  # the earlier format's local rate is not written
+    # one loop branch per iteration; the predictor learns the loop, missing at most its exits
+    assert axpy["branches"] >= 3000
+    assert 0 <= axpy["branch.mispredictions"] <= 30
     blocks = [k for k in signature.kernels if k.startswith("bb:axpy+")]
     assert sum(_features(signature, b).get("fp.mul.f64.scalar", 0) for b in blocks) == 3000
     lines = [k for k in signature.kernels if k.startswith("line:axpy.c:")]

@@ -645,7 +645,12 @@ def _kernels(
         scale = at_target**2 if u.relative else 1.0
         noise = u.noise_variance * (at_candidates**2 if u.relative else 1.0)
         columns = {name: j for j, name in enumerate(names)}
-        backtested = [e for e in u.extrapolation if e.parameter in columns]
+        # Per parameter the larger of the backtest and the model-selection spread, as
+        # Model.predict_interval takes it: in increasing order, the dicts below keep the larger.
+        backtested = sorted(
+            (e for e in u.extrapolation + u.selection if e.parameter in columns),
+            key=lambda e: e.rate_variance,
+        )
         kernels.append(
             _Kernel(
                 piece,

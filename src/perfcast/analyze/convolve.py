@@ -1,17 +1,44 @@
 """Convolution (PMaC): a signature's operations times a machine profile's rates.
 
-Every basic block's computation time is its floating-point time plus its memory time:
+Every basic block's computation time combines its floating-point, memory and instruction
+times, which an out-of-order core overlaps, plus the time its mispredicted branches cost::
+
+    time = longest + (1 - overlap) * (sum of the other two) + branch time
+
+with ``longest`` the largest of the three and ``overlap`` the machine's (default 1: the
+longest alone counts, as in a roofline; 0 adds them up, the convolution of earlier versions):
 
 * floating-point time: the sum over the block's floating-point kinds of operations divided by
   the machine's rate for that kind;
 * memory time: bytes loaded times the load cost per byte plus bytes stored times the store cost
-  per byte, where the cost per byte at the block's first-level hit rate ``h1`` and last-level
-  hit rate ``hl`` (the share of first-level misses the last level serves) is interpolated
-  between the machine's level bandwidths ``B``::
+  per byte, where the cost per byte at the block's cumulative hit rates -- first level ``h1``,
+  last level ``hc`` (the share of accesses served at or above the last level, as MultiMAPS
+  indexes its surface) -- is interpolated between the machine's level bandwidths ``B``::
 
-      cost(h1, hl) = h1 / B_l1 + (1 - h1) * hl / B_ll + (1 - h1) * (1 - hl) / B_memory
+      cost(h1, hc) = h1 / B_l1 + (hc - h1) / B_ll + (1 - hc) / B_memory
 
-  i.e. each byte is charged at the bandwidth of the level that serves it.
+  i.e. each byte is charged at the bandwidth of the level that serves it. Signatures of earlier
+  versions (``ll.hit_rate``, the share of first-level misses, ``hl``) are converted first,
+  ``hc = h1 + (1 - h1) * hl``, which gives the same cost.
+
+  Where the machine profile has ``stream`` figures, the bytes the last level and memory serve
+  are charged by the block's access pattern: a stride-1 stream of ``b``-byte references misses
+  the first level once per ``line / b`` references, a strided or random pattern on up to every
+  reference. The block's streaming share ``s = (1 - m) / (1 - b / line)`` (bounded to [0, 1];
+  ``m = 1 - h1`` its first-level miss rate, ``b`` its bytes per reference) weighs the cost per
+  served byte of a stream (from the stride-1 plateau ``S``, whose first-level hit rate is
+  ``h_s = 1 - 8 / line`` with the line of the profile's ``D1`` cache or 64 bytes:
+  ``max(0, (1 / S - h_s / B_l1) / (1 - h_s))``) against ``1 / B``::
+
+      cost = h1 / B_l1 + (hc - h1) * (s * stream_ll + (1 - s) / B_ll)
+                       + (1 - hc) * (s * stream_memory + (1 - s) / B_memory)
+
+* instruction time: the block's executed instructions over the machine's integer instruction
+  rate (``core.instructions``; the issue ceiling, which integer and control work meet);
+* branch time: ``branch.mispredictions`` times ``core.misprediction_penalty`` (signatures with
+  callgrind's branch simulation).
+
+Without ``core`` figures the instruction and branch times are 0 (the result says so).
 
 Block times are summed per function and over the signature (the chosen rank). A signature
 without basic blocks (a hand-written one) is convolved kernel by kernel, each kernel taken as
@@ -27,25 +54,54 @@ from typing import Any
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
 from perfcast.io.machine_profile import MachineProfile
-from perfcast.static.signature import BLOCK_PREFIX, FUNCTION_PREFIX, LINE_PREFIX, is_fp_feature
+from perfcast.static.signature import (
+    BLOCK_PREFIX,
+    FUNCTION_PREFIX,
+    L1_RATE,
+    LINE_PREFIX,
+    LL_RATE,
+    cumulative_hit_rates,
+    is_fp_feature,
+)
 
 MEMORY_FEATURES = ("bytes.loaded", "bytes.stored")
-HIT_RATES = ("l1.hit_rate", "ll.hit_rate")
+HIT_RATES = (L1_RATE, LL_RATE)
+MISPREDICTIONS = "branch.mispredictions"
+#: Bytes per access of the probe's streams (see perfcast.measure.probe).
+_PROBE_ACCESS_BYTES = 8
+_DEFAULT_LINE = 64
 
 
 @dataclass(frozen=True)
 class BlockTime:
-    """Predicted computation time of one block, in seconds."""
+    """Predicted computation time of one block, in seconds.
+
+    Attributes
+    ----------
+    kernel, function : str
+        The block and the function it belongs to.
+    fp_time, memory_time, instruction_time, branch_time : float
+        The parts (see the module docstring).
+    time : float
+        The parts combined with the machine's overlap.
+    """
 
     kernel: str
     function: str
     fp_time: float
     memory_time: float
+    instruction_time: float
+    branch_time: float
+    time: float
 
-    @property
-    def time(self) -> float:
-        """Floating-point plus memory time."""
-        return self.fp_time + self.memory_time
+
+def combined_time(
+    fp_time: float, memory_time: float, instruction_time: float, branch_time: float, overlap: float
+) -> float:
+    """``longest + (1 - overlap) * (the other two) + branch_time`` (the module docstring)."""
+    shorter, short, longest = sorted((fp_time, memory_time, instruction_time))
+    exposed = 0.0 if overlap >= 1.0 else (1.0 - overlap) * (shorter + short)
+    return longest + exposed + branch_time
 
 
 @dataclass
@@ -89,6 +145,8 @@ class Convolution:
                     "seconds": b.time,
                     "fp_seconds": b.fp_time,
                     "memory_seconds": b.memory_time,
+                    "instruction_seconds": b.instruction_time,
+                    "branch_seconds": b.branch_time,
                 }
                 for b in self.blocks
             ],
@@ -96,15 +154,40 @@ class Convolution:
         }
 
 
-def byte_cost(machine: MachineProfile, access: str, l1_hit: float, ll_hit: float) -> float:
-    """Seconds per byte of ``access`` at the given hit rates (see the module docstring)."""
+def line_bytes(machine: MachineProfile) -> int:
+    """The first-level cache's line size (64 bytes when the profile gives no caches)."""
+    return machine.cache.get("D1", {}).get("line", _DEFAULT_LINE)
+
+
+def streaming_share(l1_hit: float, bytes_per_access: float, line: int) -> float:
+    """How much a block's first-level misses look like a stride-1 stream's (0 to 1).
+
+    A stream of ``bytes_per_access``-byte references misses once per ``line`` bytes; a miss
+    rate at or below that is all streaming (1), one miss per reference none (0), linear between.
+    """
+    stream_misses = min(1.0, bytes_per_access / line)
+    if stream_misses >= 1.0:
+        return 0.0
+    return min(1.0, max(0.0, l1_hit / (1.0 - stream_misses)))
+
+
+def byte_cost(
+    machine: MachineProfile, access: str, l1_hit: float, ll_hit: float, streaming: float = 0.0
+) -> float:
+    """Seconds per byte of ``access`` at the given cumulative hit rates and streaming share
+    (see the module docstring); rates are taken into [0, 1] and the last level's to at least
+    the first's. Without ``stream`` figures in the profile the streaming share is ignored."""
     l1_hit = min(1.0, max(0.0, l1_hit))
-    ll_hit = min(1.0, max(0.0, ll_hit))
-    return (
-        l1_hit / machine.bandwidth(access, "l1")
-        + (1.0 - l1_hit) * ll_hit / machine.bandwidth(access, "ll")
-        + (1.0 - l1_hit) * (1.0 - ll_hit) / machine.bandwidth(access, "memory")
-    )
+    ll_hit = min(1.0, max(l1_hit, ll_hit))
+    l1_cost = 1.0 / machine.bandwidth(access, "l1")
+    served = {level: 1.0 / machine.bandwidth(access, level) for level in ("ll", "memory")}
+    probe_hit = 1.0 - _PROBE_ACCESS_BYTES / line_bytes(machine)
+    for level in served:
+        stream = machine.stream_bandwidth(access, level)
+        if stream is not None and streaming > 0:
+            stream_cost = max(0.0, (1.0 / stream - probe_hit * l1_cost) / (1.0 - probe_hit))
+            served[level] = streaming * stream_cost + (1.0 - streaming) * served[level]
+    return l1_hit * l1_cost + (ll_hit - l1_hit) * served["ll"] + (1.0 - ll_hit) * served["memory"]
 
 
 def _function_of(kernel: str) -> str:
@@ -166,6 +249,7 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
         the machine lacks the rate of a floating-point kind the signature counts (naming the
         machine file and field).
     """
+    signature, converted = cumulative_hit_rates(signature)
     blocks, point = block_features(signature)
     features_present = {name for features in blocks.values() for name in features}
     if not features_present & {*MEMORY_FEATURES} and not any(map(is_fp_feature, features_present)):
@@ -183,7 +267,8 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
     for kernel, features in blocks.items():
         if any(v < 0 for n, v in features.items() if n in MEMORY_FEATURES or is_fp_feature(n)):
             negative.add(kernel)
-        if any(not 0.0 <= features[n] <= 1.0 for n in HIT_RATES if n in features):
+        rates = [features[n] for n in HIT_RATES if n in features]
+        if any(not 0.0 <= r <= 1.0 for r in rates) or (len(rates) == 2 and rates[1] < rates[0]):
             out_of_range.add(kernel)
         fp_time = sum(
             count / machine.fp_rate(name[len("fp.") :])
@@ -191,7 +276,14 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
             if is_fp_feature(name) and count > 0
         )
         moved = {name: features.get(name, 0.0) for name in MEMORY_FEATURES}
-        memory_time = 0.0
+        memory_time = instruction_time = branch_time = 0.0
+        if machine.core:
+            instruction_time = features.get("instructions", 0.0) / (
+                machine.core["instructions"] * 1e9
+            )
+            branch_time = features.get(MISPREDICTIONS, 0.0) * (
+                machine.core["misprediction_penalty"] * 1e-9
+            )
         if any(moved.values()):
             missing = [name for name in HIT_RATES if name not in features]
             if missing:
@@ -201,10 +293,29 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
                     reason="missing-feature",
                     value=missing[0],
                 )
-            l1_hit, ll_hit = features["l1.hit_rate"], features["ll.hit_rate"]
+            l1_hit, ll_hit = features[L1_RATE], features[LL_RATE]
+            references = features.get("loads", 0.0) + features.get("stores", 0.0)
+            streaming = 0.0
+            if references > 0:
+                per_reference = sum(moved.values()) / references
+                streaming = streaming_share(l1_hit, per_reference, line_bytes(machine))
             for name, access in zip(MEMORY_FEATURES, ("load", "store"), strict=True):
-                memory_time += moved[name] * byte_cost(machine, access, l1_hit, ll_hit)
-        times.append(BlockTime(kernel, _function_of(kernel), fp_time, memory_time))
+                cost = byte_cost(machine, access, l1_hit, ll_hit, streaming)
+                memory_time += moved[name] * cost
+        total_time = combined_time(
+            fp_time, memory_time, instruction_time, branch_time, machine.overlap
+        )
+        times.append(
+            BlockTime(
+                kernel,
+                _function_of(kernel),
+                fp_time,
+                memory_time,
+                instruction_time,
+                branch_time,
+                total_time,
+            )
+        )
     times.sort(key=lambda b: (-b.time, b.kernel))
     functions: dict[str, float] = {}
     for block in times:
@@ -218,16 +329,27 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
         )
     if out_of_range:
         warnings.append(
-            f"{len(out_of_range)} block(s) have hit rates outside [0, 1] (e.g. "
-            f"'{min(out_of_range)}'), taken as the nearest bound"
+            f"{len(out_of_range)} block(s) have hit rates outside [0, 1] or a last-level rate "
+            f"below the first-level one (e.g. '{min(out_of_range)}'), taken as the nearest bound"
+        )
+    if converted:
+        warnings.append(
+            f"{converted} last-level hit rate(s) of an earlier signature format (share of "
+            "first-level misses) were made cumulative"
         )
     if not math.isfinite(total):
         warnings.append(
             "the predicted time is not a finite number: the signature's counts or the "
             "machine's rates are out of range"
         )
-    warnings.append(
-        "computation only: time in libraries (MPI, libc), communication, integer work and "
-        "instruction issue limits is not modeled"
-    )
+    if machine.core:
+        warnings.append(
+            "computation only: time in libraries (MPI, libc) and communication is not modeled"
+        )
+    else:
+        warnings.append(
+            "computation only: time in libraries (MPI, libc), communication, integer work, "
+            "instruction issue limits and branch mispredictions is not modeled (the machine "
+            "profile has no 'core' figures)"
+        )
     return Convolution(machine.name, point, times, functions, total, warnings)

@@ -27,6 +27,17 @@ is kept and the PMNF prediction only reported beside it).
 
 Counts never fall below zero and rates (hit rates) stay in [0, 1]: a prediction outside is
 clamped and the element says so.
+
+Hit rates are derived, not fitted, where the signature holds the miss counts they come from:
+``l1.misses`` and ``ll.misses`` are extrapolated as counts like every other, and the rates at
+the target are ``1 - misses / (loads + stores)`` of the extrapolated counts (form ``derived``),
+with the misses bounded by the accesses and the last level's by the first level's. A rate
+computed from a handful of misses swings between core counts in ways no form follows, while the
+counts of misses (mostly ``a + b/p`` under strong scaling) extrapolate as well as the other
+counts; the derived rates also stay consistent with the accesses and with each other
+(``l1.hit_rate <= ll.cumulative_hit_rate``). Signatures of earlier versions (no miss counts,
+``ll.hit_rate`` as the share of first-level misses) are made cumulative first
+(:func:`perfcast.static.signature.cumulative_hit_rates`) and their rates fitted directly.
 """
 
 from __future__ import annotations
@@ -40,12 +51,13 @@ import numpy as np
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
-from perfcast.static.signature import BOUNDED_FEATURES
+from perfcast.static.signature import BOUNDED_FEATURES, RATE_MISSES, cumulative_hit_rates
 
 FORM_SETS = ("pmac", "pmnf", "both")
 MIN_POINTS = 3
 _TIE = 1e-9
 _NO_PMNF = "PMNF fitted no model"
+_ACCESSES = ("loads", "stores")
 
 
 @dataclass(frozen=True)
@@ -216,22 +228,23 @@ def choose_form(p: np.ndarray, y: np.ndarray) -> tuple[CanonicalForm, tuple[floa
     order = np.argsort(p)
     p, y = p[order], y[order]
     scale = float(np.max(np.abs(y))) if len(y) else 0.0
-    ranked: list[tuple[float, int, int, CanonicalForm]] = []
+    ranked: list[tuple[float, int, int, CanonicalForm, tuple[float, float]]] = []
     for position, form in enumerate(CANONICAL_FORMS):
         if len(p) - 1 < form.size:
             continue
         early = form.fit(p[:-1], y[:-1])
-        if early is None:
+        # a multiplicative form fits positive values only: the largest point may be 0 (a count
+        # of misses that vanishes) although the smaller ones are not
+        refitted = form.fit(p, y)
+        if early is None or refitted is None:
             continue
         predicted = float(form.evaluate(early, p[-1:])[0])
         error = _relative(predicted, float(y[-1]), scale) if math.isfinite(predicted) else math.inf
-        ranked.append((error, form.size, position, form))
+        ranked.append((error, form.size, position, form, refitted))
     best_error = min(r[0] for r in ranked)
     tolerance = _TIE * max(1.0, best_error)
     tied = [r for r in ranked if r[0] <= best_error + tolerance]
-    error, _size, _position, form = min(tied, key=lambda r: (r[1], r[2]))
-    coefficients = form.fit(p, y)
-    assert coefficients is not None  # it fitted the positive subset, so it fits all points
+    error, _size, _position, form, coefficients = min(tied, key=lambda r: (r[1], r[2]))
     return form, coefficients, error
 
 
@@ -327,6 +340,7 @@ def extrapolate(
     """
     if forms not in FORM_SETS:
         raise InputError(f"unknown form set '{forms}' (known: {', '.join(FORM_SETS)})", value=forms)
+    signature, converted = cumulative_hit_rates(signature)
     parameter, series = _series(signature)
     if set(target) != {parameter}:
         raise InputError(
@@ -377,7 +391,14 @@ def extrapolate(
         raise InputError(
             "no element of the signature is measured at enough points", signature.source
         )
+    elements = derive_hit_rates(elements)
     warnings = []
+    if converted:
+        warnings.append(
+            f"{converted} last-level hit rate(s) of an earlier signature format (share of "
+            "first-level misses) were made cumulative; without miss counts the rates are "
+            "fitted, not derived: re-collect the signatures for derived rates"
+        )
     largest = distinct[-1]
     if at > 4 * largest:
         warnings.append(
@@ -449,6 +470,56 @@ def _element(
             "validation_error": other.validation_error,
         }
     return chosen
+
+
+def derive_hit_rates(elements: list[ElementFit]) -> list[ElementFit]:
+    """Replace fitted hit rates by those of the extrapolated miss and access counts.
+
+    For every kernel with extrapolated ``l1.misses``, ``ll.misses`` and accesses (``loads``
+    and/or ``stores``): ``l1.hit_rate = 1 - l1.misses / accesses`` and
+    ``ll.cumulative_hit_rate = 1 - ll.misses / accesses``, with the first level's misses bounded
+    by the accesses and the last level's by the first level's (a bound that binds marks the
+    rate clamped). The fit error of a derived rate is the largest of the counts' it comes from
+    (NaN when none of them has one, as for PMNF fits).
+
+    Parameters
+    ----------
+    elements : list of ElementFit
+        The extrapolated elements (counts and fitted rates).
+
+    Returns
+    -------
+    list of ElementFit
+        The same elements, each kernel's rates derived where its counts allow.
+    """
+    by_kernel: dict[str, dict[str, ElementFit]] = {}
+    for element in elements:
+        by_kernel.setdefault(element.kernel, {})[element.feature] = element
+    derived: dict[tuple[str, str], ElementFit] = {}
+    for kernel, features in by_kernel.items():
+        counts = [features.get(name) for name in (*_ACCESSES, *RATE_MISSES.values())]
+        present = [c for c in counts if c is not None]
+        if any(features.get(m) is None for m in RATE_MISSES.values()) or len(present) < 3:
+            continue
+        if not all(math.isfinite(c.value) for c in present):
+            continue
+        accesses = sum(features[name].value for name in _ACCESSES if name in features)
+        if accesses <= 0:
+            continue
+        bound = accesses
+        errors = [c.fit_error for c in present if math.isfinite(c.fit_error)]
+        fit_error = max(errors) if errors else math.nan  # PMNF fits report none
+        for rate, misses_name in RATE_MISSES.items():
+            misses = features[misses_name].value
+            bounded = min(misses, bound)
+            bound = bounded  # the next level misses no more than this one
+            derived[(kernel, rate)] = ElementFit(
+                kernel, rate, "derived",
+                f"1 - {misses_name}/({' + '.join(n for n in _ACCESSES if n in features)})",
+                1.0 - bounded / accesses, fit_error, None, clamped=bounded != misses,
+            )  # fmt: skip
+    kept = [e for e in elements if (e.kernel, e.feature) not in derived]
+    return kept + list(derived.values())
 
 
 def _pick(canonical: ElementFit | None, searched: ElementFit | None) -> ElementFit | None:

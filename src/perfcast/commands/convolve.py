@@ -12,8 +12,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     """Register ``perfcast convolve``."""
     parser = subparsers.add_parser(
         "convolve",
-        description="Each block's floating-point operations at the machine's rates plus its "
-        "bytes at the bandwidth of the levels its hit rates say serve them.",
+        description="Each block's floating-point operations at the machine's rates, its bytes "
+        "at the bandwidth of the levels its hit rates say serve them and its instructions at "
+        "the issue rate, overlapped as the machine says, plus its mispredicted branches.",
     )
     parser.add_argument("signature", metavar="SIGNATURE", help="a signature at one point")
     parser.add_argument("--machine", required=True, metavar="FILE", help="machine profile JSON")

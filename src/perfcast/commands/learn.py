@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from perfcast.api import learn, learning_methods, parse_reductions, render_learned, save_learned
+from perfcast.api import (
+    learn,
+    learning_methods,
+    parse_reductions,
+    render_learned,
+    save_learned,
+    transfer_methods,
+)
 from perfcast.commands.common import write_output
 
 
@@ -28,6 +35,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         metavar="SOURCE",
         help="runs (table) or learned model (.json) of another platform; TABLE then holds the "
         "few runs of the new one",
+    )
+    parser.add_argument(
+        "--transfer-method",
+        choices=transfer_methods(),
+        default="map",
+        help="map: rescale the source runs by a log-linear map fitted on TABLE (default); "
+        "tradaboost: instance transfer, two-stage TrAdaBoost.R2 re-weighting the source runs; "
+        "map+tradaboost: the map, then the re-weighting",
     )
     parser.add_argument(
         "--exclude",
@@ -54,6 +69,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Learn, write the model file, print the summary (warnings on standard error too)."""
     reductions = parse_reductions(args.reduce, "--reduce") if args.reduce else {}
+    if args.transfer_method != "map" and args.transfer_from is None:
+        print(
+            f"perfcast: error: --transfer-method {args.transfer_method} needs --transfer-from",
+            file=sys.stderr,
+        )
+        return 2
     try:
         model = learn(
             args.table,
@@ -65,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
             log_target=not args.no_log_target,
             linear_base=not args.no_linear_base,
             seed=args.seed,
+            transfer=args.transfer_method,
             reduce_time=reductions.get("reduce_time"),
             reduce_importance=reductions.get("reduce_importance"),
         )

@@ -10,7 +10,7 @@ converted, so that reading and modeling a small file does not pay for importing 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -670,6 +670,35 @@ class Experiment:
             return None
         return self._masked(below), self._masked(at_largest)
 
+    def kernel_blocks(self, metric: str, size: int) -> Iterator[Experiment]:
+        """The measurements of ``metric`` in blocks of the kernels at ``size`` consecutive
+        positions of :attr:`kernels` each (blocks without any are left out): the experiment
+        each step of a chunked backtest sees, to be shipped to another process.
+
+        Parameters
+        ----------
+        metric : str
+        size : int
+            Positions per block, 1 or more.
+
+        Raises
+        ------
+        InputError
+            When the metric was not measured.
+        """
+        self.check_metric(metric)
+        measured = self._metric_codes == self._metric_names.index(metric)
+        codes = self._kernel_codes
+        ordered = bool(np.all(codes[1:] >= codes[:-1]))  # rows grouped by kernel, as written
+        for start in range(0, len(self._kernel_names), size):
+            if ordered:
+                first, stop = np.searchsorted(codes, [start, start + size])
+                rows = first + np.flatnonzero(measured[first:stop])
+            else:
+                rows = np.flatnonzero(measured & (codes >= start) & (codes < start + size))
+            if len(rows):
+                yield self._masked(rows)
+
     def _kernels_matching(self, pattern: str) -> set[int]:
         """Codes of the kernels whose name matches the glob ``pattern``."""
         return {
@@ -695,7 +724,8 @@ class Experiment:
         return self._masked(mask)
 
     def _masked(self, mask: np.ndarray) -> Experiment:
-        """The experiment of the rows where ``mask`` is true."""
+        """The experiment of the rows where ``mask`` is true (or of the row indices ``mask``,
+        in their order)."""
         kernel_codes, kept_kernels = _first_appearance(self._kernel_codes[mask])
         metric_codes, kept_metrics = _first_appearance(self._metric_codes[mask])
         metric_names = [self._metric_names[code] for code in kept_metrics]

@@ -179,6 +179,38 @@ class Backtest:
 
 
 @dataclass(frozen=True)
+class SelectionSpread:
+    """How far apart the forms that fit the data extrapolate along one parameter.
+
+    Measured by :mod:`perfcast.model.rivals`: every PMNF hypothesis of up to two building blocks
+    is fitted to the data along the parameter and weighed by its Akaike weight;
+    ``rate_variance`` is the weighted mean square relative distance of their predictions from
+    the chosen model's one log step beyond ``largest``, per squared log step. Beyond ``largest``
+    the interval's relative variance grows by ``rate_variance * log(x / largest)^2`` or by the
+    :class:`Backtest`'s, whichever is larger: both estimate the error of the chosen form there.
+
+    Attributes
+    ----------
+    parameter : str
+    largest : float
+        The largest measured value of the parameter.
+    rate_variance : float
+    """
+
+    parameter: str
+    largest: float
+    rate_variance: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary for JSON."""
+        return {
+            "parameter": self.parameter,
+            "largest": float(self.largest),
+            "rate_variance": float(self.rate_variance),
+        }
+
+
+@dataclass(frozen=True)
 class Uncertainty:
     """What a prediction interval needs: the fit's coefficient covariance and noise.
 
@@ -201,6 +233,10 @@ class Uncertainty:
     extrapolation : tuple of Backtest
         Per parameter, the backtested error of the search beyond the largest measured value;
         empty where no backtest was possible.
+    selection : tuple of SelectionSpread
+        Per parameter, the spread of the forms that fit the data as well, beyond the largest
+        measured value (model-selection uncertainty); empty in model files written before it
+        existed.
     """
 
     covariance: np.ndarray
@@ -209,6 +245,7 @@ class Uncertainty:
     relative: bool = True
     loo_variance: float = 0.0
     extrapolation: tuple[Backtest, ...] = ()
+    selection: tuple[SelectionSpread, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary for JSON (the ``uncertainty`` of a model)."""
@@ -219,6 +256,7 @@ class Uncertainty:
             "relative": bool(self.relative),
             "loo_variance": float(self.loo_variance),
             "extrapolation": [e.to_dict() for e in self.extrapolation],
+            "selection": [e.to_dict() for e in self.selection],
         }
 
     @classmethod
@@ -253,17 +291,22 @@ class Uncertainty:
             Backtest(str(e["parameter"]), float(e["largest"]), float(e["rate_variance"]))
             for e in data.get("extrapolation") or ()
         )
-        if not all(
-            math.isfinite(e.largest)
-            and e.largest > 0
-            and math.isfinite(e.rate_variance)
-            and e.rate_variance >= 0
-            for e in extrapolation
-        ):
-            raise ValueError(
-                "uncertainty: extrapolation values must be finite, largest > 0, variances >= 0"
-            )
-        return cls(covariance, numbers[0], dof, relative, numbers[1], extrapolation)
+        selection = tuple(
+            SelectionSpread(str(e["parameter"]), float(e["largest"]), float(e["rate_variance"]))
+            for e in data.get("selection") or ()
+        )
+        for name, rates in (("extrapolation", extrapolation), ("selection", selection)):
+            if not all(
+                math.isfinite(e.largest)
+                and e.largest > 0
+                and math.isfinite(e.rate_variance)
+                and e.rate_variance >= 0
+                for e in rates
+            ):
+                raise ValueError(
+                    f"uncertainty: {name} values must be finite, largest > 0, variances >= 0"
+                )
+        return cls(covariance, numbers[0], dof, relative, numbers[1], extrapolation, selection)
 
 
 @dataclass(frozen=True)
@@ -371,7 +414,9 @@ class Model:
         The interval's variance is that of a new measurement (noise) plus that of the fitted
         curve, at least
         :attr:`Uncertainty.loo_variance`, plus beyond the largest measured value of a parameter
-        the backtested error of the search there (:attr:`Uncertainty.extrapolation`);
+        per parameter the larger of the backtested error of the search there
+        (:attr:`Uncertainty.extrapolation`) and the spread of the forms that fit the data as
+        well (:attr:`Uncertainty.selection`);
         ``benchmarks/RESULTS.md``, "Calibration", measures how often it holds held-out
         measurements.
 
@@ -405,7 +450,9 @@ class Model:
                 np.maximum(fit_variance / prediction**2 + u.noise_variance, u.loo_variance) + beyond
             )
             factor = np.exp(quantile * relative)
-            lower, upper = prediction / factor, prediction * factor
+            # Ordered, so that a negative prediction's bounds are not reversed.
+            lower = np.minimum(prediction / factor, prediction * factor)
+            upper = np.maximum(prediction / factor, prediction * factor)
         # Where the prediction is 0 a relative spread means nothing: the fitted curve's own
         # spread is the interval there (none for a model that is 0 throughout).
         zero = prediction == 0
@@ -415,16 +462,21 @@ class Model:
         return prediction, lower, upper
 
     def _extrapolation_variance(self, points: np.ndarray | Mapping[str, Any]) -> np.ndarray:
-        """Relative variance the backtests add at ``points`` beyond the measured values."""
+        """Relative variance added at ``points`` beyond the measured values: per parameter the
+        larger of its backtest's and its model-selection spread's, summed over parameters."""
         assert self.uncertainty is not None
         columns = self._columns(points)
-        total = np.zeros(len(next(iter(columns.values()))) if columns else 1)
-        for e in self.uncertainty.extrapolation:
+        size = len(next(iter(columns.values()))) if columns else 1
+        # Per parameter, the backtest and the spread both estimate the error of the chosen
+        # form along it: the larger one counts.
+        along: dict[str, np.ndarray] = {}
+        for e in self.uncertainty.extrapolation + self.uncertainty.selection:
             if e.parameter in columns and e.largest > 0:
                 with np.errstate(divide="ignore", invalid="ignore"):
                     distance = np.log(columns[e.parameter] / e.largest)
-                total = total + e.rate_variance * np.where(distance > 0, distance, 0.0) ** 2
-        return total
+                added = e.rate_variance * np.where(distance > 0, distance, 0.0) ** 2
+                along[e.parameter] = np.maximum(along.get(e.parameter, 0.0), added)
+        return sum(along.values(), np.zeros(size))
 
     def segment_index(self, points: np.ndarray | Mapping[str, Any]) -> np.ndarray:
         """Which of :attr:`segments` evaluates each point (0 for an ordinary model).
@@ -693,13 +745,14 @@ class Model:
                     parameters,
                 ),
             )
-            unknown = sorted(
-                {e.parameter for e in model.uncertainty.extrapolation} - set(parameters)
-                if model.uncertainty is not None
-                else ()
-            )
-            if unknown:
-                raise ValueError(f"uncertainty: extrapolation of unknown parameter(s) {unknown}")
+            for name in ("extrapolation", "selection"):
+                unknown = sorted(
+                    {e.parameter for e in getattr(model.uncertainty, name)} - set(parameters)
+                    if model.uncertainty is not None
+                    else ()
+                )
+                if unknown:
+                    raise ValueError(f"uncertainty: {name} of unknown parameter(s) {unknown}")
             return model
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise InputError(f"malformed model: {error}", source) from error

@@ -6,6 +6,8 @@ import sys
 import time
 from typing import TextIO
 
+from perfcast.core.terminal import visible
+
 BAR_WIDTH = 24
 
 
@@ -42,7 +44,9 @@ class ProgressBar:
         self.delay = delay
         self._shown = False
         self.unit = unit
-        self.stream = sys.stderr if stream is None else stream
+        shown_on = sys.stderr if stream is None else stream
+        # The bar's own control sequences go to the terminal itself, its label escaped.
+        self.stream = getattr(shown_on, "terminal", shown_on)
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)()) and total > 0
         self.done = 0
         self.failed = 0
@@ -57,7 +61,7 @@ class ProgressBar:
         eta = format_duration(elapsed / self.done * remaining) if self.done else "?"
         failed = f", {self.failed} failed" if self.failed else ""
         text = f"[{bar}] {self.done}/{self.total} {self.unit}{failed}  ETA {eta}"
-        return f"{text}  {label}" if label else text
+        return f"{text}  {visible(label)}" if label else text
 
     def start(self, label: str) -> None:
         """Show the run about to start."""

@@ -31,7 +31,9 @@ def convolution_text(result: Convolution) -> str:
     for block in result.blocks[:_SHOWN_BLOCKS]:
         lines.append(
             f"  {block.kernel:<{width}}  {_seconds(block.time):>14}  "
-            f"(fp {_seconds(block.fp_time)}, memory {_seconds(block.memory_time)})"
+            f"(fp {_seconds(block.fp_time)}, memory {_seconds(block.memory_time)}, "
+            f"instructions {_seconds(block.instruction_time)}, "
+            f"branches {_seconds(block.branch_time)})"
         )
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines) + "\n"
@@ -77,8 +79,17 @@ def machine_text(profile: MachineProfile) -> str:
     for access, levels in profile.memory.items():
         figures = ", ".join(f"{level} {gbs:.3g} GB/s" for level, gbs in levels.items())
         lines.append(f"  {access}: {figures}")
+    for access, levels in profile.stream.items():
+        figures = ", ".join(f"{level} {gbs:.3g} GB/s" for level, gbs in levels.items())
+        lines.append(f"  {access} stride-1 stream: {figures}")
     for kind, rate in profile.fp.items():
         lines.append(f"  fp {kind}: {rate:.3g} Gop/s")
+    if profile.core:
+        lines.append(
+            f"  integer instructions: {profile.core['instructions']:.3g} Gop/s; mispredicted "
+            f"branch: {profile.core['misprediction_penalty']:.3g} ns"
+        )
+    lines.append(f"  overlap of fp, memory and instruction time: {profile.overlap:g}")
     # "probe" is free-form in a hand-written profile: only a list of notes is shown.
     probe = profile.extra.get("probe")
     notes = probe.get("notes") if isinstance(probe, dict) else None

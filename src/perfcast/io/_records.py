@@ -7,7 +7,6 @@ collected measurements into an :class:`~perfcast.core.experiment.Experiment`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from perfcast.core.experiment import (
     Metric,
     Parameter,
 )
+from perfcast.core.jsonin import DuplicateKeyError, parse_json
 from perfcast.core.numbers import json_float
 
 
@@ -31,9 +31,20 @@ def first_content_line(head: str) -> str:
 
 
 def json_object(line: str) -> dict | None:
-    """``line`` parsed as a JSON object, or None when it is not one."""
+    """``line`` parsed as a JSON object, or None when it is not one (for sniffing formats)."""
     try:
-        value = json.loads(line, parse_float=json_float)
+        return json_record(line)
+    except ValueError:
+        return None
+
+
+def json_record(line: str) -> dict | None:
+    """``line`` parsed as a JSON object, or None when it is not one; a
+    :class:`~perfcast.core.jsonin.DuplicateKeyError` when the object repeats a key."""
+    try:
+        value = parse_json(line, parse_float=json_float)
+    except DuplicateKeyError:
+        raise
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import CALL_PATH_SEPARATOR, KERNEL, METRIC, VALUE, Experiment, Metric
+from perfcast.core.jsonin import parse_json
 from perfcast.core.numbers import json_float, parse_number
 from perfcast.io.caliper_metrics import CaliperMetric, caliper_metric, rank_metric
 from perfcast.io.profile_set import Run, build_experiment
@@ -207,7 +208,7 @@ def _read_json_split(
     path: Path,
 ) -> tuple[list[_Record], dict[str, Any], dict[str, CaliperMetric]]:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"), parse_float=json_float)
+        document = parse_json(path.read_text(encoding="utf-8"), parse_float=json_float)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise InputError(f"not a readable json-split file ({error})", path) from None
     if not isinstance(document, dict) or any(k not in document for k in _JSON_SPLIT_KEYS):

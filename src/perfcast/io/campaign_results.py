@@ -21,6 +21,7 @@ from typing import Any
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment, Metric, Parameter
+from perfcast.core.jsonin import parse_json
 
 NAME = "perfcast-campaign"
 RUN_STATUSES = ("ok", "failed", "timeout")
@@ -107,7 +108,7 @@ def read_journal(path: str | Path) -> Journal:
         if not raw.strip():
             continue
         try:
-            line = json.loads(raw)
+            line = parse_json(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise InputError("corrupt results line (not JSON)", path, number) from None
         if not isinstance(line, dict) or line.get("type") not in ("session", "run"):

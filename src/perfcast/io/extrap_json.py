@@ -40,6 +40,7 @@ from typing import Any
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import KERNEL, METRIC, REPETITION, VALUE, Experiment
+from perfcast.core.jsonin import parse_json
 from perfcast.core.numbers import json_float, parse_number
 from perfcast.io._records import (
     Rows,
@@ -67,7 +68,7 @@ def sniff(path: Path, head: str) -> bool:
 def _load(path: Path) -> Any:
     text = read_text(path)
     try:
-        return json.loads(text, parse_float=json_float)
+        return parse_json(text, parse_float=json_float)
     except json.JSONDecodeError as error:
         raise InputError(f"malformed JSON: {error.msg}", path, error.lineno) from None
 

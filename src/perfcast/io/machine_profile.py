@@ -9,9 +9,12 @@ scaling the figures of one that can be probed)::
      "memory": {"load":  {"l1": 120.0, "ll": 40.0, "memory": 10.0},
                 "store": {"l1": 60.0,  "ll": 30.0, "memory": 8.0}},
      "fp": {"add.f64.scalar": 4.0, "mul.f64.vector": 8.0, ...},
-     "surface": [{"pattern": "stride-1", "access": "load", "working_set": 4096,
+     "stream": {"load": {"ll": 30.0, "memory": 9.0}, "store": {"ll": 20.0, "memory": 6.0}},
+     "core": {"instructions": 12.0, "misprediction_penalty": 5.0},
+     "overlap": 1.0,
+     "surface": [{"pattern": "stride1", "access": "load", "working_set": 4096,
                   "bandwidth": 118.2, "spread": 0.03, "l1_hit_rate": 1.0,
-                  "ll_hit_rate": 1.0}, ...]}
+                  "ll_cumulative_hit_rate": 1.0}, ...]}
 
 ``memory`` holds the effective bandwidth in GB/s (1e9 bytes per second) of data served by the
 first-level cache (``l1``), the last-level cache (``ll``) and main memory (``memory``), for
@@ -20,7 +23,21 @@ each floating-point kind ``<op>.<precision>.<shape>`` a signature counts (see
 :mod:`perfcast.static.signature`). ``cache`` (for the cache simulation of signatures) and
 ``surface`` (the probe's raw measurements: the bandwidth over working-set size, access
 pattern and operation, with the spread of the repetitions and the hit rates of each point)
-are optional for the convolution.
+are optional for the convolution, and so are (each refines the convolution when present):
+
+``stream``
+    GB/s of stride-1 streams of 8-byte accesses whose working set lies in the last-level cache
+    (``ll``) or beyond it (``memory``), all bytes counted: what sequential access reaches with
+    the hardware prefetchers, against the line-by-line (stride-8) figures of ``memory``.
+``core``
+    ``instructions``: Gop/s of independent integer instructions (the issue ceiling);
+    ``misprediction_penalty``: nanoseconds a mispredicted branch costs.
+``overlap``
+    How much of the shorter of floating-point, memory and instruction time hides under the
+    longest, from 0 (none: they add up) to 1 (all: the longest alone counts; the default).
+
+Surface points written by earlier versions carry ``ll_hit_rate`` (the share of first-level
+misses the last level serves) instead of the cumulative ``ll_cumulative_hit_rate``.
 """
 
 from __future__ import annotations
@@ -32,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from perfcast.core.errors import InputError
+from perfcast.core.jsonin import parse_json
 from perfcast.core.jsonout import dumps
 
 FORMAT = "perfcast-machine"
@@ -40,6 +58,9 @@ ACCESSES = ("load", "store")
 LEVELS = ("l1", "ll", "memory")
 CACHE_LEVELS = ("D1", "LL")
 CACHE_FIELDS = ("size", "associativity", "line")
+STREAM_LEVELS = ("ll", "memory")
+CORE_FIELDS = ("instructions", "misprediction_penalty")
+DEFAULT_OVERLAP = 1.0
 #: valgrind reads cache sizes into a C int.
 _VALGRIND_LARGEST = 2**31
 
@@ -61,6 +82,12 @@ class MachineProfile:
         empty.
     surface : list of dict
         The probe's measurements (free-form points; may be empty).
+    stream : dict of str to dict of str to float
+        GB/s of stride-1 streams per access and level (``ll``, ``memory``); may be empty.
+    core : dict of str to float
+        ``instructions`` (Gop/s) and ``misprediction_penalty`` (ns); may be empty.
+    overlap : float
+        Share of the shorter times hidden under the longest (0 to 1).
     source : str or None
         The file it was read from, for messages.
     extra : dict
@@ -74,6 +101,9 @@ class MachineProfile:
     surface: list[dict[str, Any]] = field(default_factory=list)
     source: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    stream: dict[str, dict[str, float]] = field(default_factory=dict)
+    core: dict[str, float] = field(default_factory=dict)
+    overlap: float = DEFAULT_OVERLAP
 
     def fp_rate(self, kind: str) -> float:
         """Operations per second of a floating-point kind.
@@ -95,6 +125,12 @@ class MachineProfile:
     def bandwidth(self, access: str, level: str) -> float:
         """Bytes per second of ``access`` (``load``/``store``) served by ``level``."""
         return self.memory[access][level] * 1e9
+
+    def stream_bandwidth(self, access: str, level: str) -> float | None:
+        """Bytes per second of a stride-1 stream of ``access`` in ``level`` (``ll`` or
+        ``memory``), or None when the profile has no ``stream`` figures."""
+        figures = self.stream.get(access)
+        return figures[level] * 1e9 if figures else None
 
     def cache_geometry(self) -> dict[str, str]:
         """``size,associativity,line`` per level ``D1`` and ``LL`` for the cache simulation
@@ -140,6 +176,9 @@ class MachineProfile:
             "memory": self.memory,
             "fp": self.fp,
             "surface": self.surface,
+            **({"stream": self.stream} if self.stream else {}),
+            **({"core": self.core} if self.core else {}),
+            "overlap": self.overlap,
             **self.extra,
         }
         return dumps(data) + "\n"
@@ -208,9 +247,33 @@ def parse_machine(data: Any, path: str) -> MachineProfile:
     surface = data.get("surface", [])
     if not isinstance(surface, list):
         raise _fail(path, "surface", "must be a list", surface)
-    known = {"format", "version", "name", "memory", "fp", "cache", "surface"}
+    stream: dict[str, dict[str, float]] = {}
+    if "stream" in data:
+        stream_raw = _table(path, "stream", data["stream"])
+        for access in ACCESSES:
+            levels = _table(path, f"stream.{access}", stream_raw.get(access))
+            stream[access] = {}
+            for level in STREAM_LEVELS:
+                where = f"stream.{access}.{level}"
+                if level not in levels:
+                    raise _fail(path, where, "missing")
+                stream[access][level] = _positive(path, where, levels[level])
+    core: dict[str, float] = {}
+    if "core" in data:
+        core_raw = _table(path, "core", data["core"])
+        for key in CORE_FIELDS:
+            if key not in core_raw:
+                raise _fail(path, f"core.{key}", "missing")
+            core[key] = _positive(path, f"core.{key}", core_raw[key])
+    overlap = data.get("overlap", DEFAULT_OVERLAP)
+    if isinstance(overlap, bool) or not isinstance(overlap, int | float) or not 0 <= overlap <= 1:
+        raise _fail(path, "overlap", f"must be a number from 0 to 1, not {overlap!r}", overlap)
+    known = {"format", "version", "name", "memory", "fp", "cache", "surface", "stream", "core",
+             "overlap"}  # fmt: skip
     extra = {k: v for k, v in data.items() if k not in known}
-    return MachineProfile(name, memory, fp, cache, surface, path, extra)
+    return MachineProfile(
+        name, memory, fp, cache, surface, path, extra, stream, core, float(overlap)
+    )
 
 
 def read_machine(path: str | Path) -> MachineProfile:
@@ -231,7 +294,7 @@ def read_machine(path: str | Path) -> MachineProfile:
             f"not UTF-8 text (byte {error.start}): not a machine profile", where
         ) from None
     try:
-        data = json.loads(text, parse_constant=lambda c: _reject_constant(c, where))
+        data = parse_json(text, parse_constant=lambda c: _reject_constant(c, where))
     except json.JSONDecodeError as error:
         raise InputError(f"not valid JSON: {error.msg}", where, error.lineno) from None
     return parse_machine(data, where)

@@ -20,9 +20,9 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from perfcast.core.errors import InputError
+from perfcast.core.jsonin import DuplicateKeyError, parse_json
 from perfcast.core.numbers import json_float, parse_number
 
 #: Keys a stream line may hold.
@@ -45,31 +45,11 @@ class StreamRecord:
     skipped: int = 0
 
 
-class _DuplicateKey(ValueError):
-    """A JSON object of a line names one key twice."""
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``object_pairs_hook`` refusing a key given twice (``json`` would keep the last)."""
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(key)
-        result[key] = value
-    return result
-
-
 def _record(line: str, path: Path, number: int) -> dict:
     try:
-        record = json.loads(line, parse_float=json_float, object_pairs_hook=_unique)
-    except _DuplicateKey as error:
-        raise InputError(
-            f"the key {error.args[0]!r} appears twice",
-            path,
-            number,
-            reason="bad-stream-line",
-            value=error.args[0],
-        ) from None
+        record = parse_json(line, parse_float=json_float)
+    except DuplicateKeyError as error:
+        raise InputError(error.msg, path, number, reason="bad-stream-line") from None
     except ValueError as error:
         raise InputError(
             f"malformed JSON ({error.args[0].split(':')[0]})",

@@ -34,6 +34,7 @@ from perfcast.core.experiment import (
     Metric,
     Parameter,
 )
+from perfcast.core.jsonin import parse_json
 from perfcast.core.numbers import json_float, parse_number
 from perfcast.io._records import read_text
 
@@ -170,7 +171,7 @@ def read(path: Path) -> Experiment:
     """
     path = Path(path)
     try:
-        data = json.loads(read_text(path), parse_float=json_float)
+        data = parse_json(read_text(path), parse_float=json_float)
     except json.JSONDecodeError as error:
         raise InputError(f"malformed JSON: {error.msg}", path, error.lineno) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:

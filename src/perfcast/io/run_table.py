@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from perfcast.core.errors import InputError
+from perfcast.core.jsonin import parse_json
 from perfcast.core.numbers import number_problem, parse_number, parse_numbers
 
 #: Prefix of the columns that hold a feature's collection cost.
@@ -394,7 +395,7 @@ def read_feature_records(path: str | Path, phase: str = "exit") -> RunTable:
         if not text.strip():
             continue
         try:
-            record = json.loads(text)
+            record = parse_json(text)
         except json.JSONDecodeError as error:
             raise InputError(
                 f"not a JSON line ({error.msg})", source, number, reason="bad-run-table"

@@ -29,6 +29,7 @@ from typing import Any, TextIO
 
 from perfcast.core.errors import InputError, WorkError
 from perfcast.core.experiment import Experiment
+from perfcast.core.jsonin import parse_json
 from perfcast.core.progress import ProgressBar
 from perfcast.io import output_format_for, write_experiment
 from perfcast.io.campaign_results import (
@@ -176,7 +177,7 @@ def _feature_records(path: Path) -> list[dict[str, Any]]:
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
+            record = parse_json(raw)
         except json.JSONDecodeError as error:
             raise RecordError(f"line {number} is not JSON ({error.msg})") from None
         if not isinstance(record, dict) or record.get("phase") not in ("exit", "features_end"):

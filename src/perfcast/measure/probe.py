@@ -1,23 +1,26 @@
 """Probe this machine: a MultiMAPS-style bandwidth surface, floating-point rates, caches.
 
-The probes are C (``measure/c/perfcast_probe.c``), compiled here at run time with the system's
-C compiler. The memory probe measures bandwidth (8-byte accesses) over working sets from well
+The probes are C (``measure/c/perfcast_probe.c``), compiled here at run time with the system's C
+compiler. The memory probe measures bandwidth (8-byte accesses) over working sets from well
 inside the first-level cache to beyond the last-level cache (as far as the size limit allows),
 for stride-1, stride-8 (one access per 64-byte line) and random access, loads and stores; the
-floating-point probe measures add, multiply, divide and fused multiply-add throughput for
-single and double precision, scalar and 16-byte vectors. Times are the probe's CPU time (a
-probe preempted by other load is not charged for the wait); every figure is the fastest of its
-repetitions (the machine's capability; other load only slows a run down), and the spread
-``(slowest - fastest) / fastest`` is kept.
+floating-point probe measures add, multiply, divide and fused multiply-add throughput for single
+and double precision, scalar and 16-byte vectors; the core probes measure the integer
+instruction throughput (independent adds) and the cost of a mispredicted branch (a branch on
+random bits, half of them mispredicted, against the same loop always taking it). Times are the
+probe's CPU time (a probe preempted by other load is not charged for the wait); every figure is
+the fastest of its repetitions (the machine's capability; other load only slows a run down), and
+the spread ``(slowest - fastest) / fastest`` is kept.
 
-Each surface point gets the hit rates the probe's access pattern has at its working set under
-the machine's cache geometry (a model: warm caches hold working sets that fit; stride-1 misses
-once per 64-byte line, stride-8 on every access; random access hits in a level with the
-probability that the level holds the line). The level bandwidths of the profile come from the
-surface's plateaus: ``l1`` from stride-1 loads/stores inside half the first-level cache,
-``ll`` from stride-8 between twice the first-level and half the last-level cache size, and
-``memory`` from stride-8 beyond twice the last-level cache (or the largest working set
-measured, with a note, when the size limit stops short of it).
+Each surface point gets the cumulative hit rates the probe's access pattern has at its working
+set under the machine's cache geometry (a model: warm caches hold working sets that fit;
+stride-1 misses once per 64-byte line, stride-8 on every access; random access hits in a level
+with the probability that the level holds the line). The level bandwidths of the profile come
+from the surface's plateaus: ``l1`` from stride-1 loads/stores inside half the first-level
+cache, ``ll`` from stride-8 between twice the first-level and half the last-level cache size,
+and ``memory`` from stride-8 beyond twice the last-level cache (or the largest working set
+measured, with a note, when the size limit stops short of it); the ``stream`` bandwidths from
+the stride-1 points of the same two ranges.
 """
 
 from __future__ import annotations
@@ -119,18 +122,15 @@ def _measure(program: Path, words: list[str]) -> tuple[float, float]:
 def probe_hit_rates(
     pattern: str, working_set: int, cache: dict[str, dict[str, int]]
 ) -> tuple[float, float]:
-    """Modeled first-level and last-level hit rates of a probe point (see the module doc)."""
+    """Modeled first-level and cumulative last-level hit rates of a probe point (the share of
+    accesses served at or above each level; see the module doc)."""
     l1, ll = cache["D1"]["size"], cache["LL"]["size"]
     line = cache["D1"]["line"]
     if pattern == "random":
-        in_l1 = min(1.0, l1 / working_set)
-        in_ll = min(1.0, ll / working_set)
-        l1_hit = in_l1
-        ll_hit = 1.0 if in_l1 >= 1.0 else max(0.0, (in_ll - in_l1) / (1.0 - in_l1))
-        return l1_hit, ll_hit
+        return min(1.0, l1 / working_set), min(1.0, ll / working_set)
     miss_share = 8 / line if pattern == "stride1" else 1.0
     l1_hit = 1.0 if working_set <= l1 else 1.0 - miss_share
-    ll_hit = 1.0 if working_set <= ll else 0.0
+    ll_hit = 1.0 if working_set <= ll else l1_hit
     return l1_hit, ll_hit
 
 
@@ -215,7 +215,7 @@ def probe_machine(
                     surface.append(
                         {"pattern": pattern, "access": access, "working_set": size,
                          "bandwidth": rate / 1e9, "spread": spread,
-                         "l1_hit_rate": l1_hit, "ll_hit_rate": ll_hit}
+                         "l1_hit_rate": l1_hit, "ll_cumulative_hit_rate": ll_hit}
                     )  # fmt: skip
         if progress:
             progress("floating point")
@@ -223,22 +223,29 @@ def probe_machine(
             rate, spread = _measure(program, ["fp", op, precision, shape, seconds, repetitions])
             fp[f"{op}.{precision}.{shape}"] = rate / 1e9
             fp_spread[f"{op}.{precision}.{shape}"] = spread
+        if progress:
+            progress("core")
+        core, core_spread = core_rates(program, seconds, repetitions)
     for precision in ("f64", "f32"):  # comparisons, conversions, logic: issued like an add
         for shape in ("scalar", "vector"):
             fp[f"other.{precision}.{shape}"] = fp[f"add.{precision}.{shape}"]
     memory, level_notes = level_bandwidths(surface, cache)
+    stream, _ = level_bandwidths(surface, cache, pattern="stride1")
     return MachineProfile(
         name=name or os.uname().nodename,
         memory=memory,
         fp=fp,
         cache=cache,
         surface=surface,
+        stream={access: {k: v[k] for k in ("ll", "memory")} for access, v in stream.items()},
+        core=core,
         extra={
             "probe": {
                 "quick": quick,
                 "seconds": time.perf_counter() - started,
                 "largest_working_set": largest,
                 "fp_spread": fp_spread,
+                "core_spread": core_spread,
                 "notes": [
                     *notes,
                     *level_notes,
@@ -250,10 +257,32 @@ def probe_machine(
     )
 
 
+def core_rates(
+    program: Path, seconds: str, repetitions: str
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Integer instruction throughput (Gop/s) and the misprediction penalty (ns), with the
+    spread of each probe's repetitions.
+
+    The penalty is the extra time per branch of the random loop over the predictable one,
+    divided by the share of random branches mispredicted (one half); it is at least 0.
+    """
+    issue, issue_spread = _measure(program, ["issue", seconds, repetitions])
+    unpredictable, random_spread = _measure(program, ["branch", "random", seconds, repetitions])
+    steady, steady_spread = _measure(program, ["branch", "predictable", seconds, repetitions])
+    penalty = max(0.0, (1.0 / unpredictable - 1.0 / steady) / 0.5)
+    rates = {"instructions": issue / 1e9, "misprediction_penalty": penalty * 1e9}
+    spread = {
+        "instructions": issue_spread,
+        "misprediction_penalty": max(random_spread, steady_spread),
+    }
+    return rates, spread
+
+
 def level_bandwidths(
-    surface: list[dict[str, Any]], cache: dict[str, dict[str, int]]
+    surface: list[dict[str, Any]], cache: dict[str, dict[str, int]], pattern: str = "stride8"
 ) -> tuple[dict[str, dict[str, float]], list[str]]:
-    """GB/s per access and level from the surface's plateaus (see the module docstring)."""
+    """GB/s per access and level from the surface's plateaus (see the module docstring);
+    ``pattern`` is the access pattern the ``ll`` and ``memory`` plateaus are read from."""
     l1, ll = cache["D1"]["size"], cache["LL"]["size"]
     notes: list[str] = []
     memory: dict[str, dict[str, float]] = {}
@@ -270,10 +299,10 @@ def level_bandwidths(
 
         sizes = sorted(p["working_set"] for p in surface)
         inside = plateau("stride1", 0, l1 / 2) or plateau("stride1", 0, sizes[0])
-        middle = plateau("stride8", 2 * l1, ll / 2) or plateau("stride8", 2 * l1, 4 * l1)
-        beyond = plateau("stride8", 2 * ll, float("inf"))
+        middle = plateau(pattern, 2 * l1, ll / 2) or plateau(pattern, 2 * l1, 4 * l1)
+        beyond = plateau(pattern, 2 * ll, float("inf"))
         if not beyond:
-            beyond = plateau("stride8", sizes[-1], sizes[-1])
+            beyond = plateau(pattern, sizes[-1], sizes[-1])
             if access == "load":
                 notes.append(
                     f"the largest working set ({sizes[-1]} bytes) does not exceed twice the "

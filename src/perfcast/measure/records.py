@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from perfcast.core.errors import InputError
+from perfcast.core.jsonin import parse_json
 from perfcast.core.numbers import json_float, parse_number
 
 OUTPUT_VARIABLE = "PERFCAST_OUTPUT"
@@ -30,7 +31,7 @@ def parse_record(line: str, number: int) -> dict[str, object]:
         and a finite numeric ``value`` a double holds (:mod:`perfcast.core.numbers`).
     """
     try:
-        data = json.loads(line, parse_float=json_float)
+        data = parse_json(line, parse_float=json_float)
     except json.JSONDecodeError as error:
         raise RecordError(f"line {number}: not JSON ({error.msg})") from None
     if not isinstance(data, dict):

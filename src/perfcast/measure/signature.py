@@ -1,14 +1,14 @@
 """Collect an application signature: run a program under callgrind with cache simulation.
 
-Every rank runs under ``valgrind --tool=callgrind --dump-instr=yes --cache-sim=yes`` with the
-cache geometry of the target machine, writing its own profile. Each rank's profile becomes
-feature vectors (:mod:`perfcast.static.signature`); the signature is the rank with the most
-computation (most executed instructions of the program's own code, PMaC's choice), and the
-spread over ranks is kept: ``instructions.rank_spread`` per element is
+Every rank runs under ``valgrind --tool=callgrind --dump-instr=yes --cache-sim=yes
+--branch-sim=yes`` with the cache geometry of the target machine, writing its own profile. Each
+rank's profile becomes feature vectors (:mod:`perfcast.static.signature`); the signature is the
+rank with the most computation (most executed instructions of the program's own code, PMaC's
+choice), and the spread over ranks is kept: ``instructions.rank_spread`` per element is
 ``(max - min) / max`` of its instructions over the ranks, and the metadata lists every rank's
 total. With Open MPI's ``mpirun`` the profiles are named by MPI rank, so ``chosen_rank`` is the
-rank; otherwise it is the position of the process in process-id order (``ranks_known`` false).
-Every rank's own signature is kept in :class:`SignatureRun`.
+rank; otherwise it is the position of the process in process-id order (``ranks_known`` false). Every
+rank's own signature is kept in :class:`SignatureRun`.
 """
 
 from __future__ import annotations
@@ -78,6 +78,7 @@ def callgrind_command(
         "--tool=callgrind",
         "--dump-instr=yes",
         "--cache-sim=yes",
+        "--branch-sim=yes",
         *geometry,
         f"--callgrind-out-file={profile_dir / ('callgrind.out.' + process)}",
     ]
@@ -162,7 +163,7 @@ def collect_signature(
         "ranks_known": by_rank or ranks == 1,
         "rank_instructions": totals,
         "cache": dict(geometry),
-        "collected_by": "valgrind --tool=callgrind --cache-sim=yes",
+        "collected_by": "valgrind --tool=callgrind --cache-sim=yes --branch-sim=yes",
     }
     signatures = []
     for rank in range(len(per_rank)):

@@ -60,6 +60,11 @@ KNOWN_KEYS = (
 #: Where runs execute: ``local`` (this machine, one after another) or ``slurm`` (one batch job
 #: per run, see :mod:`perfcast.measure.slurm`).
 EXECUTORS = ("local", "slurm")
+#: Fewest seconds between two looks at the Slurm queue: each look is an ``squeue`` call that
+#: the controller answers, and a tighter loop only loads it (a job takes seconds to start).
+MIN_POLL = 0.1
+#: Most seconds between two looks at the queue.
+MAX_POLL = 3600.0
 #: Keys of the ``[slurm]`` table.
 SLURM_KEYS = ("partition", "account", "nodes", "tasks_per_node", "time_limit", "options", "poll")
 # sbatch --time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS.
@@ -99,7 +104,7 @@ class SlurmOptions:
     options : tuple of str
         Further ``sbatch`` options, word by word (e.g. ``["--exclusive"]``).
     poll : float
-        Seconds between two looks at the queue.
+        Seconds between two looks at the queue, :data:`MIN_POLL` to :data:`MAX_POLL`.
     """
 
     partition: str | None = None
@@ -600,8 +605,16 @@ def _executor(data: Mapping[str, Any], fail: _Fail) -> tuple[str, SlurmOptions]:
         )
     options = _words(raw.get("options", []), "options", fail, "slurm")
     poll = raw.get("poll", 2.0)
-    if isinstance(poll, bool) or not isinstance(poll, int | float) or not 0 < poll <= 3600:
-        raise fail(f"[slurm] poll must be seconds in (0, 3600], not {poll!r}", "poll", "slurm")
+    if (
+        isinstance(poll, bool)
+        or not isinstance(poll, int | float)
+        or not MIN_POLL <= poll <= MAX_POLL
+    ):
+        raise fail(
+            f"[slurm] poll must be seconds in [{MIN_POLL:g}, {MAX_POLL:g}], not {poll!r}",
+            "poll",
+            "slurm",
+        )
     nodes = shapes["nodes"]
     assert nodes is not None, "nodes has a default"
     slurm = SlurmOptions(

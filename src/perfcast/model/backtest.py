@@ -17,7 +17,7 @@ search on one value fewer could not tell its terms apart); such models already c
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -60,13 +60,44 @@ def backtest(
         Models without uncertainty (and those of other metrics) are returned as they are.
     """
     found: dict[str, list[Backtest]] = {}
-    for parameter in experiment.parameter_names:
-        for start in range(0, len(experiment.kernels), CHUNK_KERNELS):
-            chunk = range(start, start + CHUNK_KERNELS)
-            for kernel, extrapolation in _backtest_parameter(
-                experiment, metric, parameter, chunk, refit
-            ):
-                found.setdefault(kernel, []).append(extrapolation)
+    for start in range(0, len(experiment.kernels), CHUNK_KERNELS):
+        found.update(
+            block_backtests(experiment, metric, refit, range(start, start + CHUNK_KERNELS))
+        )
+    return with_backtests(models, found, metric)
+
+
+def block_backtests(
+    experiment: Experiment,
+    metric: str,
+    refit: Callable[[Experiment], Sequence[Model]],
+    kernels: range | None = None,
+    parameters: Sequence[str] | None = None,
+) -> dict[str, list[Backtest]]:
+    """The backtests along ``parameters`` (all when None) of the kernels at positions
+    ``kernels`` of the experiment (all when None), refitted together: the step of
+    :func:`backtest` for one block of :data:`CHUNK_KERNELS` kernels.
+
+    Returns
+    -------
+    dict of str to list of Backtest
+        By kernel, in the order of the parameters; kernels without any backtest are absent.
+    """
+    chosen = range(len(experiment.kernels)) if kernels is None else kernels
+    found: dict[str, list[Backtest]] = {}
+    for parameter in experiment.parameter_names if parameters is None else parameters:
+        for kernel, extrapolation in _backtest_parameter(
+            experiment, metric, parameter, chosen, refit
+        ):
+            found.setdefault(kernel, []).append(extrapolation)
+    return found
+
+
+def with_backtests(
+    models: Sequence[Model], found: Mapping[str, Sequence[Backtest]], metric: str
+) -> list[Model]:
+    """``models`` with the backtests ``found`` for their kernel added to their uncertainty
+    (models of ``metric`` that have one)."""
     return [
         dataclasses.replace(
             m,

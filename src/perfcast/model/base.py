@@ -12,11 +12,13 @@ from typing import Any, ClassVar, Protocol, TypeVar
 import numpy as np
 
 from perfcast.core.experiment import Experiment, Series
-from perfcast.core.function import Model
+from perfcast.core.function import Backtest, Model, ModelWarning
+from perfcast.model.backtest import block_backtests, with_backtests
 from perfcast.model.fitting.assembly import Skip, skips_of
 from perfcast.model.fitting.data import FitData
 from perfcast.model.fitting.decisions import SeriesDecisions, series_decisions
 from perfcast.model.fitting.location import LOCATIONS, Location
+from perfcast.model.gates import series_gates, series_warnings, with_warnings
 from perfcast.model.settings import check_bool, check_choice, check_open_interval
 
 Item = TypeVar("Item")
@@ -123,6 +125,17 @@ class SeriesModeler:
         modeled in chunks by ``chunks`` (on other processes or machines): the same models, bit
         for bit, as without.
         """
+        return self._fit_all(experiment, metric, chunks)
+
+    def _fit_all(
+        self,
+        experiment: Experiment,
+        metric: str | None,
+        chunks: ChunkMap | None,
+        finishing: Finishing | None = None,
+    ) -> SeriesModeler:
+        """:meth:`fit`; with ``finishing`` (and ``chunks``) each chunk's models also get
+        their warnings and backtests where they were modeled."""
         self.models_: list[Model] = []
         self.locations_: list[Location] = []
         self.skipped_: list[Skip] = []
@@ -133,20 +146,48 @@ class SeriesModeler:
             elif chunks is None:
                 self.models_.extend(self._fit_series(series, experiment.source))
             else:
-                self.models_.extend(self._fit_series_in_chunks(series, experiment.source, chunks))
+                self.models_.extend(
+                    self._fit_series_in_chunks(series, experiment, chunks, finishing)
+                )
             reported = self.reports_progress and chunks is None
             if self.progress is not None and (skips or not reported):
                 self.progress(len(series.kernels))
         return self
+
+    def fit_finished(
+        self, experiment: Experiment, metric: str, chunks: ChunkMap, block_kernels: int
+    ) -> SeriesModeler:
+        """:meth:`fit` in chunks whose models come back finished: with the quality gates'
+        warnings (:func:`perfcast.model.gates.gate_models`) and the backtests
+        (:func:`perfcast.model.backtest.backtest` by blocks of ``block_kernels``), all
+        computed by ``chunks`` (on other processes or machines); the models are those of
+        :meth:`fit` finished by those two in this process, bit for bit.
+        """
+        finishing = Finishing(experiment)
+        worker = type(self)(**self.get_params())  # settings only: no progress callback
+        task = functools.partial(backtest_block, worker, metric=metric)
+        items = (
+            (block, parameter)  # a task per parameter: more tasks to spread
+            for block in experiment.kernel_blocks(metric, block_kernels)
+            for parameter in experiment.parameter_names
+        )
+        for found in chunks.map(task, items):
+            finishing.record(found)
+        return self._fit_all(experiment, metric, chunks, finishing)
 
     def _fit_series(self, series: Series, source: str | None) -> list[Model]:
         """The models of every kernel of ``series``, in its kernel order."""
         return self._model_data(self._fit_data(series, source))
 
     def _fit_series_in_chunks(
-        self, series: Series, source: str | None, chunks: ChunkMap
+        self,
+        series: Series,
+        experiment: Experiment,
+        chunks: ChunkMap,
+        finishing: Finishing | None = None,
     ) -> list[Model]:
-        """:meth:`_fit_series` with the kernels modeled chunk by chunk by ``chunks``.
+        """:meth:`_fit_series` with the kernels modeled chunk by chunk by ``chunks`` (and
+        finished there with ``finishing``).
 
         The statistics (location estimates, the noise prior) come from the whole series; the
         choices that depend on every kernel (:mod:`perfcast.model.fitting.decisions`) are
@@ -155,22 +196,26 @@ class SeriesModeler:
         """
         if not self.chunkable:
             raise ValueError(f"modeler: {self.name} cannot model a series in chunks")
-        data = self._fit_data(series, source)
+        data = self._fit_data(series, experiment.source)
         n_kernels = len(series.kernels)
         size = chunks.kernels_per_chunk
         starts = range(0, n_kernels, size)
+        shared = tuple(series_warnings(series, experiment)) if finishing is not None else ()
 
-        def piece(start: int) -> FitData:
+        def piece(start: int) -> tuple[FitData, ChunkFinish | None]:
             rows = np.arange(start, min(start + size, n_kernels))
             # Without the location estimate of the whole series: only this process needs it.
-            return dataclasses.replace(data.rows(rows), location=None)
+            part = dataclasses.replace(data.rows(rows), location=None)
+            if finishing is None:
+                return part, None
+            return part, finishing.of_chunk(series, rows, part, shared)
 
         worker = type(self)(**self.get_params())  # settings only: no progress callback
-        results = list(chunks.map(functools.partial(model_chunk, worker), map(piece, starts)))
+        results = list(chunks.map(functools.partial(model_piece, worker), map(piece, starts)))
         combined = tuple(max(values) for values in zip(*(seen for _, seen in results), strict=True))
         again = [i for i, (_, seen) in enumerate(results) if seen != combined]
         if again:
-            forced = functools.partial(model_chunk, worker, forced=combined)
+            forced = functools.partial(model_piece, worker, forced=combined)
             for i, result in zip(
                 again, chunks.map(forced, (piece(starts[i]) for i in again)), strict=True
             ):
@@ -230,6 +275,137 @@ def model_chunk(
     with series_decisions(SeriesDecisions(forced)) as decisions:
         models = modeler._model_data(data)
     return models, tuple(decisions.seen)
+
+
+def model_piece(
+    modeler: SeriesModeler,
+    piece: tuple[FitData, ChunkFinish | None],
+    forced: tuple[int, ...] | None = None,
+) -> tuple[list[Model], tuple[int, ...]]:
+    """:func:`model_chunk` of a chunk's statistics, its models finished (quality gates,
+    backtests) when the chunk carries a :class:`ChunkFinish`."""
+    data, finish = piece
+    models, seen = model_chunk(modeler, data, forced)
+    return (models if finish is None else finish.apply(models, data)), seen
+
+
+@dataclasses.dataclass(frozen=True)
+class ChunkFinish:
+    """What a chunk's models get where they were modeled: the quality gates' warnings and
+    the backtested extrapolation errors of its kernels.
+
+    Attributes
+    ----------
+    shared : tuple of ModelWarning
+        The warnings of the whole series (:func:`perfcast.model.gates.series_warnings`).
+    parameters : tuple of str
+        The parameters backtested, rows of ``largest`` and ``rate_variance``.
+    largest, rate_variance : ndarray, shape (n_parameters, n_kernels)
+        Each kernel's backtest along each parameter (:class:`~perfcast.core.function.Backtest`);
+        NaN where it has none.
+    original : Series or None
+        The chunk's measurements as measured, when its statistics hold rescaled values
+        (:func:`perfcast.model.fitting.data.scale_exponents`); None when they are the same.
+    """
+
+    shared: tuple[ModelWarning, ...]
+    parameters: tuple[str, ...]
+    largest: np.ndarray
+    rate_variance: np.ndarray
+    original: Series | None
+
+    def apply(self, models: list[Model], data: FitData) -> list[Model]:
+        """``models`` (of the kernels of ``data``, in its order) with their warnings and
+        backtests."""
+        series = data.series if self.original is None else self.original
+        warned = series_gates(models, series, self.shared)
+        metric = series.metric
+        position = {kernel: row for row, kernel in enumerate(series.kernels)}
+        found: dict[str, list[Backtest]] = {}
+        for model in models:
+            row = position[model.kernel]
+            backtests = [
+                Backtest(name, float(self.largest[j, row]), float(self.rate_variance[j, row]))
+                for j, name in enumerate(self.parameters)
+                if not np.isnan(self.largest[j, row])
+            ]
+            if backtests:
+                found[model.kernel] = backtests
+        return with_backtests(with_warnings(models, warned, metric), found, metric)
+
+
+class Finishing:
+    """The backtests of every kernel of an experiment, found beforehand by blocks
+    (:func:`backtest_block`), for :meth:`SeriesModeler.fit` to hand each chunk its kernels'
+    share (:class:`ChunkFinish`).
+
+    Parameters
+    ----------
+    experiment : Experiment
+        The experiment being fitted.
+    """
+
+    def __init__(self, experiment: Experiment):
+        self.parameters = experiment.parameter_names
+        self._position = {kernel: i for i, kernel in enumerate(experiment.kernels)}
+        shape = (len(self.parameters), len(self._position))
+        self._largest = np.full(shape, np.nan)
+        self._rate_variance = np.full(shape, np.nan)
+
+    def record(self, block: BlockBacktests) -> None:
+        """Keep the backtests of a block along a parameter."""
+        kernels, parameter, largest, rate_variance = block
+        row = self.parameters.index(parameter)
+        columns = [self._position[kernel] for kernel in kernels]
+        self._largest[row, columns] = largest
+        self._rate_variance[row, columns] = rate_variance
+
+    def of_chunk(
+        self, series: Series, rows: np.ndarray, data: FitData, shared: tuple[ModelWarning, ...]
+    ) -> ChunkFinish:
+        """What the chunk of ``rows`` of ``series`` (its statistics ``data``) needs."""
+        columns = [self._position[kernel] for kernel in data.series.kernels]
+        original = None
+        if data.exponents.any():
+            original = dataclasses.replace(
+                series, kernels=data.series.kernels, values=series.values[rows]
+            )
+        return ChunkFinish(
+            shared,
+            self.parameters,
+            self._largest[:, columns],
+            self._rate_variance[:, columns],
+            original,
+        )
+
+
+#: A block's backtests along one parameter as :func:`backtest_block` returns them: its
+#: kernels, the parameter, and per kernel the largest value and the rate variance of the
+#: backtest (NaN where none).
+BlockBacktests = tuple[list[str], str, np.ndarray, np.ndarray]
+
+
+def backtest_block(
+    modeler: SeriesModeler, item: tuple[Experiment, str], metric: str
+) -> BlockBacktests:
+    """The backtest (:func:`perfcast.model.backtest.block_backtests`) along a parameter of
+    the kernels of a block of an experiment (:meth:`Experiment.kernel_blocks`), ``item``
+    being the block and the parameter, the search refitted with ``modeler``'s settings in
+    this process; as arrays, which travel between processes far faster than one object per
+    backtest.
+    """
+    block, parameter = item
+
+    def refit(training: Experiment) -> list[Model]:
+        return type(modeler)(**modeler.get_params()).fit(training, metric).models_
+
+    found = block_backtests(block, metric, refit, parameters=[parameter])
+    largest = np.full(len(block.kernels), np.nan)
+    rate_variance = np.full(len(block.kernels), np.nan)
+    for column, kernel in enumerate(block.kernels):
+        for backtest in found.get(kernel, ()):
+            largest[column], rate_variance[column] = backtest.largest, backtest.rate_variance
+    return block.kernels, parameter, largest, rate_variance
 
 
 def _representable(model: Model) -> bool:

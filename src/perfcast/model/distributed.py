@@ -29,6 +29,8 @@ Result = TypeVar("Result")
 
 #: Seconds to wait for a scheduler to answer before giving up.
 CONNECT_TIMEOUT = 10.0
+#: Largest TCP port number.
+MAX_PORT = 65535
 #: Chunks submitted per worker before the first result is awaited.
 CHUNKS_PER_WORKER = 2
 
@@ -72,7 +74,10 @@ class DaskChunks:
         pending: collections.deque = collections.deque()
         try:
             for item in items:
-                pending.append(self.client.submit(function, item, pure=False))
+                # Straight to a worker, not through the scheduler inside the task graph (and
+                # the task then runs where its data is).
+                [data] = self.client.scatter([item], hash=False)
+                pending.append(self.client.submit(function, data, pure=False))
                 if len(pending) >= limit:
                     yield pending.popleft().result()
             while pending:
@@ -86,6 +91,49 @@ class DaskChunks:
         finally:
             for future in pending:
                 future.cancel()
+
+
+def scheduler_address(text: str) -> str:
+    """``text`` checked as the address of a Dask scheduler: ``PROTOCOL://HOST:PORT`` with a
+    protocol of ``dask.distributed`` that has hosts and ports (``tcp``, ``tls``, ``ws``,
+    ``wss``), or ``HOST:PORT`` (``tcp``), the port 1 to 65535.
+
+    Parameters
+    ----------
+    text : str
+        E.g. ``tcp://10.0.0.1:8786``.
+
+    Returns
+    -------
+    str
+        The address with its protocol (``tcp://`` added where there was none).
+
+    Raises
+    ------
+    ValueError
+        Naming the address and what is wrong with it. Without ``dask.distributed`` only the
+        form is checked (connecting then says the package is missing).
+    """
+    form = "PROTOCOL://HOST:PORT, e.g. tcp://10.0.0.1:8786"
+    address = text if "://" in text else f"tcp://{text}"
+    protocol, _, location = address.partition("://")
+    host, colon, port = location.rpartition(":")
+    if not (protocol and host.strip("[]") and colon and port.isascii() and port.isdigit()):
+        raise ValueError(f"scheduler address '{text}' is not {form}")
+    if not 1 <= int(port) <= MAX_PORT:
+        raise ValueError(f"scheduler address '{text}': port {port} is not in 1..{MAX_PORT}")
+    try:
+        from distributed.comm.registry import get_backend
+    except ImportError:
+        return address
+    try:
+        get_backend(protocol).get_address_host_port(location)
+    except (ValueError, NotImplementedError):
+        raise ValueError(
+            f"scheduler address '{text}': '{protocol}' is not a protocol of dask.distributed "
+            "with hosts and ports (tcp, tls, ws, wss)"
+        ) from None
+    return address
 
 
 @contextlib.contextmanager
@@ -106,10 +154,13 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
         When ``dask.distributed`` is not installed, or the scheduler cannot be reached within
         :data:`CONNECT_TIMEOUT` seconds.
     ValueError
-        When neither or both of ``scheduler`` and ``workers`` are given, or ``workers < 1``.
+        When neither or both of ``scheduler`` and ``workers`` are given, ``workers < 1``, or
+        ``scheduler`` is not an address (:func:`scheduler_address`).
     """
     if (scheduler is None) == (workers is None):
         raise ValueError("cluster: give either a scheduler address or a number of workers")
+    if scheduler is not None:
+        scheduler = scheduler_address(scheduler)
     if workers is not None and (not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers: must be a whole number >= 1, not {workers!r}")
     try:

@@ -76,20 +76,50 @@ def gate_models(models: Sequence[Model], experiment: Experiment, metric: str) ->
     """
     by_kernel = {m.kernel: m for m in models if m.metric == metric}
     warned: dict[str, tuple[ModelWarning, ...]] = {}
-    cores = _core_count(experiment.metadata)
-    roles = {p.name: p.role for p in experiment.parameters}
     for series in experiment.series(metric):
         chosen = [by_kernel[k] for k in series.kernels if k in by_kernel]
-        if not chosen:
-            continue
-        position = {kernel: row for row, kernel in enumerate(series.kernels)}
-        rows = [position[m.kernel] for m in chosen]
-        shared = _few_points(series) + _oversubscribed(series, roles, cores)
-        for model, found in zip(chosen, _kernel_warnings(chosen, series, rows), strict=True):
-            if shared or found:
-                warned[model.kernel] = tuple(found) + tuple(shared)
+        if chosen:
+            warned.update(series_gates(chosen, series, series_warnings(series, experiment)))
+    return with_warnings(models, warned, metric)
+
+
+def series_warnings(series: Series, experiment: Experiment) -> list[ModelWarning]:
+    """The warnings every model of ``series`` gets: too few values of a parameter, more
+    processes than the cores the ``experiment``'s metadata names."""
+    roles = {p.name: p.role for p in experiment.parameters}
+    return _few_points(series) + _oversubscribed(series, roles, _core_count(experiment.metadata))
+
+
+def series_gates(
+    models: Sequence[Model], series: Series, shared: Sequence[ModelWarning]
+) -> dict[str, tuple[ModelWarning, ...]]:
+    """The warnings of the models of kernels of ``series`` (any of its kernels, in its
+    order), by kernel; models without warnings are left out.
+
+    Parameters
+    ----------
+    models : sequence of Model
+        At most one per kernel of ``series``, in the order of its kernels.
+    series : Series
+        The measurements as measured (not rescaled).
+    shared : sequence of ModelWarning
+        :func:`series_warnings` of the series.
+    """
+    position = {kernel: row for row, kernel in enumerate(series.kernels)}
+    rows = [position[m.kernel] for m in models]
+    warned: dict[str, tuple[ModelWarning, ...]] = {}
+    for model, found in zip(models, _kernel_warnings(models, series, rows), strict=True):
+        if shared or found:
+            warned[model.kernel] = tuple(found) + tuple(shared)
+    return warned
+
+
+def with_warnings(
+    models: Sequence[Model], warned: Mapping[str, Sequence[ModelWarning]], metric: str
+) -> list[Model]:
+    """``models`` with the ``warned`` warnings of their kernel added (those of ``metric``)."""
     return [
-        dataclasses.replace(m, warnings=m.warnings + warned[m.kernel])
+        dataclasses.replace(m, warnings=m.warnings + tuple(warned[m.kernel]))
         if m.kernel in warned and m.metric == metric
         else m
         for m in models

@@ -6,7 +6,8 @@ program recorded (values of variables, branch outcomes, loop trip counts, MPI tr
 estimators are scikit-learn's: extremely randomized trees (``extra-trees``, the default), a
 random forest (``forest``), a Lasso over a polynomial expansion (``poly-lasso``) and, as the
 interpretable baseline, perfcast's own PMNF search over the most important numeric features
-(``pmnf``).
+(``pmnf``); and for counts (instructions, bytes) ``nn-linear``: a non-negative linear sum of
+the features, corrected by extremely randomized trees as a ratio (:class:`_CountsTimesTrees`).
 
 What the model does on top of the estimator:
 
@@ -18,9 +19,14 @@ What the model does on top of the estimator:
   the total importance (``reduce_importance``), each recording what it dropped and why;
 * out-of-fold predictions (k-fold cross-validation) give the reported error, the paper's mean
   relative error, and the empirical residuals the prediction intervals are built from;
-* transfer to another platform (:meth:`LearnedModel.fit` with ``source=``): the source runs are
-  rescaled to the target platform by a log-linear map fitted on the few target runs, then pooled
-  with them, the target runs weighted as much as all source runs together.
+* transfer to another platform (:meth:`LearnedModel.fit` with ``source=``), one of two ways
+  (``transfer``): ``map`` (the default) rescales the source runs to the target platform by a
+  log-linear map fitted on the few target runs, then pools them, the target runs weighted as
+  much as all source runs together; ``tradaboost`` is instance transfer, two-stage
+  TrAdaBoost.R2 (:mod:`perfcast.model.tradaboost`): the source runs keep their values and lose
+  weight step by step where they disagree with the target runs, the step kept by
+  cross-validation over the target runs; ``map+tradaboost`` re-weights the source runs after
+  the map (the map corrects a shift of the whole platform, the weights the runs it fits badly).
 
 A learned model is no registered modeler: those fit one scaling function per kernel of an
 experiment over a grid of parameters, while this one maps rows of a run table to one target, and
@@ -46,7 +52,15 @@ from perfcast.core.version import __version__
 from perfcast.io.run_table import RunTable
 from perfcast.model.settings import check_int, check_open_interval
 
-METHODS = ("extra-trees", "forest", "poly-lasso", "pmnf")
+METHODS = ("extra-trees", "forest", "poly-lasso", "pmnf", "nn-linear")
+#: Ways of transfer to another platform (see the module's docstring).
+TRANSFERS = ("map", "tradaboost", "map+tradaboost")
+#: Two-stage TrAdaBoost.R2: steps of stage 1, AdaBoost.R2' rounds of stage 2, and the
+#: smallest leaf of its forests (a fully grown forest reproduces its training runs, leaving no
+#: error to weight by).
+TRADABOOST_STEPS = 10
+TRADABOOST_ROUNDS = 3
+TRADABOOST_LEAF = 3
 FORMAT = "perfcast-learned-model"
 FORMAT_VERSION = 1
 #: Cross-validated mean relative error above which a model says it should not be trusted.
@@ -117,7 +131,7 @@ class LearnedModel:
 
     Parameters
     ----------
-    method : {"extra-trees", "forest", "poly-lasso", "pmnf"}
+    method : {"extra-trees", "forest", "poly-lasso", "pmnf", "nn-linear"}
     trees : int
         Trees of the forest methods, 10 to 5000.
     log_target : bool
@@ -136,6 +150,9 @@ class LearnedModel:
         Folds of the cross-validation, 2 to 20.
     seed : int
         Seed of the random forests and the folds.
+    transfer : {"map", "tradaboost", "map+tradaboost"}
+        How ``fit(..., source=...)`` uses the source runs: a log-linear map of their values,
+        two-stage TrAdaBoost.R2 instance weighting, or the map and then the weighting.
 
     Attributes
     ----------
@@ -154,7 +171,9 @@ class LearnedModel:
     runs_ : int
         Training runs (target runs under transfer).
     transfer_ : dict or None
-        Under transfer: source runs, the fitted map, and the error without the source.
+        Under transfer: its ``method``, the source runs, the fitted map (``map``) or the
+        chosen step and the source's weight share (``tradaboost``), and the error without
+        the source.
     warnings_ : list of str
     source_ : str or None
         The model file it was loaded from (:meth:`from_json`), for messages.
@@ -174,9 +193,12 @@ class LearnedModel:
         reduce_importance: float | None = None,
         folds: int = 5,
         seed: int = 0,
+        transfer: str = "map",
     ) -> None:
         if method not in METHODS:
             raise ValueError(f"method: must be one of {', '.join(METHODS)}, not {method!r}")
+        if transfer not in TRANSFERS:
+            raise ValueError(f"transfer: must be one of {', '.join(TRANSFERS)}, not {transfer!r}")
         check_int("trees", trees, 10, 5000)
         check_int("folds", folds, 2, 20)
         for name, share in (("reduce_time", reduce_time), ("reduce_importance", reduce_importance)):
@@ -190,6 +212,7 @@ class LearnedModel:
         self.reduce_importance = reduce_importance
         self.folds = folds
         self.seed = seed
+        self.transfer = transfer
 
     def get_params(self) -> dict[str, Any]:
         """The settings, by name."""
@@ -202,6 +225,7 @@ class LearnedModel:
             "reduce_importance": self.reduce_importance,
             "folds": self.folds,
             "seed": self.seed,
+            "transfer": self.transfer,
         }
 
     # ------------------------------------------------------------------ fitting
@@ -256,7 +280,16 @@ class LearnedModel:
                 table.source,
                 reason="no-features",
             )
-        self.log_target_ = bool(self.log_target and self.method != "pmnf" and np.all(y > 0))
+        if self.method == "nn-linear" and not np.all(y > 0):
+            raise InputError(
+                f"target {target!r} has values <= 0; the nn-linear method learns positive "
+                "counts (instructions, bytes, seconds); learn with another method",
+                table.source,
+                reason="bad-target",
+                value=target,
+            )
+        wants_log = self.log_target or self.method == "nn-linear"
+        self.log_target_ = bool(wants_log and self.method != "pmnf" and np.all(y > 0))
         if self.log_target and self.method != "pmnf" and not self.log_target_:
             self.warnings_.append(
                 f"target {target!r} has values <= 0, learned as measured (not its logarithm)"
@@ -293,6 +326,10 @@ class LearnedModel:
         self.transfer_: dict[str, Any] | None = None
         self.runs_ = table.rows
         self.training_ = (x, y)
+        if source is not None and self.transfer != "map":
+            self._fit_tradaboost(source, x, y)
+            self._add_warnings(table.rows)
+            return self
         if source is not None:
             x, y, weights = self._pool_with_source(source, x, y)
         else:
@@ -345,20 +382,94 @@ class LearnedModel:
             result[name] = float(by_column[columns].sum())
         return result
 
-    def _pool_with_source(
-        self, source: RunTable | LearnedModel, x: np.ndarray, y: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _source_runs(self, source: RunTable | LearnedModel) -> tuple[np.ndarray, np.ndarray]:
+        """The source runs' feature matrix (in this model's layout) and target values."""
         if isinstance(source, LearnedModel):
             if source.training_ is None:
                 raise InputError(
                     "the source model holds no training runs to transfer from", source.source_
                 )
             xs_model, ys = source.training_
-            xs = _realign(source, self, xs_model)
+            return _realign(source, self, xs_model), ys
+        ys = _target_column(source, self.target_)
+        _require_columns(source, self.features_)
+        return self._matrix(source), ys
+
+    def _fit_tradaboost(
+        self, source: RunTable | LearnedModel, x: np.ndarray, y: np.ndarray
+    ) -> None:
+        """Instance transfer by two-stage TrAdaBoost.R2 with this model's learner (forests
+        grown to leaves of at least ``TRADABOOST_LEAF`` runs; pmnf, which takes no weights,
+        uses extra-trees), errors measured on the learned scale (log target: ratios)."""
+        from perfcast.model.tradaboost import two_stage_tradaboost_r2
+
+        xs, ys = self._source_runs(source)
+        mapped: dict[str, float] = {}
+        if self.transfer == "map+tradaboost":
+            ys, mapped["slope"], mapped["offset"] = self._mapped_source(xs, ys, x, y)
+        if self.log_target_ and not np.all(ys > 0):
+            raise InputError(
+                f"the source's target {self.target_!r} has values <= 0; the target runs' "
+                "are all positive and learned as logarithms",
+                getattr(source, "source", None) or getattr(source, "source_", None),
+                reason="bad-target",
+            )
+        method = self.method if self.method != "pmnf" else "extra-trees"
+
+        def learner() -> _WeightedFit:
+            estimator = self._estimator(x.shape[1], len(ys) + len(y), method, TRADABOOST_LEAF)
+            return _WeightedFit(estimator, "lassocv__" if method == "poly-lasso" else "")
+
+        result = two_stage_tradaboost_r2(
+            learner,
+            (xs, self._transform(ys)),
+            (x, self._transform(y)),
+            steps=TRADABOOST_STEPS,
+            rounds=TRADABOOST_ROUNDS,
+            folds=self.folds,
+            seed=self.seed,
+        )
+        self.estimator_ = result.ensemble
+        predicted = self._inverse(result.oof)
+        if self.log_target_:
+            residuals = np.log(y) - np.log(np.maximum(predicted, 1e-300))
         else:
-            ys = _target_column(source, self.target_)
-            _require_columns(source, self.features_)
-            xs = self._matrix(source)
+            residuals = y - predicted
+        self.residuals_ = np.sort(residuals)
+        self.cv_error_ = _mean_relative_error(predicted, y)
+        alone, _ = self._oof(x, y, None, len(y))
+        self.transfer_ = {
+            "method": self.transfer,
+            "source_runs": len(ys),
+            **mapped,
+            "step": result.step,
+            "steps": TRADABOOST_STEPS,
+            "source_weight": result.source_share,
+            "error_without_source": _mean_relative_error(alone, y),
+        }
+
+    def _pool_with_source(
+        self, source: RunTable | LearnedModel, x: np.ndarray, y: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        xs, ys = self._source_runs(source)
+        ys_mapped, slope, offset = self._mapped_source(xs, ys, x, y)
+        # the error on the target runs without any source data, for comparison
+        alone, _ = self._oof(x, y, None, len(y))
+        self.transfer_ = {
+            "method": "map",
+            "source_runs": len(ys),
+            "slope": slope,
+            "offset": offset,
+            "error_without_source": _mean_relative_error(alone, y),
+        }
+        weights = np.concatenate([np.full(len(ys), 1.0), np.full(len(y), len(ys) / len(y))])
+        return np.vstack([xs, x]), np.concatenate([ys_mapped, y]), weights
+
+    def _mapped_source(
+        self, xs: np.ndarray, ys: np.ndarray, x: np.ndarray, y: np.ndarray
+    ) -> tuple[np.ndarray, float, float]:
+        """The source values rescaled to the target platform by ``log y = offset + slope *
+        log y_source``, fitted between a model of the source runs and the target runs."""
         source_model = LearnedModel(
             self.method if self.method != "pmnf" else "extra-trees",
             trees=self.trees,
@@ -371,17 +482,7 @@ class LearnedModel:
         source_model._fit_estimator(estimator, xs, ys, None)
         at_target = source_model._inverse(estimator.predict(x))
         slope, offset = _log_linear_map(at_target, y)
-        ys_mapped = np.exp(offset + slope * np.log(np.maximum(ys, 1e-300)))
-        # the error on the target runs without any source data, for comparison
-        alone, _ = self._oof(x, y, None, len(y))
-        self.transfer_ = {
-            "source_runs": len(ys),
-            "slope": slope,
-            "offset": offset,
-            "error_without_source": _mean_relative_error(alone, y),
-        }
-        weights = np.concatenate([np.full(len(ys), 1.0), np.full(len(y), len(ys) / len(y))])
-        return np.vstack([xs, x]), np.concatenate([ys_mapped, y]), weights
+        return np.exp(offset + slope * np.log(np.maximum(ys, 1e-300))), slope, offset
 
     def _adopt(self, other: LearnedModel) -> None:
         """Take the feature layout of ``other`` (the same columns in the same order)."""
@@ -426,14 +527,19 @@ class LearnedModel:
             predicted[held - (n - target_runs)] = self._inverse(estimator.predict(x[held]))
         return predicted, rows
 
-    def _estimator(self, columns: int, rows: int) -> Any:
+    def _estimator(self, columns: int, rows: int, method: str | None = None, leaf: int = 1) -> Any:
+        """A fresh estimator of ``method`` (default: the model's), forests grown to leaves of
+        at least ``leaf`` runs."""
+        method = method or self.method
         slices = self._column_slices()
         positive = [slices[n].start for n, (low, _) in self.ranges_.items() if low > 0]
-        if self.method in ("extra-trees", "forest"):
-            forest = _forest(self.method, self.trees, self.seed)
+        if method in ("extra-trees", "forest"):
+            forest = _forest(method, self.trees, self.seed, leaf)
             return _LinearPlusTrees(forest, positive) if self.linear_base else forest
-        if self.method == "poly-lasso":
+        if method == "poly-lasso":
             return _poly_lasso(columns, rows, self.seed, positive)
+        if method == "nn-linear":
+            return _CountsTimesTrees(_forest("extra-trees", self.trees, self.seed, leaf))
         chosen = self._pmnf_features()
         return _PMNFRegressor([slices[n].start for n in chosen], chosen)
 
@@ -542,18 +648,20 @@ class LearnedModel:
         ]  # fmt: skip
 
     def _tree_spread(self, x: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray] | None:
-        if self.method not in ("extra-trees", "forest"):
-            return None
         estimator = self.estimator_
-        if isinstance(estimator, _LinearPlusTrees):
+        if isinstance(estimator, _LinearPlusTrees | _CountsTimesTrees):
             per_tree = self._inverse(estimator.tree_predictions(x))
-        else:
+        elif hasattr(estimator, "estimators_"):  # a plain scikit-learn forest
             per_tree = np.stack([self._inverse(tree.predict(x)) for tree in estimator.estimators_])
+        else:  # no trees: poly-lasso, pmnf, a TrAdaBoost.R2 ensemble
+            return None
         tail = (1.0 - level) / 2.0 * 100.0
         low, high = np.percentile(per_tree, [tail, 100.0 - tail], axis=0)
         return low, high
 
     def _extrapolation_note(self) -> str:
+        if self.method == "nn-linear":
+            return ": beyond it only the linear sum of the features follows a trend"
         if self.method not in ("extra-trees", "forest"):
             return ""
         if self.linear_base:
@@ -862,11 +970,11 @@ def _poly_lasso(columns: int, rows: int, seed: int, positive: list[int]) -> Any:
     )
 
 
-def _forest(method: str, trees: int, seed: int) -> Any:
+def _forest(method: str, trees: int, seed: int, leaf: int = 1) -> Any:
     from sklearn.ensemble import ExtraTreesRegressor, RandomForestRegressor
 
     kind = ExtraTreesRegressor if method == "extra-trees" else RandomForestRegressor
-    return kind(n_estimators=trees, random_state=seed)
+    return kind(n_estimators=trees, random_state=seed, min_samples_leaf=leaf)
 
 
 class _LinearPlusTrees:
@@ -901,6 +1009,73 @@ class _LinearPlusTrees:
     def tree_predictions(self, x: np.ndarray) -> np.ndarray:
         """Every tree's prediction (with the linear part), shape (trees, rows)."""
         base = self.base_.predict(x)
+        return np.stack([base + tree.predict(x) for tree in self.forest.estimators_])
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        return np.asarray(self.forest.feature_importances_)
+
+
+class _WeightedFit:
+    """An estimator whose ``fit`` takes ``sample_weight`` under the name the estimator wants
+    (``prefix + "sample_weight"``: a pipeline's step name)."""
+
+    def __init__(self, estimator: Any, prefix: str) -> None:
+        self.estimator = estimator
+        self.prefix = prefix
+
+    def fit(
+        self, x: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None
+    ) -> _WeightedFit:
+        self.estimator.fit(x, y, **{self.prefix + "sample_weight": sample_weight})
+        return self
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(self.estimator.predict(x))
+
+
+class _CountsTimesTrees:
+    """A non-negative linear sum of the features times a forest's correction factor.
+
+    A count a program's own code executes, its instructions, is the sum over its basic blocks
+    of how often each ran times its size; loop trip counts and branch outcomes are such
+    frequencies, so the count is close to a non-negative linear combination of them. The sum
+    is fitted by non-negative least squares of the relative residuals (with a constant term);
+    the forest learns the logarithm of the ratio the sum leaves (what the features do not
+    count, the share of the slowest rank). Fitted to the logarithm of the target, like the
+    other estimators of a log target.
+    """
+
+    def __init__(self, forest: Any) -> None:
+        self.forest = forest
+
+    def fit(
+        self, x: np.ndarray, t: np.ndarray, sample_weight: np.ndarray | None = None
+    ) -> _CountsTimesTrees:
+        from scipy.optimize import nnls
+
+        y = np.exp(t)
+        design = np.column_stack([np.ones(len(x)), x])
+        self.scale_ = np.max(np.abs(design), axis=0)
+        self.scale_[self.scale_ == 0] = 1.0
+        root = np.ones(len(y)) if sample_weight is None else np.sqrt(sample_weight)
+        rows = (root / y)[:, None]
+        solution, _ = nnls(design / self.scale_ * rows, root, maxiter=50 * design.shape[1])
+        self.coefficients_ = solution / self.scale_
+        self.floor_ = 1e-6 * float(np.min(y))
+        self.forest.fit(x, t - self._log_sum(x), sample_weight=sample_weight)
+        return self
+
+    def _log_sum(self, x: np.ndarray) -> np.ndarray:
+        total = np.column_stack([np.ones(len(x)), x]) @ self.coefficients_
+        return np.asarray(np.log(np.maximum(total, self.floor_)))
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(self._log_sum(x) + self.forest.predict(x))
+
+    def tree_predictions(self, x: np.ndarray) -> np.ndarray:
+        """Every tree's prediction (with the linear sum), shape (trees, rows)."""
+        base = self._log_sum(x)
         return np.stack([base + tree.predict(x) for tree in self.forest.estimators_])
 
     @property

@@ -26,6 +26,7 @@ import numpy as np
 
 from perfcast.core.errors import InputError
 from perfcast.core.function import Model
+from perfcast.core.jsonin import parse_json
 from perfcast.core.jsonout import dumps
 from perfcast.core.points import plain_value
 from perfcast.model.fitting.assembly import Skip
@@ -365,7 +366,7 @@ class ModelSet(Mapping[str, Mapping[str, Model]]):
             data: Any = text
         else:
             try:
-                data = json.loads(text)
+                data = parse_json(text)
             except (json.JSONDecodeError, UnicodeDecodeError) as error:
                 raise InputError(f"not JSON: {error}", source) from None
         if isinstance(data, list):

@@ -13,6 +13,7 @@ import sympy
 
 from perfcast.core.errors import InputError
 from perfcast.core.function import Factor, Model, Term
+from perfcast.core.jsonin import parse_json
 
 
 class _Log2(sympy.Function):
@@ -309,7 +310,7 @@ def read_static_report(path: Path) -> StaticReport:
         Naming the file and the kernel, when the file is not such a report.
     """
     try:
-        data = json.loads(path.read_text())
+        data = parse_json(path.read_text())
     except OSError as error:
         raise InputError(f"cannot read static report: {error.strerror}", str(path)) from error
     except json.JSONDecodeError as error:

@@ -20,11 +20,22 @@ Features (metric names) of every block, line and function:
     Floating-point operations: ``op`` one of :data:`FP_OPERATIONS`, ``precision`` ``f32`` or
     ``f64``, ``shape`` ``scalar`` or ``vector``. A vector instruction counts one operation per
     lane (``mulpd xmm`` two, ``vaddps ymm`` eight).
+``branches`` / ``branch.mispredictions``
+    Executed conditional and indirect branches and those callgrind's branch predictor
+    simulation mispredicted (``Bc + Bi``, ``Bcm + Bim``; profiles taken with
+    ``--branch-sim=yes`` only).
+``l1.misses`` / ``ll.misses``
+    Simulated data misses of the first level (``D1mr + D1mw``) and of the last level
+    (``DLmr + DLmw``), for elements with data accesses (0 included).
 ``l1.hit_rate``
-    ``1 - (D1mr + D1mw) / (Dr + Dw)``, for elements with data accesses.
-``ll.hit_rate``
-    ``1 - (DLmr + DLmw) / (D1mr + D1mw)``: the share of first-level misses the last level
-    serves (1 when there are none), for elements with data accesses.
+    ``1 - l1.misses / (loads + stores)``, for elements with data accesses.
+``ll.cumulative_hit_rate``
+    ``1 - ll.misses / (loads + stores)``: the share of data accesses served at or above the
+    last level, for elements with data accesses. Hit rates are cumulative, as PMaC and
+    MultiMAPS index the bandwidth surface (a level's rate counts every access served by it or
+    a level closer to the core, so ``l1.hit_rate <= ll.cumulative_hit_rate``). Signatures of
+    earlier perfcast versions hold ``ll.hit_rate``, the share of first-level misses the last
+    level serves; :func:`cumulative_hit_rates` converts them.
 
 Kernel names say the level: ``bb:<function>+0x<offset>`` (a basic block at that offset into its
 function), ``line:<file>:<line>`` and ``fn:<function>``.
@@ -39,6 +50,7 @@ from pathlib import Path
 from typing import Final
 
 from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment, Metric
 from perfcast.static.binary import Binary, BinaryInstruction
 from perfcast.static.callgrind import CallgrindProfile, binary_object
 from perfcast.static.control_flow import basic_blocks
@@ -46,12 +58,23 @@ from perfcast.static.control_flow import basic_blocks
 CACHE_EVENTS: Final = ("Dr", "Dw", "D1mr", "D1mw", "DLmr", "DLmw")
 """The callgrind events a signature needs (``--cache-sim=yes``)."""
 
+BRANCH_EVENTS: Final = ("Bc", "Bcm", "Bi", "Bim")
+"""The callgrind events of ``--branch-sim=yes``, used when the profile has them."""
+
 FP_OPERATIONS: Final = ("add", "mul", "div", "fma", "other")
 """Kinds of floating-point operation; ``other`` is square roots, minima, comparisons,
 conversions and logic."""
 
-BOUNDED_FEATURES: Final = ("l1.hit_rate", "ll.hit_rate")
+L1_RATE: Final = "l1.hit_rate"
+LL_RATE: Final = "ll.cumulative_hit_rate"
+LEGACY_LL_RATE: Final = "ll.hit_rate"
+"""The last-level rate of earlier signatures: the share of first-level misses it serves."""
+
+BOUNDED_FEATURES: Final = (L1_RATE, LL_RATE)
 """Features that are rates between 0 and 1."""
+
+RATE_MISSES: Final = {L1_RATE: "l1.misses", LL_RATE: "ll.misses"}
+"""Each hit rate and the miss count it is computed from (``1 - misses / accesses``)."""
 
 BLOCK_PREFIX, LINE_PREFIX, FUNCTION_PREFIX = "bb:", "line:", "fn:"
 
@@ -129,22 +152,22 @@ class _Tally:
             self.add(name, amount)
 
     def features(self) -> dict[str, float]:
-        """Counts plus hit rates; the raw miss counts stay internal."""
+        """Counts plus, for elements with data accesses, miss counts and cumulative hit rates."""
         counts = self.counts
-        out = {k: v for k, v in counts.items() if not k.startswith("miss.") and k != "instructions"}
+        out = {k: v for k, v in counts.items() if k not in RATE_MISSES.values()}
         out = {"instructions": counts.get("instructions", 0.0), **out}
         accesses = counts.get("loads", 0.0) + counts.get("stores", 0.0)
         if accesses > 0:
-            l1_misses = counts.get("miss.l1", 0.0)
-            ll_misses = counts.get("miss.ll", 0.0)
-            out["l1.hit_rate"] = 1.0 - l1_misses / accesses
-            out["ll.hit_rate"] = 1.0 - ll_misses / l1_misses if l1_misses > 0 else 1.0
+            for rate, misses in RATE_MISSES.items():
+                out[misses] = counts.get(misses, 0.0)
+                out[rate] = 1.0 - out[misses] / accesses
         return out
 
 
 def _instruction_tally(
     instruction: BinaryInstruction, costs: list[int], index: dict[str, int]
 ) -> _Tally:
+    """Counts of one instruction; branch counts when ``index`` has the branch events."""
     tally = _Tally()
     runs = costs[index["Ir"]]
     tally.add("instructions", runs)
@@ -154,8 +177,11 @@ def _instruction_tally(
     tally.add("stores", writes)
     tally.add("bytes.loaded", reads * width)
     tally.add("bytes.stored", writes * width)
-    tally.add("miss.l1", costs[index["D1mr"]] + costs[index["D1mw"]])
-    tally.add("miss.ll", costs[index["DLmr"]] + costs[index["DLmw"]])
+    tally.add("l1.misses", costs[index["D1mr"]] + costs[index["D1mw"]])
+    tally.add("ll.misses", costs[index["DLmr"]] + costs[index["DLmw"]])
+    if "Bc" in index:
+        tally.add("branches", costs[index["Bc"]] + costs[index["Bi"]])
+        tally.add("branch.mispredictions", costs[index["Bcm"]] + costs[index["Bim"]])
     kind = fp_kind(instruction)
     if kind is not None:
         operation, precision, shape, lanes = kind
@@ -196,7 +222,10 @@ def signature_features(
             source,
             reason="no-cache-simulation",
         )
-    index = {e: profile.events.index(e) for e in ("Ir", *CACHE_EVENTS)}
+    wanted = ["Ir", *CACHE_EVENTS]
+    if all(e in profile.events for e in BRANCH_EVENTS):
+        wanted += BRANCH_EVENTS
+    index = {e: profile.events.index(e) for e in wanted}
     obj, offset = binary_object(binary, profile)
     elements: dict[str, _Tally] = {}
     for function in binary.functions.values():
@@ -228,3 +257,70 @@ def total_instructions(features: Iterable[tuple[str, dict[str, float]]]) -> floa
         for name, values in features
         if name.startswith(FUNCTION_PREFIX)
     )
+
+
+def cumulative_hit_rates(signature: Experiment) -> tuple[Experiment, int]:
+    """A signature with earlier perfcast versions' last-level rates made cumulative.
+
+    An earlier signature's ``ll.hit_rate`` ``hl`` is the share of first-level misses the last
+    level serves; the cumulative rate is ``h1 + (1 - h1) * hl`` with the element's
+    ``l1.hit_rate`` ``h1`` at the same point and repetition (exact: both are shares of the same
+    accesses). A signature without ``ll.hit_rate`` is returned as it is.
+
+    Parameters
+    ----------
+    signature : Experiment
+        Any signature (collected, merged, extrapolated or hand-written).
+
+    Returns
+    -------
+    (Experiment, int)
+        The signature with ``ll.cumulative_hit_rate`` in place of every ``ll.hit_rate``, and how
+        many values were converted.
+
+    Raises
+    ------
+    InputError
+        When an element holds both rates, or ``ll.hit_rate`` without the ``l1.hit_rate`` it
+        needs (naming the kernel).
+    """
+    frame = signature.frame
+    legacy = frame["metric"] == LEGACY_LL_RATE
+    if not legacy.any():
+        return signature, 0
+    keys = ["kernel", *signature.parameter_names, "repetition"]
+    old = frame[legacy]
+    if (frame["metric"] == LL_RATE).any():
+        kernel = old["kernel"].iloc[0]
+        raise InputError(
+            f"kernel '{kernel}': the signature mixes '{LEGACY_LL_RATE}' (share of first-level "
+            f"misses, earlier versions) with '{LL_RATE}'; re-collect or convert it whole",
+            signature.source,
+            reason="mixed-hit-rates",
+        )
+    first = frame[frame["metric"] == L1_RATE].set_index(keys)["value"]
+    joined = old.join(first.rename("l1"), on=keys)
+    lacking = joined["l1"].isna()
+    if lacking.any():
+        kernel = joined.loc[lacking, "kernel"].iloc[0]
+        raise InputError(
+            f"kernel '{kernel}' has '{LEGACY_LL_RATE}' (share of first-level misses) but no "
+            f"'{L1_RATE}' to make it cumulative",
+            signature.source,
+            reason="missing-feature",
+            value=L1_RATE,
+        )
+    converted = frame.copy()
+    h1 = joined["l1"].clip(0.0, 1.0)
+    converted.loc[legacy, "value"] = h1 + (1.0 - h1) * joined["value"].clip(0.0, 1.0)
+    converted.loc[legacy, "metric"] = LL_RATE
+    metrics = {n: m for n, m in signature.metrics.items() if n != LEGACY_LL_RATE}
+    metrics[LL_RATE] = Metric(LL_RATE, "rate")
+    upgraded = Experiment.from_frame(
+        converted,
+        parameters=signature.parameters,
+        metrics=metrics,
+        metadata=signature.metadata,
+        source=signature.source,
+    )
+    return upgraded, int(legacy.sum())

@@ -6,6 +6,12 @@
  *   perfcast_probe fp OP PRECISION SHAPE MIN_SECONDS REPETITIONS
  *       OP: add | mul | div | fma; PRECISION: f32 | f64; SHAPE: scalar | vector (16-byte
  *       vectors). Prints "<operations> <seconds>" per repetition, one operation per lane.
+ *   perfcast_probe issue MIN_SECONDS REPETITIONS
+ *       Integer instruction throughput: eight independent chains of adds. Prints
+ *       "<instructions> <seconds>" per repetition (the adds; loop overhead not counted).
+ *   perfcast_probe branch random|predictable MIN_SECONDS REPETITIONS
+ *       A loop whose conditional branch follows random bits (half of them mispredicted) or
+ *       always goes the same way. Prints "<branches> <seconds>" per repetition.
  *
  * Each measurement repeats its loop, doubling the count, until it runs MIN_SECONDS of CPU time. Built with
  * -O2 -fno-tree-vectorize -ffp-contract=off, so the scalar loops stay scalar and an add or a
@@ -209,9 +215,65 @@ static int fp(int argc, char **argv) {
     return 0;
 }
 
+/* The empty asm keeps each add a separate instruction (no folding of the chain). */
+#define STEP(x) x += 3; __asm__ volatile("" : "+r"(x))
+#define STEP8 STEP(a0); STEP(a1); STEP(a2); STEP(a3); STEP(a4); STEP(a5); STEP(a6); STEP(a7)
+
+static uint64_t adds(size_t iterations) {
+    uint64_t a0 = 1, a1 = 2, a2 = 3, a3 = 4, a4 = 5, a5 = 6, a6 = 7, a7 = 8;
+    for (size_t i = 0; i < iterations; i++) {
+        STEP8; STEP8; STEP8; STEP8;
+    }
+    return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7;
+}
+
+#define BITS 16384 /* fits the first-level cache; too long a pattern for a predictor */
+
+static uint64_t branches(const unsigned char *bits, size_t iterations) {
+    uint64_t taken = 0, other = 0;
+    for (size_t i = 0; i < iterations; i++) {
+        if (bits[i & (BITS - 1)]) {
+            __asm__ volatile(""); /* keeps the branch a branch (no conditional move) */
+            taken += i;
+        } else {
+            other ^= i;
+        }
+    }
+    return taken + other;
+}
+
+static int core(int argc, char **argv) {
+    int issue = strcmp(argv[1], "issue") == 0;
+    if (argc != (issue ? 4 : 5)) return 2;
+    double minimum = atof(argv[issue ? 2 : 3]);
+    int repetitions = atoi(argv[issue ? 3 : 4]);
+    static unsigned char bits[BITS];
+    uint64_t state = 12345;
+    for (size_t i = 0; i < BITS; i++) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        bits[i] = strcmp(argv[2], "random") == 0 ? (unsigned char)((state >> 40) & 1) : 1;
+    }
+    for (int r = 0; r < repetitions; r++) {
+        size_t iterations = 1000;
+        for (;;) {
+            double start = now();
+            sink = (double)(issue ? adds(iterations) : branches(bits, iterations));
+            double seconds = now() - start;
+            if (seconds >= minimum) {
+                printf("%.17g %.17g\n", (issue ? 32.0 : 1.0) * (double)iterations, seconds);
+                break;
+            }
+            iterations *= 2;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "memory") == 0) return memory(argc, argv);
     if (argc > 1 && strcmp(argv[1], "fp") == 0) return fp(argc, argv);
-    fprintf(stderr, "usage: perfcast_probe memory|fp ...\n");
+    if (argc > 1 && (strcmp(argv[1], "issue") == 0 || strcmp(argv[1], "branch") == 0))
+        return core(argc, argv);
+    fprintf(stderr, "usage: perfcast_probe memory|fp|issue|branch ...\n");
     return 2;
 }

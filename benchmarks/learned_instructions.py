@@ -1,0 +1,335 @@
+"""Learned models of a deterministic target: instructions of the slowest rank under callgrind.
+
+Wall and CPU seconds on a shared 2-core machine vary by 7-58 % for the same run, which puts a
+floor under every learned model's error (``benchmarks/learned.py``). This benchmark learns a
+count that does not vary: the instructions executed in the program's own code (the executable's
+object file, as callgrind attributes them; not the MPI, C or loader libraries, whose polling
+while a rank waits makes their count change from run to run), maximum over the ranks. The
+three programs of ``benchmarks/learned_apps`` are instrumented with ``perfcast features``, built
+``-O2`` (and ``-O0`` as the transfer target), and run under ``mpirun ... valgrind
+--tool=callgrind`` (perfcast's own ``valgrind_prefix`` and profile parser) on inputs drawn at
+random from ranges small enough for hundreds of runs under valgrind, with the data-dependent
+behaviour kept (tolerance and right-hand side of the solver, algorithm and cutoff of the
+N-body code, skew and roots of the graph search).
+
+Two steps, so the models can be evaluated again without running the programs:
+
+``--collect DIR``
+    Run the programs and write one run table per program and build (``DIR/APP.O2.csv``,
+    ``DIR/APP.O0.csv``): the drawn inputs, the rank count ``p``, every instrumented feature,
+    their ``cost:`` columns, ``time``/``cpu`` (under valgrind) and ``instructions``.
+``--tables DIR``
+    Evaluate from those tables: mean relative error (the paper's formula) on held-out runs at
+    10/30/50 % training share for features against parameters, the learners' ablation, and
+    transfer from ``-O2`` to ``-O0`` at 5/10/20/50 target runs without the source, with the
+    default transfer and with two-stage TrAdaBoost.R2.
+
+Run from the repository root:
+``.venv/bin/python -m benchmarks.learned_instructions --collect /tmp/learn-runs`` then
+``.venv/bin/python -m benchmarks.learned_instructions --tables /tmp/learn-runs``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.learned import (
+    APPS,
+    MPI_ENV,
+    SHARES,
+    TARGET_RUNS,
+    _build,
+    _error,
+    _log_uniform,
+    _split,
+)
+from perfcast.io.run_table import (
+    RunTable,
+    from_columns,
+    read_feature_records,
+    read_run_table,
+    write_run_table,
+)
+from perfcast.measure.valgrind import parse_profile, valgrind_prefix
+from perfcast.model.learned import LearnedModel
+from perfcast.static.features import instrument_features
+
+TARGET = "instructions"
+METHODS = ("extra-trees", "forest", "poly-lasso", "pmnf", "nn-linear")
+#: Inputs run three times each (2 ranks) to show the count does not vary.
+FIXED = {
+    "solver": {"n": 50, "tolerance": 1e-7, "rhs": 1, "seed": 5},
+    "nbody": {"n": 300, "steps": 3, "algorithm": 1, "cutoff": 0.2, "seed": 5},
+    "bfs": {"scale": 12, "edgefactor": 6, "roots": 5, "skew": 0.5, "seed": 5},
+}
+
+
+def _nbody(rng: np.random.Generator) -> dict[str, float]:
+    return {
+        "n": round(_log_uniform(rng, 100, 600)),
+        "steps": int(rng.integers(2, 7)),
+        "algorithm": int(rng.integers(0, 2)),
+        "cutoff": round(float(rng.uniform(0.05, 0.3)), 4),
+        "seed": int(rng.integers(0, 10**6)),
+    }
+
+
+def _bfs(rng: np.random.Generator) -> dict[str, float]:
+    return {
+        "scale": int(rng.integers(9, 15)),
+        "edgefactor": round(_log_uniform(rng, 2, 12)),
+        "roots": int(rng.integers(1, 12)),
+        "skew": round(float(rng.uniform(0.0, 0.9)), 3),
+        "seed": int(rng.integers(0, 10**6)),
+    }
+
+
+def _solver(rng: np.random.Generator) -> dict[str, float]:
+    return {
+        "n": round(_log_uniform(rng, 20, 70)),
+        "tolerance": float(f"{_log_uniform(rng, 1e-9, 1e-3):.3g}"),
+        "rhs": int(rng.integers(0, 2)),
+        "seed": int(rng.integers(0, 10**6)),
+    }
+
+
+DRAWS: dict[str, Callable[[np.random.Generator], dict[str, float]]] = {
+    "nbody": _nbody,
+    "bfs": _bfs,
+    "solver": _solver,
+}
+
+
+def own_instructions(binary: Path, inputs: dict[str, float], ranks: int, records: Path) -> int:
+    """Run once under callgrind; the largest count over the ranks of the instructions executed
+    in ``binary``'s own object file."""
+    env = {**os.environ, **MPI_ENV, "PERFCAST_FEATURES_FILE": str(records)}
+    with tempfile.TemporaryDirectory(prefix="learn-callgrind-") as scratch:
+        profiles = Path(scratch)
+        command = [
+            "mpirun", "--oversubscribe", "-np", str(ranks),
+            *valgrind_prefix("instructions", profiles, {}),
+            str(binary), *(str(v) for v in inputs.values()),
+        ]  # fmt: skip
+        subprocess.run(command, check=True, capture_output=True, env=env)
+        counts = []
+        for path in sorted(profiles.iterdir()):
+            profile = parse_profile(path)
+            column = profile.events.index("Ir")
+            counts.append(
+                sum(
+                    cost[column]
+                    for function, cost in profile.exclusive.items()
+                    if Path(function.obj).name == binary.name
+                )
+            )
+    if len(counts) != ranks:
+        raise RuntimeError(f"{binary.name}: {len(counts)} profiles for {ranks} ranks")
+    return max(counts)
+
+
+class Campaign:
+    """Random inputs of one program under callgrind, run by run: features, the drawn inputs
+    and the instruction count of every run so far."""
+
+    def __init__(self, binary: Path, app: str, seed: int, folder: Path) -> None:
+        self.binary, self.app = binary, app
+        self.rng = np.random.default_rng(seed)
+        self.records = folder / f"{binary.name}.jsonl"
+        self.records.unlink(missing_ok=True)
+        self.inputs: list[dict[str, float]] = []
+        self.counts: list[int] = []
+
+    def run_once(self) -> None:
+        drawn = DRAWS[self.app](self.rng)
+        ranks = int(self.rng.integers(1, 3))
+        self.counts.append(own_instructions(self.binary, drawn, ranks, self.records))
+        self.inputs.append({**{k: v for k, v in drawn.items() if k != "seed"}, "p": ranks})
+
+    def table(self) -> RunTable:
+        features = read_feature_records(self.records)
+        columns: dict[str, object] = {
+            name: [row[name] for row in self.inputs] for name in self.inputs[0]
+        }
+        columns |= {name: features.column(name) for name in features.columns}
+        columns[TARGET] = self.counts
+        columns |= {f"cost:{name}": cost for name, cost in features.costs.items()}
+        return from_columns(columns, str(self.records))  # type: ignore[arg-type]
+
+
+def parameters_of(app: str) -> list[str]:
+    """The drawn inputs of ``app`` (without the seed) and the rank count."""
+    return [*(k for k in DRAWS[app](np.random.default_rng(0)) if k != "seed"), "p"]
+
+
+def collect(apps: list[str], runs: int, target_runs: int, seed: int, out: Path) -> None:
+    """Run the campaigns, the -O0 runs interleaved with the -O2 ones, the tables written
+    every 10 runs (a stopped collection keeps what it ran)."""
+    out.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="learn-bench-vg-"))
+    try:
+        instrumented = folder / "instrumented"
+        instrument_features([APPS / f"{a}.c" for a in apps], instrumented)
+        for index, app in enumerate(apps):
+            campaigns = {}
+            for build, offset in (("O2", 0), ("O0", 100)):
+                binary = folder / f"{app}.{build}"
+                _build(instrumented / f"{app}.c", binary, f"-{build}")
+                campaigns[build] = Campaign(binary, app, seed + offset + index, folder)
+            for run in range(max(runs, target_runs)):
+                for build, count in (("O2", runs), ("O0", target_runs)):
+                    if run < count:
+                        campaigns[build].run_once()
+                    if run < count and (run + 1) % 10 == 0 or run + 1 == count:
+                        write_run_table(campaigns[build].table(), out / f"{app}.{build}.csv")
+                print(f"{app}: run {run + 1}", file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def accuracy(tables: dict[str, RunTable], trees: int) -> str:
+    """Held-out error per method and columns; "chosen by CV" is the method with the lowest
+    cross-validated error on the training share (the held-out runs play no part)."""
+    lines = [
+        "| program | method | columns | " + " | ".join(f"{s:.0%} train" for s in SHARES) + " |",
+        "|---|---|---|" + "---|" * len(SHARES),
+    ]
+    for app, table in tables.items():
+        for label, features in (("features", None), ("parameters", parameters_of(app))):
+            chosen: list[tuple[float, float, str]] = [(np.inf, np.nan, "")] * len(SHARES)
+            for method in METHODS:
+                errors = []
+                for index, share in enumerate(SHARES):
+                    train, test = _split(table.rows, share, seed=11)
+                    model = LearnedModel(method, trees=trees).fit(
+                        table.take(train), TARGET, features=features
+                    )
+                    errors.append(_error(model, table.take(test)))
+                    if model.cv_error_ < chosen[index][0]:
+                        chosen[index] = (model.cv_error_, errors[-1], method)
+                cells = " | ".join(f"{e:.1%}" for e in errors)
+                lines.append(f"| {app} | {method} | {label} | {cells} |")
+            cells = " | ".join(f"{e:.1%} ({m})" for _, e, m in chosen)
+            lines.append(f"| {app} | chosen by CV | {label} | {cells} |")
+    return "\n".join(lines)
+
+
+def ablation(tables: dict[str, RunTable], trees: int) -> str:
+    """extra-trees at 50 % training share, features: the log target and the linear base."""
+    lines = [
+        "| program | plain trees | + log target | + linear base (default) |",
+        "|---|---|---|---|",
+    ]
+    for app, table in tables.items():
+        train, test = _split(table.rows, 0.5, seed=11)
+        cells = []
+        for log_target, linear_base in ((False, False), (True, False), (True, True)):
+            model = LearnedModel(trees=trees, log_target=log_target, linear_base=linear_base)
+            cells.append(_error(model.fit(table.take(train), TARGET), table.take(test)))
+        lines.append(f"| {app} | " + " | ".join(f"{e:.1%}" for e in cells) + " |")
+    return "\n".join(lines)
+
+
+def transfer(
+    sources: dict[str, RunTable], targets: dict[str, RunTable], method: str, trees: int
+) -> str:
+    """Error on the -O0 runs after the first 50 (fewer if that leaves under 10), learned from
+    the first 5, 10, 20, 50 of them without and with the -O2 runs."""
+    lines = [
+        "| program | -O0 runs | held out | without source | log-linear map (default) "
+        "| TrAdaBoost.R2 | map + TrAdaBoost.R2 | TrAdaBoost.R2 step, source weight |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for app, runs in targets.items():
+        counts = [c for c in TARGET_RUNS if c <= runs.rows - 10]
+        held = runs.take(np.arange(max(counts), runs.rows))
+        for count in counts:
+            few = runs.take(np.arange(count))
+            cells = []
+            records = []
+            for how in (None, "map", "tradaboost", "map+tradaboost"):
+                model = LearnedModel(method, trees=trees, transfer=how or "map")
+                model.fit(few, TARGET, source=None if how is None else sources[app])
+                cells.append(f"{_error(model, held):.1%}")
+                records.append(model.transfer_ or {})
+            cells.append("; ".join(f"{r['step'] + 1} of {r['steps']}, {r['source_weight']:.0%}"
+                                   for r in records[2:]))  # fmt: skip
+            lines.append(f"| {app} | {count} | {held.rows} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def determinism(apps: list[str]) -> str:
+    """Each program's fixed input run three times on 2 ranks: the counts."""
+    lines = ["| program | instructions, three runs | identical |", "|---|---|---|"]
+    folder = Path(tempfile.mkdtemp(prefix="learn-bench-vg-"))
+    try:
+        instrument_features([APPS / f"{a}.c" for a in apps], folder / "instrumented")
+        for app in apps:
+            binary = folder / app
+            _build(folder / "instrumented" / f"{app}.c", binary, "-O2")
+            counts = [own_instructions(binary, FIXED[app], 2, folder / "r.jsonl") for _ in "abc"]
+            same = "yes" if len(set(counts)) == 1 else "no"
+            lines.append(f"| {app} | {', '.join(map(str, counts))} | {same} |")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return "\n".join(lines)
+
+
+def evaluate(folder: Path, apps: list[str], trees: int) -> None:
+    o2 = {app: read_run_table(folder / f"{app}.O2.csv") for app in apps}
+    o0 = {app: read_run_table(folder / f"{app}.O0.csv") for app in apps}
+    for app in apps:
+        spread = o2[app].numeric[TARGET]
+        print(f"{app}: {o2[app].rows} -O2 + {o0[app].rows} -O0 runs, "
+              f"{len(o2[app].costs)} features, instructions {spread.min():.3g} to "
+              f"{spread.max():.3g}\n")  # fmt: skip
+    print("Mean relative error on held-out -O2 runs:\n")
+    print(accuracy(o2, trees) + "\n")
+    print("extra-trees with features at 50 % training share:\n")
+    print(ablation(o2, trees) + "\n")
+    for method in ("extra-trees", "nn-linear"):
+        print(f"Transfer from -O2 to -O0, {method} (held-out -O0 runs):\n")
+        print(transfer(o2, o0, method, trees) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--collect", type=Path, help="run the programs, tables into this folder")
+    parser.add_argument("--tables", type=Path, help="evaluate the tables of this folder")
+    parser.add_argument(
+        "--determinism", action="store_true", help="run a fixed input 3 times per program"
+    )
+    parser.add_argument("--runs", type=int, default=150, help="-O2 runs per program")
+    parser.add_argument("--target-runs", type=int, default=80, help="-O0 runs per program")
+    parser.add_argument("--trees", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--apps", default="nbody,bfs,solver")
+    args = parser.parse_args(argv)
+    apps = args.apps.split(",")
+    if args.collect is None and args.tables is None and not args.determinism:
+        parser.error("give --collect DIR, --tables DIR or --determinism")
+    if args.determinism:
+        print(determinism(apps) + "\n")
+    if args.collect is not None:
+        if not all(shutil.which(tool) for tool in ("mpicc", "mpirun", "valgrind")):
+            print("needs mpicc, mpirun and valgrind", file=sys.stderr)
+            return 1
+        collect(apps, args.runs, args.target_runs, args.seed, args.collect)
+    if args.tables is not None:
+        words = " ".join(argv or sys.argv[1:])
+        print(f"Reproduce: `python -m benchmarks.learned_instructions {words}`\n")
+        evaluate(args.tables, apps, args.trees)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
