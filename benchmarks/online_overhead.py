@@ -151,7 +151,7 @@ MPI_ENVIRONMENT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 #: times measure the load (a kernel's mean moved 10-fold between runs), CPU time the kernel.
 METRICS = ("cputime", "time")
 JACOBI = Path(__file__).resolve().parents[1] / "examples" / "jacobi" / "jacobi.c"
-JACOBI_RUNS, JACOBI_ITERATIONS = 9, 1000
+JACOBI_RUNS, JACOBI_ITERATIONS = 6, 1000
 
 
 @dataclass(frozen=True)
