@@ -7,7 +7,7 @@ in {1, 8, 64, 512, 2048, 4096}, without back-off (the collector models the batch
 runs: ``off``), with it (``collector``: the collector runs alongside in a thread, so the skipped
 share, that of the counted run, depends on how fast it answers and on whether this machine's
 wall times let batches hit), and ``skip``, the floor of the skipping path
-(a control file asks to skip every execution after the first batch). Instructions are counted
+(a control file present from the start asks to skip every execution). Instructions are counted
 with valgrind (callgrind) and wall time is the median of three runs. The modeling itself runs
 in ``perfcast online serve``, another process: its CPU time per modeled batch is printed too.
 
@@ -151,7 +151,7 @@ MPI_ENVIRONMENT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 #: times measure the load (a kernel's mean moved 10-fold between runs), CPU time the kernel.
 METRICS = ("cputime", "time")
 JACOBI = Path(__file__).resolve().parents[1] / "examples" / "jacobi" / "jacobi.c"
-JACOBI_RUNS, JACOBI_ITERATIONS = 6, 1000
+JACOBI_RUNS, JACOBI_ITERATIONS = 12, 1000
 
 
 @dataclass(frozen=True)
@@ -430,7 +430,9 @@ def main() -> None:
                     skipped = sum(item["skipped"] for item in stored_models(store))
                     share = f"{100 * skipped / STEPS:.0f} %"
                 else:
-                    if backoff == "skip":  # the floor: executions after the first batch skipped
+                    if backoff == "skip":  # the floor: every execution skipped (control read
+                        # at the kernel's first execution; before that change, after the first
+                        # batch)
                         write_control(spool, "axpy", "time", 1, STEPS)
                     counted = instructions(instrumented, environment, directory)
                     seconds = wall(instrumented, environment)
