@@ -9,11 +9,21 @@ Sherman-Morrison formula lowers that variance by ``(t' S d)^2 / (noise(d) / r + 
 (exact for the linear least-squares fit of the model's terms). Beyond the largest measured value
 of a parameter the interval also holds the backtested error of the model search
 (:mod:`perfcast.model.backtest`), which grows with ``log(target / largest)^2``: a candidate
-beyond the largest value shrinks it by bringing the data closer. The advice is greedy: the
-candidate with the largest reduction of the variance of the total (all kernels) per core-hour
-(or per run, when the models predict no time) is taken, every covariance updated as if it had
-been measured, and so on until the budget is spent, the interval is as narrow as asked, or no
-candidate removes :data:`MIN_GAIN` of the remaining variance.
+beyond the largest value shrinks it by bringing the data closer.
+
+One score rates a candidate: the reduction of the total's variance at the target it promises,
+fit part and form part together. The form part (:class:`_FormPart`) is the rival forms'
+disagreement and the extrapolation error at the target, scaled down by how much of a Gaussian
+process's variance at the target the measured points have already closed
+(:class:`~perfcast.analyze.coverage.Coverage`, length scales fitted to the measured totals by
+marginal likelihood); a candidate near the target and unlike the measured points closes much of
+it. The advice is greedy over that score, every covariance and the process updated as if the
+point had been measured (so that a batch holds no redundant points), until the budget is spent,
+the interval is as narrow as asked, or no candidate promises any reduction. Two greedy plans are
+made, one by reduction per core-hour (or per run, when the models predict no time) and one by
+reduction alone within the budget, and the one that leaves less variance at the target is kept
+(the cost-effective budgeted selection of Leskovec et al., KDD 2007): cost-weighted greed alone
+buys cheap points near the measurements and rarely the expensive far one that settles the form.
 
 Two things come first, because the covariance cannot show them: a parameter measured at fewer
 than :data:`~perfcast.model.gates.MIN_DISTINCT_VALUES` distinct values (``few-points``: the term
@@ -49,8 +59,6 @@ from perfcast.model.gates import MIN_DISTINCT_VALUES
 
 #: Largest prediction at the target whose square (a variance) the advice can still compute.
 LARGEST_PREDICTION = 1e100
-#: A point is suggested only if it removes at least this share of the variance at the target.
-MIN_GAIN = 0.001
 #: Most candidate points considered (the product of the values given for every parameter).
 MAX_CANDIDATES = 100_000
 #: Budget when none is given: this many points at the usual number of repetitions.
@@ -555,7 +563,7 @@ def _plan(
         affordable = available & (spent + context.cost <= context.budget * (1 + 1e-9))
         few = [n for n in names if len(distinct[n]) < MIN_DISTINCT_VALUES]
         chosen, reasons = _next(
-            grid, names, gains, context.cost, affordable, few, distinct, remaining(), per_cost
+            grid, names, gains, context.cost, affordable, few, distinct, per_cost
         )
         if chosen is None:
             break
@@ -597,12 +605,10 @@ def _next(
     affordable: np.ndarray,
     few: Sequence[str],
     distinct: Mapping[str, set[float]],
-    variance: float,
     per_cost: bool,
 ) -> tuple[int | None, list[str]]:
     """The next candidate and why: new values of a parameter with too few first (cheapest),
-    else the largest variance reduction (per cost when ``per_cost``), as long as it removes at
-    least :data:`MIN_GAIN` of the current ``variance`` (of the total at the target)."""
+    else the largest variance reduction (per cost when ``per_cost``), if any."""
     for name in few:
         j = list(names).index(name)
         new = affordable & ~np.isin(grid[:, j], list(distinct[name]))
@@ -620,8 +626,6 @@ def _next(
     if not np.isfinite(score).any() or np.max(score) <= 0:
         return None, []
     chosen = int(np.argmax(score))
-    if gains[chosen] < MIN_GAIN * variance:
-        return None, []
     how = "most per cost" if per_cost else "most within the budget"
     return chosen, [f"narrows the interval at the target {how}"]
 
@@ -812,43 +816,41 @@ class _FormPart:
     near where it is used, whatever the form.
     """
 
-    def __init__(
-        self, kernels: Sequence[_Kernel], coverage: Coverage, target: np.ndarray
-    ) -> None:
+    def __init__(self, kernels: Sequence[_Kernel], coverage: Coverage, target: np.ndarray) -> None:
         self._kernels = kernels
         self._coverage = coverage
         self._target = target
         self._initially_open, _ = coverage.target_information(target)
 
-    def _own(self) -> float:
-        """The kernels' estimate; 1 (the process's own, relative) without kernels."""
-        if not self._kernels:
-            return 1.0
-        return float(
-            sum(float(k.ambiguity()) + k.extrapolation_variance(k.largest) for k in self._kernels)
-        )
+    @staticmethod
+    def _own(kernel: _Kernel) -> float:
+        return float(kernel.ambiguity()) + kernel.extrapolation_variance(kernel.largest)
 
     def _open_share(self, open_now: float | np.ndarray) -> float | np.ndarray:
         return open_now / self._initially_open if self._initially_open > 0 else 1.0
 
     def variance(self) -> float:
-        """The form part now."""
+        """The form part now (without kernels: the process's open share, relative)."""
         open_now, _ = self._coverage.target_information(self._target)
-        return float(self._own() * self._open_share(open_now))
+        own = sum(self._own(k) for k in self._kernels) if self._kernels else 1.0
+        return float(own * self._open_share(open_now))
 
     def gains(self, grid: np.ndarray, repetitions: int) -> np.ndarray:
-        """The reduction of the form part by measuring each candidate."""
-        own = self._own()
-        if own <= 0:
-            return np.zeros(len(grid))
-        own_gains = np.sum(
-            [k.ambiguity_gains(repetitions) + k.extrapolation_gains(grid) for k in self._kernels],
-            axis=0,
-        ) + np.zeros(len(grid))
+        """The reduction of the form part by measuring each candidate (a kernel's only by the
+        candidates it learns from: those on its target's side of its breakpoints)."""
         open_now, reductions = self._coverage.target_information(self._target)
-        now = own * self._open_share(open_now)
-        after = np.maximum(own - own_gains, 0.0) * self._open_share(open_now - reductions)
-        return np.maximum(now - after, 0.0)
+        if not self._kernels:
+            return np.asarray(self._open_share(open_now) - self._open_share(open_now - reductions))
+        gains = np.zeros(len(grid))
+        for kernel in self._kernels:
+            own = self._own(kernel)
+            if own <= 0:
+                continue
+            own_gains = kernel.ambiguity_gains(repetitions) + kernel.extrapolation_gains(grid)
+            opened = open_now - np.where(kernel.informative, reductions, 0.0)
+            after = np.maximum(own - own_gains, 0.0) * self._open_share(opened)
+            gains += np.maximum(own * self._open_share(open_now) - after, 0.0)
+        return gains
 
     def add(self, point: np.ndarray) -> None:
         """Count ``point`` as measured (the kernels are updated by their own ``add``)."""
