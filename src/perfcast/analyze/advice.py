@@ -567,7 +567,12 @@ def _plan(
         )
         if chosen is None:
             break
-        if reasons[0].startswith("narrows") and form_gains[chosen] > fit_gains[chosen]:
+        telling_apart = sum(float(k.ambiguity_gains(repetitions)[chosen]) for k in kernels)
+        if reasons[0].startswith("narrows") and telling_apart > gains[chosen] / 2:
+            reasons = [
+                "tells apart model forms that fit the measurements alike but differ at the target"
+            ]
+        elif reasons[0].startswith("narrows") and form_gains[chosen] > fit_gains[chosen]:
             reasons = [
                 "settles the models' form at the target (forms that fit the measurements alike "
                 "but differ there, or the extrapolation to it)"
