@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         diagnose,
         extrapolate_signature,
         fit,
+        fit_stream,
         formats,
         import_profiles,
         instruction_mix,
@@ -107,6 +108,8 @@ _LAZY = {
     "Breakpoint": "perfcast.core.function",
     "Segment": "perfcast.core.function",
     "run_advised": "perfcast.api",
+    # Inputs larger than memory, modeled block by block (issue 19, scale-out).
+    "fit_stream": "perfcast.api",
 }
 
 __all__ = [
@@ -176,6 +179,8 @@ __all__ = [
     "Segment",
     "advise",
     "run_advised",
+    # Inputs larger than memory, modeled block by block (issue 19, scale-out).
+    "fit_stream",
 ]
 
 

@@ -17,9 +17,10 @@ record); a setting outside its allowed range is a ``ValueError`` naming the sett
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from perfcast.core.errors import InputError, WorkError
 from perfcast.core.experiment import Experiment
@@ -177,6 +178,21 @@ def fit(
     WorkError
         With ``client``, when the cluster fails (a worker dies, the scheduler goes away).
     """
+    models = _fitted(experiment, modeler, metric, strict, progress, client, settings)
+    require_models(models.models, models.skipped, experiment.source)
+    return models
+
+
+def _fitted(
+    experiment: Experiment,
+    modeler: str,
+    metric: str | Sequence[str] | None,
+    strict: bool,
+    progress: bool,
+    client: Client | DaskChunks | None,
+    settings: Mapping[str, Any],
+) -> ModelSet:
+    """:func:`fit`, also when no kernel could be modeled (the model set is then empty)."""
     estimator = make_modeler(modeler, **settings)
     chunks = client if client is None or isinstance(client, DaskChunks) else DaskChunks(client)
     notes: dict[str, None] = {}
@@ -220,7 +236,6 @@ def fit(
         notes.update(dict.fromkeys(estimator.notes()))
     if progress:
         bar.close()
-    require_models(models, skipped, experiment.source)
     return ModelSet(
         models,
         modeler=modeler,
@@ -1368,7 +1383,7 @@ def learn(
         :class:`~perfcast.model.learned.LearnedModel` settings: ``trees``, ``log_target``,
         ``linear_base``, ``reduce_time``, ``reduce_importance`` (see
         :func:`parse_reductions`), ``folds``, ``seed``, ``transfer`` (``"map"`` or
-        ``"tradaboost"``: how ``transfer_from`` is used).
+        ``"tradaboost"`` or ``"map+tradaboost"``: how ``transfer_from`` is used).
 
     Returns
     -------
@@ -1487,6 +1502,13 @@ def learning_methods() -> tuple[str, ...]:
     from perfcast.model.learned import METHODS
 
     return METHODS
+
+
+def transfer_methods() -> tuple[str, ...]:
+    """The ways :func:`learn` transfers from ``transfer_from`` (its ``transfer`` setting)."""
+    from perfcast.model.learned import TRANSFERS
+
+    return TRANSFERS
 
 
 def instrument_features(
@@ -1793,7 +1815,8 @@ def read_clusters(path: str | Path) -> list[list[str]]:
     Raises
     ------
     InputError
-        When the file cannot be read or holds neither form (reason ``bad-clusters``).
+        When the file cannot be read, holds neither form, or names a kernel in two clusters
+        (reason ``bad-clusters``).
     """
     from perfcast.core.jsonin import parse_json
 
@@ -1814,6 +1837,17 @@ def read_clusters(path: str | Path) -> list[list[str]]:
             reason="bad-clusters",
         )
     assert isinstance(clusters, list)  # checked above
+    seen: dict[str, int] = {}
+    for number, cluster in enumerate(clusters, start=1):
+        for kernel in cluster:
+            if seen.setdefault(kernel, number) != number:
+                raise InputError(
+                    f"kernel {kernel!r} is in cluster {seen[kernel]} and cluster {number}: "
+                    "a kernel belongs to one cluster",
+                    path,
+                    reason="bad-clusters",
+                    value=kernel,
+                )
     return [list(c) for c in clusters]
 
 
@@ -2135,6 +2169,7 @@ __all__ = [
     # learned run-time models
     "learn",
     "learning_methods",
+    "transfer_methods",
     "load_learned",
     "load_run_table",
     "parse_reductions",
@@ -2362,3 +2397,169 @@ def campaign_run_table(results_path: str | Path, *, phase: str = "exit") -> RunT
 # ---- Scale-out: distributed modeling and inputs larger than memory (issue 19 B) ---------------
 
 __all__ += ["scheduler_address"]
+
+#: Kernels per block when an input is read in blocks (:func:`fit_stream`): a fit's peak memory
+#: grows by about 5 MiB per 1,000 one-parameter kernels, so a block stays near 300 MiB.
+STREAM_KERNELS = 50_000
+
+
+@dataclass(frozen=True)
+class StreamedFit:
+    """What :func:`fit_stream` wrote.
+
+    Attributes
+    ----------
+    models : int
+        Models written.
+    blocks : int
+        Blocks of kernels read and modeled.
+    warned : int
+        Models written with a warning of the quality gates.
+    skipped : list of Skip
+        Kernels whose data admitted no model.
+    notes : list of str
+        The fits' notes, each once.
+    """
+
+    models: int
+    blocks: int
+    warned: int
+    skipped: list[Skip]
+    notes: list[str]
+
+
+def fit_stream(
+    path: str | Path,
+    target: str | Path | TextIO,
+    *,
+    kernels: int = STREAM_KERNELS,
+    modeler: str = "pmnf",
+    metric: str | Sequence[str] | None = None,
+    every_metric: bool = False,
+    strict: bool = False,
+    client: Client | DaskChunks | None = None,
+    format: str | None = None,  # noqa: A002 - as load's
+    **settings: Any,
+) -> StreamedFit:
+    """Model an input larger than memory: read it in blocks of ``kernels`` whole kernels
+    (Parquet tables by row groups, Extra-P JSON Lines line by line; each kernel's rows
+    together, see :mod:`perfcast.io.kernel_blocks`), fit each block as :func:`fit` does and
+    write its models to ``target`` before reading the next, as one model document (the JSON
+    of :meth:`ModelSet.to_json`, which :meth:`ModelSet.from_json` reads).
+
+    What a fit pools over the kernels of a series (the noise shape behind the location
+    estimator, the noise prior, the series-wide search choices) is pooled over each block, as
+    the backtests pool over blocks of 32,768 kernels: the models are those of :func:`fit` on
+    each block on its own, and a note in the document says so when there was more than one.
+
+    Parameters
+    ----------
+    path : str or Path
+        A Parquet long table or an Extra-P JSON Lines file.
+    target : str, Path or text stream
+        A file (written under a temporary name and renamed when complete, so a failure leaves
+        no partial document and an existing file as it was) or an open stream.
+    kernels : int
+        Kernels per block, 1 or more.
+    modeler, strict, client, **settings
+        As for :func:`fit` (``client``: each block is modeled on the cluster).
+    metric : str or sequence of str, optional
+        The metric(s) to model; by default each block's default metric (its only one, or
+        ``time``).
+    every_metric : bool
+        Model every metric of each block instead.
+    format : str, optional
+        The input format (``table`` or ``extrap-jsonlines``); detected when None.
+
+    Returns
+    -------
+    StreamedFit
+
+    Raises
+    ------
+    InputError
+        For bad input (naming the file and row or line), a format that is not read in blocks,
+        a metric no block has, or when no kernel at all can be modeled.
+    """
+    import os
+    import tempfile
+
+    from perfcast.io import detect_format
+    from perfcast.io.kernel_blocks import read_blocks
+
+    if not Path(path).exists():
+        raise InputError("no such file or directory", path)
+    blocks = read_blocks(path, kernels, format or detect_format(path))
+    estimator = make_modeler(modeler, **settings)  # settings checked before any output
+    if not isinstance(target, str | Path):
+        return _stream_blocks(
+            blocks, target, estimator.get_params(), modeler, metric, every_metric, strict,
+            client, kernels, str(path), settings,
+        )  # fmt: skip
+    directory = Path(target).resolve().parent
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=".perfcast-", suffix=".json", dir=directory)
+    except OSError as error:
+        raise InputError(f"cannot write: {error.strerror}", target) from None
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            summary = _stream_blocks(
+                blocks, stream, estimator.get_params(), modeler, metric, every_metric, strict,
+                client, kernels, str(path), settings,
+            )  # fmt: skip
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return summary
+
+
+def _stream_blocks(
+    blocks: Iterable[Experiment],
+    stream: TextIO,
+    params: Mapping[str, Any],
+    modeler: str,
+    metric: str | Sequence[str] | None,
+    every_metric: bool,
+    strict: bool,
+    client: Client | DaskChunks | None,
+    kernels: int,
+    source: str,
+    settings: Mapping[str, Any],
+) -> StreamedFit:
+    """Fit every block and write its models (see :func:`fit_stream`)."""
+    from perfcast.model.modelstream import ModelStreamWriter
+
+    writer = ModelStreamWriter(stream, modeler, params, source)
+    wanted = [metric] if isinstance(metric, str) else None if metric is None else list(metric)
+    seen: set[str] = set()
+    count = warned = 0
+    for count, block in enumerate(blocks, start=1):  # noqa: B007 - the count is used below
+        if every_metric:
+            names = block.metric_names
+        elif wanted is None:
+            names = [block.default_metric()]
+        else:
+            names = [name for name in wanted if name in block.metric_names]
+        seen.update(names)
+        if not names:
+            continue
+        models = _fitted(block, modeler, names, strict, False, client, settings)
+        writer.add(models)
+        warned += sum(1 for m in models.models if m.warnings)
+    missing = [name for name in wanted or () if name not in seen]
+    if missing:
+        raise InputError(f"no metric '{missing[0]}' in any block", source, value=missing[0])
+    if count > 1:
+        writer.notes.append(
+            f"read in {count} blocks of up to {kernels} kernels: the noise statistics and "
+            "the series-wide choices of the search were pooled over each block, not the "
+            "whole input"
+        )
+    if not writer.written and writer.skipped:  # as fit: no kernel at all could be modeled
+        raise writer.skipped[0].error(source)
+    writer.close()
+    return StreamedFit(writer.written, count, warned, list(writer.skipped), list(writer.notes))
+
+
+__all__ += ["STREAM_KERNELS", "StreamedFit", "fit_stream"]

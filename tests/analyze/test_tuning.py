@@ -294,3 +294,16 @@ def test_cycles_objective_counts_cache_misses_that_instructions_do_not(tmp_path)
     miss_cost = {o: e.value - e.instructions for o, e in by_order.items()}
     assert miss_cost["2"] < miss_cost["0"] / 2
     assert result.best.config["ORDER"] == "2"
+
+
+@needs_tools
+def test_a_search_where_no_configuration_builds_exits_1(tmp_path, capsys):
+    space = write(
+        tmp_path, "space.toml", '[flags]\nopt = ["-fno-such-flag-a", "-fno-such-flag-b"]\n'
+    )
+    program = write_program(kernel("dot"), tmp_path)
+    argv = ["tune", str(program), "--function", "dot", "--space", str(space), "--format", "json",
+            "--db", str(tmp_path / "tuning.sqlite")]  # fmt: skip
+    assert main(argv) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["best"] is None and all(e["error"] for e in data["evaluations"])

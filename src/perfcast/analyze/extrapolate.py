@@ -479,7 +479,8 @@ def derive_hit_rates(elements: list[ElementFit]) -> list[ElementFit]:
     and/or ``stores``): ``l1.hit_rate = 1 - l1.misses / accesses`` and
     ``ll.cumulative_hit_rate = 1 - ll.misses / accesses``, with the first level's misses bounded
     by the accesses and the last level's by the first level's (a bound that binds marks the
-    rate clamped). The fit error of a derived rate is the largest of the counts' it comes from.
+    rate clamped). The fit error of a derived rate is the largest of the counts' it comes from
+    (NaN when none of them has one, as for PMNF fits).
 
     Parameters
     ----------
@@ -506,7 +507,8 @@ def derive_hit_rates(elements: list[ElementFit]) -> list[ElementFit]:
         if accesses <= 0:
             continue
         bound = accesses
-        fit_error = max(c.fit_error for c in present)
+        errors = [c.fit_error for c in present if math.isfinite(c.fit_error)]
+        fit_error = max(errors) if errors else math.nan  # PMNF fits report none
         for rate, misses_name in RATE_MISSES.items():
             misses = features[misses_name].value
             bounded = min(misses, bound)

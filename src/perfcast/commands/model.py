@@ -19,6 +19,7 @@ from perfcast.api import (
     analyze_source,
     dask_client,
     fit,
+    fit_stream,
     inclusive_metric,
     load,
     modelers,
@@ -54,6 +55,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "metrics) values apart, totals and shares from the exclusive ones",
     )
     add_cluster_arguments(parser)
+    parser.add_argument(
+        "--stream-kernels",
+        type=_kernel_count,
+        metavar="N",
+        help="for inputs larger than memory (Parquet tables, Extra-P JSON Lines, each "
+        "kernel's rows together): read N kernels at a time and write their models before "
+        "reading on; needs --format json; noise statistics are pooled per block",
+    )
     parser.set_defaults(run=run)
 
 
@@ -274,24 +283,15 @@ def _segmented_choice(
 ) -> tuple[str, dict[str, object]]:
     """The modeler and its extra settings: ``segmented`` over ``--modeler`` with
     ``--segments`` (or ``--modeler segmented``), else ``--modeler`` itself."""
-    if args.segment_parameter is not None:
-        if args.segment_parameter not in experiment.parameter_names:
-            raise InputError(
-                f"--segment-parameter {args.segment_parameter}: the experiment has no such "
-                f"parameter (it has {', '.join(experiment.parameter_names)})"
-            )
-        if not args.segments and args.modeler != "segmented":
-            raise InputError("--segment-parameter: only with --segments")
-    if not args.segments and args.modeler != "segmented":
-        return args.modeler, {}
-    base = "pmnf" if args.modeler == "segmented" else args.modeler
-    if base not in SEGMENT_BASES:
-        raise InputError(f"--segments: segmented models are fitted by pmnf or sparse, not {base}")
-    return "segmented", {
-        "segments": args.segments or "auto",
-        "base": base,
-        "parameter": args.segment_parameter,
-    }
+    if (
+        args.segment_parameter is not None
+        and args.segment_parameter not in experiment.parameter_names
+    ):
+        raise InputError(
+            f"--segment-parameter {args.segment_parameter}: the experiment has no such "
+            f"parameter (it has {', '.join(experiment.parameter_names)})"
+        )
+    return _modeler_choice(args)
 
 
 def warn_skipped(models: ModelSet) -> None:
@@ -372,8 +372,82 @@ def strict_status(warnings: str, args: argparse.Namespace) -> int:
     return 2
 
 
+def _kernel_count(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of kernels >= 1")
+    return count
+
+
+#: Options that need every kernel at once, refused with ``--stream-kernels``.
+WHOLE_INPUT_OPTIONS = ("tree", "static", "kernel", "at")
+
+
+def run_streamed(args: argparse.Namespace) -> int:
+    """``--stream-kernels``: fit block by block, the model JSON written as it goes."""
+    given = [name for name in WHOLE_INPUT_OPTIONS if getattr(args, name)]
+    if given or args.exclude:
+        option = "--" + (given[0] if given else "exclude")
+        raise InputError(f"{option}: needs the whole input at once, not with --stream-kernels")
+    if args.format != "json":
+        raise InputError("--stream-kernels writes the models as JSON: add --format json")
+    every = args.metric == ALL_METRICS
+    with cluster_of(args) as client:
+        modeler, settings = _modeler_choice(args)
+        summary = fit_stream(
+            args.file,
+            sys.stdout if args.out is None else args.out,
+            kernels=args.stream_kernels,
+            modeler=modeler,
+            metric=None if every else args.metric,
+            every_metric=every,
+            strict=args.strict,
+            client=client,
+            format=args.input_format,
+            **modeler_settings(args),
+            **settings,
+        )
+    for note in summary.notes:
+        print(note, file=sys.stderr)
+    for skip in summary.skipped:
+        print(
+            f"perfcast: warning: kernel '{skip.kernel}' ({skip.metric}) skipped: {skip.reason}",
+            file=sys.stderr,
+        )
+    if args.strict and summary.warned:
+        print(
+            f"perfcast: error: {summary.warned} model(s) with warnings; --strict makes any "
+            "warning fatal",
+            file=sys.stderr,
+        )
+        return 2
+    return 0
+
+
+def _modeler_choice(args: argparse.Namespace) -> tuple[str, dict[str, object]]:
+    """The modeler and its extra settings: ``segmented`` over ``--modeler`` with
+    ``--segments`` (or ``--modeler segmented``), else ``--modeler`` itself."""
+    if args.segment_parameter is not None and not args.segments and args.modeler != "segmented":
+        raise InputError("--segment-parameter: only with --segments")
+    if not args.segments and args.modeler != "segmented":
+        return args.modeler, {}
+    base = "pmnf" if args.modeler == "segmented" else args.modeler
+    if base not in SEGMENT_BASES:
+        raise InputError(f"--segments: segmented models are fitted by pmnf or sparse, not {base}")
+    return "segmented", {
+        "segments": args.segments or "auto",
+        "base": base,
+        "parameter": args.segment_parameter,
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     """Fit and print; the text output ends with the kernels skipped and the models' warnings."""
+    if args.stream_kernels is not None:
+        return run_streamed(args)
     with cluster_of(args) as client:
         models = fit_from_args(args, client)
     warnings = render_warnings(models)

@@ -42,7 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Tune and print the result."""
+    """Tune and print the result; exit status 1 when no configuration built and ran."""
     if args.budget is not None and args.budget < 1:
         raise InputError(f"--budget must be at least 1, not {args.budget}", reason="bad-budget")
     if args.neighbours < 1:
@@ -61,9 +61,9 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.format == "json":
         print(json_text(result.to_dict()))
-        return 0
-    print(render_text(result))
-    return 0
+    else:
+        print(render_text(result))
+    return 0 if result.best is not None else 1  # no configuration built and ran: work failed
 
 
 def render_text(result: TuningResult) -> str:

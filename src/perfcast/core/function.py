@@ -450,7 +450,9 @@ class Model:
                 np.maximum(fit_variance / prediction**2 + u.noise_variance, u.loo_variance) + beyond
             )
             factor = np.exp(quantile * relative)
-            lower, upper = prediction / factor, prediction * factor
+            # Ordered, so that a negative prediction's bounds are not reversed.
+            lower = np.minimum(prediction / factor, prediction * factor)
+            upper = np.maximum(prediction / factor, prediction * factor)
         # Where the prediction is 0 a relative spread means nothing: the fitted curve's own
         # spread is the interval there (none for a model that is 0 throughout).
         zero = prediction == 0

@@ -28,7 +28,8 @@ Repetition numbers, units, parameter roles and metadata are not part of the form
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from perfcast.core.errors import InputError
@@ -71,11 +72,50 @@ def read_records(
     defaults : (str or None, str or None)
         Kernel and metric of records without one; None makes the key mandatory.
     """
-    known = {parameters_key, "metric", "value", *kernel_keys}
     rows = Rows(path)
     parameters: list[str] | None = None
+    lines = read_text(path).splitlines()
+    for record in parse_records(path, lines, decode, parameters_key, kernel_keys, defaults):
+        parameters = record.parameters
+        rows.add(record.kernel, record.metric, record.point, record.values)
+    if parameters is None:
+        raise InputError("the file holds no records", path)
+    return rows.experiment(parameters)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One measurement record: its line, the parameters of the file (those of its first
+    record), the kernel, metric, point and repetitions."""
+
+    line: int
+    parameters: list[str]
+    kernel: str
+    metric: str
+    point: tuple[float, ...]
+    values: list[float]
+
+
+def parse_records(
+    path: Path,
+    lines: Iterable[str],
+    decode: Callable[[str], dict | None],
+    parameters_key: str,
+    kernel_keys: tuple[str, ...],
+    defaults: tuple[str | None, str | None],
+) -> Iterator[Record]:
+    """The records of ``lines`` (of the file ``path``) one by one, each checked; parameters
+    as :func:`read_records` takes them.
+
+    Raises
+    ------
+    InputError
+        For a malformed or inconsistent record, naming its line.
+    """
+    known = {parameters_key, "metric", "value", *kernel_keys}
+    parameters: list[str] | None = None
     parameter_set: set[str] = set()
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         line = line.strip()
         if not line:
             continue
@@ -123,10 +163,7 @@ def read_records(
         if not raw_values:
             raise InputError("'value' is an empty list; a point needs a repetition", path, number)
         values = [parse_number(value, "value", path, number) for value in raw_values]
-        rows.add(kernel, metric, point, values)
-    if parameters is None:
-        raise InputError("the file holds no records", path)
-    return rows.experiment(parameters)
+        yield Record(number, parameters, kernel, metric, point, values)
 
 
 def _name(name: object, what: str, path: Path, number: int) -> str:

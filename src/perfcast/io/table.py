@@ -54,17 +54,40 @@ def sniff(path: Path, head: str) -> bool:
     return {KERNEL, METRIC, VALUE} <= set(header)
 
 
-def _check(frame: pd.DataFrame, path: Path, first_line: int | None) -> None:
+def check_rows(frame: pd.DataFrame, path: Path, row_offset: int) -> None:
+    """Raise an InputError for the first missing or non-numeric cell of a batch of rows of a
+    Parquet table, naming its row in the file (the batch's first row follows ``row_offset``
+    rows)."""
+    _check(frame, path, first_line=None, row_offset=row_offset)
+
+
+def parquet_description(metadata: dict[bytes, bytes] | None, path: Path) -> dict:
+    """The perfcast description (parameters, metrics, metadata) in a Parquet schema's
+    ``metadata``; empty when there is none."""
+    metadata = metadata or {}
+    if METADATA_KEY not in metadata:
+        return {}
+    try:
+        description: dict = parse_json(metadata[METADATA_KEY])
+    except json.JSONDecodeError:
+        raise InputError("malformed perfcast metadata in the Parquet schema", path) from None
+    return description
+
+
+def _check(frame: pd.DataFrame, path: Path, first_line: int | None, row_offset: int = 0) -> None:
     """Raise an InputError for the first missing or non-numeric cell.
 
-    ``first_line`` is the line of the first row in a CSV file; None names rows (Parquet).
+    ``first_line`` is the line of the first row in a CSV file; None names rows (Parquet),
+    counted from ``row_offset + 1``.
     """
     import pandas as pd  # here, not above: plain CSV files are read without pandas
 
     def fail(message: str, row: int, cell: object = None) -> None:
         reason = None if cell is None else BAD_NUMBER
         if first_line is None:
-            raise InputError(f"row {row + 1}: {message}", path, reason=reason, value=cell)
+            raise InputError(
+                f"row {row + row_offset + 1}: {message}", path, reason=reason, value=cell
+            )
         raise InputError(message, path, row + first_line, reason=reason, value=cell)
 
     for column in (KERNEL, METRIC, VALUE):
@@ -222,13 +245,7 @@ def _read_parquet(path: Path) -> tuple[pd.DataFrame, dict]:
         table = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as error:
         raise InputError(f"not a readable Parquet file ({error})", path) from None
-    metadata = table.schema.metadata or {}
-    description = {}
-    if METADATA_KEY in metadata:
-        try:
-            description = parse_json(metadata[METADATA_KEY])
-        except json.JSONDecodeError:
-            raise InputError("malformed perfcast metadata in the Parquet schema", path) from None
+    description = parquet_description(table.schema.metadata, path)
     frame = table.to_pandas()
     _check(frame, path, first_line=None)
     return frame, description

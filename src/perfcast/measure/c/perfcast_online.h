@@ -18,6 +18,10 @@
  * clock is read. Without the variable BEGIN returns at once. Under MPI every rank hands over its
  * own batches. Limits: one thread at a time per kernel; at most 256 kernels.
  *
+ * PERFCAST_ONLINE_METRIC=cputime records the calling thread's CPU time instead of wall time
+ * (CLOCK_THREAD_CPUTIME_ID, metric "cputime"): on a node shared with other processes it is not
+ * stretched by the time they hold the core, so batches are judged on the kernel's own cost.
+ *
  * PERFCAST_ONLINE_METRIC=instructions records each region's instructions instead of its wall
  * time (deterministic, so models do not depend on the machine's load): the program must be built
  * where valgrind's headers are (<valgrind/callgrind.h>) and run under
