@@ -9,6 +9,7 @@ import json
 import math
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +183,16 @@ def test_exponents_as_perfcast_and_people_write_them_are_read(
     path.write_text(json.dumps(document))
     (model,) = ModelSet.load(path).models
     assert float(model.terms[0].factors[0].exponent) == pytest.approx(value)
+
+
+def test_a_point_that_overflows_the_model_is_flagged_without_numpy_warnings(
+    tmp_path: Path,
+) -> None:
+    models = ModelSet.load(_write(tmp_path, lambda u: None))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # NumPy's overflow RuntimeWarning reached stderr
+        (prediction,) = predict(models.models, {"x": 1e300})
+    assert math.isinf(prediction.value)
+    assert "unbounded-interval" in [w.code for w in prediction.warnings]
+    document = json.loads(dumps(prediction.to_dict()))
+    assert document["prediction"] is None

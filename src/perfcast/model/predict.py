@@ -106,7 +106,10 @@ def predict(
                     f"parameter '{name}' must be positive to predict, not {point[name]:g}"
                 )
         coordinates = np.array([[point[p] for p in model.parameters]])
-        value, lower, upper = (float(a[0]) for a in model.predict_interval(coordinates, level))
+        # A point far enough out overflows the model (inf): said by the unbounded-interval
+        # warning below, not by NumPy's RuntimeWarning on standard error.
+        with np.errstate(over="ignore", invalid="ignore"):
+            value, lower, upper = (float(a[0]) for a in model.predict_interval(coordinates, level))
         warnings = extrapolation_warnings(point, ranges or {}, value, lower, upper, level)
         if model.uncertainty is None:
             lower = upper = float("nan")
