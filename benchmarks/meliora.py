@@ -14,19 +14,24 @@
     included; the stored embeddings are the variants' real embeddings, repeated to reach
     10,000 rows).
 ``search``
-    Search saving: every kernel's full space is measured once (exhaustive, instructions under
-    callgrind, deterministic). For each kernel left out of the database (leave one out), the
-    database holds the other kernels' results; a warm start tries the best configurations of the
-    3 most similar ones, then continues in random order. Reported per kernel: the expected
-    evaluations to get within 5 % of the exhaustive best for a random search without warm start
-    (``(S + 1) / (m + 1)`` for ``m`` good configurations among ``S``), the same with warm start
-    (its expectation over the random continuation), the saving factor, and the speedup of the
-    matched (first warm) configuration over the default build (first value of every parameter).
+    Search saving on realistic spaces: each kernel's space (:func:`kernel_space`: compiler
+    flags, unroll and interleave counts, and the code variants the kernel allows, 96-576
+    configurations) is measured exhaustively once, instructions and callgrind's cycle estimate
+    under a fixed simulated cache (:func:`measure_kernel`), and the table cached outside the
+    repository (:func:`default_table_path`, or ``--table``). Then, for both objectives and each
+    kernel left out of the database (the other kernels' tables are the database), the
+    evaluations to get within 5 % of the exhaustive best: random order (expected,
+    ``(S + 1) / (m + 1)`` for ``m`` good configurations among ``S``), perfcast's cold ``model``
+    search (mean of :data:`SEEDS` seeds), the previous warm start (the ``--neighbours`` most
+    similar kernels' bests, then random; expected) and the current one (the same bests ranked
+    by the similarity-weighted transfer prior, then ``model`` with the prior), the saving
+    factors, and the speedup of the first warm configuration over the default build. Last, one
+    real ``tune --warm-start`` of the first kernel against a database of the others.
 
 Usage (from the repository root)::
 
     .venv/bin/python -m benchmarks.meliora matching [--variants 48 --train 32]
-    .venv/bin/python -m benchmarks.meliora search [--size 32]
+    .venv/bin/python -m benchmarks.meliora search [--table FILE --neighbours 3]
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ from benchmarks.kernel_corpus import (
 from perfcast.analyze.transfer import TransferPrior
 from perfcast.analyze.tuning import WITHIN, TuningSpace, load_space, search, tune
 from perfcast.io.tuning_db import TuningDatabase
-from perfcast.measure.kernel_runs import KernelRun
+from perfcast.measure.kernel_runs import CACHE_GEOMETRY, KernelRun, cycle_estimate
 from perfcast.measure.valgrind import parse_profile
 from perfcast.static import embedding
 from perfcast.static.embedding import embed
@@ -191,9 +196,6 @@ repetitions = 1
 valgrind cannot execute, so ``-march=native`` could not be measured under callgrind.
 """
 
-CACHE_GEOMETRY = ("--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64")
-"""Simulated caches (fixed, so the table does not depend on the host's caches)."""
-
 
 def kernel_space(kernel: Kernel) -> str:
     """The TOML space of one kernel (:data:`FLAG_SPACE` plus its code-variant macros)."""
@@ -202,13 +204,6 @@ def kernel_space(kernel: Kernel) -> str:
         for name, values in code_parameters(kernel).items()
     )
     return FLAG_SPACE.format(code=code, size=working_size(kernel))
-
-
-def cycle_estimate(costs: dict[str, int]) -> float:
-    """Callgrind's cycle estimate: ``Ir + 10 L1 misses + 100 last-level misses``."""
-    first = costs["I1mr"] + costs["D1mr"] + costs["D1mw"]
-    last = costs["ILmr"] + costs["DLmr"] + costs["DLmw"]
-    return float(costs["Ir"] + 10 * first + 100 * last)
 
 
 def measure_kernel(kernel: Kernel, folder: Path) -> dict[str, dict[str, float]]:
@@ -444,7 +439,8 @@ def _saving_table(
         old_expected = _warm_expected(old, good, size)
         prior = TransferPrior.from_neighbours(measured, space.adapt)
         assert prior is not None
-        first = [dict(c) for c in prior.ranked(space.all_configurations())[:neighbours]]
+        bests = [space.adapt(min(m, key=lambda cv: cv[1])[0]) for _, m in measured]
+        first = prior.ranked([c for i, c in enumerate(bests) if c not in bests[:i]])
         new = steps_to_good(space, values, strategy="model", first=first, prior=prior)
         savings.append(random_expected / new)
         against_model.append(cold / new)

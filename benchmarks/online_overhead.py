@@ -7,25 +7,27 @@ in {1, 8, 64, 512, 2048, 4096}, without back-off (the collector models the batch
 runs: ``off``), with it (``collector``: the collector runs alongside in a thread, so the skipped
 share, that of the counted run, depends on how fast it answers and on whether this machine's
 wall times let batches hit), and ``skip``, the floor of the skipping path
-(a control file asks to skip every execution after the first batch). Instructions are counted
+(a control file present from the start asks to skip every execution). Instructions are counted
 with valgrind (callgrind) and wall time is the median of three runs. The modeling itself runs
 in ``perfcast online serve``, another process: its CPU time per modeled batch is printed too.
 
 Run from the repository root: ``.venv/bin/python -m benchmarks.online_overhead`` (about 2
 minutes).
 
-``.venv/bin/python -m benchmarks.online_overhead steady [axpy] [jacobi]`` (about 6 minutes)
+``.venv/bin/python -m benchmarks.online_overhead steady [axpy] [jacobi] [cputime|time]`` (about
+6 minutes unloaded; the regions record the thread's CPU time unless ``time`` is given)
 measures back-off in its steady state instead: a life-long series of production runs (b = 512)
-of the kernel above (40,000 executions per run) and of the Jacobi example (2,000 iterations per
+of the kernel above (40,000 executions per run) and of the Jacobi example (1,000 iterations per
 run at n = 256, 384, 512 in turn, the smaller sizes of its campaign), every run under callgrind
 with the collector beside it and all runs of a series sharing one spool and one store; with
 back-off, and one run without. Each run's instructions are set against the uninstrumented
 build's run with the same input, counted in the same invocation. The first runs start from an
 empty store and show the cold start; the last ones the steady state of the back-off schedule.
 
-``.venv/bin/python -m benchmarks.online_overhead jacobi`` (10-20 minutes on a loaded machine) is
+``.venv/bin/python -m benchmarks.online_overhead jacobi [B ...] [cputime|time]`` (long: b = 1 models
+every execution as a batch) is
 the batch-size table on the Jacobi example: for each ``b`` in {1, 8, 64, 512, 2048, 4096}, with
-and without back-off, a series of runs (n = 256, 192, 256, 400 iterations) sharing one store,
+and without back-off, a series of runs (n = 64, 96, 128, 128, 1,000 iterations) sharing one store,
 each counted under callgrind and, with its own spool and store, timed natively; the last run's
 instructions and wall time are set against the uninstrumented build's (the load average is
 printed, wall time on a shared machine is only indicative). ``perfcast static --clusters`` finds
@@ -144,8 +146,12 @@ def with_collector(spool: Path, store: Path, batch: int, work: Callable[[], Numb
 
 STEADY_BATCH, STEADY_STEPS = 512, 40000
 MPI_ENVIRONMENT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+#: The metric the regions of the steady and Jacobi series record (``time`` or ``cputime``, the
+#: last word of the command line; cputime by default): under valgrind on a loaded machine wall
+#: times measure the load (a kernel's mean moved 10-fold between runs), CPU time the kernel.
+METRICS = ("cputime", "time")
 JACOBI = Path(__file__).resolve().parents[1] / "examples" / "jacobi" / "jacobi.c"
-JACOBI_RUNS, JACOBI_ITERATIONS = 18, 2000
+JACOBI_RUNS, JACOBI_ITERATIONS = 12, 1000
 
 
 @dataclass(frozen=True)
@@ -159,10 +165,11 @@ class SteadyProgram:
     environment: dict[str, str]
 
 
-def steady_programs(directory: Path) -> dict[str, SteadyProgram]:
+def steady_programs(directory: Path, metric: str) -> dict[str, SteadyProgram]:
     """The small kernel program and the Jacobi example, each built without and with regions."""
     axpy = SteadyProgram([], build(directory, disable=True), build(directory, disable=False),
-                         [[str(SIZE), str(STEADY_STEPS)]] * 5, {})  # fmt: skip
+                         [[str(SIZE), str(STEADY_STEPS)]] * 5,
+                         {"PERFCAST_ONLINE_METRIC": metric})  # fmt: skip
     # production runs with the example campaign's smaller sizes in turn
     sizes = [256, 384, 512] * (JACOBI_RUNS // 3)
     return {
@@ -170,7 +177,7 @@ def steady_programs(directory: Path) -> dict[str, SteadyProgram]:
         "jacobi": SteadyProgram(["mpirun", "-np", "1"], build_jacobi(directory, True),
                                 build_jacobi(directory, False),
                                 [[str(n), str(JACOBI_ITERATIONS)] for n in sizes],
-                                MPI_ENVIRONMENT),
+                                {**MPI_ENVIRONMENT, "PERFCAST_ONLINE_METRIC": metric}),
     }  # fmt: skip
 
 
@@ -231,9 +238,11 @@ def served_run(
         serve_spool(spool, store, batch=STEADY_BATCH, once=True, backoff=backoff)
 
 
-def steady(labels: list[str]) -> None:
+def steady(labels: list[str], metric: str) -> None:
     """The life-long series of production runs: overhead per run with and without back-off."""
-    print("Command: python -m benchmarks.online_overhead steady\n")
+    print(f"Command: python -m benchmarks.online_overhead steady {' '.join(labels)} {metric}\n")
+    print(f"Regions record {metric}; load average at start {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} cores.\n")  # fmt: skip
     print(f"b = {STEADY_BATCH}; every run under callgrind with the collector beside it; axpy: "
           f"kernel of {SIZE // 5}-{SIZE} updates, {STEADY_STEPS} executions per run; jacobi: "
           f"the example, {JACOBI_ITERATIONS} iterations per run at the n shown.\n")  # fmt: skip
@@ -241,7 +250,7 @@ def steady(labels: list[str]) -> None:
     print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="online-steady-") as name:
         directory = Path(name)
-        for label, program in steady_programs(directory).items():
+        for label, program in steady_programs(directory, metric).items():
             if labels and label not in labels:
                 continue
             base: dict[tuple[str, ...], int] = {}
@@ -268,9 +277,10 @@ def steady(labels: list[str]) -> None:
                           f"{shares} |", flush=True)  # fmt: skip
 
 
-#: The Jacobi batch-size table: production runs at these sizes in turn; the first two warm an
-#: empty store, the last one (at a size already seen) is the one reported.
-JACOBI_SERIES, JACOBI_SHORT = (256, 192, 256), 400
+#: The Jacobi batch-size table: production runs at these sizes in turn; the first three warm an
+#: empty store (the pmnf modeler needs three sizes for a model, back-off a model to judge by),
+#: the last one (at a size already seen) is the one reported.
+JACOBI_SERIES, JACOBI_SHORT = (64, 96, 128, 128), 1000
 
 
 def timed_run(program: SteadyProgram, binary: Path, arguments: list[str],
@@ -327,11 +337,15 @@ def jacobi_series(
     return counted, seconds, shares
 
 
-def jacobi_batches() -> None:
+def jacobi_batches(metric: str, batches: tuple[int, ...] = BATCHES) -> None:
     """Overhead of the Jacobi example's online regions by batch size, with and without
     back-off: instructions and wall time side by side."""
     load = os.getloadavg()
-    print("Command: python -m benchmarks.online_overhead jacobi\n")
+    print(
+        f"Command: python -m benchmarks.online_overhead jacobi {metric} "
+        f"{' '.join(map(str, batches))}\n"
+    )
+    print(f"Regions record {metric}.\n")
     print(f"Jacobi example, one rank, {JACOBI_SHORT} iterations per run, runs at n = "
           f"{', '.join(map(str, JACOBI_SERIES))} sharing one store; figures of the last run "
           f"(a size already seen); load average at start {load[0]:.1f} on "
@@ -342,7 +356,8 @@ def jacobi_batches() -> None:
     with tempfile.TemporaryDirectory(prefix="online-jacobi-") as name:
         directory = Path(name)
         program = SteadyProgram(["mpirun", "-np", "1"], build_jacobi(directory, True),
-                                build_jacobi(directory, False), [], MPI_ENVIRONMENT)  # fmt: skip
+                                build_jacobi(directory, False), [],
+                                {**MPI_ENVIRONMENT, "PERFCAST_ONLINE_METRIC": metric})  # fmt: skip
         base_counted, base_seconds = 0, 0.0
         for n in JACOBI_SERIES[-1:]:
             arguments = [str(n), str(JACOBI_SHORT)]
@@ -351,7 +366,7 @@ def jacobi_batches() -> None:
             base_seconds += statistics.median(
                 timed_run(program, program.reference, arguments, {}) for _ in range(3)
             )
-        for batch in BATCHES:
+        for batch in batches:
             for backoff in (False, True):
                 counted, seconds, shares = jacobi_series(program, directory, batch, backoff)
                 print(f"| {batch} | {'on' if backoff else 'off'} | "
@@ -362,15 +377,18 @@ def jacobi_batches() -> None:
 
 
 def main() -> None:
+    metric = sys.argv[-1] if sys.argv[-1] in METRICS else METRICS[0]
     if len(sys.argv) > 1 and sys.argv[1] == "jacobi":
         if any(shutil.which(tool) is None for tool in ("valgrind", "mpicc", "mpirun")):
             sys.exit("needs valgrind and OpenMPI (scripts/setup installs them)")
-        jacobi_batches()
+        chosen = tuple(int(word) for word in sys.argv[2:] if word.isdigit())
+        jacobi_batches(metric, chosen or BATCHES)
         return
     if len(sys.argv) > 1 and sys.argv[1] == "steady":
         if any(shutil.which(tool) is None for tool in ("valgrind", "gcc", "mpicc", "mpirun")):
             sys.exit("needs gcc, valgrind and OpenMPI (scripts/setup installs them)")
-        steady(sys.argv[2:])
+        labels = [word for word in sys.argv[2:] if word not in METRICS]
+        steady(labels, metric)
         return
     if shutil.which("valgrind") is None or shutil.which("gcc") is None:
         sys.exit("needs gcc and valgrind (scripts/setup installs them)")
@@ -412,7 +430,9 @@ def main() -> None:
                     skipped = sum(item["skipped"] for item in stored_models(store))
                     share = f"{100 * skipped / STEPS:.0f} %"
                 else:
-                    if backoff == "skip":  # the floor: executions after the first batch skipped
+                    if backoff == "skip":  # the floor: every execution skipped (control read
+                        # at the kernel's first execution; before that change, after the first
+                        # batch)
                         write_control(spool, "axpy", "time", 1, STEPS)
                     counted = instructions(instrumented, environment, directory)
                     seconds = wall(instrumented, environment)

@@ -1382,7 +1382,7 @@ def learn(
         :class:`~perfcast.model.learned.LearnedModel` settings: ``trees``, ``log_target``,
         ``linear_base``, ``reduce_time``, ``reduce_importance`` (see
         :func:`parse_reductions`), ``folds``, ``seed``, ``transfer`` (``"map"`` or
-        ``"tradaboost"``: how ``transfer_from`` is used).
+        ``"tradaboost"`` or ``"map+tradaboost"``: how ``transfer_from`` is used).
 
     Returns
     -------
@@ -1501,6 +1501,13 @@ def learning_methods() -> tuple[str, ...]:
     from perfcast.model.learned import METHODS
 
     return METHODS
+
+
+def transfer_methods() -> tuple[str, ...]:
+    """The ways :func:`learn` transfers from ``transfer_from`` (its ``transfer`` setting)."""
+    from perfcast.model.learned import TRANSFERS
+
+    return TRANSFERS
 
 
 def instrument_features(
@@ -1807,7 +1814,8 @@ def read_clusters(path: str | Path) -> list[list[str]]:
     Raises
     ------
     InputError
-        When the file cannot be read or holds neither form (reason ``bad-clusters``).
+        When the file cannot be read, holds neither form, or names a kernel in two clusters
+        (reason ``bad-clusters``).
     """
     from perfcast.core.jsonin import parse_json
 
@@ -1828,6 +1836,17 @@ def read_clusters(path: str | Path) -> list[list[str]]:
             reason="bad-clusters",
         )
     assert isinstance(clusters, list)  # checked above
+    seen: dict[str, int] = {}
+    for number, cluster in enumerate(clusters, start=1):
+        for kernel in cluster:
+            if seen.setdefault(kernel, number) != number:
+                raise InputError(
+                    f"kernel {kernel!r} is in cluster {seen[kernel]} and cluster {number}: "
+                    "a kernel belongs to one cluster",
+                    path,
+                    reason="bad-clusters",
+                    value=kernel,
+                )
     return [list(c) for c in clusters]
 
 
@@ -2149,6 +2168,7 @@ __all__ = [
     # learned run-time models
     "learn",
     "learning_methods",
+    "transfer_methods",
     "load_learned",
     "load_run_table",
     "parse_reductions",
@@ -2308,7 +2328,9 @@ def tune_kernel(
     database : str or Path, optional
         SQLite tuning database to read and extend.
     warm_start : bool
-        First try the best configurations of the most similar kernels in the database.
+        First try the best configurations of the most similar kernels in the database, ranked
+        by their similarity-weighted measurements (with ``strategy="model"`` the search then
+        continues from that ranking corrected by this kernel's own results).
     neighbours : int
         Similar kernels a warm start draws from.
     flags : sequence of str

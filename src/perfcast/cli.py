@@ -117,18 +117,35 @@ def chosen_command(argv: Sequence[str]) -> str | None:
     return None
 
 
+def command_flags(parser: argparse.ArgumentParser, module: str | None) -> set[str] | None:
+    """The option strings (``--metric``, ``-o``) of the command of ``module``, None for none."""
+    if module is None:
+        return None
+    commands = next(
+        action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+    )
+    command = commands.choices[module.rstrip("_")]
+    return {flag for action in command._actions for flag in action.option_strings}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 work failed, 2 bad input)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(chosen_command(argv)).parse_args(argv)
+    module = chosen_command(argv)
+    parser = build_parser(module)
+    # Wrapped before parsing: argparse's own errors repeat the arguments (``perfcast model
+    # *.csv`` in a directory of hostile file names) and must not drive the terminal either.
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = (
         VisibleStream(stream) if stream.isatty() else stream for stream in streams
     )
     try:
+        args = parser.parse_args(argv)
         return int(args.run(args) or EXIT_OK)
     except InputError as error:
-        print(f"perfcast: error: {with_advice(error)}", file=sys.stderr)
+        print(
+            f"perfcast: error: {with_advice(error, command_flags(parser, module))}", file=sys.stderr
+        )
         return EXIT_USAGE
     except WorkError as error:
         print(f"perfcast: failed: {error}", file=sys.stderr)

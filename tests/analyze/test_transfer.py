@@ -154,3 +154,17 @@ def test_tune_warm_starts_from_the_ranked_consensus_of_the_database(tmp_path):
     assert {e.config["UNROLL"] for e in warm} == {"2", "4"}
     assert all(e.origin == "model" for e in result.evaluations[2:])
     assert result.steps_to_within is not None and result.steps_to_within <= 2
+
+
+def test_a_misleading_prior_does_not_keep_the_search_from_the_best():
+    # The neighbour ranks this kernel's best configuration last of all 24.
+    truth = landscape({"opt": "-O1", "U": "1", "T": "0"})
+    opposite = landscape({"opt": "-O3", "U": "8", "T": "16"}, scale=5.0)
+
+    def neighbour(config: dict[str, str]) -> float:
+        return opposite(config) * (3.0 if config == {"opt": "-O1", "U": "1", "T": "0"} else 1.0)
+
+    prior = TransferPrior.from_neighbours([(0.9, measured(neighbour))], SPACE.adapt)
+    assert prior.ranked(SPACE.all_configurations())[-1] == {"opt": "-O1", "U": "1", "T": "0"}
+    done = search(SPACE, run_of(truth), budget=24, strategy="model", prior=prior)
+    assert steps_to_best(done, truth) <= 12  # the own-model turns explore

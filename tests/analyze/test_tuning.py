@@ -265,3 +265,45 @@ def test_warm_start_needs_a_database_and_a_foreign_file_is_refused(tmp_path):
     text.write_text("not a database at all, just some text that is long enough" * 20)
     with pytest.raises(InputError, match="not a perfcast tuning database"):
         TuningDatabase(text)
+
+
+@pytest.mark.slow
+@needs_tools
+def test_cycles_objective_counts_cache_misses_that_instructions_do_not(tmp_path):
+    from benchmarks.kernel_corpus import tunable_program
+
+    program = tmp_path / "matmul.c"
+    program.write_text(tunable_program(kernel("matmul")))
+    space_file = write(tmp_path, "space.toml", """\
+        [flags]
+        opt = ["-O1"]
+
+        [macros]
+        ORDER = [0, 2]
+
+        [measure]
+        objective = "cycles"
+        repetitions = 1
+        """)  # fmt: skip
+    result = tune(program, "matmul", load_space(space_file), strategy="exhaustive")
+    by_order = {e.config["ORDER"]: e for e in result.evaluations}
+    assert all(e.objective == "cycles" and e.scope == "function" for e in by_order.values())
+    for evaluation in by_order.values():
+        assert evaluation.value > evaluation.instructions > 0  # misses add to the estimate
+    # i-k-j walks B and C by rows: fewer simulated misses than i-j-k's column walk of B.
+    miss_cost = {o: e.value - e.instructions for o, e in by_order.items()}
+    assert miss_cost["2"] < miss_cost["0"] / 2
+    assert result.best.config["ORDER"] == "2"
+
+
+@needs_tools
+def test_a_search_where_no_configuration_builds_exits_1(tmp_path, capsys):
+    space = write(
+        tmp_path, "space.toml", '[flags]\nopt = ["-fno-such-flag-a", "-fno-such-flag-b"]\n'
+    )
+    program = write_program(kernel("dot"), tmp_path)
+    argv = ["tune", str(program), "--function", "dot", "--space", str(space), "--format", "json",
+            "--db", str(tmp_path / "tuning.sqlite")]  # fmt: skip
+    assert main(argv) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["best"] is None and all(e["error"] for e in data["evaluations"])

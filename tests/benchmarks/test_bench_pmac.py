@@ -30,3 +30,15 @@ def test_element_errors_are_relative_for_counts_and_keep_the_absolute_error():
     assert errors["loads"] == (0.1, 10.0)
     assert math.isinf(errors["l1.hit_rate"][0]) and errors["l1.hit_rate"][1] == 0.01
     assert math.isinf(errors["stores"][0])  # missing from the extrapolation
+
+
+def test_a_kept_signature_is_reused_not_collected(tmp_path):
+    from benchmarks.pmac import collected_signature
+    from perfcast.api import save
+
+    kept = _signature({"bb:a+0x0": {"loads": 100.0}})
+    save(kept, tmp_path / "cg_256_20_p8.json")
+    # no valgrind run: the program does not even exist
+    signature, reused = collected_signature(["/absent/cg", "256", "20"], 8, None, tmp_path)
+    assert reused
+    assert signature.frame["value"].tolist() == [100.0]

@@ -26,6 +26,20 @@ def test_advice_follows_the_message_of_a_known_reason():
     assert with_advice(InputError("bad")) == "bad"
 
 
+def test_advice_naming_a_flag_the_command_lacks_is_left_out():
+    error = InputError("no parameter is the scale", "e.csv", reason="no-scale-parameter")
+    assert with_advice(error, {"--scale", "-o"}).endswith("; name it with --scale")
+    assert with_advice(error, {"--metric", "-o"}) == "e.csv: no parameter is the scale"
+
+
+def test_a_command_without_output_format_is_not_told_to_use_it(tmp_path, capsys):
+    out = tmp_path / "signature.xyz"
+    assert main(["signature", "-o", str(out), "--", "true"]) == 2
+    printed = capsys.readouterr().err.strip()
+    assert printed.startswith(f"perfcast: error: {out}: cannot tell the output format")
+    assert "--output-format" not in printed
+
+
 @pytest.fixture
 def experiment_files(tmp_path):
     frame = pd.DataFrame(

@@ -213,6 +213,9 @@ def test_clusters_from_a_file_let_one_kernel_stand_for_another(
     clusters.write_text('{"clusters": "loop_a"}')
     status, _, err = run(capsys, "online", "replay", str(stream), "--clusters", str(clusters))
     assert status == 2 and "clusters" in err
+    clusters.write_text('[["loop_a", "loop_b"], ["loop_c", "loop_a"]]')
+    status, _, err = run(capsys, "online", "replay", str(stream), "--clusters", str(clusters))
+    assert status == 2 and "'loop_a' is in cluster 1 and cluster 2" in err
 
 
 @pytest.mark.parametrize(

@@ -88,6 +88,10 @@ def test_a_modeler_resumes_where_the_store_left_it(store_url: str) -> None:
     state = state_of(stored[0])
     before = first.states_[("k", "time")]
     assert state.model == before.model and state.hit_count == before.hit_count
+    assert before.fitted_judged > 0  # the usual outside share carries over too
+    assert (state.fitted_judged, state.fitted_outside) == (
+        before.fitted_judged, before.fitted_outside,
+    )  # fmt: skip
     assert state.table.rows.keys() == before.table.rows.keys()
     for key, row in before.table.rows.items():
         assert np.allclose(state.table.rows[key], row, rtol=1e-12)

@@ -14,7 +14,7 @@ import pytest
 
 from perfcast.api import serve_spool, stored_models
 from perfcast.measure.instrument import library_dir
-from perfcast.measure.online_spool import read_control
+from perfcast.measure.online_spool import read_control, write_control
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -145,3 +145,58 @@ def test_instructions_under_callgrind_are_exact_and_keyed_by_their_metric(
     (item,) = stored_models(store)
     assert (item["kernel"], item["metric"], item["measured"]) == ("axpy", "instructions", 10)
     assert read_control(tmp_path / "spool-3", "axpy", "instructions") is not None
+
+
+SLEEPER = r"""
+#define _POSIX_C_SOURCE 199309L
+#include <time.h>
+#include "perfcast_online.h"
+int main(void) {
+    struct timespec pause = {0, 20000000}; /* 20 ms off the CPU */
+    for (int step = 0; step < 3; step++) {
+        PERFCAST_ONLINE_BEGIN("wait", "n", 1);
+        nanosleep(&pause, NULL);
+        PERFCAST_ONLINE_END("wait");
+    }
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize(("metric", "sleeping_counts"), [("time", True), ("cputime", False)])
+def test_cputime_leaves_out_the_time_off_the_cpu(
+    tmp_path: Path, metric: str, sleeping_counts: bool
+) -> None:
+    compiler = shutil.which("gcc")
+    if compiler is None:
+        pytest.fail("gcc is not installed: scripts/setup installs it")
+    (tmp_path / "sleeper.c").write_text(SLEEPER)
+    subprocess.run(
+        [compiler, "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", f"-I{library_dir()}",
+         str(tmp_path / "sleeper.c"), str(library_dir() / "perfcast_online.c"),
+         "-o", str(tmp_path / "sleeper")],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    spool = tmp_path / "spool"
+    environment = {**os.environ, "PERFCAST_ONLINE_SPOOL": str(spool),
+                   "PERFCAST_ONLINE_METRIC": metric}  # fmt: skip
+    subprocess.run([str(tmp_path / "sleeper")], env=environment, check=True, timeout=60)
+    lines = _batches(spool)
+    assert [line["metric"] for line in lines] == [metric] * 3
+    for line in lines:  # wall time holds the 20 ms sleep, CPU time only the calls around it
+        assert (line["value"] >= 0.02) == sleeping_counts, line
+        assert line["value"] >= 0
+
+
+def test_a_new_run_goes_on_with_the_delay_set_before_it(program: Path, tmp_path: Path) -> None:
+    spool = tmp_path / "spool"
+    write_control(spool, "axpy", "time", 3, 5)  # the collector's last word: skip 5
+    environment = {**os.environ, "PERFCAST_ONLINE_SPOOL": str(spool),
+                   "PERFCAST_ONLINE_BATCH": "4"}  # fmt: skip
+    subprocess.run([str(program), "1000", "1", "20"], env=environment, check=True,
+                   capture_output=True)  # fmt: skip
+    lines = _batches(spool)
+    measured = [line for line in lines if "value" in line]
+    assert len(measured) == 15  # the first five executions of the run were skipped
+    assert sum(line.get("skipped", 0) for line in lines) == 5
+    assert measured[0].get("skipped") == 5  # the skips came first: before the first batch

@@ -59,7 +59,12 @@ def hand_spread(experiment: Experiment, model: Model) -> float:
         root = np.sqrt(w)
         coefficients, *_ = np.linalg.lstsq(design * root[:, None], y * root, rcond=None)
         wrss = float(np.sum(w * (y - design @ coefficients) ** 2))
-        aic = wrss / noise + 2 * (len(h) + 1)
+        k = len(h) + 1
+        if np.isfinite(noise):  # repetitions: AIC with the measured noise
+            aic = wrss / noise + 2 * k
+        else:  # none: AICc, the variance estimated from the residuals
+            small = 2 * k * (k + 1) / (len(x) - k - 1) if len(x) - k - 1 > 0 else np.inf
+            aic = len(x) * np.log(max(wrss / len(x), 1e-12)) + 2 * k + small
         scores.append(aic + 2 * np.log(per_size[len(h)]))  # prior: 1/3 per size, even within
         predictions.append(
             coefficients[0]
@@ -72,10 +77,12 @@ def hand_spread(experiment: Experiment, model: Model) -> float:
     return float(mean_square / np.log(x[-1] / x[-2]) ** 2)
 
 
-def test_the_spread_is_the_akaike_weighted_distance_of_the_rivals_one_step_beyond() -> None:
-    # Means of 1, 2, 4 repetitions of +-e: every location estimator gives the same means.
+@pytest.mark.parametrize("repetitions", [4, 1])
+def test_the_spread_is_the_akaike_weighted_distance_of_the_rivals_one_step_beyond(
+    repetitions: int,
+) -> None:
     experiment = synthetic_experiment(
-        {"k": lambda p: 3 + 0.2 * p * np.log2(p)}, {"p": [4, 8, 16, 32, 64]}, 0.04, 4
+        {"k": lambda p: 3 + 0.2 * p * np.log2(p)}, {"p": [4, 8, 16, 32, 64]}, 0.04, repetitions
     )
     (fitted,) = perfcast.model.fit(experiment)
     assert fitted.uncertainty is not None
@@ -198,3 +205,27 @@ def test_with_several_parameters_each_takes_the_larger_of_its_backtest_and_sprea
     variance = 1e-4 + 0.04 * np.log(4.0) ** 2 + 0.09 * np.log(2.0) ** 2
     expected = special.stdtrit(10, 0.975) * np.sqrt(variance)
     assert np.log(upper[0] / value[0]) == pytest.approx(expected, rel=1e-12)
+
+
+def test_every_parameter_of_a_multi_parameter_model_gets_its_spread() -> None:
+    grid = {"p": [2, 4, 8, 16, 32], "n": [10, 20, 40, 80]}
+    experiment = synthetic_experiment({"k": lambda p, n: 1 + 0.1 * p * n}, grid, 0.02, 3)
+    (model,) = perfcast.fit(experiment).models
+    assert model.uncertainty is not None
+    spreads = {s.parameter: s for s in model.uncertainty.selection}
+    assert {name: s.largest for name, s in spreads.items()} == {"p": 32.0, "n": 80.0}
+    assert all(np.isfinite(s.rate_variance) and s.rate_variance >= 0 for s in spreads.values())
+    inside = model.predict_interval({"p": [32.0], "n": [80.0]})
+    beyond = model.predict_interval({"p": [128.0], "n": [80.0]})
+    assert np.log(beyond[2][0] / beyond[0][0]) > np.log(inside[2][0] / inside[0][0])
+
+
+def test_a_negative_prediction_has_its_lower_bound_below_its_upper_bound() -> None:
+    # c + a*p with a < 0 predicts below 0 at p = 256: the relative interval's bounds were
+    # returned reversed there ([-19.6, -1271] for a shared strong-scaling file).
+    uncertainty = Uncertainty(np.zeros((2, 2)), 1e-2, 10)
+    model = Model("k", "time", ("p",), 10.0, (Term(-0.5, (Factor("p", 1),)),), None, uncertainty)
+    value, lower, upper = model.predict_interval({"p": [256.0]})
+    factor = np.exp(special.stdtrit(10, 0.975) * 0.1)
+    assert value[0] == pytest.approx(-118.0)
+    assert (lower[0], upper[0]) == (pytest.approx(-118.0 * factor), pytest.approx(-118.0 / factor))

@@ -159,3 +159,28 @@ def test_the_command_line_transfers_by_tradaboost_and_the_model_file_keeps_it(tm
 def test_an_unknown_transfer_is_refused():
     with pytest.raises(ValueError, match="transfer: must be one of map, tradaboost"):
         LearnedModel(transfer="boosting")
+
+
+def _counted_solver(runs: int, seed: int, slowdown: float) -> RunTable:
+    """Like :func:`_solver`, with the iterations counted (a run-time feature)."""
+    rng = np.random.default_rng(seed)
+    n = np.exp(rng.uniform(np.log(1e3), np.log(1e5), runs)).round()
+    iterations = np.ceil(rng.uniform(10.0, 300.0, runs))
+    time = 1e-7 * n * iterations * rng.lognormal(0.0, 0.02, runs) * slowdown
+    return from_columns({"n": n, "loop:iterations": iterations, "time": time}, "runs.csv")
+
+
+def test_map_then_weights_follows_a_platform_three_times_slower():
+    few = _counted_solver(10, 2, slowdown=3.0)
+    held = _counted_solver(100, 4, slowdown=3.0)
+    source = _counted_solver(100, 1, slowdown=1.0)
+    both = LearnedModel(trees=10, transfer="map+tradaboost").fit(few, "time", source=source)
+    record = both.transfer_
+    assert record["method"] == "map+tradaboost"
+    assert record["offset"] == pytest.approx(np.log(3.0), abs=0.1)
+    assert record["slope"] == pytest.approx(1.0, abs=0.05)
+    assert 0 <= record["step"] < record["steps"]
+    assert _error(both, held) < 0.1
+    summary = api.render_learned(both, "text")
+    assert "100 source runs mapped by log t = 1.1" in summary
+    assert "and re-weighted by two-stage TrAdaBoost.R2, step" in summary

@@ -114,6 +114,11 @@ def test_streams_instructions_and_mispredictions_follow_the_hand_computation(tmp
     assert result.warnings == [
         "computation only: time in libraries (MPI, libc) and communication is not modeled"
     ]
+    shown = render_pmac(machine)
+    assert "load stride-1 stream: ll 50 GB/s, memory 25 GB/s" in shown
+    assert "integer instructions: 4 Gop/s; mispredicted branch: 5 ns" in shown
+    assert "overlap of fp, memory and instruction time: 0" in shown
+    assert "instructions 0.5 s, branches 0.005 s)" in render_pmac(result)
 
 
 def test_streaming_share_follows_the_misses_per_line():

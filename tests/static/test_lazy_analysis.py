@@ -158,3 +158,15 @@ def test_cli_function_option_and_cache(program, tmp_path):
     assert wrong.returncode == 2
     assert "function nothere is defined in none of the sources" in wrong.stderr
     assert "Traceback" not in wrong.stderr
+
+
+def test_a_session_parses_once_and_answers_function_after_function(program):
+    from perfcast.static.analysis import StaticSession
+
+    full = analyze_source([program], ["argc"])
+    session = StaticSession([program], ["argc"])
+    assert session.functions == ["sweep", "twice", "unused", "main"]
+    for name in ["unused", "sweep", "main", "twice"]:  # an order unlike the sources'
+        part = session.report([name])
+        assert _by_function(part, name) == _by_function(full, name), name
+    assert session.report().to_dict() == full.to_dict()

@@ -27,7 +27,8 @@ longest alone counts, as in a roofline; 0 adds them up, the convolution of earli
   reference. The block's streaming share ``s = (1 - m) / (1 - b / line)`` (bounded to [0, 1];
   ``m = 1 - h1`` its first-level miss rate, ``b`` its bytes per reference) weighs the cost per
   served byte of a stream (from the stride-1 plateau ``S``, whose first-level hit rate is
-  ``h_s = 1 - 8 / line``: ``max(0, (1 / S - h_s / B_l1) / (1 - h_s))``) against ``1 / B``::
+  ``h_s = 1 - 8 / line`` with the line of the profile's ``D1`` cache or 64 bytes:
+  ``max(0, (1 / S - h_s / B_l1) / (1 - h_s))``) against ``1 / B``::
 
       cost = h1 / B_l1 + (hc - h1) * (s * stream_ll + (1 - s) / B_ll)
                        + (1 - hc) * (s * stream_memory + (1 - s) / B_memory)
@@ -68,6 +69,7 @@ HIT_RATES = (L1_RATE, LL_RATE)
 MISPREDICTIONS = "branch.mispredictions"
 #: Bytes per access of the probe's streams (see perfcast.measure.probe).
 _PROBE_ACCESS_BYTES = 8
+_DEFAULT_LINE = 64
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,11 @@ class Convolution:
         }
 
 
+def line_bytes(machine: MachineProfile) -> int:
+    """The first-level cache's line size (64 bytes when the profile gives no caches)."""
+    return machine.cache.get("D1", {}).get("line", _DEFAULT_LINE)
+
+
 def streaming_share(l1_hit: float, bytes_per_access: float, line: int) -> float:
     """How much a block's first-level misses look like a stride-1 stream's (0 to 1).
 
@@ -174,8 +181,7 @@ def byte_cost(
     ll_hit = min(1.0, max(l1_hit, ll_hit))
     l1_cost = 1.0 / machine.bandwidth(access, "l1")
     served = {level: 1.0 / machine.bandwidth(access, level) for level in ("ll", "memory")}
-    line = machine.cache.get("D1", {}).get("line", 64)
-    probe_hit = 1.0 - _PROBE_ACCESS_BYTES / line
+    probe_hit = 1.0 - _PROBE_ACCESS_BYTES / line_bytes(machine)
     for level in served:
         stream = machine.stream_bandwidth(access, level)
         if stream is not None and streaming > 0:
@@ -292,8 +298,7 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
             streaming = 0.0
             if references > 0:
                 per_reference = sum(moved.values()) / references
-                line = machine.cache.get("D1", {}).get("line", 64)
-                streaming = streaming_share(l1_hit, per_reference, line)
+                streaming = streaming_share(l1_hit, per_reference, line_bytes(machine))
             for name, access in zip(MEMORY_FEATURES, ("load", "store"), strict=True):
                 cost = byte_cost(machine, access, l1_hit, ll_hit, streaming)
                 memory_time += moved[name] * cost
@@ -309,7 +314,7 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
                 instruction_time,
                 branch_time,
                 total_time,
-            )  # fmt: skip
+            )
         )
     times.sort(key=lambda b: (-b.time, b.kernel))
     functions: dict[str, float] = {}

@@ -95,12 +95,16 @@ class CanonicalForm:
         else:
             target = y
         if self.basis is None:
-            return float(np.mean(target)), 0.0
+            with np.errstate(over="ignore"):  # values near the largest double: an inf mean
+                return float(np.mean(target)), 0.0
         x = self.basis(p)
         design = np.column_stack([np.ones_like(x), x])
         coefficients, *_ = np.linalg.lstsq(design, target, rcond=None)
         a, b = (float(c) for c in coefficients)
-        return (math.exp(a) if self.log_values else a), b
+        # exp of an intercept beyond a double's range is inf, as the callers expect of a form
+        # that does not fit (math.exp raised OverflowError there)
+        with np.errstate(over="ignore"):
+            return (float(np.exp(a)) if self.log_values else a), b
 
     def evaluate(self, coefficients: tuple[float, float], p: np.ndarray) -> np.ndarray:
         """The form's values at ``p``."""
@@ -479,7 +483,8 @@ def derive_hit_rates(elements: list[ElementFit]) -> list[ElementFit]:
     and/or ``stores``): ``l1.hit_rate = 1 - l1.misses / accesses`` and
     ``ll.cumulative_hit_rate = 1 - ll.misses / accesses``, with the first level's misses bounded
     by the accesses and the last level's by the first level's (a bound that binds marks the
-    rate clamped). The fit error of a derived rate is the largest of the counts' it comes from.
+    rate clamped). The fit error of a derived rate is the largest of the counts' it comes from
+    (NaN when none of them has one, as for PMNF fits).
 
     Parameters
     ----------
@@ -506,7 +511,8 @@ def derive_hit_rates(elements: list[ElementFit]) -> list[ElementFit]:
         if accesses <= 0:
             continue
         bound = accesses
-        fit_error = max(c.fit_error for c in present)
+        errors = [c.fit_error for c in present if math.isfinite(c.fit_error)]
+        fit_error = max(errors) if errors else math.nan  # PMNF fits report none
         for rate, misses_name in RATE_MISSES.items():
             misses = features[misses_name].value
             bounded = min(misses, bound)

@@ -4,7 +4,9 @@ The search space (a TOML file, see :func:`load_space`) lists compiler-flag alter
 macro values; a configuration picks one of each. Every configuration is compiled and measured
 (:mod:`perfcast.measure.kernel_runs`: instructions of the kernel under callgrind, wall time of
 the program, both recorded) and the objective (``instructions`` by default, since wall time on a
-shared machine is noisy, or ``time``) is minimised by one of three strategies:
+shared machine is noisy; ``cycles``, callgrind's cycle estimate under a fixed simulated cache,
+which unlike instructions rewards tiling and loop orders that save cache misses; or ``time``)
+is minimised by one of three strategies:
 
 ``exhaustive``  every configuration in the order of the space file
 ``random``      configurations drawn without replacement (seeded)
@@ -16,9 +18,10 @@ With a warm start, the measurements of the ``neighbours`` kernels of the databas
 to this one (cosine of the function's hCFG embedding), adapted to this space (a parameter or
 value the space lacks takes the space's first value), form a
 :class:`~perfcast.analyze.transfer.TransferPrior`: every configuration's similarity-weighted
-predicted ratio to the best. The best-ranked configurations, one per tuned neighbour, are
-tried first, then the strategy continues; ``model`` then ranks by the prior corrected with this
-kernel's own measurements instead of starting over with random picks. Results go to the
+predicted ratio to the best. Each neighbour's best configuration is tried first, best ranked
+first, then the strategy continues; ``model`` then alternates between the prior corrected with
+this kernel's own measurements and its own additive model instead of starting over with random
+picks. Results go to the
 database keyed by the kernel's embedding. The result reports after how many evaluations the
 search was within 5 % of the best value known for the kernel (this search and the database's
 earlier ones), and how much of the budget that left unused.
@@ -47,7 +50,7 @@ from perfcast.static.embedding import embed
 from perfcast.static.hcfg import build_graphs
 
 STRATEGIES = ("exhaustive", "random", "model")
-OBJECTIVES = ("instructions", "time")
+OBJECTIVES = ("instructions", "time", "cycles")
 WITHIN = 0.05
 """A configuration within this fraction of the best counts as reaching it."""
 MAX_CONFIGURATIONS = 1_000_000
@@ -133,13 +136,9 @@ def _alternatives(path: Path, text: str, section: str, table: Any) -> dict[str, 
     table = _table(path, text, section, table)
     result = {}
     for name, values in table.items():
-        if (
-            not isinstance(values, list)
-            or not values
-            or not all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in values)
-        ):
+        if not isinstance(values, list) or not values or not all(_is_c_value(v) for v in values):
             raise InputError(
-                f"{section}.{name} must be a non-empty list of strings or numbers",
+                f"{section}.{name} must be a non-empty list of strings or finite numbers",
                 path,
                 _line_of(text, name),
                 reason="bad-space",
@@ -155,6 +154,14 @@ def _alternatives(path: Path, text: str, section: str, table: Any) -> dict[str, 
                 value=name,
             )
     return result
+
+
+def _is_c_value(value: Any) -> bool:
+    """True for a value a flag or macro can take: a string or a finite number (TOML's ``nan``,
+    ``inf``, booleans, arrays and tables have no C spelling the space's author could mean)."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return False
+    return not isinstance(value, float) or math.isfinite(value)
 
 
 def _check_size(size: int, path: Path | None = None) -> None:
@@ -173,7 +180,8 @@ def load_space(path: str | Path) -> TuningSpace:
 
     Sections: ``[flags]`` (name = list of alternative flag strings), ``[macros]`` (macro = list
     of values), ``[defines]`` (macro = fixed value) and ``[measure]`` (``objective`` =
-    ``"instructions"`` or ``"time"``, ``repetitions``, ``compiler``, ``arguments``).
+    ``"instructions"``, ``"time"`` or ``"cycles"``, ``repetitions``, ``compiler``,
+    ``arguments``).
 
     Raises
     ------
@@ -194,6 +202,10 @@ def load_space(path: str | Path) -> TuningSpace:
         ) from None
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"not valid TOML: {error}", path, reason="bad-space") from error
+    except RecursionError:  # tomllib recurses once per level of ``[[[[...``
+        raise InputError(
+            "not valid TOML: arrays or tables nested too deeply", path, reason="bad-space"
+        ) from None
     for key in data:
         if key not in _SECTIONS:
             raise InputError(
@@ -219,6 +231,15 @@ def load_space(path: str | Path) -> TuningSpace:
         raise InputError("the space has no parameter to search", path, reason="bad-space")
     _check_size(math.prod(len(values) for values in (*flags.values(), *macros.values())), path)
     defines = _table(path, text, "defines", data.get("defines", {}))
+    for name, value in defines.items():
+        if not _is_c_value(value):
+            raise InputError(
+                f"defines.{name} must be a string or a finite number, not {value!r}",
+                path,
+                _line_of(text, name),
+                reason="bad-space",
+                value=name,
+            )
     for section, names in (("macros", macros), ("defines", defines)):
         for name in names:
             if not _IDENTIFIER.fullmatch(name):
@@ -368,10 +389,12 @@ def search(
 ) -> list[tuple[dict[str, str], KernelRun, str]]:
     """Evaluate up to ``budget`` configurations: ``first`` ones, then by ``strategy``.
 
-    With a ``prior`` from similar kernels, the ``model`` strategy ranks the untried
-    configurations by the prior corrected with this kernel's measurements
-    (:func:`~perfcast.analyze.transfer.transfer_pick`) from the first step on, instead of
-    starting with random configurations and an additive model of its own.
+    With a ``prior`` from similar kernels, the ``model`` strategy alternates from the first
+    step on between the configuration the prior corrected with this kernel's measurements
+    ranks best (:func:`~perfcast.analyze.transfer.transfer_pick`) and the one its own additive
+    model ranks best (which tries every parameter value early), instead of starting with
+    random configurations: when the neighbours are right the search follows them at half
+    speed at worst, when they are wrong it still explores.
 
     Returns
     -------
@@ -402,9 +425,14 @@ def search(
         if len(done) < budget and config in pending:
             evaluate(config, "warm")
     initial = max(3, budget // 4)
+    transfer_turn = True
     while len(done) < budget and pending:
-        if strategy == "model" and prior is not None:
+        if strategy == "model" and prior is not None and (transfer_turn or not scored):
             evaluate(transfer_pick(prior, scored, pending), strategy)
+            transfer_turn = False
+        elif strategy == "model" and prior is not None:
+            evaluate(_model_pick(space, scored, pending), strategy)
+            transfer_turn = True
         elif strategy == "model" and len(done) >= initial and scored:
             evaluate(_model_pick(space, scored, pending), strategy)
         else:
@@ -415,7 +443,7 @@ def search(
 def _objective(run: KernelRun, objective: str) -> float | None:
     if run.error:
         return None
-    value = run.instructions if objective == "instructions" else run.seconds
+    value = {"instructions": run.instructions, "cycles": run.cycles}.get(objective, run.seconds)
     return None if value is None else float(value)
 
 
@@ -493,6 +521,7 @@ def tune(
             arguments=space.arguments,
             repetitions=space.repetitions,
             count_instructions=space.objective == "instructions",
+            simulate_cache=space.objective == "cycles",
         )
 
     store = TuningDatabase(database) if database is not None else None
@@ -517,8 +546,9 @@ def tune(
                     sources.append((kernel.file, kernel.function, score))
                 prior = TransferPrior.from_neighbours(measured, space.adapt)
                 if prior is not None:
-                    ranked = prior.ranked(space.all_configurations())
-                    first = ranked[: min(len(sources), budget)]
+                    bests = [space.adapt(min(m, key=lambda cv: cv[1])[0]) for _, m in measured]
+                    unique = [c for i, c in enumerate(bests) if c not in bests[:i]]
+                    first = prior.ranked(unique)[:budget]
                 if not first:
                     notes.append("warm start found no tuned kernel in the database")
                 weak = [f"{fn} ({score:.2f})" for _, fn, score in sources if score < WEAK_MATCH]

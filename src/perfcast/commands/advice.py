@@ -7,6 +7,8 @@ which flag fixes the problem. This table maps those codes to that advice.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the type alone: the CLI imports this module before any command runs
@@ -36,7 +38,16 @@ ADVICE: dict[str, str] = {
 }
 
 
-def with_advice(error: InputError) -> str:
-    """The error's message followed by the flag advice for its reason, when there is any."""
+_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
+
+
+def with_advice(error: InputError, flags: Collection[str] | None = None) -> str:
+    """The error's message followed by the flag advice for its reason, when there is any.
+
+    With ``flags`` (the options of the command that failed), advice naming a flag the command
+    does not have is left out: a command without ``--output-format`` is not told to use it.
+    """
     advice = ADVICE.get(error.reason) if error.reason is not None else None
+    if advice and flags is not None and not set(_FLAG.findall(advice)) <= set(flags):
+        advice = None
     return f"{error}; {advice}" if advice else str(error)

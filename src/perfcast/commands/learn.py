@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from perfcast.api import learn, learning_methods, parse_reductions, render_learned, save_learned
+from perfcast.api import (
+    learn,
+    learning_methods,
+    parse_reductions,
+    render_learned,
+    save_learned,
+    transfer_methods,
+)
 from perfcast.commands.common import write_output
 
 
@@ -31,10 +38,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--transfer-method",
-        choices=("map", "tradaboost"),
+        choices=transfer_methods(),
         default="map",
         help="map: rescale the source runs by a log-linear map fitted on TABLE (default); "
-        "tradaboost: instance transfer, two-stage TrAdaBoost.R2 re-weighting the source runs",
+        "tradaboost: instance transfer, two-stage TrAdaBoost.R2 re-weighting the source runs; "
+        "map+tradaboost: the map, then the re-weighting",
     )
     parser.add_argument(
         "--exclude",

@@ -13,7 +13,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "probe",
         description="Compile and run perfcast's C probes: bandwidth over working-set size "
-        "and access pattern, floating-point rates, cache geometry; write a machine profile.",
+        "and access pattern, floating-point rates, integer issue rate and branch misprediction "
+        "penalty, cache geometry; write a machine profile.",
     )
     parser.add_argument("-o", "--out", required=True, metavar="FILE", help="profile to write")
     parser.add_argument("--quick", action="store_true", help="fewer, shorter probes (< 1 min)")

@@ -20,7 +20,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
             "compile and measure each configuration (instructions under valgrind, wall time), "
             "store the results in a tuning database keyed by the kernel's code-graph embedding. "
             "With --warm-start, the best configurations of the most similar tuned kernels are "
-            "tried first."
+            "tried first, ranked by the similarity-weighted measurements of those kernels; "
+            "--strategy model then continues from that ranking and this kernel's own results."
         ),
     )
     parser.add_argument("source", help="C program with main calling the kernel")
@@ -41,7 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Tune and print the result."""
+    """Tune and print the result; exit status 1 when no configuration built and ran."""
     if args.budget is not None and args.budget < 1:
         raise InputError(f"--budget must be at least 1, not {args.budget}", reason="bad-budget")
     if args.neighbours < 1:
@@ -60,9 +61,9 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.format == "json":
         print(json_text(result.to_dict()))
-        return 0
-    print(render_text(result))
-    return 0
+    else:
+        print(render_text(result))
+    return 0 if result.best is not None else 1  # no configuration built and ran: work failed
 
 
 def render_text(result: TuningResult) -> str:
@@ -78,6 +79,8 @@ def render_text(result: TuningResult) -> str:
             seconds = f"{evaluation.seconds:.4f} s" if evaluation.seconds is not None else "-"
             instructions = evaluation.instructions if evaluation.instructions is not None else "-"
             outcome = f"instructions {instructions}  time {seconds}"
+            if result.objective == "cycles" and evaluation.value is not None:
+                outcome = f"cycles {evaluation.value:g}  {outcome}"
         lines.append(f"  {evaluation.step:3d} [{evaluation.origin}] {config}  {outcome}")
     if result.best is not None:
         config = " ".join(f"{k}={v!r}" for k, v in result.best.config.items())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -147,7 +148,26 @@ class Quality:
 
 
 @dataclass(frozen=True)
-class Backtest:
+class _GrowthBeyondData:
+    """A relative variance that grows with the squared log distance beyond ``largest`` along
+    ``parameter`` (the fields and JSON form :class:`Backtest` and :class:`SelectionSpread`
+    share)."""
+
+    parameter: str
+    largest: float
+    rate_variance: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary for JSON."""
+        return {
+            "parameter": self.parameter,
+            "largest": float(self.largest),
+            "rate_variance": float(self.rate_variance),
+        }
+
+
+@dataclass(frozen=True)
+class Backtest(_GrowthBeyondData):
     """How far off a model's search gets beyond the measurements along one parameter.
 
     Measured by a backtest (:mod:`perfcast.model.backtest`): the same search on the data
@@ -165,21 +185,9 @@ class Backtest:
     rate_variance : float
     """
 
-    parameter: str
-    largest: float
-    rate_variance: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dictionary for JSON."""
-        return {
-            "parameter": self.parameter,
-            "largest": float(self.largest),
-            "rate_variance": float(self.rate_variance),
-        }
-
 
 @dataclass(frozen=True)
-class SelectionSpread:
+class SelectionSpread(_GrowthBeyondData):
     """How far apart the forms that fit the data extrapolate along one parameter.
 
     Measured by :mod:`perfcast.model.rivals`: every PMNF hypothesis of up to two building blocks
@@ -196,18 +204,6 @@ class SelectionSpread:
         The largest measured value of the parameter.
     rate_variance : float
     """
-
-    parameter: str
-    largest: float
-    rate_variance: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dictionary for JSON."""
-        return {
-            "parameter": self.parameter,
-            "largest": float(self.largest),
-            "rate_variance": float(self.rate_variance),
-        }
 
 
 @dataclass(frozen=True)
@@ -270,42 +266,36 @@ class Uncertainty:
             When a value is missing, not a finite number, or the covariance is not
             ``size x size``.
         """
-        covariance = np.array(data["covariance"], dtype=float)
+        rows = data["covariance"]
+        if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
+            raise ValueError("uncertainty: the covariance must be a list of rows of numbers")
+        covariance = np.array(
+            [[_read_number(v, "covariance") for v in row] for row in rows], dtype=float
+        ).reshape(len(rows), -1)
         if covariance.shape != (size, size):
             raise ValueError(
                 f"uncertainty: the covariance must be {size} x {size} for "
                 f"{size} coefficients, not {'x'.join(map(str, covariance.shape))}"
             )
-        numbers = [float(data[key]) for key in ("noise_variance", "loo_variance")]
-        if not (np.all(np.isfinite(covariance)) and np.all(np.isfinite(numbers))):
-            raise ValueError("uncertainty: every value must be a finite number")
+        numbers = [_read_number(data[key], key) for key in ("noise_variance", "loo_variance")]
         if min(numbers) < 0:
             raise ValueError("uncertainty: noise_variance and loo_variance must be >= 0")
         dof = data["dof"]
-        if isinstance(dof, bool) or not isinstance(dof, int) or dof < 1:
-            raise ValueError(f"uncertainty: dof must be a positive integer, not {dof!r}")
+        if isinstance(dof, bool) or not isinstance(dof, int) or not 1 <= dof <= _LARGEST_DOF:
+            raise ValueError(
+                f"uncertainty: dof must be a positive integer (at most 2**53), not {dof!r:.40}"
+            )
         relative = data.get("relative", True)
         if not isinstance(relative, bool):
             raise ValueError(f"uncertainty: relative must be true or false, not {relative!r}")
         extrapolation = tuple(
-            Backtest(str(e["parameter"]), float(e["largest"]), float(e["rate_variance"]))
-            for e in data.get("extrapolation") or ()
+            Backtest(*_rate_entry(e, "extrapolation"))
+            for e in _rate_list(data.get("extrapolation"), "extrapolation")
         )
         selection = tuple(
-            SelectionSpread(str(e["parameter"]), float(e["largest"]), float(e["rate_variance"]))
-            for e in data.get("selection") or ()
+            SelectionSpread(*_rate_entry(e, "selection"))
+            for e in _rate_list(data.get("selection"), "selection")
         )
-        for name, rates in (("extrapolation", extrapolation), ("selection", selection)):
-            if not all(
-                math.isfinite(e.largest)
-                and e.largest > 0
-                and math.isfinite(e.rate_variance)
-                and e.rate_variance >= 0
-                for e in rates
-            ):
-                raise ValueError(
-                    f"uncertainty: {name} values must be finite, largest > 0, variances >= 0"
-                )
         return cls(covariance, numbers[0], dof, relative, numbers[1], extrapolation, selection)
 
 
@@ -450,7 +440,9 @@ class Model:
                 np.maximum(fit_variance / prediction**2 + u.noise_variance, u.loo_variance) + beyond
             )
             factor = np.exp(quantile * relative)
-            lower, upper = prediction / factor, prediction * factor
+            # Ordered, so that a negative prediction's bounds are not reversed.
+            lower = np.minimum(prediction / factor, prediction * factor)
+            upper = np.maximum(prediction / factor, prediction * factor)
         # Where the prediction is 0 a relative spread means nothing: the fitted curve's own
         # spread is the interval there (none for a model that is 0 throughout).
         zero = prediction == 0
@@ -709,8 +701,8 @@ class Model:
                     tuple(
                         Factor(
                             str(f["parameter"]),
-                            Fraction(str(f["exponent"])),
-                            int(f.get("log_exponent", 0)),
+                            _read_exponent(f["exponent"]),
+                            _read_log_exponent(f.get("log_exponent", 0)),
                         )
                         for f in t["factors"]
                     ),
@@ -898,6 +890,113 @@ def _checked_quality(data: Mapping[str, Any]) -> Quality:
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
             raise ValueError(f"quality: {key} must be a number or null, not {value!r}")
     return Quality(**data)
+
+
+#: The largest exponent (of the parameter or of its logarithm) a model file may give: PMNF
+#: searches use exponents up to 3 or so; a far larger one only overflows every prediction, and
+#: a written one like ``1e100000000`` made reading the file compute a number of 100 million
+#: digits (perfcast hung).
+_LARGEST_EXPONENT = 64
+_EXPONENT_TEXT = re.compile(r"\s*[-+]?\d{1,30}(\.\d{1,30})?(/\d{1,30})?\s*")
+
+
+def _read_exponent(raw: Any) -> Fraction:
+    """A term's exponent from a model file: a number, or text such as ``"1/3"`` or ``"0.5"``.
+
+    Raises
+    ------
+    ValueError
+        When it is of another type, not finite, has a zero denominator, is written with more
+        digits or a scientific exponent as text, or exceeds :data:`_LARGEST_EXPONENT`.
+    """
+    if isinstance(raw, str) and _EXPONENT_TEXT.fullmatch(raw):
+        if "/" in raw and int(raw.partition("/")[2]) == 0:
+            raise ValueError(f"exponent {raw!r} divides by zero")
+        exponent = Fraction(raw.strip())
+    elif isinstance(raw, int | float) and not isinstance(raw, bool) and math.isfinite(raw):
+        if abs(raw) > _LARGEST_EXPONENT:
+            raise ValueError(f"exponent {raw!r} is beyond +-{_LARGEST_EXPONENT}")
+        exponent = Fraction(str(raw))
+    else:
+        raise ValueError(f"an exponent must be a number or a fraction like '1/3', not {raw!r:.40}")
+    if abs(exponent) > _LARGEST_EXPONENT:
+        raise ValueError(f"exponent {raw!r} is beyond +-{_LARGEST_EXPONENT}")
+    return exponent
+
+
+def _read_log_exponent(raw: Any) -> int:
+    """A term's exponent of the logarithm from a model file: a whole number.
+
+    Raises
+    ------
+    ValueError
+        When it is not an integer or exceeds :data:`_LARGEST_EXPONENT`.
+    """
+    if isinstance(raw, bool) or not isinstance(raw, int) or abs(raw) > _LARGEST_EXPONENT:
+        raise ValueError(
+            f"log_exponent must be a whole number up to {_LARGEST_EXPONENT}, not {raw!r:.40}"
+        )
+    return raw
+
+
+#: The largest residual degrees of freedom a model file may claim (integers up to it are
+#: exact doubles; the t quantile is the normal one long before).
+_LARGEST_DOF = 2**53
+
+
+def _read_number(value: Any, what: str) -> float:
+    """``value`` from a model file as a finite float: a JSON number, not a string or boolean.
+
+    Raises
+    ------
+    ValueError
+        Naming ``what`` when ``value`` is of another type or not finite.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"uncertainty: {what} must be a number, not {value!r}")
+    if (isinstance(value, int) and abs(value) >= 2**1000) or not math.isfinite(value):
+        raise ValueError(f"uncertainty: {what} must be a finite number, not {value!r}")
+    return float(value)
+
+
+def _rate_list(entries: Any, name: str) -> list[Any]:
+    """The ``extrapolation`` or ``selection`` list of a model file (absent: empty).
+
+    Raises
+    ------
+    ValueError
+        When it is not a list, or names a parameter twice (which entry counts would be a guess).
+    """
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise ValueError(f"uncertainty: {name} must be a list, not {entries!r}")
+    names = [e.get("parameter") for e in entries if isinstance(e, Mapping)]
+    twice = sorted({str(n) for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"uncertainty: {name} names parameter(s) {twice} more than once")
+    return entries
+
+
+def _rate_entry(entry: Any, name: str) -> tuple[str, float, float]:
+    """``(parameter, largest, rate_variance)`` of one ``extrapolation`` or ``selection`` entry.
+
+    Raises
+    ------
+    ValueError
+        When the entry is not an object, its parameter not a string, ``largest`` not a positive
+        finite number or ``rate_variance`` not a finite number >= 0.
+    """
+    if not isinstance(entry, Mapping):
+        raise ValueError(f"uncertainty: each {name} entry must be an object, not {entry!r}")
+    parameter = entry["parameter"]
+    if not isinstance(parameter, str):
+        raise ValueError(f"uncertainty: {name} parameter must be a string, not {parameter!r}")
+    largest = _read_number(entry["largest"], f"{name} largest")
+    rate = _read_number(entry["rate_variance"], f"{name} rate_variance")
+    if largest <= 0 or rate < 0:
+        raise ValueError(f"uncertainty: {name} values must be finite, largest > 0, variances >= 0")
+    return parameter, largest, rate
 
 
 def _check_finite(constant: Any, terms: tuple[Term, ...]) -> None:

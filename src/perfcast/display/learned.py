@@ -85,10 +85,16 @@ def learned_summary(model: LearnedModel) -> str:
         f"cross-validated mean relative error: {model.cv_error_:.1%} "
         f"({min(settings['folds'], model.runs_)} folds)",
     ]
-    if model.transfer_ is not None and model.transfer_.get("method") == "tradaboost":
+    if model.transfer_ is not None and "step" in model.transfer_:
         transfer = model.transfer_
+        mapped = (
+            f"mapped by log t = {transfer['offset']:.3g} + {transfer['slope']:.3g} log t_source "
+            "and "
+            if "slope" in transfer
+            else ""
+        )
         lines.append(
-            f"transfer: {transfer['source_runs']} source runs re-weighted by two-stage "
+            f"transfer: {transfer['source_runs']} source runs {mapped}re-weighted by two-stage "
             f"TrAdaBoost.R2, step {transfer['step'] + 1} of {transfer['steps']} kept "
             f"(source weight {transfer['source_weight']:.1%}); "
             f"error without them: {transfer['error_without_source']:.1%}"

@@ -79,8 +79,17 @@ def machine_text(profile: MachineProfile) -> str:
     for access, levels in profile.memory.items():
         figures = ", ".join(f"{level} {gbs:.3g} GB/s" for level, gbs in levels.items())
         lines.append(f"  {access}: {figures}")
+    for access, levels in profile.stream.items():
+        figures = ", ".join(f"{level} {gbs:.3g} GB/s" for level, gbs in levels.items())
+        lines.append(f"  {access} stride-1 stream: {figures}")
     for kind, rate in profile.fp.items():
         lines.append(f"  fp {kind}: {rate:.3g} Gop/s")
+    if profile.core:
+        lines.append(
+            f"  integer instructions: {profile.core['instructions']:.3g} Gop/s; mispredicted "
+            f"branch: {profile.core['misprediction_penalty']:.3g} ns"
+        )
+    lines.append(f"  overlap of fp, memory and instruction time: {profile.overlap:g}")
     # "probe" is free-form in a hand-written profile: only a list of notes is shown.
     probe = profile.extra.get("probe")
     notes = probe.get("notes") if isinstance(probe, dict) else None

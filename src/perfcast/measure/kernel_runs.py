@@ -4,7 +4,8 @@ A configuration is a set of compiler flags and ``-D`` macro definitions. The pro
 with ``main``) is compiled with them and run: ``repetitions`` times for wall time (the median is
 kept; the whole program's run, start-up included), and once under valgrind's callgrind for the
 instructions of the kernel function and everything it calls (deterministic, so one run is
-enough). When the function does not appear in the profile (the compiler inlined it into its
+enough; with ``simulate_cache`` also callgrind's cycle estimate under a fixed simulated cache).
+When the function does not appear in the profile (the compiler inlined it into its
 caller), the whole program's instructions are used instead and the result says so.
 """
 
@@ -36,6 +37,7 @@ class KernelRun:
     scope: str = "function"
     error: str = ""
     output: str = ""
+    cycles: float | None = None
 
 
 def _compile(compiler: str, source: Path, flags: Sequence[str], binary: Path) -> str:
@@ -44,15 +46,35 @@ def _compile(compiler: str, source: Path, flags: Sequence[str], binary: Path) ->
     return "" if done.returncode == 0 else (done.stderr.strip() or f"status {done.returncode}")
 
 
+CACHE_GEOMETRY: tuple[str, ...] = ("--I1=32768,8,64", "--D1=32768,8,64", "--LL=1048576,16,64")
+"""Simulated caches of the ``cycles`` estimate (fixed, so results do not depend on the host)."""
+
+
+def cycle_estimate(costs: dict[str, int]) -> float:
+    """Callgrind's cycle estimate ``Ir + 10 L1 misses + 100 last-level misses``.
+
+    Parameters
+    ----------
+    costs : dict
+        Event name to count of a callgrind profile with cache simulation (``Ir``, ``I1mr``,
+        ``D1mr``, ``D1mw``, ``ILmr``, ``DLmr``, ``DLmw``).
+    """
+    first = costs["I1mr"] + costs["D1mr"] + costs["D1mw"]
+    last = costs["ILmr"] + costs["DLmr"] + costs["DLmw"]
+    return float(costs["Ir"] + 10 * first + 100 * last)
+
+
 def _instructions(
-    binary: Path, function: str, arguments: Sequence[str], folder: Path
-) -> tuple[int, str]:
+    binary: Path, function: str, arguments: Sequence[str], folder: Path, simulate_cache: bool
+) -> tuple[int, str, float | None]:
     if shutil.which("valgrind") is None:
         raise WorkError("valgrind is not installed: it counts the instructions of each variant")
     profile_path = folder / "callgrind.out"
+    cache = ["--cache-sim=yes", *CACHE_GEOMETRY] if simulate_cache else []
     command = [
         "valgrind",
         "--tool=callgrind",
+        *cache,
         f"--callgrind-out-file={profile_path}",
         str(binary),
         *arguments,
@@ -64,11 +86,16 @@ def _instructions(
         raise RuntimeError(done.stderr.strip()[-2000:] or f"status {done.returncode}")
     profile = parse_profile(profile_path)
     column = profile.events.index("Ir")
-    inclusive = [costs[column] for f, costs in profile.inclusive.items() if f.name == function]
-    if inclusive and max(inclusive) > 0:
-        return max(inclusive), "function"
-    whole = sum(costs[column] for costs in profile.exclusive.values())
-    return whole, "program"
+    inclusive = [costs for f, costs in profile.inclusive.items() if f.name == function]
+    if inclusive and max(c[column] for c in inclusive) > 0:
+        chosen, scope = max(inclusive, key=lambda c: c[column]), "function"
+    else:
+        chosen = [
+            sum(column_costs) for column_costs in zip(*profile.exclusive.values(), strict=True)
+        ]
+        scope = "program"
+    cycles = cycle_estimate(dict(zip(profile.events, chosen, strict=True))) if cache else None
+    return chosen[column], scope, cycles
 
 
 def measure_configuration(
@@ -80,6 +107,7 @@ def measure_configuration(
     arguments: Sequence[str] = (),
     repetitions: int = 3,
     count_instructions: bool = True,
+    simulate_cache: bool = False,
 ) -> KernelRun:
     """Compile ``source`` with ``flags`` and measure the program's time and kernel instructions.
 
@@ -99,6 +127,9 @@ def measure_configuration(
         Timed runs; the median is reported.
     count_instructions : bool
         Also run once under callgrind.
+    simulate_cache : bool
+        Run callgrind with cache simulation (:data:`CACHE_GEOMETRY`) and report the kernel's
+        :func:`cycle_estimate` as ``cycles``.
 
     Returns
     -------
@@ -132,10 +163,12 @@ def measure_configuration(
             if done.returncode != 0:
                 return KernelRun(None, None, error=f"exited with status {done.returncode}")
             output = done.stdout
-        instructions, scope = None, "function"
-        if count_instructions:
+        instructions, scope, cycles = None, "function", None
+        if count_instructions or simulate_cache:
             try:
-                instructions, scope = _instructions(binary, function, arguments, folder)
+                instructions, scope, cycles = _instructions(
+                    binary, function, arguments, folder, simulate_cache
+                )
             except (RuntimeError, subprocess.TimeoutExpired) as failure:
                 return KernelRun(None, None, error=f"valgrind failed: {failure}")
         return KernelRun(
@@ -144,4 +177,5 @@ def measure_configuration(
             tuple(times),
             scope,
             output=output[-1000:],
+            cycles=cycles,
         )

@@ -25,7 +25,8 @@ What the model does on top of the estimator:
   much as all source runs together; ``tradaboost`` is instance transfer, two-stage
   TrAdaBoost.R2 (:mod:`perfcast.model.tradaboost`): the source runs keep their values and lose
   weight step by step where they disagree with the target runs, the step kept by
-  cross-validation over the target runs.
+  cross-validation over the target runs; ``map+tradaboost`` re-weights the source runs after
+  the map (the map corrects a shift of the whole platform, the weights the runs it fits badly).
 
 A learned model is no registered modeler: those fit one scaling function per kernel of an
 experiment over a grid of parameters, while this one maps rows of a run table to one target, and
@@ -53,7 +54,7 @@ from perfcast.model.settings import check_int, check_open_interval
 
 METHODS = ("extra-trees", "forest", "poly-lasso", "pmnf", "nn-linear")
 #: Ways of transfer to another platform (see the module's docstring).
-TRANSFERS = ("map", "tradaboost")
+TRANSFERS = ("map", "tradaboost", "map+tradaboost")
 #: Two-stage TrAdaBoost.R2: steps of stage 1, AdaBoost.R2' rounds of stage 2, and the
 #: smallest leaf of its forests (a fully grown forest reproduces its training runs, leaving no
 #: error to weight by).
@@ -149,9 +150,9 @@ class LearnedModel:
         Folds of the cross-validation, 2 to 20.
     seed : int
         Seed of the random forests and the folds.
-    transfer : {"map", "tradaboost"}
+    transfer : {"map", "tradaboost", "map+tradaboost"}
         How ``fit(..., source=...)`` uses the source runs: a log-linear map of their values,
-        or two-stage TrAdaBoost.R2 instance weighting.
+        two-stage TrAdaBoost.R2 instance weighting, or the map and then the weighting.
 
     Attributes
     ----------
@@ -325,7 +326,7 @@ class LearnedModel:
         self.transfer_: dict[str, Any] | None = None
         self.runs_ = table.rows
         self.training_ = (x, y)
-        if source is not None and self.transfer == "tradaboost":
+        if source is not None and self.transfer != "map":
             self._fit_tradaboost(source, x, y)
             self._add_warnings(table.rows)
             return self
@@ -403,6 +404,9 @@ class LearnedModel:
         from perfcast.model.tradaboost import two_stage_tradaboost_r2
 
         xs, ys = self._source_runs(source)
+        mapped: dict[str, float] = {}
+        if self.transfer == "map+tradaboost":
+            ys, mapped["slope"], mapped["offset"] = self._mapped_source(xs, ys, x, y)
         if self.log_target_ and not np.all(ys > 0):
             raise InputError(
                 f"the source's target {self.target_!r} has values <= 0; the target runs' "
@@ -435,8 +439,9 @@ class LearnedModel:
         self.cv_error_ = _mean_relative_error(predicted, y)
         alone, _ = self._oof(x, y, None, len(y))
         self.transfer_ = {
-            "method": "tradaboost",
+            "method": self.transfer,
             "source_runs": len(ys),
+            **mapped,
             "step": result.step,
             "steps": TRADABOOST_STEPS,
             "source_weight": result.source_share,
@@ -447,6 +452,24 @@ class LearnedModel:
         self, source: RunTable | LearnedModel, x: np.ndarray, y: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         xs, ys = self._source_runs(source)
+        ys_mapped, slope, offset = self._mapped_source(xs, ys, x, y)
+        # the error on the target runs without any source data, for comparison
+        alone, _ = self._oof(x, y, None, len(y))
+        self.transfer_ = {
+            "method": "map",
+            "source_runs": len(ys),
+            "slope": slope,
+            "offset": offset,
+            "error_without_source": _mean_relative_error(alone, y),
+        }
+        weights = np.concatenate([np.full(len(ys), 1.0), np.full(len(y), len(ys) / len(y))])
+        return np.vstack([xs, x]), np.concatenate([ys_mapped, y]), weights
+
+    def _mapped_source(
+        self, xs: np.ndarray, ys: np.ndarray, x: np.ndarray, y: np.ndarray
+    ) -> tuple[np.ndarray, float, float]:
+        """The source values rescaled to the target platform by ``log y = offset + slope *
+        log y_source``, fitted between a model of the source runs and the target runs."""
         source_model = LearnedModel(
             self.method if self.method != "pmnf" else "extra-trees",
             trees=self.trees,
@@ -459,18 +482,7 @@ class LearnedModel:
         source_model._fit_estimator(estimator, xs, ys, None)
         at_target = source_model._inverse(estimator.predict(x))
         slope, offset = _log_linear_map(at_target, y)
-        ys_mapped = np.exp(offset + slope * np.log(np.maximum(ys, 1e-300)))
-        # the error on the target runs without any source data, for comparison
-        alone, _ = self._oof(x, y, None, len(y))
-        self.transfer_ = {
-            "method": "map",
-            "source_runs": len(ys),
-            "slope": slope,
-            "offset": offset,
-            "error_without_source": _mean_relative_error(alone, y),
-        }
-        weights = np.concatenate([np.full(len(ys), 1.0), np.full(len(y), len(ys) / len(y))])
-        return np.vstack([xs, x]), np.concatenate([ys_mapped, y]), weights
+        return np.exp(offset + slope * np.log(np.maximum(ys, 1e-300))), slope, offset
 
     def _adopt(self, other: LearnedModel) -> None:
         """Take the feature layout of ``other`` (the same columns in the same order)."""

@@ -241,24 +241,46 @@ def _information(
     known = np.isfinite(noise) & (data.noise_dof > 0)
     # The weighted residual sum of squares is in units of one repetition's relative variance.
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        aic = (
-            wrss / np.maximum(np.where(known, noise, 1.0), NOISE_FLOOR)[:, None] + 2 * coefficients
-        )
-        residual = n_points - coefficients - 1
-        correction = np.where(
-            residual > 0, 2 * coefficients * (coefficients + 1) / residual, np.inf
-        )
-        aicc = n_points * np.log(np.maximum(wrss / n_points, NOISE_FLOOR)) + 2 * coefficients
-        aicc = aicc + correction
-    return np.where(known[:, None], aic, aicc)
+        score = wrss / np.maximum(np.where(known, noise, 1.0), NOISE_FLOOR)[:, None]
+        score += 2 * coefficients
+        unknown = np.flatnonzero(~known)
+        if len(unknown):  # no repetitions: the variance is estimated from the residuals
+            residual = n_points - coefficients - 1
+            correction = np.where(
+                residual > 0, 2 * coefficients * (coefficients + 1) / residual, np.inf
+            )
+            fit = n_points * np.log(np.maximum(wrss[unknown] / n_points, NOISE_FLOOR))
+            score[unknown] = fit + 2 * coefficients + correction
+    return score
 
 
 def _chosen_beyond(series: Series, j: int, beyond: float, models: Sequence[Model]) -> np.ndarray:
     """Each chosen model's marginal value along parameter ``j`` at ``beyond``, shape (K,)."""
     points = series.points.copy()
     points[:, j] = beyond
-    values = np.array([m.evaluate(points) for m in models], dtype=float)
+    if len(series.parameters) == 1:
+        points = points[:1]  # every point is the same one
+    values = _evaluate_all(models, points)
     if len(series.parameters) == 1:
         return values[:, 0]
     _, marginal, _ = marginal_means(series.points, values, j)
     return np.asarray(marginal[:, -1], dtype=float)
+
+
+def _evaluate_all(models: Sequence[Model], points: np.ndarray) -> np.ndarray:
+    """Every model at ``points``, shape (K, P); models of the same terms share one design."""
+    values = np.empty((len(models), len(points)))
+    by_shape: dict[tuple[object, ...], list[int]] = {}
+    for i, model in enumerate(models):
+        if model.segments:
+            values[i] = model.evaluate(points)
+        else:
+            by_shape.setdefault(tuple(t.factors for t in model.terms), []).append(i)
+    for members in by_shape.values():
+        design = models[members[0]].design(points)
+        coefficients = np.array(
+            [[models[i].constant] + [t.coefficient for t in models[i].terms] for i in members]
+        )
+        with np.errstate(over="ignore", invalid="ignore"):
+            values[members] = coefficients @ design.T
+    return values

@@ -131,18 +131,84 @@ def analyze(
     key = None
     if cache is not None:
         key = report_key(sources, parameters, compile_args, selected)
-        cached = cached_report(cache, key)
+        with _collector_paused():  # unpickling makes many objects: no passes over old ones
+            cached = cached_report(cache, key)
         if cached is not None:
             return cached
-    with _collector_paused():
-        parsed, warnings = parse_sources(sources, compile_args)
-        check_parameters(parsed, parameters, compile_args)
-        program = collect(parsed)
-        analysis = _Analysis(program, list(parameters))
-        report = analysis.run(warnings, progress, selected)
+    session = StaticSession(sources, parameters, compile_args)
+    report = session.report(selected, progress)
     if cache is not None and key is not None:
-        store_report(cache, key, report, included_files(parsed))
+        store_report(cache, key, report, included_files(session.parsed))
     return report
+
+
+class StaticSession:
+    """Sources parsed once, functions analysed when asked, each walked and counted once.
+
+    Parameters
+    ----------
+    sources : sequence of path
+        C files of one program.
+    parameters : sequence of str
+        Names of the input parameters (see :func:`analyze`).
+    compile_args : sequence of str
+        Flags for clang.
+
+    Raises
+    ------
+    InputError
+        When a file is missing, clang reports an error, or a parameter occurs in no source.
+
+    Examples
+    --------
+    >>> session = StaticSession(["solver.c"], ["n"])  # doctest: +SKIP
+    >>> session.report(["spmv"]).kernels  # walks spmv and its callers only  # doctest: +SKIP
+    >>> session.report(["dot"])  # reuses the parse and every walk already done  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        sources: Sequence[str | Path],
+        parameters: Sequence[str],
+        compile_args: Sequence[str] = (),
+    ) -> None:
+        with _collector_paused():
+            self.parsed, self._warnings = parse_sources(sources, compile_args)
+            check_parameters(self.parsed, parameters, compile_args)
+            self._analysis = _Analysis(collect(self.parsed), list(parameters))
+            self._analysis.start()
+
+    @property
+    def functions(self) -> list[str]:
+        """The functions defined in the sources, in source order."""
+        return list(self._analysis.program.functions)
+
+    def report(
+        self,
+        functions: Sequence[str] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> StaticReport:
+        """The kernels of the named functions (None: of every function).
+
+        Parameters
+        ----------
+        functions : sequence of str, optional
+            Functions to report; they and their callers are walked if they were not yet.
+        progress : callable, optional
+            Called as ``progress(counted, total)`` after each kernel is counted.
+
+        Returns
+        -------
+        StaticReport
+            The same kernels and counts as the full analysis has for these functions.
+
+        Raises
+        ------
+        InputError
+            When a name is defined in none of the sources (with the closest names).
+        """
+        with _collector_paused():
+            return self._analysis.report(self._warnings, progress, functions)
 
 
 @contextmanager
@@ -186,42 +252,67 @@ class _Analysis:
         self.error_notes: list[str] = []
 
     # -- driver -----------------------------------------------------------------------------
-    def run(
+    def start(self) -> None:
+        """Read annotations, noreturn functions and top-level statements of every function."""
+        for source in self.program.sources:
+            self.annotations[str(source.path)] = parse_annotations(source.text, source.path)
+        self.noreturn = noreturn_functions(self.program.functions)
+        for name, function in self.program.functions.items():
+            self._top_level(name, function)
+        self.reach.call_seeds = lambda h: self.calls[h].context.seeds if h in self.calls else ()
+        self.walked: set[str] = set()
+        self.counting = _Counting(
+            self.propagation, self.reach, self.parameter_names, self.extra_symbols
+        )
+        self.counted: dict[int, StaticKernel] = {}  # id of a record -> its kernel
+
+    def walk(self, functions: Sequence[str] | None) -> None:
+        """Walk the functions (None: all) and their callers that are not walked yet, in
+        source order (every one is prepared before any is walked)."""
+        needed = self._to_walk(functions)
+        new = needed - self.walked
+        if not new:
+            return
+        self.walked |= new
+        if functions is not None:
+            # what reaches the new functions depends on their call sites: solve again
+            self.reach.relevant = (self.reach.relevant or set()) | needed
+            self.reach.forget_solution()
+        else:
+            self.reach.relevant = None
+            self.reach.forget_solution()
+        for name, function in self.program.functions.items():
+            if name in new:
+                self._prepare(name, function)
+        for name, function in self.program.functions.items():
+            if name in new:
+                self._walk_function(name, function)
+
+    def report(
         self,
         warnings: list[str],
         progress: Callable[[int, int], None] | None = None,
         functions: Sequence[str] | None = None,
     ) -> StaticReport:
-        for source in self.program.sources:
-            self.annotations[str(source.path)] = parse_annotations(source.text, source.path)
-        self.noreturn = noreturn_functions(self.program.functions)
-        walked = self._to_walk(functions)
-        if functions is not None:
-            self.reach.relevant = walked
-        for name, function in self.program.functions.items():
-            if name in walked:
-                self._prepare(name, function)
-            else:
-                self._top_level(name, function)
-        for name, function in self.program.functions.items():
-            if name in walked:
-                self._walk_function(name, function)
-        self.reach.call_seeds = lambda h: self.calls[h].context.seeds if h in self.calls else ()
-        counting = _Counting(self.propagation, self.reach, self.parameter_names, self.extra_symbols)
-        wanted = set(functions) if functions is not None else walked
-        records = [r for r in self.kernels if functions is None or r.context.function in wanted]
+        self.walk(functions)
+        wanted = set(functions) if functions is not None else None
+        order = {name: index for index, name in enumerate(self.program.functions)}
+
+        def selected(records: list[KernelRecord]) -> list[KernelRecord]:
+            chosen = [r for r in records if wanted is None or r.context.function in wanted]
+            return sorted(chosen, key=lambda r: order.get(r.context.function, len(order)))
+
+        records = selected(self.kernels)
         kernels = []
         for record in records:
-            kernels.append(counting.kernel(record))
+            kernels.append(self._counted(record))
             if progress is not None:
                 progress(len(kernels), len(records))
         fingerprints = {r.name: fingerprint(r.cursor) for r in records if r.kind == "loop"}
         names = tuple(self.parameter_names) + tuple(sorted(self.extra_symbols))
         kernels = [replace(k, all_parameters=names) for k in kernels]
         branches = [
-            replace(counting.kernel(r), all_parameters=names)
-            for r in self.branches
-            if functions is None or r.context.function in wanted
+            replace(self._counted(r), all_parameters=names) for r in selected(self.branches)
         ]
         return StaticReport(
             kernels,
@@ -230,6 +321,11 @@ class _Analysis:
             fingerprints,
             branches,
         )
+
+    def _counted(self, record: KernelRecord) -> StaticKernel:
+        if id(record) not in self.counted:
+            self.counted[id(record)] = self.counting.kernel(record)
+        return self.counted[id(record)]
 
     def _to_walk(self, functions: Sequence[str] | None) -> set[str]:
         """The functions to walk: all, or the named ones and every function calling them

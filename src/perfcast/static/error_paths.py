@@ -12,12 +12,15 @@ a note, so that the loop or the function holding the check is still counted. A
 
 from __future__ import annotations
 
+import itertools
+
 from clang.cindex import Cursor, CursorKind
 
 from perfcast.static.cursors import children, integer_value, strip, walk
 from perfcast.static.library_calls import NORETURN_CALLS
 
 _NORETURN_SPELLINGS = frozenset({"_Noreturn", "noreturn", "__noreturn__"})
+_SHORT = 512  # bytes: longer values are not tokenized to tell an error constant
 _REPORTERS = frozenset({"perror", "fprintf", "fputs", "vfprintf", "fputc", "putc", "fwrite"})
 
 
@@ -109,19 +112,39 @@ def error_path(arm: Cursor, function: str, noreturn: set[str], by_value: bool = 
     if not values or not by_value:
         return None
     value = strip(values[0])
-    tokens = [t.spelling for t in value.get_tokens()]
+    # The first two tokens decide; all of them are read only for the message. A value
+    # expanded from a macro can have an extent spanning much of the file: tokenizing it for
+    # every return made the analysis of a 27,000-line file take minutes. Such a value is no
+    # constant written out (``EXIT_FAILURE``, ``-1``), so it is not tokenized.
+    head = _first_tokens(value) if _short(value) else []
     if function == "main":
         number = integer_value(value)
-        if tokens == ["EXIT_FAILURE"] or (number is not None and number != 0):
-            return f"returns the failure status {' '.join(tokens)} from main at line {line}"
+        if head == ["EXIT_FAILURE"] or (number is not None and number != 0):
+            return f"returns the failure status {_text(value)} from main at line {line}"
         return None
     if (
         value.kind == CursorKind.UNARY_OPERATOR
-        and tokens[:1] == ["-"]
+        and head[:1] == ["-"]
         and integer_value(value) is not None
     ):
-        return f"returns the error value {' '.join(tokens)} at line {line}"
+        return f"returns the error value {_text(value)} at line {line}"
     return None
+
+
+def _short(value: Cursor) -> bool:
+    """True when the value's extent is a short stretch of one file (a constant written out)."""
+    start, end = value.extent.start, value.extent.end
+    if start.file is None or end.file is None or start.file.name != end.file.name:
+        return False
+    return 0 <= end.offset - start.offset <= _SHORT
+
+
+def _first_tokens(value: Cursor) -> list[str]:
+    return [t.spelling for t in itertools.islice(value.get_tokens(), 2)]
+
+
+def _text(value: Cursor) -> str:
+    return " ".join(t.spelling for t in value.get_tokens())
 
 
 def _reports_to_stderr(arm: Cursor) -> bool:

@@ -40,6 +40,10 @@ class Reach:
         # what reaches them depends on the call sites of these functions only
         self.relevant: set[str] | None = None
 
+    def forget_solution(self) -> None:
+        """Drop the call-graph solution (after more call sites became relevant)."""
+        self._functions = None
+
     def kernel(self, seeds: Iterable[Cursor], function: str) -> set[str]:
         """Parameters reaching a kernel with these bound/guard expressions in ``function``."""
         if not self.parameters:

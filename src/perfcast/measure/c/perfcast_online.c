@@ -47,6 +47,7 @@ static int pco_batch = 512;
 static unsigned pco_files;
 static const char *pco_metric = "time";
 static int pco_instructions; /* the metric is instructions, counted by callgrind */
+static clockid_t pco_clock = CLOCK_MONOTONIC; /* time: wall; cputime: the thread's CPU time */
 static unsigned pco_dumps;    /* callgrind numbers its dumps 1, 2, ... */
 
 /* Instructions need callgrind's client requests: a region zeroes callgrind's counters where it
@@ -54,6 +55,11 @@ static unsigned pco_dumps;    /* callgrind numbers its dumps 1, 2, ... */
 static int pco_choose_metric(void) {
     const char *metric = getenv("PERFCAST_ONLINE_METRIC");
     if (!metric || !*metric || strcmp(metric, "time") == 0) return 1;
+    if (strcmp(metric, "cputime") == 0) { /* not stretched by other processes on the core */
+        pco_metric = "cputime";
+        pco_clock = CLOCK_THREAD_CPUTIME_ID;
+        return 1;
+    }
     if (strcmp(metric, "instructions") == 0) {
 #ifdef PCO_CALLGRIND
         if (RUNNING_ON_VALGRIND) {
@@ -68,7 +74,7 @@ static int pco_choose_metric(void) {
                         "regions are off\n");
         return 0;
     }
-    fprintf(stderr, "perfcast online: unknown PERFCAST_ONLINE_METRIC '%s' (time or "
+    fprintf(stderr, "perfcast online: unknown PERFCAST_ONLINE_METRIC '%s' (time, cputime or "
                     "instructions); online regions are off\n", metric);
     return 0;
 }
@@ -150,7 +156,7 @@ static void pco_hand_over(pco_kernel *k, int trailing_skips) {
         if (pco_instructions)
             fprintf(f, "}, \"metric\": \"instructions\", \"value\": %.0f", k->measured[i]);
         else
-            fprintf(f, "}, \"metric\": \"time\", \"value\": %.9g", k->measured[i]);
+            fprintf(f, "}, \"metric\": \"%s\", \"value\": %.9g", pco_metric, k->measured[i]);
         if (k->skipped_before[i]) fprintf(f, ", \"skipped\": %llu", (unsigned long long)k->skipped_before[i]);
         fputs("}\n", f);
     }
@@ -181,6 +187,7 @@ int perfcast_online_begin(const char *kernel, const char *names, int count, cons
         k->measured = malloc(sizeof(double) * (size_t)pco_batch);
         k->skipped_before = malloc(sizeof(uint64_t) * (size_t)pco_batch);
         if (!k->values || !k->measured || !k->skipped_before) return 0;
+        pco_read_control(k); /* a new run goes on with the back-off delay of the runs before */
     }
     if (k->skip_left > 0) {
         k->skip_left--;
@@ -196,7 +203,7 @@ int perfcast_online_begin(const char *kernel, const char *names, int count, cons
         return 1;
     }
 #endif
-    clock_gettime(CLOCK_MONOTONIC, &k->start);
+    clock_gettime(pco_clock, &k->start);
     return 1;
 }
 
@@ -221,7 +228,7 @@ static double pco_dumped_instructions(void) {
 void perfcast_online_end(const char *kernel) {
     if (pco_state <= 0) return;
     struct timespec now = {0, 0};
-    if (!pco_instructions) clock_gettime(CLOCK_MONOTONIC, &now);
+    if (!pco_instructions) clock_gettime(pco_clock, &now);
     pco_kernel *k = pco_find(kernel);
     if (!k || !k->measuring) return;
     k->measuring = 0;

@@ -14,9 +14,15 @@
  * JSON Lines file (written under a temporary name, then renamed), and the program then reads the
  * kernel's control file, in which the collector publishes how many executions to skip (see
  * perfcast/measure/online_spool.py for the protocol). Partial batches and the count of skipped
- * executions are handed over at exit. The decision on a skipped execution is one decrement: no
+ * executions are handed over at exit. A kernel's control file is also read where the kernel
+ * first runs in a process, so that a new run goes on with the delay the collector set last
+ * (back-off is life-long, not per run). The decision on a skipped execution is one decrement: no
  * clock is read. Without the variable BEGIN returns at once. Under MPI every rank hands over its
  * own batches. Limits: one thread at a time per kernel; at most 256 kernels.
+ *
+ * PERFCAST_ONLINE_METRIC=cputime records the calling thread's CPU time instead of wall time
+ * (CLOCK_THREAD_CPUTIME_ID, metric "cputime"): on a node shared with other processes it is not
+ * stretched by the time they hold the core, so batches are judged on the kernel's own cost.
  *
  * PERFCAST_ONLINE_METRIC=instructions records each region's instructions instead of its wall
  * time (deterministic, so models do not depend on the machine's load): the program must be built
