@@ -91,3 +91,14 @@ def test_kernel_blocks_are_the_rows_of_their_kernels_whatever_the_row_order():
             pd.testing.assert_frame_equal(
                 block.frame.reset_index(drop=True), rows.reset_index(drop=True)
             )
+
+
+def test_a_floor_raises_a_chunks_choices_and_forced_ones_win():
+    from perfcast.model.fitting.decisions import SeriesDecisions
+
+    floored = SeriesDecisions(floor=(1, 3))
+    assert [floored.decide(0), floored.decide(5), floored.decide(2)] == [1, 5, 2]
+    assert floored.seen == [0, 5, 2] and floored.used == [1, 5, 2]
+    forced = SeriesDecisions(forced=(0, 4), floor=(1, 9))
+    assert [forced.decide(1), forced.decide(7)] == [0, 4]
+    assert forced.seen == [1, 7] and forced.used == [0, 4]

@@ -210,25 +210,33 @@ class SeriesModeler:
         if finishing is not None and self.location != "adaptive":
             spread = FitData.from_series(series, experiment.source)
 
-        def piece(start: int) -> tuple[FitData, ChunkFinish | None]:
+        # The largest choices of the chunks returned so far: later chunks start from them, so
+        # that few decide below the whole series' choices and are modeled again.
+        floor: list[tuple[int, ...] | None] = [None]
+
+        def piece(start: int) -> Piece:
             rows = np.arange(start, min(start + size, n_kernels))
             # Without the location estimate of the whole series: only this process needs it.
             part = dataclasses.replace(data.rows(rows), location=None)
             if finishing is None:
-                return part, None
-            return part, finishing.of_chunk(series, rows, part, shared, spread)
+                return part, None, floor[0]
+            return part, finishing.of_chunk(series, rows, part, shared, spread), floor[0]
 
         worker = type(self)(**self.get_params())  # settings only: no progress callback
-        results = list(chunks.map(functools.partial(model_piece, worker), map(piece, starts)))
-        combined = tuple(max(values) for values in zip(*(seen for _, seen in results), strict=True))
-        again = [i for i, (_, seen) in enumerate(results) if seen != combined]
+        results = []
+        for result in chunks.map(functools.partial(model_piece, worker), map(piece, starts)):
+            results.append(result)
+            seen = result[1]
+            floor[0] = seen if floor[0] is None else _largest(floor[0], seen)
+        combined = tuple(max(values) for values in zip(*(r[1] for r in results), strict=True))
+        again = [i for i, (_, _, used) in enumerate(results) if used != combined]
         if again:
             forced = functools.partial(model_piece, worker, forced=combined)
             for i, result in zip(
                 again, chunks.map(forced, (piece(starts[i]) for i in again)), strict=True
             ):
                 results[i] = result
-        models = [model for models, _ in results for model in models]
+        models = [model for models, _, _ in results for model in models]
         if finishing is not None and not spreads_alike(models, data):
             # Kernels without a model of uncertainty: the spread pools over the others only.
             chosen = {m.kernel: m for m in models if m.uncertainty is not None}
@@ -294,16 +302,24 @@ def model_chunk(
     return models, tuple(decisions.seen)
 
 
+#: A chunk as :meth:`SeriesModeler._fit_series_in_chunks` hands it to a worker: its
+#: statistics, what finishes its models (or None), and lower bounds of the series-wide choices
+#: (or None).
+Piece = tuple[FitData, "ChunkFinish | None", "tuple[int, ...] | None"]
+
+
 def model_piece(
-    modeler: SeriesModeler,
-    piece: tuple[FitData, ChunkFinish | None],
-    forced: tuple[int, ...] | None = None,
-) -> tuple[list[Model], tuple[int, ...]]:
+    modeler: SeriesModeler, piece: Piece, forced: tuple[int, ...] | None = None
+) -> tuple[list[Model], tuple[int, ...], tuple[int, ...]]:
     """:func:`model_chunk` of a chunk's statistics, its models finished (quality gates,
-    backtests) when the chunk carries a :class:`ChunkFinish`."""
-    data, finish = piece
-    models, seen = model_chunk(modeler, data, forced)
-    return (models if finish is None else finish.apply(models, data)), seen
+    backtests, selection spread) when the chunk carries a :class:`ChunkFinish`; also returns
+    the series-wide choices followed (the larger of the chunk's own and the piece's lower
+    bounds, or ``forced``)."""
+    data, finish, floor = piece
+    with series_decisions(SeriesDecisions(forced, floor=floor)) as decisions:
+        models = modeler._model_data(data)
+    finished = models if finish is None else finish.apply(models, data)
+    return finished, tuple(decisions.seen), tuple(decisions.used)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -457,6 +473,11 @@ def backtest_block(
         for backtest in found.get(kernel, ()):
             largest[column], rate_variance[column] = backtest.largest, backtest.rate_variance
     return block.kernels, parameter, largest, rate_variance
+
+
+def _largest(first: tuple[int, ...], second: tuple[int, ...]) -> tuple[int, ...]:
+    """Position by position the larger of two tuples of series-wide choices."""
+    return tuple(max(a, b) for a, b in zip(first, second, strict=True))
 
 
 def _representable(model: Model) -> bool:

@@ -34,16 +34,31 @@ class SeriesDecisions:
         The whole series' values (None: the kernels at hand decide).
     seen : list of int
         The values the kernels at hand gave.
+    floor : tuple of int, optional
+        Without ``forced``: lower bounds of the values (the largest other chunks of the series
+        gave so far), so that a chunk decides as the whole series more often.
+    used : list of int
+        The values the fit followed.
     """
 
     forced: tuple[int, ...] | None = None
     seen: list[int] = field(default_factory=list)
+    floor: tuple[int, ...] | None = None
+    used: list[int] = field(default_factory=list)
 
     def decide(self, value: int) -> int:
-        """Record the kernels' own value; return the forced one where there is one."""
+        """Record the kernels' own value; return the forced one where there is one, else the
+        larger of it and the floor."""
         position = len(self.seen)
         self.seen.append(value)
-        return value if self.forced is None else self.forced[position]
+        if self.forced is not None:
+            chosen = self.forced[position]
+        elif self.floor is not None and position < len(self.floor):
+            chosen = max(value, self.floor[position])
+        else:
+            chosen = value
+        self.used.append(chosen)
+        return chosen
 
 
 _CURRENT: ContextVar[SeriesDecisions | None] = ContextVar("series_decisions", default=None)
