@@ -3,16 +3,17 @@
 Two kernel sets (synthetic PMNF kernels with 1-10 % noise, five repetitions): one-parameter
 kernels at six values of ``p`` and two-parameter kernels on a 5 x 5 grid. Each set is fitted
 twice, each time in a fresh process so that peak memory is that fit's: in one process
-(``perfcast.fit``) and on a local Dask cluster of ``--workers`` worker processes
-(``perfcast.fit(client=...)``). The table gives wall times, their ratio, kernels per second,
-the CPU time of the calling process and of the workers together, the peak resident memory of
-the calling process and of every worker, and whether the models are identical (SHA-256 of
-the model JSON).
+(``perfcast.fit``) and on a Dask cluster (``perfcast.fit(client=...)``) of a scheduler and
+``--workers`` worker processes of one thread each, every one its own process started with the
+``dask`` command line as on a real cluster. The table gives wall times (with the load average
+before and after), their ratio, kernels per second, the CPU time of the client, the scheduler
+and the workers, the tasks submitted, the peak resident memory of every process, and whether
+the models are identical (SHA-256 of the model JSON).
 
     .venv/bin/python -m benchmarks.distributed --one 1000000 --two 100000 --workers 2
 
 The figures of the paper projection in ``benchmarks/RESULTS.md`` come from the per-kernel cost
-and the per-chunk overhead measured here.
+and the per-task overhead measured here.
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -82,49 +86,111 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(kind: str, kernels: int, workers: int, seed: int) -> dict:
-    """One fit in this process; its figures as a dict."""
+def measure(kind: str, kernels: int, scheduler: str | None, seed: int) -> dict:
+    """One fit in this process, on the cluster of the ``scheduler`` address (None: in this
+    process); its figures as a dict."""
     import perfcast
+    from perfcast.model.distributed import DaskChunks
 
     grid = ONE_PARAMETER if kind == "one" else TWO_PARAMETERS
     experiment = synthetic(kernels, grid, seed)
     built = peak_mib()
     cpu = cpu_seconds()
-    if workers == 0:
+    figures: dict = {"scheduler_cpu": 0.0, "worker_cpu": 0.0, "tasks": 0}
+    figures.update(scheduler_peak_mib=None, worker_peak_mib=[])
+    if scheduler is None:
         start = time.perf_counter()
         models = perfcast.fit(experiment)
         seconds = time.perf_counter() - start
-        worker_peaks: list[float] = []
-        worker_cpu = 0.0
     else:
-        with perfcast.dask_client(workers=workers) as client:
-            idle = sum(client.run(cpu_seconds).values())
+        with perfcast.dask_client(scheduler=scheduler) as client:
+            idle_workers = sum(client.run(cpu_seconds).values())
+            idle_scheduler = client.run_on_scheduler(cpu_seconds)
+            chunks = DaskChunks(client)
             start = time.perf_counter()
-            models = perfcast.fit(experiment, client=client)
+            models = perfcast.fit(experiment, client=chunks)
             seconds = time.perf_counter() - start
-            worker_peaks = sorted(client.run(peak_mib).values())
-            worker_cpu = sum(client.run(cpu_seconds).values()) - idle
-    caller_cpu = cpu_seconds() - cpu
-    digest = hashlib.sha256(models.to_json().encode()).hexdigest()
-    return {
-        "seconds": seconds,
-        "caller_cpu": caller_cpu,
-        "worker_cpu": worker_cpu,
-        "peak_mib": peak_mib(),
-        "data_mib": built,
-        "worker_peak_mib": worker_peaks,
-        "models": len(models.models),
-        "sha256": digest,
-    }
+            figures["worker_cpu"] = sum(client.run(cpu_seconds).values()) - idle_workers
+            figures["scheduler_cpu"] = client.run_on_scheduler(cpu_seconds) - idle_scheduler
+            figures["worker_peak_mib"] = sorted(client.run(peak_mib).values())
+            figures["scheduler_peak_mib"] = client.run_on_scheduler(peak_mib)
+            figures["tasks"] = chunks.submitted
+    figures.update(
+        seconds=seconds,
+        caller_cpu=cpu_seconds() - cpu,
+        peak_mib=peak_mib(),
+        data_mib=built,
+        models=len(models.models),
+        sha256=hashlib.sha256(models.to_json().encode()).hexdigest(),
+    )
+    return figures
 
 
-def in_fresh_process(kind: str, kernels: int, workers: int, seed: int) -> dict:
+class Cluster:
+    """A Dask scheduler and ``workers`` worker processes (one thread each, no nanny), each
+    its own process as on a real cluster, started with the ``dask`` command line."""
+
+    def __init__(self, workers: int, folder: Path):
+        self.file = folder / "scheduler.json"
+        dask = str(Path(sys.executable).with_name("dask"))
+        # One BLAS thread per worker, as a nanny would set it.
+        environment = {**os.environ, **dict.fromkeys(BLAS_THREADS, "1")}
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        self.processes = [
+            subprocess.Popen(
+                [dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                 "--scheduler-file", str(self.file)],
+                env=environment, **quiet,
+            )
+        ]  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not self.file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        self.address = json.loads(self.file.read_text())["address"]
+        for _ in range(workers):
+            self.processes.append(
+                subprocess.Popen(
+                    [dask, "worker", self.address, "--nthreads", "1", "--no-nanny",
+                     "--no-dashboard", "--memory-limit", "0"],
+                    env=environment, **quiet,
+                )
+            )  # fmt: skip
+        self._wait_for(workers)
+
+    def _wait_for(self, workers: int) -> None:
+        import distributed
+
+        with distributed.Client(self.address, timeout=60) as client:
+            client.wait_for_workers(workers, timeout=120)
+
+    def stop(self) -> None:
+        """Stop the workers, then the scheduler; kill what has not ended within 20 s."""
+        for process in reversed(self.processes):
+            process.terminate()
+        for process in reversed(self.processes):
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+#: Environment variables that set the threads of numpy's BLAS.
+BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def in_fresh_process(kind: str, kernels: int, scheduler: str | None, seed: int) -> dict:
     argv = [sys.executable, "-m", "benchmarks.distributed", "--child", kind, str(kernels)]
-    argv += [str(workers), str(seed)]
+    argv += [scheduler or "-", str(seed)]
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def load_average() -> str:
+    """The one-minute load average of this machine (as ``uptime`` shows it)."""
+    return f"{os.getloadavg()[0]:.1f}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -136,30 +202,44 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        kind, kernels, workers, seed = args.child
-        print(json.dumps(measure(kind, int(kernels), int(workers), int(seed))))
+        kind, kernels, scheduler, seed = args.child
+        address = None if scheduler == "-" else scheduler
+        print(json.dumps(measure(kind, int(kernels), address, int(seed))))
         return 0
     print(
-        "| kernels | fit | wall s | ratio to one process | kernels/s | CPU s caller + workers "
-        "| peak MiB (caller) | peak MiB (workers) | models identical |"
+        "| kernels | fit | wall s (load before/after) | ratio to one process | kernels/s "
+        "| CPU s client + scheduler + workers | tasks | peak MiB client | peak MiB scheduler "
+        "| peak MiB workers | models identical |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for kind, kernels in (("one", args.one), ("two", args.two)):
         if kernels <= 0:
             continue
-        serial = in_fresh_process(kind, kernels, 0, args.seed)
-        spread = in_fresh_process(kind, kernels, args.workers, args.seed)
         label = f"{kernels:,} {'one' if kind == 'one' else 'two'}-parameter"
+        before = load_average()
+        serial = in_fresh_process(kind, kernels, None, args.seed)
+        serial["load"] = f"{before}/{load_average()}"
+        with tempfile.TemporaryDirectory(prefix="perfcast-bench-") as folder:
+            cluster = Cluster(args.workers, Path(folder))
+            try:
+                before = load_average()
+                spread = in_fresh_process(kind, kernels, cluster.address, args.seed)
+                spread["load"] = f"{before}/{load_average()}"
+            finally:
+                cluster.stop()
         same = "yes" if serial["sha256"] == spread["sha256"] else "NO"
         for name, figures in (("one process", serial), (f"{args.workers} Dask workers", spread)):
             ratio = figures["seconds"] / serial["seconds"]
             workers = ", ".join(f"{m:.0f}" for m in figures["worker_peak_mib"]) or "-"
+            scheduler = figures["scheduler_peak_mib"]
             print(
-                f"| {label} | {name} | {figures['seconds']:.1f} | {ratio:.2f} "
-                f"| {kernels / figures['seconds']:,.0f} "
-                f"| {figures['caller_cpu']:.1f} + {figures['worker_cpu']:.1f} "
-                f"| {figures['peak_mib']:.0f} "
-                f"| {workers} | {same} |"
+                f"| {label} | {name} | {figures['seconds']:.1f} ({figures['load']}) "
+                f"| {ratio:.2f} | {kernels / figures['seconds']:,.0f} "
+                f"| {figures['caller_cpu']:.1f} + {figures['scheduler_cpu']:.1f} "
+                f"+ {figures['worker_cpu']:.1f} | {figures['tasks']} "
+                f"| {figures['peak_mib']:.0f} | {'-' if scheduler is None else f'{scheduler:.0f}'} "
+                f"| {workers} | {same} |",
+                flush=True,
             )
     return 0
 

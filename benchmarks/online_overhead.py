@@ -7,7 +7,7 @@ in {1, 8, 64, 512, 2048, 4096}, without back-off (the collector models the batch
 runs: ``off``), with it (``collector``: the collector runs alongside in a thread, so the skipped
 share, that of the counted run, depends on how fast it answers and on whether this machine's
 wall times let batches hit), and ``skip``, the floor of the skipping path
-(a control file asks to skip every execution after the first batch). Instructions are counted
+(a control file present from the start asks to skip every execution). Instructions are counted
 with valgrind (callgrind) and wall time is the median of three runs. The modeling itself runs
 in ``perfcast online serve``, another process: its CPU time per modeled batch is printed too.
 
@@ -24,7 +24,8 @@ back-off, and one run without. Each run's instructions are set against the unins
 build's run with the same input, counted in the same invocation. The first runs start from an
 empty store and show the cold start; the last ones the steady state of the back-off schedule.
 
-``.venv/bin/python -m benchmarks.online_overhead jacobi [cputime|time]`` (10-20 minutes loaded) is
+``.venv/bin/python -m benchmarks.online_overhead jacobi [B ...] [cputime|time]`` (long: b = 1 models
+every execution as a batch) is
 the batch-size table on the Jacobi example: for each ``b`` in {1, 8, 64, 512, 2048, 4096}, with
 and without back-off, a series of runs (n = 64, 96, 128, 128, 1,000 iterations) sharing one store,
 each counted under callgrind and, with its own spool and store, timed natively; the last run's
@@ -150,7 +151,7 @@ MPI_ENVIRONMENT = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 #: times measure the load (a kernel's mean moved 10-fold between runs), CPU time the kernel.
 METRICS = ("cputime", "time")
 JACOBI = Path(__file__).resolve().parents[1] / "examples" / "jacobi" / "jacobi.c"
-JACOBI_RUNS, JACOBI_ITERATIONS = 9, 1000
+JACOBI_RUNS, JACOBI_ITERATIONS = 12, 1000
 
 
 @dataclass(frozen=True)
@@ -336,11 +337,14 @@ def jacobi_series(
     return counted, seconds, shares
 
 
-def jacobi_batches(metric: str) -> None:
+def jacobi_batches(metric: str, batches: tuple[int, ...] = BATCHES) -> None:
     """Overhead of the Jacobi example's online regions by batch size, with and without
     back-off: instructions and wall time side by side."""
     load = os.getloadavg()
-    print(f"Command: python -m benchmarks.online_overhead jacobi {metric}\n")
+    print(
+        f"Command: python -m benchmarks.online_overhead jacobi {metric} "
+        f"{' '.join(map(str, batches))}\n"
+    )
     print(f"Regions record {metric}.\n")
     print(f"Jacobi example, one rank, {JACOBI_SHORT} iterations per run, runs at n = "
           f"{', '.join(map(str, JACOBI_SERIES))} sharing one store; figures of the last run "
@@ -362,7 +366,7 @@ def jacobi_batches(metric: str) -> None:
             base_seconds += statistics.median(
                 timed_run(program, program.reference, arguments, {}) for _ in range(3)
             )
-        for batch in BATCHES:
+        for batch in batches:
             for backoff in (False, True):
                 counted, seconds, shares = jacobi_series(program, directory, batch, backoff)
                 print(f"| {batch} | {'on' if backoff else 'off'} | "
@@ -377,7 +381,8 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "jacobi":
         if any(shutil.which(tool) is None for tool in ("valgrind", "mpicc", "mpirun")):
             sys.exit("needs valgrind and OpenMPI (scripts/setup installs them)")
-        jacobi_batches(metric)
+        chosen = tuple(int(word) for word in sys.argv[2:] if word.isdigit())
+        jacobi_batches(metric, chosen or BATCHES)
         return
     if len(sys.argv) > 1 and sys.argv[1] == "steady":
         if any(shutil.which(tool) is None for tool in ("valgrind", "gcc", "mpicc", "mpirun")):
@@ -425,7 +430,9 @@ def main() -> None:
                     skipped = sum(item["skipped"] for item in stored_models(store))
                     share = f"{100 * skipped / STEPS:.0f} %"
                 else:
-                    if backoff == "skip":  # the floor: executions after the first batch skipped
+                    if backoff == "skip":  # the floor: every execution skipped (control read
+                        # at the kernel's first execution; before that change, after the first
+                        # batch)
                         write_control(spool, "axpy", "time", 1, STEPS)
                     counted = instructions(instrumented, environment, directory)
                     seconds = wall(instrumented, environment)

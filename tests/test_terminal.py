@@ -83,3 +83,12 @@ def test_pipes_get_the_exact_names(tmp_path):
     assert HOSTILE in _piped(["model", experiment, "--format", "csv"])
     document = json.loads(_piped(["model", experiment, "--format", "json"]))
     assert [model["kernel"] for model in document["models"]] == [HOSTILE]
+
+
+def test_argument_errors_are_escaped_on_a_terminal(tmp_path):
+    # argparse repeats unrecognized arguments (``perfcast model *.csv`` among hostile file
+    # names); it printed them raw because the streams were wrapped only after parsing.
+    status, shown = _run_on_terminal(["model", str(_experiment(tmp_path)), HOSTILE])
+    assert status == 2
+    assert b"unrecognized arguments: \\x1b]0;owned\\x07\\x1b[2Jmain\\u202etxt.exe" in shown
+    assert b"\x1b]0;" not in shown and b"\x07" not in shown and "\u202e".encode() not in shown

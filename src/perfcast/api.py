@@ -216,8 +216,7 @@ def _fitted(
             estimator.fit_finished(experiment, name, chunks, BACKTEST_KERNELS)
             if strict and estimator.skipped_:
                 raise estimator.skipped_[0].error(experiment.source)
-            # The model-selection spread is still found in this process.
-            models.extend(selection_spread(estimator.models_, experiment, name))
+            models.extend(estimator.models_)  # with the model-selection spread too
         else:
             estimator.fit(experiment, name)
             if strict and estimator.skipped_:

@@ -133,12 +133,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     module = chosen_command(argv)
     parser = build_parser(module)
-    args = parser.parse_args(argv)
+    # Wrapped before parsing: argparse's own errors repeat the arguments (``perfcast model
+    # *.csv`` in a directory of hostile file names) and must not drive the terminal either.
     streams = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = (
         VisibleStream(stream) if stream.isatty() else stream for stream in streams
     )
     try:
+        args = parser.parse_args(argv)
         return int(args.run(args) or EXIT_OK)
     except InputError as error:
         print(

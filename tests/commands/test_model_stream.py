@@ -116,11 +116,15 @@ def test_blocks_on_a_dask_cluster_give_the_models_of_one_process(tmp_path, measu
     assert alone.read_text() == spread.read_text()
 
 
+# VmHWM, the peak of this process's own memory: ru_maxrss would carry over the peak of the
+# process it was forked from (the test runner, hundreds of MiB late in a full run).
 PEAK_SCRIPT = """
-import resource, sys
+import re, sys
+from pathlib import Path
 from perfcast import cli
 status = cli.main(sys.argv[1:])
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, status)
+peak = re.search(r"VmHWM:\\s*(\\d+) kB", Path("/proc/self/status").read_text())
+print(int(peak.group(1)) // 1024, status)
 """
 
 

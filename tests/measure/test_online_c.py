@@ -14,7 +14,7 @@ import pytest
 
 from perfcast.api import serve_spool, stored_models
 from perfcast.measure.instrument import library_dir
-from perfcast.measure.online_spool import read_control
+from perfcast.measure.online_spool import read_control, write_control
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -186,3 +186,17 @@ def test_cputime_leaves_out_the_time_off_the_cpu(
     for line in lines:  # wall time holds the 20 ms sleep, CPU time only the calls around it
         assert (line["value"] >= 0.02) == sleeping_counts, line
         assert line["value"] >= 0
+
+
+def test_a_new_run_goes_on_with_the_delay_set_before_it(program: Path, tmp_path: Path) -> None:
+    spool = tmp_path / "spool"
+    write_control(spool, "axpy", "time", 3, 5)  # the collector's last word: skip 5
+    environment = {**os.environ, "PERFCAST_ONLINE_SPOOL": str(spool),
+                   "PERFCAST_ONLINE_BATCH": "4"}  # fmt: skip
+    subprocess.run([str(program), "1000", "1", "20"], env=environment, check=True,
+                   capture_output=True)  # fmt: skip
+    lines = _batches(spool)
+    measured = [line for line in lines if "value" in line]
+    assert len(measured) == 15  # the first five executions of the run were skipped
+    assert sum(line.get("skipped", 0) for line in lines) == 5
+    assert measured[0].get("skipped") == 5  # the skips came first: before the first batch

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import perfcast
+import perfcast.model.rivals
 from perfcast.core.errors import WorkError
 from perfcast.core.experiment import Experiment
 from perfcast.model.base import model_chunk
@@ -61,6 +62,13 @@ def mixed_experiment(
                     )
                 )
     return Experiment.from_frame(pd.concat(frames, ignore_index=True))
+
+
+@pytest.fixture(autouse=True)
+def small_spread_chunks(monkeypatch):
+    """Selection spreads weighed 4 kernels at a time (the chunks of the cluster hold a
+    multiple of it), so that the small chunks below stay several per series."""
+    monkeypatch.setattr(perfcast.model.rivals, "CHUNK_KERNELS", 4)
 
 
 @pytest.fixture(scope="module")

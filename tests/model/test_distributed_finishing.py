@@ -10,11 +10,19 @@ import pytest
 import perfcast
 import perfcast.api
 import perfcast.model.backtest
+import perfcast.model.rivals
 from perfcast.core.experiment import Experiment
 from perfcast.model.distributed import DaskChunks
 from tests.model.test_distributed import assert_same_models, mixed_experiment
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def small_spread_chunks(monkeypatch):
+    """Selection spreads weighed 8 kernels at a time, so that the cluster's chunks (multiples
+    of it) are several per series in these small experiments."""
+    monkeypatch.setattr(perfcast.model.rivals, "CHUNK_KERNELS", 8)
 
 
 @pytest.fixture(scope="module")

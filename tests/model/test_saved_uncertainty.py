@@ -54,7 +54,7 @@ def test_a_model_without_uncertainty_has_no_interval_and_says_so(models, tmp_pat
     [
         (lambda u: u.update(covariance=[[1.0]]), "must be 2 x 2"),
         (lambda u: u.update(dof=0), "dof must be a positive integer"),
-        (lambda u: u.update(noise_variance="x"), "could not convert"),
+        (lambda u: u.update(noise_variance="x"), "must be a number"),
         (lambda u: u.pop("covariance"), "covariance"),
         (
             lambda u: u.update(

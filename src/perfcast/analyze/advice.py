@@ -9,11 +9,21 @@ Sherman-Morrison formula lowers that variance by ``(t' S d)^2 / (noise(d) / r + 
 (exact for the linear least-squares fit of the model's terms). Beyond the largest measured value
 of a parameter the interval also holds the backtested error of the model search
 (:mod:`perfcast.model.backtest`), which grows with ``log(target / largest)^2``: a candidate
-beyond the largest value shrinks it by bringing the data closer. The advice is greedy: the
-candidate with the largest reduction of the variance of the total (all kernels) per core-hour
-(or per run, when the models predict no time) is taken, every covariance updated as if it had
-been measured, and so on until the budget is spent, the interval is as narrow as asked, or no
-candidate removes :data:`MIN_GAIN` of the remaining variance.
+beyond the largest value shrinks it by bringing the data closer.
+
+One score rates a candidate: the reduction of the total's variance at the target it promises,
+fit part and form part together. The form part (:class:`_FormPart`) is the rival forms'
+disagreement and the extrapolation error at the target, scaled down by how much of a Gaussian
+process's variance at the target the measured points have already closed
+(:class:`~perfcast.analyze.coverage.Coverage`, length scales fitted to the measured totals by
+marginal likelihood); a candidate near the target and unlike the measured points closes much of
+it. The advice is greedy over that score, every covariance and the process updated as if the
+point had been measured (so that a batch holds no redundant points), until the budget is spent,
+the interval is as narrow as asked, or no candidate promises any reduction. Two greedy plans are
+made, one by reduction per core-hour (or per run, when the models predict no time) and one by
+reduction alone within the budget, and the one that leaves less variance at the target is kept
+(the cost-effective budgeted selection of Leskovec et al., KDD 2007): cost-weighted greed alone
+buys cheap points near the measurements and rarely the expensive far one that settles the form.
 
 Two things come first, because the covariance cannot show them: a parameter measured at fewer
 than :data:`~perfcast.model.gates.MIN_DISTINCT_VALUES` distinct values (``few-points``: the term
@@ -27,9 +37,10 @@ keeps as a floor of the interval.
 
 from __future__ import annotations
 
+import copy
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,12 +59,6 @@ from perfcast.model.gates import MIN_DISTINCT_VALUES
 
 #: Largest prediction at the target whose square (a variance) the advice can still compute.
 LARGEST_PREDICTION = 1e100
-#: A point is suggested only if it removes at least this share of the variance at the target.
-MIN_GAIN = 0.001
-#: Once no point narrows the models' own interval by MIN_GAIN while their form is uncertain, a
-#: point is explored only if its coverage novelty (0 at a measured point, 1 far from all) is
-#: at least this.
-MIN_NOVELTY = 0.5
 #: Most candidate points considered (the product of the values given for every parameter).
 MAX_CANDIDATES = 100_000
 #: Budget when none is given: this many points at the usual number of repetitions.
@@ -433,65 +438,31 @@ def advise(
     # No model holds a fit uncertainty: the interval is unknown, not of width 0.
     unknown = bool(models) and not kernels
 
-    def width() -> float:
-        total = sum(k.variance() for k in kernels)
+    def width(state: Sequence[_Kernel]) -> float:
+        total = sum(k.variance() for k in state)
         return z * math.sqrt(total) / abs(prediction) if prediction and not unknown else math.inf
 
-    before = width()
+    before = width(kernels)
     floor_variance = sum(max(k.irreducible, k.floor) for k in kernels)
     floor = (
         z * math.sqrt(floor_variance) / abs(prediction) if prediction and not unknown else math.inf
     )
-    distinct = {n: set(measured[:, j]) for j, n in enumerate(names)}
-    available = np.ones(len(grid), dtype=bool)
-    coverage = Coverage(measured, grid)
-    suggestions: list[Suggestion] = []
-    spent = 0.0
-    while goal is None or width() > goal:
-        ambiguity_gains = np.sum(
-            [k.ambiguity_gains(repetitions) for k in kernels], axis=0
-        ) + np.zeros(len(grid))
-        gains = (
-            np.sum([k.gains(repetitions) + k.extrapolation_gains(grid) for k in kernels], axis=0)
-            + ambiguity_gains
-            if kernels
-            else None
-        )
-        step_cost = cost if cost is not None else np.full(len(grid), float(repetitions))
-        affordable = available & (spent + step_cost <= budget.amount * (1 + 1e-9))
-        few = [n for n in names if len(distinct[n]) < MIN_DISTINCT_VALUES]
-        variance = float(sum(k.variance() + float(k.ambiguity()) for k in kernels))
-        chosen, reasons = _next(grid, names, gains, step_cost, affordable, few, distinct, variance)
-        form = sum(float(k.ambiguity()) + k.extrapolation_variance(k.largest) for k in kernels)
-        if chosen is None and form >= MIN_GAIN * variance:
-            chosen, reasons = _explore(coverage.novelty(), step_cost, affordable)
-        if chosen is None:
-            break
-        if gains is not None and ambiguity_gains[chosen] > gains[chosen] / 2:
-            reasons = [
-                "tells apart model forms that fit the measurements alike but differ at the target"
-            ]
-        for kernel in kernels:
-            kernel.add(chosen, repetitions)
-        coverage.add(grid[chosen])
-        available[chosen] = False
-        spent += float(step_cost[chosen])
-        for j, n in enumerate(names):
-            distinct[n].add(float(grid[chosen, j]))
-        values = dict(zip(names, (float(v) for v in grid[chosen]), strict=True))
-        reasons += _extrapolation_reason(values, measured, names, target)
-        if (measured == grid[chosen]).all(axis=1).any():
-            reasons.append("repeats a measured point: more repetitions")
-        suggestions.append(
-            Suggestion(
-                values,
-                repetitions,
-                None if core_hours is None else float(core_hours[chosen]),
-                width(),
-                tuple(reasons),
-            )
-        )
-    after = width()
+    coverage = Coverage(measured, grid, _measured_totals(experiment, metric, measured))
+    step_cost = cost if cost is not None else np.full(len(grid), float(repetitions))
+    context = _PlanContext(
+        grid, names, measured, target, step_cost, core_hours, budget.amount, repetitions, goal
+    )
+    # Budgeted greedy selection (Leskovec et al., "Cost-effective outbreak detection in
+    # networks", KDD 2007): the plan by gain per cost and the plan by gain alone, keeping the one
+    # that leaves less variance at the target (the cheaper one when both reach the goal).
+    plans = [
+        _plan(_copy_kernels(kernels), copy.deepcopy(coverage), point[0], context, width, per_cost)
+        for per_cost in (True, False)
+    ]
+    best = min(plans, key=lambda plan: (plan.remaining_key(goal), plan.spent))
+    kernels[:] = best.kernels
+    suggestions = best.suggestions
+    after = width(kernels)
     if goal is not None and after > goal and unknown:
         warnings.append(
             ModelWarning(
@@ -526,19 +497,123 @@ def advise(
     )
 
 
+@dataclass(frozen=True)
+class _PlanContext:
+    """What every plan of :func:`advise` shares: the candidates and their cost, the measured
+    points, the target, the budget, the repetitions per point and the goal."""
+
+    grid: np.ndarray
+    names: Sequence[str]
+    measured: np.ndarray
+    target: Mapping[str, float]
+    cost: np.ndarray
+    core_hours: np.ndarray | None
+    budget: float
+    repetitions: int
+    goal: float | None
+
+
+@dataclass
+class _Plan:
+    """The suggestions of one greedy plan, the kernels as they expect to be after them, the
+    variance they leave at the target (form part included) and what they cost."""
+
+    suggestions: list[Suggestion]
+    kernels: list[_Kernel]
+    remaining: float
+    spent: float
+    reached: bool
+
+    def remaining_key(self, goal: float | None) -> float:
+        """What to minimise among plans: the remaining variance, 0 when the goal is reached."""
+        return 0.0 if goal is not None and self.reached else self.remaining
+
+
+def _copy_kernels(kernels: Sequence[_Kernel]) -> list[_Kernel]:
+    """Kernels whose updates leave ``kernels`` as they are (the models are shared)."""
+    return copy.deepcopy(list(kernels), memo={id(k.model): k.model for k in kernels})
+
+
+def _plan(
+    kernels: list[_Kernel],
+    coverage: Coverage,
+    target_point: np.ndarray,
+    context: _PlanContext,
+    width: Callable[[Sequence[_Kernel]], float],
+    per_cost: bool,
+) -> _Plan:
+    """Greedy suggestions within the budget: each time the candidate with the largest reduction
+    of the total variance at the target (fit and form parts), per cost when ``per_cost``;
+    ``kernels`` and ``coverage`` are updated as if each had been measured."""
+    grid, names, repetitions = context.grid, context.names, context.repetitions
+    form = _FormPart(kernels, coverage, target_point)
+
+    def remaining() -> float:
+        fit = sum(max(k.fit_variance() + k.irreducible, k.floor) for k in kernels)
+        return float(fit + form.variance())
+
+    distinct = {n: set(context.measured[:, j]) for j, n in enumerate(names)}
+    available = np.ones(len(grid), dtype=bool)
+    suggestions: list[Suggestion] = []
+    spent = 0.0
+    while context.goal is None or width(kernels) > context.goal:
+        fit_gains = np.sum([k.gains(repetitions) for k in kernels], axis=0) + np.zeros(len(grid))
+        form_gains = form.gains(grid, repetitions)
+        gains = fit_gains + form_gains
+        affordable = available & (spent + context.cost <= context.budget * (1 + 1e-9))
+        few = [n for n in names if len(distinct[n]) < MIN_DISTINCT_VALUES]
+        chosen, reasons = _next(
+            grid, names, gains, context.cost, affordable, few, distinct, per_cost
+        )
+        if chosen is None:
+            break
+        telling_apart = sum(float(k.ambiguity_gains(repetitions)[chosen]) for k in kernels)
+        if reasons[0].startswith("narrows") and telling_apart > gains[chosen] / 2:
+            reasons = [
+                "tells apart model forms that fit the measurements alike but differ at the target"
+            ]
+        elif reasons[0].startswith("narrows") and form_gains[chosen] > fit_gains[chosen]:
+            reasons = [
+                "settles the models' form at the target (forms that fit the measurements alike "
+                "but differ there, or the extrapolation to it)"
+                + (" most per cost" if per_cost else " most within the budget")
+            ]
+        for kernel in kernels:
+            kernel.add(chosen, repetitions)
+        form.add(grid[chosen])
+        available[chosen] = False
+        spent += float(context.cost[chosen])
+        for j, n in enumerate(names):
+            distinct[n].add(float(grid[chosen, j]))
+        values = dict(zip(names, (float(v) for v in grid[chosen]), strict=True))
+        reasons += _extrapolation_reason(values, context.measured, names, context.target)
+        if (context.measured == grid[chosen]).all(axis=1).any():
+            reasons.append("repeats a measured point: more repetitions")
+        suggestions.append(
+            Suggestion(
+                values,
+                repetitions,
+                None if context.core_hours is None else float(context.core_hours[chosen]),
+                width(kernels),
+                tuple(reasons),
+            )
+        )
+    reached = context.goal is not None and width(kernels) <= context.goal
+    return _Plan(suggestions, kernels, remaining(), spent, reached)
+
+
 def _next(
     grid: np.ndarray,
     names: Sequence[str],
-    gains: np.ndarray | None,
+    gains: np.ndarray,
     cost: np.ndarray,
     affordable: np.ndarray,
     few: Sequence[str],
     distinct: Mapping[str, set[float]],
-    variance: float,
+    per_cost: bool,
 ) -> tuple[int | None, list[str]]:
     """The next candidate and why: new values of a parameter with too few first (cheapest),
-    else the largest variance reduction per cost, as long as it removes at least
-    :data:`MIN_GAIN` of the current ``variance`` (of the total at the target)."""
+    else the largest variance reduction (per cost when ``per_cost``), if any."""
     for name in few:
         j = list(names).index(name)
         new = affordable & ~np.isin(grid[:, j], list(distinct[name]))
@@ -550,32 +625,14 @@ def _next(
                 f"a new value of '{name}' ({count} of the {MIN_DISTINCT_VALUES} a model needs "
                 "to tell its terms apart)"
             ]
-    if gains is None:
-        return None, []
     with np.errstate(divide="ignore", invalid="ignore"):
-        score = np.where(affordable & (gains > 0), gains / np.maximum(cost, 1e-300), -np.inf)
+        rate = gains / np.maximum(cost, 1e-300) if per_cost else gains
+        score = np.where(affordable & (gains > 0), rate, -np.inf)
     if not np.isfinite(score).any() or np.max(score) <= 0:
         return None, []
     chosen = int(np.argmax(score))
-    if gains[chosen] < MIN_GAIN * variance:
-        return None, []
-    return chosen, ["narrows the interval at the target most per cost"]
-
-
-def _explore(
-    novelty: np.ndarray, cost: np.ndarray, affordable: np.ndarray
-) -> tuple[int | None, list[str]]:
-    """The affordable candidate least like the measured points per cost (its
-    :class:`~perfcast.analyze.coverage.Coverage` novelty at least :data:`MIN_NOVELTY`)."""
-    usable = affordable & (novelty >= MIN_NOVELTY)
-    if not usable.any():
-        return None, []
-    with np.errstate(divide="ignore", invalid="ignore"):
-        score = np.where(usable, novelty / np.maximum(cost, 1e-300), -np.inf)
-    return int(np.argmax(score)), [
-        "lies away from the measured points where the models' form is uncertain (rival forms "
-        "or the extrapolation to the target), cheapest first"
-    ]
+    how = "most per cost" if per_cost else "most within the budget"
+    return chosen, [f"narrows the interval at the target {how}"]
 
 
 def _extrapolation_reason(
@@ -749,6 +806,69 @@ def _candidate_grid(
         )
     mesh = np.meshgrid(*axes, indexing="ij")
     return np.column_stack([m.ravel() for m in mesh])
+
+
+class _FormPart:
+    """The part of the variance at the target that comes from the models' form, and what
+    measuring a candidate removes of it.
+
+    The kernels' own estimate of that part is the rival forms' disagreement at the target and
+    the backtested (and model-selection) extrapolation error; a candidate lowers it by telling
+    rivals apart or by extending a parameter toward the target. What is left of it is scaled by
+    the share of the :class:`~perfcast.analyze.coverage.Coverage` process's variance at the
+    target still open, which a candidate lowers the more the nearer it lies to the target and
+    the less it is like the points measured (or advised) before: the form is settled by data
+    near where it is used, whatever the form.
+    """
+
+    def __init__(self, kernels: Sequence[_Kernel], coverage: Coverage, target: np.ndarray) -> None:
+        self._kernels = kernels
+        self._coverage = coverage
+        self._target = target
+        self._initially_open, _ = coverage.target_information(target)
+
+    @staticmethod
+    def _own(kernel: _Kernel) -> float:
+        return float(kernel.ambiguity()) + kernel.extrapolation_variance(kernel.largest)
+
+    def _open_share(self, open_now: float | np.ndarray) -> float | np.ndarray:
+        return open_now / self._initially_open if self._initially_open > 0 else 1.0
+
+    def variance(self) -> float:
+        """The form part now (without kernels: the process's open share, relative)."""
+        open_now, _ = self._coverage.target_information(self._target)
+        own = sum(self._own(k) for k in self._kernels) if self._kernels else 1.0
+        return float(own * self._open_share(open_now))
+
+    def gains(self, grid: np.ndarray, repetitions: int) -> np.ndarray:
+        """The reduction of the form part by measuring each candidate (a kernel's only by the
+        candidates it learns from: those on its target's side of its breakpoints)."""
+        open_now, reductions = self._coverage.target_information(self._target)
+        if not self._kernels:
+            return np.asarray(self._open_share(open_now) - self._open_share(open_now - reductions))
+        gains = np.zeros(len(grid))
+        for kernel in self._kernels:
+            own = self._own(kernel)
+            if own <= 0:
+                continue
+            own_gains = kernel.ambiguity_gains(repetitions) + kernel.extrapolation_gains(grid)
+            opened = open_now - np.where(kernel.informative, reductions, 0.0)
+            after = np.maximum(own - own_gains, 0.0) * self._open_share(opened)
+            gains += np.maximum(own * self._open_share(open_now) - after, 0.0)
+        return gains
+
+    def add(self, point: np.ndarray) -> None:
+        """Count ``point`` as measured (the kernels are updated by their own ``add``)."""
+        self._coverage.add(point)
+
+
+def _measured_totals(experiment: Experiment, metric: str, measured: np.ndarray) -> np.ndarray:
+    """The sum over kernels of the mean value at every row of ``measured``."""
+    totals = np.zeros(len(measured))
+    for series in experiment.series(metric):
+        rows = [int(np.flatnonzero(np.all(measured == p, axis=1))[0]) for p in series.points]
+        totals[rows] += np.nansum(series.means, axis=0)
+    return totals
 
 
 def _measured_points(experiment: Experiment, metric: str) -> np.ndarray:

@@ -95,12 +95,16 @@ class CanonicalForm:
         else:
             target = y
         if self.basis is None:
-            return float(np.mean(target)), 0.0
+            with np.errstate(over="ignore"):  # values near the largest double: an inf mean
+                return float(np.mean(target)), 0.0
         x = self.basis(p)
         design = np.column_stack([np.ones_like(x), x])
         coefficients, *_ = np.linalg.lstsq(design, target, rcond=None)
         a, b = (float(c) for c in coefficients)
-        return (math.exp(a) if self.log_values else a), b
+        # exp of an intercept beyond a double's range is inf, as the callers expect of a form
+        # that does not fit (math.exp raised OverflowError there)
+        with np.errstate(over="ignore"):
+            return (float(np.exp(a)) if self.log_values else a), b
 
     def evaluate(self, coefficients: tuple[float, float], p: np.ndarray) -> np.ndarray:
         """The form's values at ``p``."""

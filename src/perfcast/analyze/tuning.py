@@ -136,13 +136,9 @@ def _alternatives(path: Path, text: str, section: str, table: Any) -> dict[str, 
     table = _table(path, text, section, table)
     result = {}
     for name, values in table.items():
-        if (
-            not isinstance(values, list)
-            or not values
-            or not all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in values)
-        ):
+        if not isinstance(values, list) or not values or not all(_is_c_value(v) for v in values):
             raise InputError(
-                f"{section}.{name} must be a non-empty list of strings or numbers",
+                f"{section}.{name} must be a non-empty list of strings or finite numbers",
                 path,
                 _line_of(text, name),
                 reason="bad-space",
@@ -158,6 +154,14 @@ def _alternatives(path: Path, text: str, section: str, table: Any) -> dict[str, 
                 value=name,
             )
     return result
+
+
+def _is_c_value(value: Any) -> bool:
+    """True for a value a flag or macro can take: a string or a finite number (TOML's ``nan``,
+    ``inf``, booleans, arrays and tables have no C spelling the space's author could mean)."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return False
+    return not isinstance(value, float) or math.isfinite(value)
 
 
 def _check_size(size: int, path: Path | None = None) -> None:
@@ -176,7 +180,8 @@ def load_space(path: str | Path) -> TuningSpace:
 
     Sections: ``[flags]`` (name = list of alternative flag strings), ``[macros]`` (macro = list
     of values), ``[defines]`` (macro = fixed value) and ``[measure]`` (``objective`` =
-    ``"instructions"`` or ``"time"``, ``repetitions``, ``compiler``, ``arguments``).
+    ``"instructions"``, ``"time"`` or ``"cycles"``, ``repetitions``, ``compiler``,
+    ``arguments``).
 
     Raises
     ------
@@ -197,6 +202,10 @@ def load_space(path: str | Path) -> TuningSpace:
         ) from None
     except tomllib.TOMLDecodeError as error:
         raise InputError(f"not valid TOML: {error}", path, reason="bad-space") from error
+    except RecursionError:  # tomllib recurses once per level of ``[[[[...``
+        raise InputError(
+            "not valid TOML: arrays or tables nested too deeply", path, reason="bad-space"
+        ) from None
     for key in data:
         if key not in _SECTIONS:
             raise InputError(
@@ -222,6 +231,15 @@ def load_space(path: str | Path) -> TuningSpace:
         raise InputError("the space has no parameter to search", path, reason="bad-space")
     _check_size(math.prod(len(values) for values in (*flags.values(), *macros.values())), path)
     defines = _table(path, text, "defines", data.get("defines", {}))
+    for name, value in defines.items():
+        if not _is_c_value(value):
+            raise InputError(
+                f"defines.{name} must be a string or a finite number, not {value!r}",
+                path,
+                _line_of(text, name),
+                reason="bad-space",
+                value=name,
+            )
     for section, names in (("macros", macros), ("defines", defines)):
         for name in names:
             if not _IDENTIFIER.fullmatch(name):

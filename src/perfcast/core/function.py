@@ -147,7 +147,26 @@ class Quality:
 
 
 @dataclass(frozen=True)
-class Backtest:
+class _GrowthBeyondData:
+    """A relative variance that grows with the squared log distance beyond ``largest`` along
+    ``parameter`` (the fields and JSON form :class:`Backtest` and :class:`SelectionSpread`
+    share)."""
+
+    parameter: str
+    largest: float
+    rate_variance: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dictionary for JSON."""
+        return {
+            "parameter": self.parameter,
+            "largest": float(self.largest),
+            "rate_variance": float(self.rate_variance),
+        }
+
+
+@dataclass(frozen=True)
+class Backtest(_GrowthBeyondData):
     """How far off a model's search gets beyond the measurements along one parameter.
 
     Measured by a backtest (:mod:`perfcast.model.backtest`): the same search on the data
@@ -165,21 +184,9 @@ class Backtest:
     rate_variance : float
     """
 
-    parameter: str
-    largest: float
-    rate_variance: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dictionary for JSON."""
-        return {
-            "parameter": self.parameter,
-            "largest": float(self.largest),
-            "rate_variance": float(self.rate_variance),
-        }
-
 
 @dataclass(frozen=True)
-class SelectionSpread:
+class SelectionSpread(_GrowthBeyondData):
     """How far apart the forms that fit the data extrapolate along one parameter.
 
     Measured by :mod:`perfcast.model.rivals`: every PMNF hypothesis of up to two building blocks
@@ -196,18 +203,6 @@ class SelectionSpread:
         The largest measured value of the parameter.
     rate_variance : float
     """
-
-    parameter: str
-    largest: float
-    rate_variance: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dictionary for JSON."""
-        return {
-            "parameter": self.parameter,
-            "largest": float(self.largest),
-            "rate_variance": float(self.rate_variance),
-        }
 
 
 @dataclass(frozen=True)
@@ -270,42 +265,36 @@ class Uncertainty:
             When a value is missing, not a finite number, or the covariance is not
             ``size x size``.
         """
-        covariance = np.array(data["covariance"], dtype=float)
+        rows = data["covariance"]
+        if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
+            raise ValueError("uncertainty: the covariance must be a list of rows of numbers")
+        covariance = np.array(
+            [[_read_number(v, "covariance") for v in row] for row in rows], dtype=float
+        ).reshape(len(rows), -1)
         if covariance.shape != (size, size):
             raise ValueError(
                 f"uncertainty: the covariance must be {size} x {size} for "
                 f"{size} coefficients, not {'x'.join(map(str, covariance.shape))}"
             )
-        numbers = [float(data[key]) for key in ("noise_variance", "loo_variance")]
-        if not (np.all(np.isfinite(covariance)) and np.all(np.isfinite(numbers))):
-            raise ValueError("uncertainty: every value must be a finite number")
+        numbers = [_read_number(data[key], key) for key in ("noise_variance", "loo_variance")]
         if min(numbers) < 0:
             raise ValueError("uncertainty: noise_variance and loo_variance must be >= 0")
         dof = data["dof"]
-        if isinstance(dof, bool) or not isinstance(dof, int) or dof < 1:
-            raise ValueError(f"uncertainty: dof must be a positive integer, not {dof!r}")
+        if isinstance(dof, bool) or not isinstance(dof, int) or not 1 <= dof <= _LARGEST_DOF:
+            raise ValueError(
+                f"uncertainty: dof must be a positive integer (at most 2**53), not {dof!r:.40}"
+            )
         relative = data.get("relative", True)
         if not isinstance(relative, bool):
             raise ValueError(f"uncertainty: relative must be true or false, not {relative!r}")
         extrapolation = tuple(
-            Backtest(str(e["parameter"]), float(e["largest"]), float(e["rate_variance"]))
-            for e in data.get("extrapolation") or ()
+            Backtest(*_rate_entry(e, "extrapolation"))
+            for e in _rate_list(data.get("extrapolation"), "extrapolation")
         )
         selection = tuple(
-            SelectionSpread(str(e["parameter"]), float(e["largest"]), float(e["rate_variance"]))
-            for e in data.get("selection") or ()
+            SelectionSpread(*_rate_entry(e, "selection"))
+            for e in _rate_list(data.get("selection"), "selection")
         )
-        for name, rates in (("extrapolation", extrapolation), ("selection", selection)):
-            if not all(
-                math.isfinite(e.largest)
-                and e.largest > 0
-                and math.isfinite(e.rate_variance)
-                and e.rate_variance >= 0
-                for e in rates
-            ):
-                raise ValueError(
-                    f"uncertainty: {name} values must be finite, largest > 0, variances >= 0"
-                )
         return cls(covariance, numbers[0], dof, relative, numbers[1], extrapolation, selection)
 
 
@@ -900,6 +889,66 @@ def _checked_quality(data: Mapping[str, Any]) -> Quality:
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
             raise ValueError(f"quality: {key} must be a number or null, not {value!r}")
     return Quality(**data)
+
+
+#: The largest residual degrees of freedom a model file may claim (integers up to it are
+#: exact doubles; the t quantile is the normal one long before).
+_LARGEST_DOF = 2**53
+
+
+def _read_number(value: Any, what: str) -> float:
+    """``value`` from a model file as a finite float: a JSON number, not a string or boolean.
+
+    Raises
+    ------
+    ValueError
+        Naming ``what`` when ``value`` is of another type or not finite.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"uncertainty: {what} must be a number, not {value!r}")
+    if (isinstance(value, int) and abs(value) >= 2**1000) or not math.isfinite(value):
+        raise ValueError(f"uncertainty: {what} must be a finite number, not {value!r}")
+    return float(value)
+
+
+def _rate_list(entries: Any, name: str) -> list[Any]:
+    """The ``extrapolation`` or ``selection`` list of a model file (absent: empty).
+
+    Raises
+    ------
+    ValueError
+        When it is not a list, or names a parameter twice (which entry counts would be a guess).
+    """
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise ValueError(f"uncertainty: {name} must be a list, not {entries!r}")
+    names = [e.get("parameter") for e in entries if isinstance(e, Mapping)]
+    twice = sorted({str(n) for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"uncertainty: {name} names parameter(s) {twice} more than once")
+    return entries
+
+
+def _rate_entry(entry: Any, name: str) -> tuple[str, float, float]:
+    """``(parameter, largest, rate_variance)`` of one ``extrapolation`` or ``selection`` entry.
+
+    Raises
+    ------
+    ValueError
+        When the entry is not an object, its parameter not a string, ``largest`` not a positive
+        finite number or ``rate_variance`` not a finite number >= 0.
+    """
+    if not isinstance(entry, Mapping):
+        raise ValueError(f"uncertainty: each {name} entry must be an object, not {entry!r}")
+    parameter = entry["parameter"]
+    if not isinstance(parameter, str):
+        raise ValueError(f"uncertainty: {name} parameter must be a string, not {parameter!r}")
+    largest = _read_number(entry["largest"], f"{name} largest")
+    rate = _read_number(entry["rate_variance"], f"{name} rate_variance")
+    if largest <= 0 or rate < 0:
+        raise ValueError(f"uncertainty: {name} values must be finite, largest > 0, variances >= 0")
+    return parameter, largest, rate
 
 
 def _check_finite(constant: Any, terms: tuple[Term, ...]) -> None:

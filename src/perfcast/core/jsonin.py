@@ -10,6 +10,7 @@ names the file and line.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from json import decoder as json_decoder
 from json import scanner as json_scanner
@@ -56,7 +57,8 @@ def parse_json(
     Raises
     ------
     json.JSONDecodeError
-        For malformed JSON; :class:`DuplicateKeyError` (a subclass) when an object repeats a key.
+        For malformed JSON, or JSON nested too deeply for the decoder (at the bracket that goes
+        too deep); :class:`DuplicateKeyError` (a subclass) when an object repeats a key.
     """
     if isinstance(text, bytes | bytearray):
         text = text.decode(json.detect_encoding(text), "surrogatepass")
@@ -66,9 +68,39 @@ def parse_json(
     if parse_constant is not None:
         options["parse_constant"] = parse_constant
     try:
-        return json.loads(text, object_pairs_hook=_unique_pairs, **options)
-    except _RepeatedKey as repeated:
-        raise _locate_repeated_key(text, options, repeated.args[0]) from None
+        try:
+            return json.loads(text, object_pairs_hook=_unique_pairs, **options)
+        except _RepeatedKey as repeated:
+            raise _locate_repeated_key(text, options, repeated.args[0]) from None
+    except RecursionError:
+        raise _too_deep(text) from None
+
+
+#: Nesting depth reported as too deep: Python's decoder recurses once per level and gives up
+#: near the interpreter's recursion limit (1000 by default), so arrays or objects nested that
+#: deep (``[[[[...`` as an attack, or a damaged file) cannot be read by any perfcast reader.
+_REPORTED_DEPTH = 500
+
+_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _too_deep(text: str) -> json.JSONDecodeError:
+    """The error for ``text`` nested beyond what the decoder can follow, at the first bracket
+    that opens level :data:`_REPORTED_DEPTH` (strings skipped)."""
+    depth = 0
+    for match in _STRING_OR_BRACKET.finditer(text):
+        bracket = match.group()
+        if bracket in "[{":
+            depth += 1
+            if depth >= _REPORTED_DEPTH:
+                return json.JSONDecodeError(
+                    f"arrays or objects nested more than {_REPORTED_DEPTH - 1} levels deep",
+                    text,
+                    match.start(),
+                )
+        elif bracket in "]}":
+            depth -= 1
+    return json.JSONDecodeError("arrays or objects nested too deeply", text, 0)
 
 
 def _locate_repeated_key(text: str, options: dict[str, Any], key: str) -> DuplicateKeyError:

@@ -259,7 +259,7 @@ def sniff(path: Path, head: str) -> bool:
     """True when the first line is a campaign ``session`` object."""
     first = head.split("\n", 1)[0]
     try:
-        line = json.loads(first)
+        line = parse_json(first)
     except json.JSONDecodeError:
         return False
     return isinstance(line, dict) and line.get("type") == "session" and "fingerprint" in line

@@ -58,6 +58,10 @@ ACCESSES = ("load", "store")
 LEVELS = ("l1", "ll", "memory")
 CACHE_LEVELS = ("D1", "LL")
 CACHE_FIELDS = ("size", "associativity", "line")
+#: Line sizes a profile may give, in bytes: at least one 8-byte access (the probes' and the
+#: convolution's unit), at most far beyond any cache built (a line of 2**62 bytes made the
+#: convolution's streaming cost divide by zero).
+LINE_RANGE = (8, 65536)
 STREAM_LEVELS = ("ll", "memory")
 CORE_FIELDS = ("instructions", "misprediction_penalty")
 DEFAULT_OVERLAP = 1.0
@@ -244,6 +248,13 @@ def parse_machine(data: Any, path: str) -> MachineProfile:
             if not isinstance(raw, int) or isinstance(raw, bool) or raw <= 0:
                 raise _fail(path, f"cache.{level}.{key}", "must be a positive integer", raw)
             cache[level][key] = raw
+        if not LINE_RANGE[0] <= cache[level]["line"] <= LINE_RANGE[1]:
+            raise _fail(
+                path,
+                f"cache.{level}.line",
+                f"must be from {LINE_RANGE[0]} to {LINE_RANGE[1]} bytes",
+                cache[level]["line"],
+            )
     surface = data.get("surface", [])
     if not isinstance(surface, list):
         raise _fail(path, "surface", "must be a list", surface)

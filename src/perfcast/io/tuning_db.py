@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from perfcast.core.errors import InputError, WorkError
+from perfcast.core.jsonin import parse_json
 
 FORMAT = "perfcast-tuning"
 VERSION = 1
@@ -204,8 +206,7 @@ class TuningDatabase:
             "SELECT id, file, function, scope, line, embedding FROM kernels ORDER BY id"
         ).fetchall()
         return [
-            StoredKernel(r[0], r[1], r[2], r[3], r[4], np.frombuffer(r[5], dtype="<f8"))
-            for r in rows
+            StoredKernel(r[0], r[1], r[2], r[3], r[4], self._embedding(r[0], r[5])) for r in rows
         ]
 
     def add_evaluations(self, kernel: int, session: str, evaluations: Sequence[Evaluation]) -> None:
@@ -242,14 +243,84 @@ class TuningDatabase:
     def evaluations(self, kernel: int) -> list[Evaluation]:
         """All evaluations of a kernel, oldest first."""
         rows = self._db.execute(
-            "SELECT step, config, objective, value, instructions, seconds, scope, origin, error "
-            "FROM evaluations WHERE kernel = ? ORDER BY id",
+            "SELECT id, step, config, objective, value, instructions, seconds, scope, origin, "
+            "error FROM evaluations WHERE kernel = ? ORDER BY id",
             (kernel,),
         ).fetchall()
-        return [
-            Evaluation(r[0], json.loads(r[1]), r[2], r[3], r[4], r[5], r[6], r[7], r[8])
-            for r in rows
-        ]
+        return [self._evaluation(row) for row in rows]
+
+    def _evaluation(self, row: Sequence[Any]) -> Evaluation:
+        """An evaluation from its stored row (the id first).
+
+        Raises
+        ------
+        InputError
+            Naming the database and the evaluation when a field holds a value of another type
+            (SQLite keeps what a hand edit or another program wrote: text in ``value``, ...).
+        """
+        identifier, step, config, objective, value, instructions, seconds, *texts = row
+        numbers = (value, instructions, seconds)
+        if not (
+            isinstance(step, int)
+            and all(isinstance(t, str) for t in (objective, *texts))
+            and isinstance(instructions, int | None)
+            and all(n is None or (isinstance(n, int | float) and math.isfinite(n)) for n in numbers)
+        ):
+            raise InputError(
+                f"evaluation {identifier}: a stored field has the wrong type or is not finite "
+                f"(step {step!r}, objective {objective!r}, value {value!r}, instructions "
+                f"{instructions!r}, seconds {seconds!r})",
+                self.path,
+                reason="bad-database",
+            )
+        return Evaluation(
+            step, self._config(identifier, config), objective, value, instructions, seconds, *texts
+        )
+
+    def _config(self, evaluation: int, text: Any) -> dict[str, Any]:
+        """The stored configuration of an evaluation (a JSON object of names to values).
+
+        Raises
+        ------
+        InputError
+            Naming the database and the evaluation when the text is not such an object (a
+            damaged file, or one edited by hand).
+        """
+        try:
+            config = parse_json(text) if isinstance(text, str | bytes) else None
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            config = None
+        if not isinstance(config, dict):
+            raise InputError(
+                f"evaluation {evaluation}: the stored config is not a JSON object: {text!r:.80}",
+                self.path,
+                reason="bad-database",
+            )
+        return config
+
+    def _embedding(self, kernel: int, blob: Any) -> np.ndarray:
+        """A stored kernel's embedding (little-endian doubles).
+
+        Raises
+        ------
+        InputError
+            Naming the database and the kernel when the blob is not a whole number of finite
+            doubles.
+        """
+        if not isinstance(blob, bytes) or len(blob) % 8:
+            raise InputError(
+                f"kernel {kernel}: the stored embedding is not a list of 8-byte numbers",
+                self.path,
+                reason="bad-database",
+            )
+        embedding = np.frombuffer(blob, dtype="<f8")
+        if not np.isfinite(embedding).all():
+            raise InputError(
+                f"kernel {kernel}: the stored embedding holds a value that is not finite",
+                self.path,
+                reason="bad-database",
+            )
+        return embedding
 
     def best(self, kernel: int, objective: str) -> Evaluation | None:
         """The successful evaluation with the lowest value of ``objective``, if any."""
@@ -280,7 +351,14 @@ class TuningDatabase:
             ]
         if not rows:
             return []
-        matrix = np.frombuffer(b"".join(r[5] for r in rows), dtype="<f8").reshape(len(rows), -1)
+        embeddings = [self._embedding(r[0], r[5]) for r in rows]
+        if any(len(e) != len(embedding) for e in embeddings):
+            raise InputError(
+                "a stored embedding's length differs from its recorded embedding_size",
+                self.path,
+                reason="bad-database",
+            )
+        matrix = np.array(embeddings).reshape(len(rows), len(embedding))
         norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(embedding)), 1e-300)
         scores = np.clip(matrix @ embedding / np.where(norms > 0, norms, 1.0), 0.0, 1.0)
         order = np.argsort(-scores, kind="stable")[:count]
@@ -292,7 +370,7 @@ class TuningDatabase:
                     rows[i][2],
                     rows[i][3],
                     rows[i][4],
-                    np.frombuffer(rows[i][5], dtype="<f8"),
+                    embeddings[i],
                 ),
                 float(scores[i]),
             )

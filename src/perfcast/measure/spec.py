@@ -358,14 +358,20 @@ def load_campaign(path: str | Path, overrides: Mapping[str, Any] | None = None) 
     """
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise InputError(f"cannot read the campaign file: {error.strerror}", path) from None
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"not UTF-8 text (byte {error.start}): not a campaign file", path
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         message = re.sub(r"\s*\(at (line \d+, column \d+|end of document)\)", "", str(error))
         raise InputError(f"not valid TOML: {message}", path, _toml_line(error, text)) from None
+    except RecursionError:  # tomllib recurses once per level of ``[[[[...``
+        raise InputError("not valid TOML: arrays or tables nested too deeply", path) from None
     for key, value in (overrides or {}).items():
         if key in _TABLES:
             data[key] = {**(data.get(key) or {}), **value}

@@ -6,19 +6,21 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 
 from perfcast.core.experiment import Experiment, Series
 from perfcast.core.function import Backtest, Model, ModelWarning
+from perfcast.model import rivals
 from perfcast.model.backtest import block_backtests, with_backtests
 from perfcast.model.fitting.assembly import Skip, skips_of
 from perfcast.model.fitting.data import FitData
 from perfcast.model.fitting.decisions import SeriesDecisions, series_decisions
 from perfcast.model.fitting.location import LOCATIONS, Location
 from perfcast.model.gates import series_gates, series_warnings, with_warnings
+from perfcast.model.rivals import chunk_selection_spreads, series_selection_spreads, with_selection
 from perfcast.model.settings import check_bool, check_choice, check_open_interval
 
 Item = TypeVar("Item")
@@ -199,8 +201,14 @@ class SeriesModeler:
         data = self._fit_data(series, experiment.source)
         n_kernels = len(series.kernels)
         size = chunks.kernels_per_chunk
+        if finishing is not None:  # whole chunks of the selection spread's, which round alike
+            size = -(-size // rivals.CHUNK_KERNELS) * rivals.CHUNK_KERNELS
         starts = range(0, n_kernels, size)
         shared = tuple(series_warnings(series, experiment)) if finishing is not None else ()
+        # The selection spread takes the adaptive location estimate (rivals.selection_spread).
+        spread = None
+        if finishing is not None and self.location != "adaptive":
+            spread = FitData.from_series(series, experiment.source)
 
         def piece(start: int) -> tuple[FitData, ChunkFinish | None]:
             rows = np.arange(start, min(start + size, n_kernels))
@@ -208,7 +216,7 @@ class SeriesModeler:
             part = dataclasses.replace(data.rows(rows), location=None)
             if finishing is None:
                 return part, None
-            return part, finishing.of_chunk(series, rows, part, shared)
+            return part, finishing.of_chunk(series, rows, part, shared, spread)
 
         worker = type(self)(**self.get_params())  # settings only: no progress callback
         results = list(chunks.map(functools.partial(model_piece, worker), map(piece, starts)))
@@ -220,7 +228,16 @@ class SeriesModeler:
                 again, chunks.map(forced, (piece(starts[i]) for i in again)), strict=True
             ):
                 results[i] = result
-        return [model for models, _ in results for model in models]
+        models = [model for models, _ in results for model in models]
+        if finishing is not None and not spreads_alike(models, data):
+            # Kernels without a model of uncertainty: the spread pools over the others only.
+            chosen = {m.kernel: m for m in models if m.uncertainty is not None}
+            spreads = series_selection_spreads(series, chosen, experiment.source)
+            models = [  # the chunks' own spreads replaced
+                with_selection(m, spreads.get(m.kernel, ())) if m.uncertainty is not None else m
+                for m in models
+            ]
+        return models
 
     def _fit_data(self, series: Series, source: str | None) -> FitData:
         """The statistics of ``series`` with this modeler's location estimator, recorded."""
@@ -306,6 +323,13 @@ class ChunkFinish:
     original : Series or None
         The chunk's measurements as measured, when its statistics hold rescaled values
         (:func:`perfcast.model.fitting.data.scale_exponents`); None when they are the same.
+    spread : FitData or None
+        The statistics the model-selection spread takes (:mod:`perfcast.model.rivals`: the
+        adaptive location estimate of the whole series), when they are not the chunk's own.
+    spread_kernels : int
+        Kernels whose spreads are weighed together
+        (:data:`perfcast.model.rivals.CHUNK_KERNELS` of the calling process); the chunk
+        starts at a multiple of it.
     """
 
     shared: tuple[ModelWarning, ...]
@@ -313,6 +337,8 @@ class ChunkFinish:
     largest: np.ndarray
     rate_variance: np.ndarray
     original: Series | None
+    spread: FitData | None
+    spread_kernels: int
 
     def apply(self, models: list[Model], data: FitData) -> list[Model]:
         """``models`` (of the kernels of ``data``, in its order) with their warnings and
@@ -331,7 +357,24 @@ class ChunkFinish:
             ]
             if backtests:
                 found[model.kernel] = backtests
-        return with_backtests(with_warnings(models, warned, metric), found, metric)
+        finished = with_backtests(with_warnings(models, warned, metric), found, metric)
+        if not spreads_alike(finished, data):  # the calling process finds them
+            return finished
+        spreads = chunk_selection_spreads(
+            data if self.spread is None else self.spread, finished, self.spread_kernels
+        )
+        return [
+            with_selection(m, spreads[m.kernel]) if m.kernel in spreads else m for m in finished
+        ]
+
+
+def spreads_alike(models: Sequence[Model], data: FitData) -> bool:
+    """True when every kernel of ``data`` has a model with an uncertainty: the selection
+    spread of a chunk is then the one of its series (:func:`perfcast.model.rivals.
+    selection_spread` pools its statistics over the kernels with such models)."""
+    return len(models) == len(data.series.kernels) and all(
+        m.uncertainty is not None for m in models
+    )
 
 
 class Finishing:
@@ -361,9 +404,15 @@ class Finishing:
         self._rate_variance[row, columns] = rate_variance
 
     def of_chunk(
-        self, series: Series, rows: np.ndarray, data: FitData, shared: tuple[ModelWarning, ...]
+        self,
+        series: Series,
+        rows: np.ndarray,
+        data: FitData,
+        shared: tuple[ModelWarning, ...],
+        spread: FitData | None,
     ) -> ChunkFinish:
-        """What the chunk of ``rows`` of ``series`` (its statistics ``data``) needs."""
+        """What the chunk of ``rows`` of ``series`` (its statistics ``data``) needs; ``spread``
+        the whole series' statistics for the selection spread (None: those of ``data``)."""
         columns = [self._position[kernel] for kernel in data.series.kernels]
         original = None
         if data.exponents.any():
@@ -376,6 +425,8 @@ class Finishing:
             self._largest[:, columns],
             self._rate_variance[:, columns],
             original,
+            None if spread is None else dataclasses.replace(spread.rows(rows), location=None),
+            rivals.CHUNK_KERNELS,
         )
 
 

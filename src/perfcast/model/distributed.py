@@ -2,10 +2,11 @@
 
 The statistics of a series (location estimates, the noise prior) are computed in the calling
 process from all its kernels; each chunk of :attr:`DaskChunks.kernels_per_chunk` kernels then
-goes to a worker with those statistics and comes back as models
-(:meth:`perfcast.model.base.SeriesModeler.fit` with ``chunks``), so the models are the ones a
-fit in one process gives, bit for bit. At most :attr:`DaskChunks.in_flight` chunks are
-submitted at once, so the calling process never holds a second copy of all the data.
+goes straight to a worker with those statistics and comes back as finished models (quality
+gates, backtests and selection spread added there, see
+:meth:`perfcast.model.base.SeriesModeler.fit_finished`), the models a fit in one process
+gives, bit for bit. At most :attr:`DaskChunks.in_flight` chunks are submitted at once, so the
+calling process never holds a second copy of all the data.
 
 ``dask.distributed`` is an optional dependency (the ``distributed`` extra), imported only here
 and only when a cluster is asked for.
@@ -55,6 +56,8 @@ class DaskChunks:
             )
         self.client = client
         self.kernels_per_chunk = kernels_per_chunk
+        #: Tasks submitted so far (chunks, backtest blocks, chunks modeled again).
+        self.submitted = 0
 
     @property
     def in_flight(self) -> int:
@@ -71,17 +74,20 @@ class DaskChunks:
             When a worker died while running a chunk, or the scheduler went away.
         """
         limit = self.in_flight
+        # Data and results go straight between this process and the workers, not through the
+        # scheduler (unless the configuration says distributed.client.direct-to-workers: false).
+        direct = self.client.direct_to_workers is not False
         pending: collections.deque = collections.deque()
         try:
             for item in items:
-                # Straight to a worker, not through the scheduler inside the task graph (and
-                # the task then runs where its data is).
-                [data] = self.client.scatter([item], hash=False)
+                # Not inside the task graph: the task then runs where its data is.
+                [data] = self.client.scatter([item], hash=False, direct=direct)
                 pending.append(self.client.submit(function, data, pure=False))
+                self.submitted += 1
                 if len(pending) >= limit:
-                    yield pending.popleft().result()
+                    yield self.client.gather(pending.popleft(), direct=direct)
             while pending:
-                yield pending.popleft().result()
+                yield self.client.gather(pending.popleft(), direct=direct)
         except (OSError, TimeoutError) as error:
             raise WorkError(f"the Dask cluster failed while modeling: {error}") from error
         except Exception as error:

@@ -5,7 +5,9 @@ more than :data:`EXTRAPOLATION_FACTOR` times its largest measured value. Scaling
 routinely used to extrapolate, but so far out a small error in an exponent grows large, so the
 warning states the distance and the width of the prediction interval there. A model without fit
 uncertainty (one written by hand, or a fit that left no degree of freedom) gives a prediction
-without interval: its bounds are NaN (``null`` in JSON) and a ``no-interval`` warning says why.
+without interval: its bounds are NaN (``null`` in JSON) and a ``no-interval`` warning says why; an
+interval whose variance overflows has an infinite bound (``null`` in JSON) and an
+``unbounded-interval`` warning.
 """
 
 from __future__ import annotations
@@ -27,6 +29,12 @@ NO_INTERVAL = ModelWarning(
     "no-interval",
     "no prediction interval: the model holds no fit uncertainty (it was written without one, "
     "or its fit left no degree of freedom for one)",
+)
+
+UNBOUNDED_INTERVAL = ModelWarning(
+    "unbounded-interval",
+    "the prediction interval is unbounded: its variance overflowed (huge uncertainty values in "
+    "the model, or a point far beyond the measurements); a missing bound means no bound",
 )
 
 
@@ -103,6 +111,8 @@ def predict(
         if model.uncertainty is None:
             lower = upper = float("nan")
             warnings = (NO_INTERVAL, *warnings)
+        elif not np.isfinite([lower, upper]).all():
+            warnings = (UNBOUNDED_INTERVAL, *warnings)
         predictions.append(
             Prediction(
                 model.kernel,

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -80,31 +80,67 @@ def selection_spread(models: Sequence[Model], experiment: Experiment, metric: st
     chosen = {m.kernel: m for m in models if m.metric == metric and m.uncertainty is not None}
     found: dict[str, list[SelectionSpread]] = {}
     for series in experiment.series(metric):
-        rows = np.array([k for k, name in enumerate(series.kernels) if name in chosen], int)
-        if len(rows) == 0:
-            continue
-        if len(rows) < len(series.kernels):
-            names = [series.kernels[k] for k in rows]
-            series = dataclasses.replace(series, kernels=names, values=series.values[rows])
-        try:
-            data = FitData.from_series(series, experiment.source)
-        except InputError:  # a kernel without a value at a point: the modeler skipped it
-            continue
-        for j, parameter in enumerate(series.parameters):
-            for start in range(0, len(data.means), CHUNK_KERNELS):
-                part = data.rows(np.arange(start, min(start + CHUNK_KERNELS, len(data.means))))
-                kernel_models = [chosen[k] for k in part.series.kernels]
-                for kernel, (largest, rate) in _spread_along(part, j, kernel_models):
-                    found.setdefault(kernel, []).append(SelectionSpread(parameter, largest, rate))
+        found.update(series_selection_spreads(series, chosen, experiment.source))
     return [
-        _with_selection(m, found[m.kernel])
-        if chosen.get(m.kernel) is m and m.kernel in found
-        else m
+        with_selection(m, found[m.kernel]) if chosen.get(m.kernel) is m and m.kernel in found else m
         for m in models
     ]
 
 
-def _with_selection(model: Model, spreads: Sequence[SelectionSpread]) -> Model:
+def series_selection_spreads(
+    series: Series, chosen: Mapping[str, Model], source: str | None
+) -> dict[str, list[SelectionSpread]]:
+    """The selection spreads of the kernels of ``series`` that have a model in ``chosen``
+    (by kernel: models with an uncertainty), by kernel; the step of :func:`selection_spread`
+    for one series."""
+    rows = np.array([k for k, name in enumerate(series.kernels) if name in chosen], int)
+    if len(rows) == 0:
+        return {}
+    if len(rows) < len(series.kernels):
+        names = [series.kernels[k] for k in rows]
+        series = dataclasses.replace(series, kernels=names, values=series.values[rows])
+    try:
+        data = FitData.from_series(series, source)
+    except InputError:  # a kernel without a value at a point: the modeler skipped it
+        return {}
+    return chunk_selection_spreads(data, [chosen[k] for k in series.kernels])
+
+
+def chunk_selection_spreads(
+    data: FitData, models: Sequence[Model], chunk_kernels: int | None = None
+) -> dict[str, list[SelectionSpread]]:
+    """The selection spreads of the kernels of ``data``, by kernel, each parameter's in turn.
+
+    Parameters
+    ----------
+    data : FitData
+        The statistics of a series (``location="adaptive"``) of the kernels with a model of
+        uncertainty, or rows of them (:meth:`FitData.rows`) starting at a multiple of
+        ``chunk_kernels``: the rounding of a kernel's figures depends on the kernels weighed
+        with it.
+    models : sequence of Model
+        The kernels' models, in the order of ``data``.
+    chunk_kernels : int, optional
+        Kernels weighed at a time; :data:`CHUNK_KERNELS` when None.
+    """
+    from threadpoolctl import threadpool_limits  # here: only fits import it
+
+    size = CHUNK_KERNELS if chunk_kernels is None else chunk_kernels
+    found: dict[str, list[SelectionSpread]] = {}
+    # One BLAS thread: a product split over more threads rounds differently, and the spreads
+    # must not depend on the cores of the machine (a Dask worker has one thread).
+    with threadpool_limits(limits=1, user_api="blas"):
+        for j, parameter in enumerate(data.series.parameters):
+            for start in range(0, len(data.means), size):
+                stop = min(start + size, len(data.means))
+                part = data.rows(np.arange(start, stop))
+                for kernel, (largest, rate) in _spread_along(part, j, models[start:stop]):
+                    found.setdefault(kernel, []).append(SelectionSpread(parameter, largest, rate))
+    return found
+
+
+def with_selection(model: Model, spreads: Sequence[SelectionSpread]) -> Model:
+    """``model`` with these selection spreads in its uncertainty (which it must have)."""
     assert model.uncertainty is not None
     uncertainty = dataclasses.replace(model.uncertainty, selection=tuple(spreads))
     return dataclasses.replace(model, uncertainty=uncertainty)

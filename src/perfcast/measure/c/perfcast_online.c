@@ -187,6 +187,7 @@ int perfcast_online_begin(const char *kernel, const char *names, int count, cons
         k->measured = malloc(sizeof(double) * (size_t)pco_batch);
         k->skipped_before = malloc(sizeof(uint64_t) * (size_t)pco_batch);
         if (!k->values || !k->measured || !k->skipped_before) return 0;
+        pco_read_control(k); /* a new run goes on with the back-off delay of the runs before */
     }
     if (k->skip_left > 0) {
         k->skip_left--;

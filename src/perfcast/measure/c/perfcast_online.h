@@ -14,7 +14,9 @@
  * JSON Lines file (written under a temporary name, then renamed), and the program then reads the
  * kernel's control file, in which the collector publishes how many executions to skip (see
  * perfcast/measure/online_spool.py for the protocol). Partial batches and the count of skipped
- * executions are handed over at exit. The decision on a skipped execution is one decrement: no
+ * executions are handed over at exit. A kernel's control file is also read where the kernel
+ * first runs in a process, so that a new run goes on with the delay the collector set last
+ * (back-off is life-long, not per run). The decision on a skipped execution is one decrement: no
  * clock is read. Without the variable BEGIN returns at once. Under MPI every rank hands over its
  * own batches. Limits: one thread at a time per kernel; at most 256 kernels.
  *
