@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,21 @@ import pytest
 from perfcast.core.experiment import Experiment
 
 TESTDATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _static_cache_in_a_temporary_directory(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """``perfcast static`` caches its reports; tests (and the programs they start) keep them in
+    a directory of their own that goes away with them, not in the user's ``~/.cache``."""
+    previous = os.environ.get("PERFCAST_CACHE_DIR")
+    os.environ["PERFCAST_CACHE_DIR"] = str(tmp_path_factory.mktemp("static-cache"))
+    yield
+    if previous is None:
+        del os.environ["PERFCAST_CACHE_DIR"]
+    else:
+        os.environ["PERFCAST_CACHE_DIR"] = previous
 
 
 def synthetic_experiment(

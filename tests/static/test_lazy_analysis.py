@@ -139,6 +139,7 @@ def _cli(*arguments: str, cache: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_cli_function_option_and_cache(program, tmp_path):
     cache = tmp_path / "cli-cache"
     done = _cli(str(program), "--param", "argc", "--function", "twice", "--format", "json",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 
-from clang.cindex import Cursor, CursorKind
+from clang.cindex import Cursor, CursorKind, SourceLocation, SourceRange
 
 from perfcast.static.cursors import children, integer_value, strip, walk
 from perfcast.static.library_calls import NORETURN_CALLS
@@ -140,7 +140,15 @@ def _short(value: Cursor) -> bool:
 
 
 def _first_tokens(value: Cursor) -> list[str]:
-    return [t.spelling for t in itertools.islice(value.get_tokens(), 2)]
+    """The first two tokens as written where the value stands (its expansion locations: the
+    cursor's own range can lie in a macro's definition and tokenize far beyond it)."""
+    start, end = value.extent.start, value.extent.end
+    unit = value.translation_unit
+    written = SourceRange.from_locations(
+        SourceLocation.from_offset(unit, start.file, start.offset),
+        SourceLocation.from_offset(unit, end.file, end.offset),
+    )
+    return [t.spelling for t in itertools.islice(unit.get_tokens(extent=written), 2)]
 
 
 def _text(value: Cursor) -> str:
