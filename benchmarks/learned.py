@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -47,40 +48,55 @@ def _log_uniform(rng: np.random.Generator, low: float, high: float) -> float:
     return float(np.exp(rng.uniform(np.log(low), np.log(high))))
 
 
-def _nbody(rng: np.random.Generator) -> dict[str, float]:
-    return {
-        "n": round(_log_uniform(rng, 400, 2500)),
-        "steps": int(rng.integers(2, 8)),
-        "algorithm": int(rng.integers(0, 2)),
-        "cutoff": round(float(rng.uniform(0.05, 0.3)), 4),
-        "seed": int(rng.integers(0, 10**6)),
-    }
+@dataclass(frozen=True)
+class InputRanges:
+    """The ranges the programs' sizes are drawn from (the other inputs are drawn alike)."""
+
+    nbody_bodies: tuple[float, float]
+    nbody_steps: tuple[int, int]
+    bfs_scale: tuple[int, int]
+    solver_grid: tuple[float, float]
 
 
-def _bfs(rng: np.random.Generator) -> dict[str, float]:
-    return {
-        "scale": int(rng.integers(13, 18)),
-        "edgefactor": round(_log_uniform(rng, 2, 12)),
-        "roots": int(rng.integers(1, 12)),
-        "skew": round(float(rng.uniform(0.0, 0.9)), 3),
-        "seed": int(rng.integers(0, 10**6)),
-    }
+def input_draws(
+    ranges: InputRanges,
+) -> dict[str, Callable[[np.random.Generator], dict[str, float]]]:
+    """Per program, a function drawing one run's inputs at random within ``ranges``."""
+
+    def nbody(rng: np.random.Generator) -> dict[str, float]:
+        return {
+            "n": round(_log_uniform(rng, *ranges.nbody_bodies)),
+            "steps": int(rng.integers(*ranges.nbody_steps)),
+            "algorithm": int(rng.integers(0, 2)),
+            "cutoff": round(float(rng.uniform(0.05, 0.3)), 4),
+            "seed": int(rng.integers(0, 10**6)),
+        }
+
+    def bfs(rng: np.random.Generator) -> dict[str, float]:
+        return {
+            "scale": int(rng.integers(*ranges.bfs_scale)),
+            "edgefactor": round(_log_uniform(rng, 2, 12)),
+            "roots": int(rng.integers(1, 12)),
+            "skew": round(float(rng.uniform(0.0, 0.9)), 3),
+            "seed": int(rng.integers(0, 10**6)),
+        }
+
+    def solver(rng: np.random.Generator) -> dict[str, float]:
+        return {
+            "n": round(_log_uniform(rng, *ranges.solver_grid)),
+            "tolerance": float(f"{_log_uniform(rng, 1e-9, 1e-3):.3g}"),
+            "rhs": int(rng.integers(0, 2)),
+            "seed": int(rng.integers(0, 10**6)),
+        }
+
+    return {"nbody": nbody, "bfs": bfs, "solver": solver}
 
 
-def _solver(rng: np.random.Generator) -> dict[str, float]:
-    return {
-        "n": round(_log_uniform(rng, 60, 200)),
-        "tolerance": float(f"{_log_uniform(rng, 1e-9, 1e-3):.3g}"),
-        "rhs": int(rng.integers(0, 2)),
-        "seed": int(rng.integers(0, 10**6)),
-    }
-
-
-DRAWS: dict[str, Callable[[np.random.Generator], dict[str, float]]] = {
-    "nbody": _nbody,
-    "bfs": _bfs,
-    "solver": _solver,
-}
+DRAWS = input_draws(
+    InputRanges(
+        nbody_bodies=(400, 2500), nbody_steps=(2, 8), bfs_scale=(13, 18), solver_grid=(60, 200)
+    )
+)
 
 
 def _build(source: Path, binary: Path, optimization: str) -> None:

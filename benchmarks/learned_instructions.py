@@ -37,7 +37,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -47,10 +46,11 @@ from benchmarks.learned import (
     MPI_ENV,
     SHARES,
     TARGET_RUNS,
+    InputRanges,
     _build,
     _error,
-    _log_uniform,
     _split,
+    input_draws,
 )
 from perfcast.io.run_table import (
     RunTable,
@@ -73,40 +73,12 @@ FIXED = {
 }
 
 
-def _nbody(rng: np.random.Generator) -> dict[str, float]:
-    return {
-        "n": round(_log_uniform(rng, 100, 600)),
-        "steps": int(rng.integers(2, 7)),
-        "algorithm": int(rng.integers(0, 2)),
-        "cutoff": round(float(rng.uniform(0.05, 0.3)), 4),
-        "seed": int(rng.integers(0, 10**6)),
-    }
-
-
-def _bfs(rng: np.random.Generator) -> dict[str, float]:
-    return {
-        "scale": int(rng.integers(9, 15)),
-        "edgefactor": round(_log_uniform(rng, 2, 12)),
-        "roots": int(rng.integers(1, 12)),
-        "skew": round(float(rng.uniform(0.0, 0.9)), 3),
-        "seed": int(rng.integers(0, 10**6)),
-    }
-
-
-def _solver(rng: np.random.Generator) -> dict[str, float]:
-    return {
-        "n": round(_log_uniform(rng, 20, 70)),
-        "tolerance": float(f"{_log_uniform(rng, 1e-9, 1e-3):.3g}"),
-        "rhs": int(rng.integers(0, 2)),
-        "seed": int(rng.integers(0, 10**6)),
-    }
-
-
-DRAWS: dict[str, Callable[[np.random.Generator], dict[str, float]]] = {
-    "nbody": _nbody,
-    "bfs": _bfs,
-    "solver": _solver,
-}
+# Smaller than benchmarks.learned's: every run goes through callgrind.
+DRAWS = input_draws(
+    InputRanges(
+        nbody_bodies=(100, 600), nbody_steps=(2, 7), bfs_scale=(9, 15), solver_grid=(20, 70)
+    )
+)
 
 
 def own_instructions(binary: Path, inputs: dict[str, float], ranks: int, records: Path) -> int:
