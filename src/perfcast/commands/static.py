@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perfcast.api import (
     InputError,
@@ -22,6 +23,9 @@ from perfcast.api import (
     parse_point,
     render,
 )
+
+if TYPE_CHECKING:
+    from perfcast.api import StaticReport
 
 BINARY_OPTIONS = ("binary", "report", "attribution", "mix_json", "mix_python")
 """Names of the attributes :func:`add_binary_arguments` adds to the parsed arguments."""
@@ -208,21 +212,34 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--profile needs --binary (the executable the runs were profiled of)")
     if options.binary:
         return run_binary(sources, flags, options, names, values)
+    report = _analyzed(sources, flags, options, names, values)
+    if options.format == "json":
+        print(json_text(_report_data(report, options.clusters)))
+        return 0
+    print(render_text(report, options.clusters))
+    return 0
+
+
+def _analyzed(
+    sources: list[str],
+    compile_args: list[str],
+    options: argparse.Namespace,
+    names: list[str],
+    values: dict[str, float],
+) -> StaticReport:
+    """The sources analysed as the options say (functions asked for, cache), with the
+    analysis's diagnostics printed to standard error."""
     report = analyze_source(
         sources,
         names,
-        flags,
+        compile_args,
         progress=True,
         values=values,
         functions=options.function or None,
         cache=not options.no_cache,
     )
     _print_diagnostics(report)
-    if options.format == "json":
-        print(json_text(_report_data(report, options.clusters)))
-        return 0
-    print(render_text(report, options.clusters))
-    return 0
+    return report
 
 
 def run_binary(
@@ -258,16 +275,7 @@ def run_binary(
         if values:
             report = report.with_values(values)
     else:
-        report = analyze_source(
-            sources,
-            names,
-            compile_args,
-            progress=True,
-            values=values,
-            functions=options.function or None,
-            cache=not options.no_cache,
-        )
-        _print_diagnostics(report)
+        report = _analyzed(sources, compile_args, options, names, values)
     profiles = [profile_run(entry) for entry in options.profile or []]
     mix = instruction_mix(
         options.binary, report, tuple(names), options.attribution, profiles=profiles
