@@ -105,6 +105,17 @@ def test_ambiguous_data_spread_wider_than_data_that_pin_the_form_down() -> None:
     assert rates[1] > 10 * rates[0]
 
 
+def test_three_values_weigh_no_rival_that_interpolates_them() -> None:
+    # With three values a rival of three coefficients passes through every mean (no residual
+    # left to judge it) and its wild value one step beyond set the spread alone: a demo
+    # kernel of Jacobi got a relative variance of 49,000 per squared log step.
+    curve = synthetic_experiment({"k": lambda p: 0.001 + 0.1 / p}, {"p": [1, 2, 4]}, 0.03, 3)
+    (model,) = perfcast.fit(curve).models
+    assert model.uncertainty is not None
+    (spread,) = model.uncertainty.selection
+    assert 0 < spread.rate_variance < 5
+
+
 def interval_model(extrapolation: float, selection: float) -> Model:
     uncertainty = Uncertainty(
         np.zeros((2, 2)),

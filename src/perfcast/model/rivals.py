@@ -16,7 +16,9 @@ so the distance is taken from its prediction, not from the weighted average.
 
 Choices, none tuned on a benchmark:
 
-- hypotheses: the constant, every building block alone and every pair (the one-parameter
+- hypotheses: the constant, every building block alone and every pair, each only with fewer
+  coefficients than measured values (one that interpolates every value leaves no residual to
+  weigh it, and its value beyond the data would set the spread alone) (the one-parameter
   search space of Extra-P, with the decreasing blocks of strong scaling), coefficients of any
   sign: the spread stands for how the data may continue, and measured curves need not follow
   the search's preference for positive terms (a time falling towards a floor is
@@ -212,8 +214,8 @@ def _weighted_predictions(
     wrss = [moments.constant_wrss()[:, None]]
     sizes = [0]
     for size in (1, 2):
-        if n_points <= size:
-            break
+        if n_points <= size + 1:  # as many coefficients as values: it interpolates them and
+            break  # cannot be weighed (a wild interpolant would set the spread alone)
         subsets = np.array(list(itertools.combinations(range(len(blocks)), size)), np.intp)
         fit = moments.fit(subsets)
         valid = np.isfinite(fit.wrss) & np.all(np.isfinite(fit.coefficients), axis=2)
