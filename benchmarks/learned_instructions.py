@@ -50,6 +50,7 @@ from benchmarks.learned import (
     _build,
     _error,
     _split,
+    ablation,
     input_draws,
 )
 from perfcast.io.run_table import (
@@ -195,22 +196,6 @@ def accuracy(tables: dict[str, RunTable], trees: int) -> str:
     return "\n".join(lines)
 
 
-def ablation(tables: dict[str, RunTable], trees: int) -> str:
-    """extra-trees at 50 % training share, features: the log target and the linear base."""
-    lines = [
-        "| program | plain trees | + log target | + linear base (default) |",
-        "|---|---|---|---|",
-    ]
-    for app, table in tables.items():
-        train, test = _split(table.rows, 0.5, seed=11)
-        cells = []
-        for log_target, linear_base in ((False, False), (True, False), (True, True)):
-            model = LearnedModel(trees=trees, log_target=log_target, linear_base=linear_base)
-            cells.append(_error(model.fit(table.take(train), TARGET), table.take(test)))
-        lines.append(f"| {app} | " + " | ".join(f"{e:.1%}" for e in cells) + " |")
-    return "\n".join(lines)
-
-
 def transfer(
     sources: dict[str, RunTable], targets: dict[str, RunTable], method: str, trees: int
 ) -> str:
@@ -267,7 +252,7 @@ def evaluate(folder: Path, apps: list[str], trees: int) -> None:
     print("Mean relative error on held-out -O2 runs:\n")
     print(accuracy(o2, trees) + "\n")
     print("extra-trees with features at 50 % training share:\n")
-    print(ablation(o2, trees) + "\n")
+    print(ablation(o2, TARGET, trees) + "\n")
     for method in ("extra-trees", "nn-linear"):
         print(f"Transfer from -O2 to -O0, {method} (held-out -O0 runs):\n")
         print(transfer(o2, o0, method, trees) + "\n")
