@@ -36,6 +36,7 @@ no similar kernels in ``jacobi.c``, so clustering has nothing to skip there.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -45,7 +46,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -221,21 +222,27 @@ def served_run(
     program: SteadyProgram, arguments: list[str], spool: Path, store: Path, backoff: bool
 ) -> int:
     """Instructions of one production run with the collector beside it (``counted_run``)."""
+    with collector_beside(spool, store, STEADY_BATCH, backoff):
+        return counted_run(program, program.instrumented, arguments, spool, spool.parent)
+
+
+@contextlib.contextmanager
+def collector_beside(spool: Path, store: Path, batch: int, backoff: bool) -> Iterator[None]:
+    """``perfcast online serve`` of ``spool`` into ``store`` in a thread while the block runs;
+    after it, once more for the files the run handed over at exit (they belong to this run)."""
     stop = threading.Event()
     collector = threading.Thread(
         target=serve_spool,
         args=(spool, store),
-        kwargs={"batch": STEADY_BATCH, "poll": 0.02, "should_stop": stop.is_set,
-                "backoff": backoff},
-    )  # fmt: skip
+        kwargs={"batch": batch, "poll": 0.02, "should_stop": stop.is_set, "backoff": backoff},
+    )
     collector.start()
     try:
-        return counted_run(program, program.instrumented, arguments, spool, spool.parent)
+        yield
     finally:
         stop.set()
         collector.join()
-        # the files handed over at exit belong to this run
-        serve_spool(spool, store, batch=STEADY_BATCH, once=True, backoff=backoff)
+        serve_spool(spool, store, batch=batch, once=True, backoff=backoff)
 
 
 def steady(labels: list[str], metric: str) -> None:
@@ -309,24 +316,12 @@ def jacobi_series(
             store = directory / f"store-{label}{'-timed' if timed else ''}.db"
             environment = {"PERFCAST_ONLINE_SPOOL": str(spool),
                            "PERFCAST_ONLINE_BATCH": str(batch)}  # fmt: skip
-            stop = threading.Event()
-            collector = threading.Thread(
-                target=serve_spool,
-                args=(spool, store),
-                kwargs={"batch": batch, "poll": 0.02, "should_stop": stop.is_set,
-                        "backoff": backoff},
-            )  # fmt: skip
-            collector.start()
-            try:
+            with collector_beside(spool, store, batch, backoff):
                 if timed:
                     second = timed_run(program, program.instrumented, arguments, environment)
                 else:
                     count = counted_run(program, program.instrumented, arguments, spool,
                                         directory, batch)  # fmt: skip
-            finally:
-                stop.set()
-                collector.join()
-                serve_spool(spool, store, batch=batch, once=True, backoff=backoff)
         if place == len(JACOBI_SERIES) - 1:
             counted.append(count)
             seconds.append(second)
