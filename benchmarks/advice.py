@@ -24,10 +24,7 @@ Run from the repository root:
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
-import tempfile
 import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -35,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.extrap_env import DEFAULT_VENV, ensure_extrap
+from benchmarks.extrap_env import DEFAULT_VENV, run_driver
 from benchmarks.synthetic import BUILDING_BLOCKS
 from perfcast.api import advise, fit, predict
 from perfcast.core.experiment import Experiment
@@ -130,7 +127,6 @@ def plan_random(function: Function, budget: float, rng) -> dict[tuple[float, flo
 
 def plan_extrap(frames: list[pd.DataFrame], budgets: np.ndarray, venv: Path) -> list[list[dict]]:
     """Extra-P's suggestions per case and budget, as added repetitions per point."""
-    python = ensure_extrap(venv)
     points = start_points()
     values = np.array(
         [
@@ -142,25 +138,14 @@ def plan_extrap(frames: list[pd.DataFrame], budgets: np.ndarray, venv: Path) -> 
         ]
     )
     existing = np.sum(values.mean(axis=2) * points[:, 0] * REPETITIONS, axis=1)
-    with tempfile.TemporaryDirectory(prefix="perfcast-advice-") as directory:
-        data, output = Path(directory) / "data.npz", Path(directory) / "out.json"
-        np.savez(
-            data,
-            parameters=np.array(["p", "n"]),
-            points=points,
-            values=values,
-            budgets=existing[:, None] + budgets,
-            series=np.array([",".join(map(str, P_SPACE)), ",".join(map(str, N_SPACE))]),
-        )
-        result = subprocess.run(
-            [str(python), str(DRIVER), str(data), str(output)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if result.returncode != 0:
-            raise RuntimeError(f"Extra-P advisor driver failed:\n{result.stderr[-4000:]}")
-        document = json.loads(output.read_text(encoding="utf-8"))
+    arrays = {
+        "parameters": np.array(["p", "n"]),
+        "points": points,
+        "values": values,
+        "budgets": existing[:, None] + budgets,
+        "series": np.array([",".join(map(str, P_SPACE)), ",".join(map(str, N_SPACE))]),
+    }
+    document = run_driver(venv, DRIVER, arrays, prefix="perfcast-advice-")
     taken = {tuple(x) for x in points}
     plans = []
     for case in document["cases"]:

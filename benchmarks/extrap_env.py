@@ -2,8 +2,8 @@
 
 Extra-P 4.2.5 pins ``numpy~=1.18`` (so numpy < 2) and pulls in PySide6-Essentials (Qt, about
 250 MB of the environment's ~650 MB) and matplotlib even for its Python API, so it can never share
-perfcast's environment. The benchmarks call :func:`ensure_extrap` and then run
-``extrap_driver.py`` with the returned interpreter.
+perfcast's environment. The benchmarks run their driver scripts (``extrap_driver.py`` and the
+others) with its interpreter through :func:`run_driver`.
 
 Run ``python -m benchmarks.extrap_env`` to create the environment and print its size.
 """
@@ -11,9 +11,15 @@ Run ``python -m benchmarks.extrap_env`` to create the environment and print its 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 EXTRAP_VERSION = "4.2.5"
 DEFAULT_VENV = Path(__file__).resolve().parent / ".extrap-venv"
@@ -60,6 +66,23 @@ def ensure_extrap(venv: Path = DEFAULT_VENV, quiet: bool = True) -> Path:
     if installed_version(venv) != EXTRAP_VERSION:
         raise RuntimeError(f"Extra-P {EXTRAP_VERSION} is not importable in {venv} after install")
     return venv_python(venv)
+
+
+def run_driver(
+    venv: Path, driver: Path, arrays: Mapping[str, Any], *options: str, prefix: str
+) -> dict[str, Any]:
+    """Run an Extra-P driver script in the environment ``venv``: ``arrays`` go to it as an
+    ``.npz`` file, its JSON output comes back. A failing driver raises with its stderr's end."""
+    python = ensure_extrap(venv)
+    with tempfile.TemporaryDirectory(prefix=prefix) as directory:
+        data, output = Path(directory) / "data.npz", Path(directory) / "out.json"
+        np.savez(data, **arrays)
+        command = [str(python), str(driver), str(data), str(output), *options]
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise RuntimeError(f"Extra-P driver {driver.name} failed:\n{result.stderr[-4000:]}")
+        document: dict[str, Any] = json.loads(output.read_text(encoding="utf-8"))
+    return document
 
 
 def _run(command: list[str]) -> None:

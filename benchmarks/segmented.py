@@ -21,10 +21,7 @@ Run from the repository root:
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.extrap_env import DEFAULT_VENV, ensure_extrap
+from benchmarks.extrap_env import DEFAULT_VENV, run_driver
 from benchmarks.synthetic import BUILDING_BLOCKS
 from perfcast.api import fit
 from perfcast.core.experiment import Experiment
@@ -133,27 +130,15 @@ def run_perfcast(values: np.ndarray) -> tuple[list[Found], float]:
 
 
 def run_extrap(values: np.ndarray, venv: Path) -> tuple[list[Found], float]:
-    python = ensure_extrap(venv)
     kernels = [f"k{k:04d}" for k in range(values.shape[0])]
-    with tempfile.TemporaryDirectory(prefix="perfcast-segmented-") as directory:
-        data, output = Path(directory) / "data.npz", Path(directory) / "models.json"
-        np.savez(
-            data,
-            parameters=np.array(["p"]),
-            kernels=np.array(kernels),
-            points=P_VALUES[:, None],
-            values=values,
-            eval_points=P_VALUES[-1:, None],
-        )
-        result = subprocess.run(
-            [str(python), str(DRIVER), str(data), str(output)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if result.returncode != 0:
-            raise RuntimeError(f"Extra-P driver failed:\n{result.stderr[-4000:]}")
-        document = json.loads(output.read_text(encoding="utf-8"))
+    arrays = {
+        "parameters": np.array(["p"]),
+        "kernels": np.array(kernels),
+        "points": P_VALUES[:, None],
+        "values": values,
+        "eval_points": P_VALUES[-1:, None],
+    }
+    document = run_driver(venv, DRIVER, arrays, prefix="perfcast-segmented-")
     found = []
     for name in kernels:
         entry = document["models"][name]

@@ -12,9 +12,6 @@ Each runner takes a :class:`~benchmarks.synthetic.KernelSet` and returns a :clas
 
 from __future__ import annotations
 
-import json
-import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.evaluation import Fit, term_shapes
-from benchmarks.extrap_env import DEFAULT_VENV, ensure_extrap
+from benchmarks.extrap_env import DEFAULT_VENV, run_driver
 from benchmarks.synthetic import KernelSet, extrapolation_point
 
 DRIVER = Path(__file__).resolve().parent / "extrap_driver.py"
@@ -103,27 +100,16 @@ def extrap_runner(
     """
 
     def run(kernel_set: KernelSet) -> Run:
-        python = ensure_extrap(venv)
-        with tempfile.TemporaryDirectory(prefix="perfcast-bench-") as directory:
-            data = Path(directory) / "data.npz"
-            output = Path(directory) / "models.json"
-            np.savez(
-                data,
-                parameters=np.array(kernel_set.parameters),
-                kernels=np.array(kernel_set.kernels),
-                points=kernel_set.points,
-                values=kernel_set.values,
-                eval_points=extrapolation_point(kernel_set.parameters),
-            )
-            command = [str(python), str(DRIVER), str(data), str(output)]
-            if negative_exponents:
-                command.append("--negative-exponents")
-            if median:
-                command.append("--median")
-            result = subprocess.run(command, capture_output=True, text=True, check=False)
-            if result.returncode != 0:
-                raise RuntimeError(f"Extra-P driver failed:\n{result.stderr[-4000:]}")
-            document = json.loads(output.read_text(encoding="utf-8"))
+        arrays = {
+            "parameters": np.array(kernel_set.parameters),
+            "kernels": np.array(kernel_set.kernels),
+            "points": kernel_set.points,
+            "values": kernel_set.values,
+            "eval_points": extrapolation_point(kernel_set.parameters),
+        }
+        flags = {"--negative-exponents": negative_exponents, "--median": median}
+        options = [flag for flag, wanted in flags.items() if wanted]
+        document = run_driver(venv, DRIVER, arrays, *options, prefix="perfcast-bench-")
         fits = fits_from_extrap(document, kernel_set.parameters)
         return Run(fits, float(document["seconds"]), float(document["cpu_seconds"]))
 
