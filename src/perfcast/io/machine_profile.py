@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -226,16 +227,7 @@ def parse_machine(data: Any, path: str) -> MachineProfile:
     name = data.get("name", Path(path).stem)
     if not isinstance(name, str):
         raise _fail(path, "name", "must be a text", name)
-    memory_raw = _table(path, "memory", data.get("memory"))
-    memory: dict[str, dict[str, float]] = {}
-    for access in ACCESSES:
-        levels = _table(path, f"memory.{access}", memory_raw.get(access))
-        memory[access] = {}
-        for level in LEVELS:
-            where = f"memory.{access}.{level}"
-            if level not in levels:
-                raise _fail(path, where, "missing")
-            memory[access][level] = _positive(path, where, levels[level])
+    memory = _bandwidths(path, "memory", data.get("memory"), LEVELS)
     fp_raw = _table(path, "fp", data.get("fp"))
     fp = {str(kind): _positive(path, f"fp.{kind}", rate) for kind, rate in fp_raw.items()}
     cache_raw = _table(path, "cache", data.get("cache", {}))
@@ -260,15 +252,7 @@ def parse_machine(data: Any, path: str) -> MachineProfile:
         raise _fail(path, "surface", "must be a list", surface)
     stream: dict[str, dict[str, float]] = {}
     if "stream" in data:
-        stream_raw = _table(path, "stream", data["stream"])
-        for access in ACCESSES:
-            levels = _table(path, f"stream.{access}", stream_raw.get(access))
-            stream[access] = {}
-            for level in STREAM_LEVELS:
-                where = f"stream.{access}.{level}"
-                if level not in levels:
-                    raise _fail(path, where, "missing")
-                stream[access][level] = _positive(path, where, levels[level])
+        stream = _bandwidths(path, "stream", data["stream"], STREAM_LEVELS)
     core: dict[str, float] = {}
     if "core" in data:
         core_raw = _table(path, "core", data["core"])
@@ -309,6 +293,24 @@ def read_machine(path: str | Path) -> MachineProfile:
     except json.JSONDecodeError as error:
         raise InputError(f"not valid JSON: {error.msg}", where, error.lineno) from None
     return parse_machine(data, where)
+
+
+def _bandwidths(
+    path: str, section: str, raw: Any, levels: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """The positive bandwidths of ``section`` (``memory``, ``stream``): per access kind, one per
+    level in ``levels``; a missing or bad one is an error naming its field."""
+    table = _table(path, section, raw)
+    found: dict[str, dict[str, float]] = {}
+    for access in ACCESSES:
+        per_level = _table(path, f"{section}.{access}", table.get(access))
+        found[access] = {}
+        for level in levels:
+            where = f"{section}.{access}.{level}"
+            if level not in per_level:
+                raise _fail(path, where, "missing")
+            found[access][level] = _positive(path, where, per_level[level])
+    return found
 
 
 def _reject_constant(constant: str, path: str) -> float:
