@@ -36,7 +36,7 @@ import re
 import shutil
 import tomllib
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -114,6 +114,25 @@ class TuningSpace:
         flags.extend(f"-D{name}={config[name]}" for name in self.macros)
         flags.extend(f"-D{name}={value}" for name, value in self.defines.items())
         return flags
+
+
+def _refuse_unknown_keys(
+    table: Mapping[str, Any],
+    allowed: Collection[str],
+    path: Path,
+    text: str,
+    spelled: Callable[[str], str],
+) -> None:
+    """An error naming the file, line and key of the first key of ``table`` not ``allowed``."""
+    for key in table:
+        if key not in allowed:
+            raise InputError(
+                f"unknown key {spelled(key)} (allowed: {', '.join(sorted(allowed))})",
+                path,
+                _line_of(text, key),
+                reason="unknown-key",
+                value=key,
+            )
 
 
 def _line_of(text: str, key: str) -> int | None:
@@ -206,25 +225,9 @@ def load_space(path: str | Path) -> TuningSpace:
         raise InputError(
             "not valid TOML: arrays or tables nested too deeply", path, reason="bad-space"
         ) from None
-    for key in data:
-        if key not in _SECTIONS:
-            raise InputError(
-                f"unknown key {key!r} (allowed: {', '.join(sorted(_SECTIONS))})",
-                path,
-                _line_of(text, key),
-                reason="unknown-key",
-                value=key,
-            )
+    _refuse_unknown_keys(data, _SECTIONS, path, text, repr)
     measure = _table(path, text, "measure", data.get("measure", {}))
-    for key in measure:
-        if key not in _MEASURE_KEYS:
-            raise InputError(
-                f"unknown key measure.{key} (allowed: {', '.join(sorted(_MEASURE_KEYS))})",
-                path,
-                _line_of(text, key),
-                reason="unknown-key",
-                value=key,
-            )
+    _refuse_unknown_keys(measure, _MEASURE_KEYS, path, text, lambda key: f"measure.{key}")
     flags = _alternatives(path, text, "flags", data.get("flags", {}))
     macros = _alternatives(path, text, "macros", data.get("macros", {}))
     if not flags and not macros:
