@@ -92,10 +92,16 @@ def build(directory: Path, disable: bool) -> Path:
 
 
 def instructions(binary: Path, environment: dict[str, str], directory: Path) -> int:
-    out = directory / "callgrind.out"
+    command = [str(binary), str(SIZE), str(STEPS)]
+    return callgrind_instructions([], command, environment, directory / "callgrind.out")
+
+
+def callgrind_instructions(
+    launcher: list[str], command: list[str], environment: dict[str, str], out: Path
+) -> int:
+    """Instructions callgrind counts for ``command`` (started by ``launcher``, if any)."""
     result = subprocess.run(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(binary), str(SIZE),
-         str(STEPS)],
+        [*launcher, "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command],
         env=environment, capture_output=True, text=True, check=True,
     )  # fmt: skip
     match = re.search(r"Collected : (\d+)", result.stderr)
@@ -207,15 +213,7 @@ def counted_run(
     environment = {**os.environ, **program.environment, "PERFCAST_ONLINE_SPOOL": str(spool),
                    "PERFCAST_ONLINE_BATCH": str(batch)}  # fmt: skip
     out = directory / "callgrind-steady.out"
-    result = subprocess.run(
-        [*program.launcher, "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-         str(binary), *arguments],
-        env=environment, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    match = re.search(r"Collected : (\d+)", result.stderr)
-    if match is None:
-        raise RuntimeError(result.stderr)
-    return int(match.group(1))
+    return callgrind_instructions(program.launcher, [str(binary), *arguments], environment, out)
 
 
 def served_run(
