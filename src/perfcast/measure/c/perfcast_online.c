@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +28,7 @@
 #endif
 
 #define PCO_KERNELS 256
+#define PCO_SUFFIX ".pcob" /* perfcast online batch */
 
 typedef struct {
     const char *kernel; /* the literal's address is the key */
@@ -132,39 +135,49 @@ static void pco_read_control(pco_kernel *k) {
     fclose(f);
 }
 
+/* One batch file in the binary format of perfcast/io/online_batch.py (version 1): a JSON header
+ * line, then the records' parameter values, measured values and skip counts as three arrays of
+ * 8-byte numbers in this machine's byte order, written with one writev from the buffers the
+ * records already sit in. Nothing is formatted per record (formatting was 95 % of a measured
+ * execution's cost under callgrind). */
 static void pco_hand_over(pco_kernel *k, int trailing_skips) {
-    char temporary[4200], final[4200];
+    char temporary[4200], final[4200], header[1024];
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     unsigned long long stamp = (unsigned long long)now.tv_sec * 1000000000ULL + now.tv_nsec;
     snprintf(temporary, sizeof temporary, "%s/.%020llu-%d-%06u.tmp", pco_spool, stamp,
              (int)getpid(), pco_files);
-    snprintf(final, sizeof final, "%s/%020llu-%d-%06u.jsonl", pco_spool, stamp, (int)getpid(),
-             pco_files++);
-    FILE *f = fopen(temporary, "w");
-    if (!f) return; /* the spool is gone: drop the batch rather than stop the program */
-    for (int i = 0; i < k->filled; i++) {
-        fprintf(f, "{\"kernel\": \"%s\", \"params\": {", k->kernel);
-        for (int j = 0; j < k->count; j++) {
-            double v = k->values[i * k->count + j];
-            /* whole numbers (the usual predictor) print as integers: far cheaper than %.17g */
-            if (v == (double)(long long)v && v > -9e15 && v < 9e15)
-                fprintf(f, "%s\"%s\": %lld", j ? ", " : "", k->names[j], (long long)v);
-            else
-                fprintf(f, "%s\"%s\": %.17g", j ? ", " : "", k->names[j], v);
-        }
-        if (pco_instructions)
-            fprintf(f, "}, \"metric\": \"instructions\", \"value\": %.0f", k->measured[i]);
-        else
-            fprintf(f, "}, \"metric\": \"%s\", \"value\": %.9g", pco_metric, k->measured[i]);
-        if (k->skipped_before[i]) fprintf(f, ", \"skipped\": %llu", (unsigned long long)k->skipped_before[i]);
-        fputs("}\n", f);
+    snprintf(final, sizeof final, "%s/%020llu-%d-%06u" PCO_SUFFIX, pco_spool, stamp,
+             (int)getpid(), pco_files++);
+    const unsigned one = 1;
+    int used = snprintf(header, sizeof header,
+                        "{\"format\": \"perfcast-online-batch\", \"version\": 1, \"byteorder\": "
+                        "\"%s\", \"kernel\": \"%s\", \"metric\": \"%s\", \"records\": %d, "
+                        "\"skipped\": %llu, \"params\": [",
+                        *(const unsigned char *)&one ? "little" : "big", k->kernel, pco_metric,
+                        k->filled, (unsigned long long)(trailing_skips ? k->skipped : 0));
+    for (int j = 0; j < k->count && used < (int)sizeof header; j++)
+        used += snprintf(header + used, sizeof header - (size_t)used, "%s\"%s\"", j ? ", " : "",
+                         k->names[j]);
+    if (used < (int)sizeof header) used += snprintf(header + used, sizeof header - (size_t)used, "]}\n");
+    if (used >= (int)sizeof header) return; /* names too long for a header: cannot happen */
+    struct iovec parts[4] = {
+        {header, (size_t)used},
+        {k->values, sizeof(double) * (size_t)k->filled * (size_t)k->count},
+        {k->measured, sizeof(double) * (size_t)k->filled},
+        {k->skipped_before, sizeof(uint64_t) * (size_t)k->filled},
+    };
+    size_t total = 0;
+    for (int i = 0; i < 4; i++) total += parts[i].iov_len;
+    int fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0) return; /* the spool is gone: drop the batch rather than stop the program */
+    ssize_t written = writev(fd, parts, 4);
+    close(fd);
+    if (written != (ssize_t)total) { /* a full disk: drop the batch, never hand over half */
+        unlink(temporary);
+    } else {
+        rename(temporary, final);
     }
-    if (trailing_skips && k->skipped)
-        fprintf(f, "{\"kernel\": \"%s\", \"metric\": \"%s\", \"skipped\": %llu}\n", k->kernel,
-                pco_metric, (unsigned long long)k->skipped);
-    fclose(f);
-    rename(temporary, final);
     k->filled = 0;
     pco_read_control(k);
 }
