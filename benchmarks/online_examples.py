@@ -31,7 +31,9 @@ says.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -62,6 +64,7 @@ class App:
     sizes: tuple[int, ...]
     iterations: int | None  # None: the regions run once per run
     batches: tuple[int, ...]
+    program: str | None = None  # the source, when not examples/NAME/NAME.c
 
     def arguments(self, size: int, batch: int) -> list[str]:
         if self.iterations is None:
@@ -69,27 +72,82 @@ class App:
         return [str(size), str(B1_ITERATIONS if batch == 1 else self.iterations)]
 
 
+#: Two regions whose loops ``perfcast static --clusters`` puts in one cluster (same structure,
+#: other constants), for the clustering variant: none of the MPI examples has similar kernels.
+TWIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "perfcast_online.h"
+int main(int argc, char **argv) {
+    int n = atoi(argv[1]), steps = atoi(argv[2]);
+    double *a = calloc((size_t)n, sizeof *a), *b = calloc((size_t)n, sizeof *b), sum = 0;
+    for (int step = 0; step < steps; step++) {
+        PERFCAST_ONLINE_BEGIN("scale_a", "n", n);
+        for (int i = 0; i < n; i++) a[i] = a[i] * 0.5 + i;
+        PERFCAST_ONLINE_END("scale_a");
+        PERFCAST_ONLINE_BEGIN("scale_b", "n", n);
+        for (int i = 0; i < n; i++) b[i] = b[i] * 0.25 + i;
+        PERFCAST_ONLINE_END("scale_b");
+        sum += a[n / 2] + b[n / 3];
+    }
+    printf("%g\n", sum);
+    return 0;
+}
+"""
+
 APPS = {
     "jacobi": App("jacobi", "n", (64, 96, 128), 1000, LOOP_BATCHES),
     "cg": App("cg", "n", (32, 48, 64), 1000, LOOP_BATCHES),
     "histogram": App("histogram", "total", (100000, 200000, 400000), None, ONCE_BATCHES),
     "samplesort": App("samplesort", "total", (50000, 100000, 200000), None, ONCE_BATCHES),
+    "twin": App("twin", "n", (1000, 2000, 4000), 2000, (512,), TWIN),
 }
 
 
 def build(app: App, directory: Path, disable: bool) -> Path:
     """The example without regions, or with its regions made online regions."""
     binary = directory / f"{app.name}-{'off' if disable else 'online'}"
+    source = source_of(app, directory)
     subprocess.run(
         ["mpicc", "-O2", "-std=c99", "-Wno-unknown-pragmas", f"-I{library_dir()}",
          "-include", "perfcast_online_regions.h", f'-DPERFCAST_ONLINE_NAMES="{app.variable}"',
          f"-DPERFCAST_ONLINE_VALUES={app.variable}",
          *(["-DPERFCAST_DISABLE"] if disable else []), "-o", str(binary),
-         str(EXAMPLES / app.name / f"{app.name}.c"), str(library_dir() / "perfcast_online.c"),
+         str(source), str(library_dir() / "perfcast_online.c"),
          "-lm"],
         check=True,
     )  # fmt: skip
     return binary
+
+
+def source_of(app: App, directory: Path) -> Path:
+    """The C source of ``app`` (written into ``directory`` when it is not an example)."""
+    if app.program is None:
+        return EXAMPLES / app.name / f"{app.name}.c"
+    source = directory / f"{app.name}.c"
+    source.write_text(app.program)
+    return source
+
+
+def region_clusters(source: Path, variable: str) -> list[list[str]]:
+    """``perfcast static --clusters`` of ``source``, its loops named by the online region
+    begun on the line before each (the online kernels are regions, the clusters loops)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "perfcast.cli", "static", str(source), "--param", variable,
+         "--clusters", "--no-cache", "--format", "json", "--", f"-I{library_dir()}"],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    lines = source.read_text().splitlines()
+    regions = {
+        number + 1: match.group(1)
+        for number, line in enumerate(lines, 1)
+        if (match := re.search(r'PERFCAST_ONLINE_BEGIN\("([^"]+)"', line))
+    }
+    clusters = []
+    for cluster in json.loads(result.stdout)["clusters"]:
+        names = [regions.get(int(loop.rsplit("@", 1)[1])) for loop in cluster]
+        clusters.append([name for name in names if name is not None])
+    return [cluster for cluster in clusters if len(cluster) > 1]
 
 
 def environment(spool: Path, batch: int, metric: str) -> dict[str, str]:
@@ -124,7 +182,12 @@ class Series:
 
 #: The variants: no back-off; back-off from the first batch (``cold_backoff``, the change of
 #: issue 15's fourth pass); back-off once a model exists (the third pass's).
-VARIANTS = {"off": (False, False), "on": (True, True), "model-first": (True, False)}
+VARIANTS = {
+    "off": (False, False),
+    "on": (True, True),
+    "model-first": (True, False),
+    "clusters": (True, True),  # and the static similarity clusters passed to the collector
+}
 
 
 def series(
@@ -135,6 +198,9 @@ def series(
     inputs = [app.arguments(app.sizes[run % len(app.sizes)], batch) for run in range(RUNS)]
     label = f"{app.name}-{batch}-{variant}"
     backoff, cold_backoff = VARIANTS[variant]
+    clusters = region_clusters(source_of(app, work), app.variable) if variant == "clusters" else []
+    if variant == "clusters":
+        print(f"clusters of {app.name}: {clusters}", file=sys.stderr)
     base_count: dict[tuple[str, ...], int] = {}
     base_wall: dict[tuple[str, ...], float] = {}
     plain = environment(work / "unused", batch, metric)
@@ -148,7 +214,7 @@ def series(
     spool, store = work / f"spool-{label}", work / f"store-{label}.db"
     instructions = []
     for arguments in inputs:
-        with collector_beside(spool, store, batch, backoff, cold_backoff):
+        with collector_beside(spool, store, batch, backoff, cold_backoff, clusters):
             count = counted(online, arguments, environment(spool, batch, metric), work)
         instructions.append(100 * (count / base_count[tuple(arguments)] - 1))
     shares = ", ".join(
@@ -159,7 +225,7 @@ def series(
     wall, loads = [], []
     for arguments in inputs:
         loads.append(os.getloadavg()[0])
-        with collector_beside(spool, store, batch, backoff, cold_backoff):
+        with collector_beside(spool, store, batch, backoff, cold_backoff, clusters):
             seconds = timed(online, arguments, environment(spool, batch, metric))
         wall.append(100 * (seconds / base_wall[tuple(arguments)] - 1))
     return Series(instructions, wall, shares, loads)

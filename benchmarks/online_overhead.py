@@ -226,12 +226,18 @@ def served_run(
 
 @contextlib.contextmanager
 def collector_beside(
-    spool: Path, store: Path, batch: int, backoff: bool, cold_backoff: bool = False
+    spool: Path,
+    store: Path,
+    batch: int,
+    backoff: bool,
+    cold_backoff: bool = False,
+    clusters: list[list[str]] | None = None,
 ) -> Iterator[None]:
     """``perfcast online serve`` of ``spool`` into ``store`` in a thread while the block runs;
     after it, once more for the files the run handed over at exit (they belong to this run)."""
     stop = threading.Event()
-    settings = {"batch": batch, "backoff": backoff, "cold_backoff": cold_backoff}
+    settings = {"batch": batch, "backoff": backoff, "cold_backoff": cold_backoff,
+                "clusters": clusters or None}  # fmt: skip
     collector = threading.Thread(
         target=serve_spool,
         args=(spool, store),
