@@ -29,6 +29,11 @@
 
 #define PCO_KERNELS 256
 #define PCO_SUFFIX ".pcob" /* perfcast online batch */
+#if defined(__GNUC__)
+#define PCO_COLD __attribute__((noinline, cold)) /* kept out of the per-execution path */
+#else
+#define PCO_COLD
+#endif
 
 typedef struct {
     const char *kernel; /* the literal's address is the key */
@@ -100,7 +105,10 @@ static int pco_enabled(void) {
     return pco_state > 0;
 }
 
-static pco_kernel *pco_find(const char *kernel) {
+/* The kernel's slot: open addressing on the literal's address. The first probe, which finds
+ * the kernel unless another one collided with it, is inlined into BEGIN and END (they run on
+ * every execution, skipped or not); the search beyond it and the claiming of a slot are not. */
+PCO_COLD static pco_kernel *pco_find_slow(const char *kernel) {
     size_t slot = ((uintptr_t)kernel >> 3) % PCO_KERNELS;
     for (int probe = 0; probe < PCO_KERNELS; probe++) {
         pco_kernel *k = &pco_table[(slot + probe) % PCO_KERNELS];
@@ -111,6 +119,11 @@ static pco_kernel *pco_find(const char *kernel) {
         }
     }
     return NULL;
+}
+
+static inline pco_kernel *pco_find(const char *kernel) {
+    pco_kernel *k = &pco_table[((uintptr_t)kernel >> 3) % PCO_KERNELS];
+    return k->kernel == kernel ? k : pco_find_slow(kernel);
 }
 
 static uint64_t pco_fnv1a(const char *kernel, const char *metric) {
@@ -182,27 +195,37 @@ static void pco_hand_over(pco_kernel *k, int trailing_skips) {
     pco_read_control(k);
 }
 
-int perfcast_online_begin(const char *kernel, const char *names, int count, const double *values) {
-    if (!pco_enabled()) return 0;
-    pco_kernel *k = pco_find(kernel);
-    if (!k || count > PERFCAST_ONLINE_MAX_PARAMS) return 0;
-    if (!k->values) {
-        k->count = count;
-        const char *at = names;
-        for (int j = 0; j < count; j++) {
-            size_t length = strcspn(at, ",");
-            if (length >= sizeof k->names[j]) length = sizeof k->names[j] - 1;
-            memcpy(k->names[j], at, length);
-            k->names[j][length] = 0;
-            at += length + (at[length] == ',');
-        }
-        k->values = malloc(sizeof(double) * (size_t)pco_batch * (size_t)(count ? count : 1));
-        k->measured = malloc(sizeof(double) * (size_t)pco_batch);
-        k->skipped_before = malloc(sizeof(uint64_t) * (size_t)pco_batch);
-        if (!k->values || !k->measured || !k->skipped_before) return 0;
-        pco_read_control(k); /* a new run goes on with the back-off delay of the runs before */
+/* A kernel's first execution in this process: its parameter names, its batch buffers and the
+ * back-off delay the collector set last (kept out of BEGIN, which runs on every execution). */
+PCO_COLD static int pco_first_execution(pco_kernel *k, const char *names, int count) {
+    k->count = count;
+    const char *at = names;
+    for (int j = 0; j < count; j++) {
+        size_t length = strcspn(at, ",");
+        if (length >= sizeof k->names[j]) length = sizeof k->names[j] - 1;
+        memcpy(k->names[j], at, length);
+        k->names[j][length] = 0;
+        at += length + (at[length] == ',');
     }
-    if (k->skip_left > 0) {
+    k->values = malloc(sizeof(double) * (size_t)pco_batch * (size_t)(count ? count : 1));
+    k->measured = malloc(sizeof(double) * (size_t)pco_batch);
+    k->skipped_before = malloc(sizeof(uint64_t) * (size_t)pco_batch);
+    if (!k->values || !k->measured || !k->skipped_before) { /* no memory: stay unmeasured */
+        free(k->values), free(k->measured), free(k->skipped_before);
+        k->values = NULL, k->measured = NULL, k->skipped_before = NULL;
+        return 0;
+    }
+    pco_read_control(k); /* a new run goes on with the back-off delay of the runs before */
+    return 1;
+}
+
+/* BEGIN of an execution that is measured, or of a kernel's first one (kept apart from the
+ * skipping path of BEGIN, which then needs no registers saved). */
+PCO_COLD static int pco_begin_measured(pco_kernel *k, const char *names, int count,
+                                       const double *values) {
+    if (!k || count > PERFCAST_ONLINE_MAX_PARAMS) return 0;
+    if (!k->values && !pco_first_execution(k, names, count)) return 0;
+    if (k->skip_left > 0) { /* the delay read at the first execution */
         k->skip_left--;
         k->skipped++;
         k->measuring = 0;
@@ -218,6 +241,18 @@ int perfcast_online_begin(const char *kernel, const char *names, int count, cons
 #endif
     clock_gettime(pco_clock, &k->start);
     return 1;
+}
+
+int perfcast_online_begin(const char *kernel, const char *names, int count, const double *values) {
+    if (pco_state <= 0 && !pco_enabled()) return 0;
+    pco_kernel *k = pco_find(kernel);
+    if (k && k->skip_left > 0) { /* skipped: one decrement, no clock */
+        k->skip_left--;
+        k->skipped++;
+        k->measuring = 0;
+        return 0;
+    }
+    return pco_begin_measured(k, names, count, values);
 }
 
 #ifdef PCO_CALLGRIND
@@ -240,10 +275,12 @@ static double pco_dumped_instructions(void) {
 
 void perfcast_online_end(const char *kernel) {
     if (pco_state <= 0) return;
-    struct timespec now = {0, 0};
-    if (!pco_instructions) clock_gettime(pco_clock, &now);
+    /* a skipped execution reads no clock here either (for cputime that is a system call); the
+     * lookup, a few instructions, falls inside a measured one */
     pco_kernel *k = pco_find(kernel);
     if (!k || !k->measuring) return;
+    struct timespec now = {0, 0};
+    if (!pco_instructions) clock_gettime(pco_clock, &now);
     k->measuring = 0;
     double value = (double)(now.tv_sec - k->start.tv_sec) + 1e-9 * (double)(now.tv_nsec - k->start.tv_nsec);
 #ifdef PCO_CALLGRIND
