@@ -417,7 +417,17 @@ class Model:
         -------
         prediction, lower, upper : ndarray
             Each of shape (n_points,). Without fit uncertainty the bounds equal the prediction.
+            Where a point lies so far out that the model or its variance exceeds the range of
+            a double, the prediction is infinite and a bound infinite or NaN (no bound), without
+            NumPy's overflow warnings.
         """
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._interval(points, level)
+
+    def _interval(
+        self, points: np.ndarray | Mapping[str, Any], level: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`predict_interval`'s computation."""
         from scipy import special
 
         if self.segments:
