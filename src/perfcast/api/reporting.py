@@ -6,21 +6,22 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfcast.api.analysis import diagnosis_options, models_of_metric
 from perfcast.core import progress as progress_bars
 from perfcast.core.errors import InputError
-from perfcast.core.experiment import Experiment
 from perfcast.core.jsonout import dumps
 from perfcast.core.points import parse_point
 from perfcast.core.progress import ProgressBar
-from perfcast.model.modelset import ModelSet
-from perfcast.model.predict import Prediction
 
+# The models and analyses (numpy, pandas, scipy) are imported where they are used, so that a
+# command that renders only an instruction mix or JSON text does not load them.
 if TYPE_CHECKING:
     from perfcast.analyze.advice import Advice
     from perfcast.analyze.compare import Comparison
     from perfcast.analyze.diagnosis import Diagnosis
     from perfcast.analyze.optimize import Optimum
+    from perfcast.core.experiment import Experiment
+    from perfcast.model.modelset import ModelSet
+    from perfcast.model.predict import Prediction
     from perfcast.static.instruction_mix import InstructionMix
 
 
@@ -71,6 +72,7 @@ def report(
         When ``path`` cannot be written.
     """
     from perfcast.analyze.diagnosis import diagnose as run_diagnosis
+    from perfcast.api.analysis import diagnosis_options, models_of_metric
     from perfcast.display.html import build_report
 
     experiment, chosen = models_of_metric(experiment, models, metric, modeler)
@@ -147,6 +149,7 @@ def render(
         When ``at`` is malformed or misses a parameter of the models.
     """
     from perfcast.display.tables import FORMATS, format_models, format_predictions, format_tree
+    from perfcast.model.modelset import ModelSet
 
     if isinstance(value, ModelSet | Sequence):
         if format not in FORMATS:
@@ -187,6 +190,7 @@ def render_warnings(value: ModelSet | Sequence[Prediction]) -> str:
     ``warnings``.
     """
     from perfcast.display.tables import format_warnings
+    from perfcast.model.modelset import ModelSet
 
     return format_warnings(value.models if isinstance(value, ModelSet) else list(value))
 

@@ -6,10 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfcast.api.modeling import fit
 from perfcast.core import progress as progress_bars
 from perfcast.core.errors import InputError, WorkError
-from perfcast.core.experiment import Experiment
 from perfcast.core.progress import ProgressBar
 
 if TYPE_CHECKING:
@@ -202,6 +200,8 @@ def _measured_counts(
     """Measured block and entry counts of the profiled runs, as sympy constants or models."""
     import sympy
 
+    from perfcast.api.modeling import fit
+    from perfcast.core.experiment import Experiment
     from perfcast.static.callgrind import measured_loop_counts, read_callgrind
 
     runs = [
