@@ -253,7 +253,6 @@ def test_every_name_the_package_exports_resolves():
 def test_no_subpackage_shadows_an_exported_name():
     # Importing a subpackage sets it as an attribute of perfcast, which would hide an API
     # function of the same name (``perfcast.render`` once was both).
-
     for module in pkgutil.walk_packages(perfcast.__path__, "perfcast."):
         if module.name.count(".") == 1:
             importlib.import_module(module.name)
