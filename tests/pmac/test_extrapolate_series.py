@@ -3,10 +3,14 @@ clamped, rolling-origin validation and relative residuals."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
+from perfcast import cli
 from perfcast.analyze.extrapolate import CANONICAL_FORMS, choose_form, extrapolate
+from perfcast.api import save
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
 from perfcast.static.signature import fill_unexecuted, is_count_feature
@@ -140,3 +144,41 @@ def test_holdouts_below_one_are_refused():
     rows = [("bb:a+0x0", "loads", p, 8.0 / p) for p in (1, 2, 4)]
     with pytest.raises(InputError, match="holdouts must be at least 1"):
         extrapolate(_rows(rows), {"p": 8}, holdouts=0)
+
+
+def _signature_files(tmp_path) -> list[str]:
+    paths = []
+    for p in (1, 2, 4, 8):
+        rows = [("bb:solve+0x0", "loads", p, 5.0 + 300.0 / p)]
+        if p > 1:
+            rows.append(("bb:reduce+0x0", "loads", p, 64.0 * (p - 1)))
+        path = tmp_path / f"p{p}.json"
+        save(_rows(rows), path)
+        paths.append(str(path))
+    return paths
+
+
+def test_extrapolate_command_takes_holdouts_and_residuals(tmp_path, capsys):
+    out = tmp_path / "at64.json"
+    status = cli.main(
+        ["extrapolate", *_signature_files(tmp_path), "--to", "p=64", "--holdouts", "2",
+         "--residuals", "relative", "-o", str(out), "--format", "json"]
+    )  # fmt: skip
+    assert status == 0
+    report = json.loads(capsys.readouterr().out)
+    values = {e["kernel"]: e["value"] for e in report["elements"]}
+    assert values["bb:solve+0x0"] == pytest.approx(5.0 + 300.0 / 64)
+    assert values["bb:reduce+0x0"] == pytest.approx(64.0 * 63)
+    assert out.exists()
+
+
+@pytest.mark.parametrize("holdouts", ["0", "two", "-1"])
+def test_extrapolate_command_refuses_bad_holdouts(tmp_path, capsys, holdouts):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(
+            ["extrapolate", *_signature_files(tmp_path), "--to", "p=64", "--holdouts", holdouts]
+        )
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert "--holdouts" in error
+    assert "Traceback" not in error
