@@ -231,6 +231,13 @@ class Fitting:
         return f"{self.forms} | {self.rates} | {self.holdouts} | {residuals}"
 
 
+def _canonical_options_only(fitting: Fitting) -> Fitting:
+    """PMNF's fitting with the canonical forms' options at their defaults."""
+    if fitting.forms != "pmnf":
+        return fitting
+    return dataclasses.replace(fitting, holdouts=1, relative=False)
+
+
 def accuracy_row(
     merged: Experiment, collected: Experiment, target: int, machine, fitting: Fitting
 ) -> str:
@@ -398,6 +405,8 @@ def main(argv: list[str] | None = None) -> int:
                 for holdouts in args.holdouts.split(",")
                 for residuals in args.residuals.split(",")
             ]
+            # holdouts and residuals are the canonical forms' options: PMNF rows once
+            fittings = list(dict.fromkeys(_canonical_options_only(f) for f in fittings))
             accuracy(programs, sizes, machine, bases, targets, fittings, args.keep)
         if "wall" in parts:
             print("\n| problem (1 rank) | wall | CPU | start-up CPU | computation CPU | "
