@@ -9,7 +9,12 @@ import numpy as np
 import pytest
 
 from perfcast import cli
-from perfcast.analyze.extrapolate import CANONICAL_FORMS, choose_form, extrapolate
+from perfcast.analyze.extrapolate import (
+    CANONICAL_FORMS,
+    choose_form,
+    extrapolate,
+    running_regime,
+)
 from perfcast.api import save
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
@@ -182,3 +187,29 @@ def test_extrapolate_command_refuses_bad_holdouts(tmp_path, capsys, holdouts):
     error = capsys.readouterr().err
     assert "--holdouts" in error
     assert "Traceback" not in error
+
+
+def test_a_count_that_starts_at_two_ranks_is_fitted_from_there():
+    # last-level misses of rank 0's reduction: none at p = 1 (it does not run), then the
+    # same 16384 at every p; through the zero no form fits the step
+    rows = [("bb:reduce+0xa0", "ll.misses", 1, 0.0)]
+    rows += [("bb:reduce+0xa0", "ll.misses", p, 16384.0) for p in (2, 4, 8, 16)]
+    result = extrapolate(_rows(rows), {"p": 32})
+    element = result.elements[0]
+    assert element.form == "constant"
+    assert element.value == 16384.0
+
+
+def test_the_running_regime_needs_three_points_and_a_signature_count():
+    p = np.array([1.0, 2.0, 4.0, 8.0])
+    y = np.array([0.0, 5.0, 5.0, 5.0])
+    kept_p, kept_y = running_regime("bb:f+0x0", "ll.misses", p, y)
+    assert kept_p.tolist() == [2.0, 4.0, 8.0]
+    assert kept_y.tolist() == [5.0, 5.0, 5.0]
+    for kernel, feature, series in (
+        ("bb:f+0x0", "ll.misses", np.array([0.0, 0.0, 5.0, 5.0])),  # two points left
+        ("bb:f+0x0", "l1.hit_rate", y),  # a rate
+        ("plain", "loads", y),  # not a signature element
+        ("bb:f+0x0", "loads", np.array([5.0, 0.0, 5.0, 5.0])),  # no leading zero
+    ):
+        assert running_regime(kernel, feature, p, series)[1].tolist() == series.tolist()

@@ -43,7 +43,9 @@ A block, line or function that ran at some of the core counts only (rank 0's red
 from ``p = 2`` on, a branch taken at ``p = 1`` only) is absent from the other signatures: its
 counts there are 0, and are fitted as such
 (:func:`perfcast.static.signature.fill_unexecuted`), so the element is extrapolated from every
-point rather than left out for lack of points.
+point rather than left out for lack of points. A count that is 0 at the smallest core counts
+only is fitted from the first count where it is not, when that leaves three points or more
+(:func:`running_regime`).
 """
 
 from __future__ import annotations
@@ -60,8 +62,10 @@ from perfcast.core.experiment import Experiment
 from perfcast.static.signature import (
     BOUNDED_FEATURES,
     RATE_MISSES,
+    SIGNATURE_PREFIXES,
     cumulative_hit_rates,
     fill_unexecuted,
+    is_count_feature,
 )
 
 FORM_SETS = ("pmac", "pmnf", "both")
@@ -515,6 +519,38 @@ def extrapolate(
     )
 
 
+def running_regime(
+    kernel: str, feature: str, p: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The points of a signature count from the first core count at which it is not 0.
+
+    A count of a signature element that is 0 at the smallest core counts and not at a larger
+    one (rank 0's reduction from ``p = 2`` on; last-level misses that appear once the data is
+    exchanged) follows its own law from there: a step from 0 to a constant fits no form through
+    the zeros. Those points are used when they are :data:`MIN_POINTS` or more; otherwise (and
+    for rates, other kernels, or counts that are 0 at no leading point) the series is returned
+    as it is.
+
+    Parameters
+    ----------
+    kernel, feature : str
+        The element.
+    p, y : numpy.ndarray
+        Its series, sorted by ``p``.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The points to fit.
+    """
+    if not kernel.startswith(SIGNATURE_PREFIXES) or not is_count_feature(feature):
+        return p, y
+    running = np.flatnonzero(y)
+    if not len(running) or running[0] == 0 or len(p) - running[0] < MIN_POINTS:
+        return p, y
+    return p[running[0] :], y[running[0] :]
+
+
 def _element(
     kernel: str,
     feature: str,
@@ -533,14 +569,15 @@ def _element(
     p, y = p[order], y[order]
     canonical: ElementFit | None = None
     if forms != "pmnf":
+        p_run, y_run = running_regime(kernel, feature, p, y)
         form, coefficients, validation = choose_form(
-            p, y, bounds=_bounds(feature), holdouts=holdouts, relative=relative
+            p_run, y_run, bounds=_bounds(feature), holdouts=holdouts, relative=relative
         )
         raw = float(form.evaluate(coefficients, np.array([at]))[0])
-        fitted = form.evaluate(coefficients, p)
+        fitted = form.evaluate(coefficients, p_run)
         canonical = ElementFit(
             kernel, feature, form.name, form.formula(coefficients, parameter), raw,
-            _fit_error(y, fitted), validation,
+            _fit_error(y_run, fitted), validation,
         )  # fmt: skip
     searched: ElementFit | None = None
     if forms != "pmac" and key in pmnf:
