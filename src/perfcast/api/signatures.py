@@ -90,7 +90,12 @@ def collect_rank_signatures(
 
 
 def extrapolate_signature(
-    signature: Experiment, target: Mapping[str, float] | str, *, forms: str = "pmac"
+    signature: Experiment,
+    target: Mapping[str, float] | str,
+    *,
+    forms: str = "pmac",
+    holdouts: int = 1,
+    relative: bool = False,
 ) -> Extrapolation:
     """Extrapolate signatures at three or more core counts to a larger one, element by element.
 
@@ -103,6 +108,13 @@ def extrapolate_signature(
     forms : {"pmac", "pmnf", "both"}
         Canonical forms (constant, linear, logarithmic, exponential, inverse, power), perfcast's
         PMNF search, or the better of both per element (:mod:`perfcast.analyze.extrapolate`).
+    holdouts : int
+        A canonical form is chosen by its worst error predicting each of this many largest
+        core counts from the smaller ones (1: the largest alone; rolling-origin validation
+        from 2 on).
+    relative : bool
+        Fit the canonical forms to relative residuals (every core count alike) rather than
+        absolute ones.
 
     Returns
     -------
@@ -114,7 +126,7 @@ def extrapolate_signature(
 
     if isinstance(target, str):
         target = parse_point(target, signature.parameter_names, source="target")
-    return extrapolate(signature, target, forms)
+    return extrapolate(signature, target, forms, holdouts=holdouts, relative=relative)
 
 
 def probe_machine(
