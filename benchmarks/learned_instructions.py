@@ -112,23 +112,44 @@ def own_instructions(binary: Path, inputs: dict[str, float], ranks: int, records
 
 class Campaign:
     """Random inputs of one program under callgrind, run by run: features, the drawn inputs
-    and the instruction count of every run so far."""
+    and the instruction count of every run so far.
 
-    def __init__(self, binary: Path, app: str, seed: int, folder: Path) -> None:
+    ``previous`` is the table of an earlier collection with the same seed: its draws are
+    replayed (not run) so the new runs continue the same sequence, and its rows come first.
+    """
+
+    def __init__(
+        self, binary: Path, app: str, seed: int, folder: Path, previous: RunTable | None = None
+    ) -> None:
         self.binary, self.app = binary, app
         self.rng = np.random.default_rng(seed)
         self.records = folder / f"{binary.name}.jsonl"
         self.records.unlink(missing_ok=True)
         self.inputs: list[dict[str, float]] = []
         self.counts: list[int] = []
+        self.previous = previous
+        for row in range(0 if previous is None else previous.rows):
+            drawn, ranks = self._draw()
+            _check_replay(previous, row, {**drawn, "p": ranks})  # type: ignore[arg-type]
+
+    @property
+    def runs(self) -> int:
+        """Runs of the table: the earlier collection's and this one's."""
+        return (0 if self.previous is None else self.previous.rows) + len(self.counts)
+
+    def _draw(self) -> tuple[dict[str, float], int]:
+        drawn = DRAWS[self.app](self.rng)
+        return drawn, int(self.rng.integers(1, 3))
 
     def run_once(self) -> None:
-        drawn = DRAWS[self.app](self.rng)
-        ranks = int(self.rng.integers(1, 3))
+        drawn, ranks = self._draw()
         self.counts.append(own_instructions(self.binary, drawn, ranks, self.records))
         self.inputs.append({**{k: v for k, v in drawn.items() if k != "seed"}, "p": ranks})
 
     def table(self) -> RunTable:
+        if not self.counts:
+            assert self.previous is not None
+            return self.previous
         features = read_feature_records(self.records)
         columns: dict[str, object] = {
             name: [row[name] for row in self.inputs] for name in self.inputs[0]
@@ -136,7 +157,33 @@ class Campaign:
         columns |= {name: features.column(name) for name in features.columns}
         columns[TARGET] = self.counts
         columns |= {f"cost:{name}": cost for name, cost in features.costs.items()}
-        return from_columns(columns, str(self.records))  # type: ignore[arg-type]
+        table = from_columns(columns, str(self.records))  # type: ignore[arg-type]
+        return table if self.previous is None else _appended(self.previous, table)
+
+
+def _check_replay(previous: RunTable, row: int, drawn: dict[str, float]) -> None:
+    """Stop when the replayed draw is not the earlier table's row (another seed or ranges)."""
+    for name, value in drawn.items():
+        if name != "seed" and not np.isclose(previous.numeric[name][row], value, rtol=1e-9):
+            raise RuntimeError(
+                f"{previous.source}: row {row + 1} has {name} = {previous.numeric[name][row]}, "
+                f"the draw with this seed gives {value}: not the same collection"
+            )
+
+
+def _appended(first: RunTable, second: RunTable) -> RunTable:
+    """The runs of ``first`` then those of ``second``, which must have the same columns."""
+    if first.order != second.order or list(first.costs) != list(second.costs):
+        extra = sorted(set(first.order) ^ set(second.order))
+        raise RuntimeError(f"{first.source}: the new runs have other columns ({extra[:3]})")
+    columns: dict[str, object] = {
+        name: np.concatenate([first.column(name), second.column(name)]) for name in first.order
+    }
+    columns |= {
+        f"cost:{name}": np.concatenate([first.costs[name], second.costs[name]])
+        for name in first.costs
+    }
+    return from_columns(columns, first.source)  # type: ignore[arg-type]
 
 
 def parameters_of(app: str) -> list[str]:
@@ -144,9 +191,12 @@ def parameters_of(app: str) -> list[str]:
     return [*(k for k in DRAWS[app](np.random.default_rng(0)) if k != "seed"), "p"]
 
 
-def collect(apps: list[str], runs: int, target_runs: int, seed: int, out: Path) -> None:
+def collect(
+    apps: list[str], runs: int, target_runs: int, seed: int, out: Path, resume: bool = False
+) -> None:
     """Run the campaigns, the -O0 runs interleaved with the -O2 ones, the tables written
-    every 10 runs (a stopped collection keeps what it ran)."""
+    every 10 runs (a stopped collection keeps what it ran). With ``resume`` the tables
+    already in ``out`` are extended up to ``runs``/``target_runs`` rows."""
     out.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="learn-bench-vg-"))
     try:
@@ -157,14 +207,19 @@ def collect(apps: list[str], runs: int, target_runs: int, seed: int, out: Path) 
             for build, offset in (("O2", 0), ("O0", 100)):
                 binary = folder / f"{app}.{build}"
                 _build(instrumented / f"{app}.c", binary, f"-{build}")
-                campaigns[build] = Campaign(binary, app, seed + offset + index, folder)
-            for run in range(max(runs, target_runs)):
-                for build, count in (("O2", runs), ("O0", target_runs)):
-                    if run < count:
-                        campaigns[build].run_once()
-                    if run < count and (run + 1) % 10 == 0 or run + 1 == count:
-                        write_run_table(campaigns[build].table(), out / f"{app}.{build}.csv")
-                print(f"{app}: run {run + 1}", file=sys.stderr, flush=True)
+                table = out / f"{app}.{build}.csv"
+                previous = read_run_table(table) if resume and table.exists() else None
+                campaigns[build] = Campaign(binary, app, seed + offset + index, folder, previous)
+            wanted = {"O2": runs, "O0": target_runs}
+            while any(campaigns[b].runs < wanted[b] for b in campaigns):
+                for build, campaign in campaigns.items():
+                    if campaign.runs >= wanted[build]:
+                        continue
+                    campaign.run_once()
+                    if campaign.runs % 10 == 0 or campaign.runs == wanted[build]:
+                        write_run_table(campaign.table(), out / f"{app}.{build}.csv")
+                shown = ", ".join(f"{b} {c.runs}" for b, c in campaigns.items())
+                print(f"{app}: runs {shown}", file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -266,6 +321,11 @@ def main(argv: list[str] | None = None) -> int:
         "--determinism", action="store_true", help="run a fixed input 3 times per program"
     )
     parser.add_argument("--runs", type=int, default=150, help="-O2 runs per program")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="extend the tables already in the --collect folder (same --seed and --apps)",
+    )
     parser.add_argument("--target-runs", type=int, default=80, help="-O0 runs per program")
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
@@ -280,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         if not all(shutil.which(tool) for tool in ("mpicc", "mpirun", "valgrind")):
             print("needs mpicc, mpirun and valgrind", file=sys.stderr)
             return 1
-        collect(apps, args.runs, args.target_runs, args.seed, args.collect)
+        collect(apps, args.runs, args.target_runs, args.seed, args.collect, args.resume)
     if args.tables is not None:
         words = " ".join(argv or sys.argv[1:])
         print(f"Reproduce: `python -m benchmarks.learned_instructions {words}`\n")
