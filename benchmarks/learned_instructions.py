@@ -82,10 +82,14 @@ DRAWS = input_draws(
 )
 
 
-def own_instructions(binary: Path, inputs: dict[str, float], ranks: int, records: Path) -> int:
+def own_instructions(
+    binary: Path, inputs: dict[str, float], ranks: int, records: Path, rank_max: bool = False
+) -> int:
     """Run once under callgrind; the largest count over the ranks of the instructions executed
-    in ``binary``'s own object file."""
+    in ``binary``'s own object file. ``rank_max``: the records get each counter's largest
+    per-rank value too (``$PERFCAST_FEATURES_RANK_MAX``)."""
     env = {**os.environ, **MPI_ENV, "PERFCAST_FEATURES_FILE": str(records)}
+    env["PERFCAST_FEATURES_RANK_MAX"] = "1" if rank_max else ""
     with tempfile.TemporaryDirectory(prefix="learn-callgrind-") as scratch:
         profiles = Path(scratch)
         command = [
@@ -114,28 +118,37 @@ class Campaign:
     """Random inputs of one program under callgrind, run by run: features, the drawn inputs
     and the instruction count of every run so far.
 
-    ``previous`` is the table of an earlier collection with the same seed: its draws are
-    replayed (not run) so the new runs continue the same sequence, and its rows come first.
+    ``previous`` holds the tables of an earlier collection with the same seed, by phase
+    (``exit``, and ``features_end`` for a program with an early phase): its draws are replayed
+    (not run) so the new runs continue the same sequence, and its rows come first.
     """
 
     def __init__(
-        self, binary: Path, app: str, seed: int, folder: Path, previous: RunTable | None = None
+        self,
+        binary: Path,
+        app: str,
+        seed: int,
+        folder: Path,
+        previous: dict[str, RunTable] | None = None,
+        rank_max: bool = False,
     ) -> None:
-        self.binary, self.app = binary, app
+        self.binary, self.app, self.rank_max = binary, app, rank_max
         self.rng = np.random.default_rng(seed)
         self.records = folder / f"{binary.name}.jsonl"
         self.records.unlink(missing_ok=True)
         self.inputs: list[dict[str, float]] = []
         self.counts: list[int] = []
-        self.previous = previous
-        for row in range(0 if previous is None else previous.rows):
+        self.previous = previous or {}
+        done = self.previous.get("exit")
+        for row in range(0 if done is None else done.rows):
             drawn, ranks = self._draw()
-            _check_replay(previous, row, {**drawn, "p": ranks})  # type: ignore[arg-type]
+            _check_replay(done, row, {**drawn, "p": ranks})  # type: ignore[arg-type]
 
     @property
     def runs(self) -> int:
         """Runs of the table: the earlier collection's and this one's."""
-        return (0 if self.previous is None else self.previous.rows) + len(self.counts)
+        done = self.previous.get("exit")
+        return (0 if done is None else done.rows) + len(self.counts)
 
     def _draw(self) -> tuple[dict[str, float], int]:
         drawn = DRAWS[self.app](self.rng)
@@ -143,14 +156,18 @@ class Campaign:
 
     def run_once(self) -> None:
         drawn, ranks = self._draw()
-        self.counts.append(own_instructions(self.binary, drawn, ranks, self.records))
+        self.counts.append(own_instructions(self.binary, drawn, ranks, self.records, self.rank_max))
         self.inputs.append({**{k: v for k, v in drawn.items() if k != "seed"}, "p": ranks})
 
-    def table(self) -> RunTable:
+    def table(self, phase: str = "exit") -> RunTable:
+        """The runs so far, their features those at ``phase`` (``exit`` or ``features_end``)."""
+        previous = self.previous.get(phase)
+        if previous is not None and previous.rows != self.runs - len(self.counts):
+            raise RuntimeError(f"{previous.source}: {previous.rows} runs, not those of the exit")
         if not self.counts:
-            assert self.previous is not None
-            return self.previous
-        features = read_feature_records(self.records)
+            assert previous is not None
+            return previous
+        features = read_feature_records(self.records, phase)
         columns: dict[str, object] = {
             name: [row[name] for row in self.inputs] for name in self.inputs[0]
         }
@@ -158,7 +175,11 @@ class Campaign:
         columns[TARGET] = self.counts
         columns |= {f"cost:{name}": cost for name, cost in features.costs.items()}
         table = from_columns(columns, str(self.records))  # type: ignore[arg-type]
-        return table if self.previous is None else _appended(self.previous, table)
+        return table if previous is None else _appended(previous, table)
+
+    def has_early_phase(self) -> bool:
+        """Whether the program wrote features at ``#pragma perfcast features_end``."""
+        return '"phase": "features_end"' in self.records.read_text(encoding="utf-8")
 
 
 def _check_replay(previous: RunTable, row: int, drawn: dict[str, float]) -> None:
@@ -192,11 +213,19 @@ def parameters_of(app: str) -> list[str]:
 
 
 def collect(
-    apps: list[str], runs: int, target_runs: int, seed: int, out: Path, resume: bool = False
+    apps: list[str],
+    runs: int,
+    target_runs: int,
+    seed: int,
+    out: Path,
+    resume: bool = False,
+    rank_max: bool = False,
 ) -> None:
     """Run the campaigns, the -O0 runs interleaved with the -O2 ones, the tables written
     every 10 runs (a stopped collection keeps what it ran). With ``resume`` the tables
-    already in ``out`` are extended up to ``runs``/``target_runs`` rows."""
+    already in ``out`` are extended up to ``runs``/``target_runs`` rows. A program with
+    ``#pragma perfcast features_end`` gets a second table, ``APP.BUILD.early.csv``: the same
+    runs and targets, the features those of the early phase."""
     out.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="learn-bench-vg-"))
     try:
@@ -208,8 +237,15 @@ def collect(
                 binary = folder / f"{app}.{build}"
                 _build(instrumented / f"{app}.c", binary, f"-{build}")
                 table = out / f"{app}.{build}.csv"
-                previous = read_run_table(table) if resume and table.exists() else None
-                campaigns[build] = Campaign(binary, app, seed + offset + index, folder, previous)
+                early = out / f"{app}.{build}.early.csv"
+                previous = {
+                    phase: read_run_table(path)
+                    for phase, path in (("exit", table), ("features_end", early))
+                    if resume and path.exists()
+                }
+                campaigns[build] = Campaign(
+                    binary, app, seed + offset + index, folder, previous, rank_max
+                )
             wanted = {"O2": runs, "O0": target_runs}
             while any(campaigns[b].runs < wanted[b] for b in campaigns):
                 for build, campaign in campaigns.items():
@@ -218,6 +254,9 @@ def collect(
                     campaign.run_once()
                     if campaign.runs % 10 == 0 or campaign.runs == wanted[build]:
                         write_run_table(campaign.table(), out / f"{app}.{build}.csv")
+                        if campaign.has_early_phase():
+                            early = out / f"{app}.{build}.early.csv"
+                            write_run_table(campaign.table("features_end"), early)
                 shown = ", ".join(f"{b} {c.runs}" for b, c in campaigns.items())
                 print(f"{app}: runs {shown}", file=sys.stderr, flush=True)
     finally:
@@ -322,6 +361,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--runs", type=int, default=150, help="-O2 runs per program")
     parser.add_argument(
+        "--rank-max",
+        action="store_true",
+        help="record each counter's largest per-rank value too ($PERFCAST_FEATURES_RANK_MAX)",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="extend the tables already in the --collect folder (same --seed and --apps)",
@@ -340,7 +384,15 @@ def main(argv: list[str] | None = None) -> int:
         if not all(shutil.which(tool) for tool in ("mpicc", "mpirun", "valgrind")):
             print("needs mpicc, mpirun and valgrind", file=sys.stderr)
             return 1
-        collect(apps, args.runs, args.target_runs, args.seed, args.collect, args.resume)
+        collect(
+            apps,
+            args.runs,
+            args.target_runs,
+            args.seed,
+            args.collect,
+            args.resume,
+            args.rank_max,
+        )
     if args.tables is not None:
         words = " ".join(argv or sys.argv[1:])
         print(f"Reproduce: `python -m benchmarks.learned_instructions {words}`\n")
