@@ -263,6 +263,41 @@ def collect(
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def collect_plain(apps: list[str], runs: int, seed: int, out: Path) -> None:
+    """The original (uninstrumented) ``-O2`` build on the first ``runs`` inputs of each
+    program's ``-O2`` table, which must be in ``out``: ``APP.O2.plain.csv`` (the inputs and
+    ``instructions``), extended where it already has runs, for the collection's cost."""
+    folder = Path(tempfile.mkdtemp(prefix="learn-bench-vg-"))
+    try:
+        for index, app in enumerate(apps):
+            instrumented = read_run_table(out / f"{app}.O2.csv")
+            path = out / f"{app}.O2.plain.csv"
+            done = read_run_table(path) if path.exists() else None
+            binary = folder / f"{app}.plain"
+            _build(APPS / f"{app}.c", binary, "-O2")
+            rng = np.random.default_rng(seed + index)
+            inputs: list[dict[str, float]] = []
+            counts: list[float] = []
+            for row in range(min(runs, instrumented.rows)):
+                drawn = DRAWS[app](rng)
+                ranks = int(rng.integers(1, 3))
+                _check_replay(instrumented, row, {**drawn, "p": ranks})
+                inputs.append({**{k: v for k, v in drawn.items() if k != "seed"}, "p": ranks})
+                if done is not None and row < done.rows:
+                    counts.append(float(done.numeric[TARGET][row]))
+                    continue
+                counts.append(own_instructions(binary, drawn, ranks, folder / "none.jsonl"))
+                if len(counts) % 10 == 0 or row + 1 == min(runs, instrumented.rows):
+                    columns: dict[str, object] = {
+                        name: [r[name] for r in inputs] for name in inputs[0]
+                    }
+                    columns[TARGET] = counts
+                    write_run_table(from_columns(columns, str(path)), path)  # type: ignore[arg-type]
+                print(f"{app}: plain run {row + 1}", file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def accuracy(tables: dict[str, RunTable], trees: int) -> str:
     """Held-out error per method and columns; "chosen by CV" is the method with the lowest
     cross-validated error on the training share (the held-out runs play no part)."""
@@ -361,6 +396,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--runs", type=int, default=150, help="-O2 runs per program")
     parser.add_argument(
+        "--plain",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --collect: the uninstrumented build on the first N inputs of the tables",
+    )
+    parser.add_argument(
         "--rank-max",
         action="store_true",
         help="record each counter's largest per-rank value too ($PERFCAST_FEATURES_RANK_MAX)",
@@ -384,6 +426,9 @@ def main(argv: list[str] | None = None) -> int:
         if not all(shutil.which(tool) for tool in ("mpicc", "mpirun", "valgrind")):
             print("needs mpicc, mpirun and valgrind", file=sys.stderr)
             return 1
+        if args.plain:
+            collect_plain(apps, args.plain, args.seed, args.collect)
+            return 0
         collect(
             apps,
             args.runs,
