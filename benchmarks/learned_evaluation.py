@@ -173,15 +173,30 @@ REDUCTIONS = (
 )
 
 
+def costliest(table: RunTable, count: int = 4) -> str:
+    """The features whose collection costs most, as a share of the run's instructions (mean
+    over the runs), in a table row's words."""
+    shares = {
+        n: float(np.mean(c / table.numeric[TARGET]))
+        for n, c in table.costs.items()
+        if not n.endswith(RANK_MAX)
+    }
+    total = sum(shares.values())
+    top = sorted(shares, key=shares.__getitem__, reverse=True)[:count]
+    return f"{total:.2%} | " + "; ".join(f"`{n}` {shares[n]:.2%}" for n in top)
+
+
 def reductions_in_instructions(
     tables: dict[str, RunTable], plains: dict[str, RunTable], seeds: list[int], trees: int
 ) -> tuple[str, str]:
-    """The collection cost fit per program, and the error before and after each reduction
-    (50 % training, mean over the draws), instrumentation features only."""
+    """The collection cost fit per program (and the costliest features), and the error before
+    and after each reduction (50 % training, mean over the draws), instrumentation features
+    only."""
     fits = [
         "| program | paired runs | overhead / plain instructions | fixed instructions "
-        "| instructions per update | largest fit residual |",
-        "|---|---|---|---|---|---|",
+        "| instructions per update | largest fit residual | counters' cost, all runs "
+        "| costliest features |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     lines = [
         "| program | method | reduction | features kept | collection cost (instructions) "
@@ -190,8 +205,8 @@ def reductions_in_instructions(
     ]
     for app, table in tables.items():
         fixed, per_update, row = collection_cost(table, plains[app])
-        fits.append(f"| {app} | {row} |")
         priced = in_instructions(table, per_update)
+        fits.append(f"| {app} | {row} | {costliest(priced)} |")
         features = [n for n in priced.costs if not n.endswith(RANK_MAX)]
         for method in ("extra-trees", "nn-linear"):
             for label, options in REDUCTIONS:

@@ -83,6 +83,7 @@ def test_accuracy_and_reduction_tables_have_a_row_per_setting():
         {"solver": instrumented}, {"solver": plain.take(np.arange(10))}, [11], trees=10
     )
     assert "| solver | 10 | " in fits
+    assert f"`{LOOP}`" in fits
     assert len(lines.splitlines()) == 2 + 2 * 6
     assert "| solver | extra-trees | none | 2 of 2 |" in lines
 
