@@ -298,6 +298,48 @@ def collect_plain(apps: list[str], runs: int, seed: int, out: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def add_rank_maxima(apps: list[str], seed: int, folder: Path) -> None:
+    """``APP.O2.rankmax.csv``: ``APP.O2.csv`` with every counter's per-rank maximum added,
+    from the same inputs run again natively (no valgrind) with ``$PERFCAST_FEATURES_RANK_MAX``.
+
+    The features are counts of the program's control flow, fixed by its inputs: every count
+    of the new runs is checked equal to the table's, so the maxima are those the callgrind runs
+    would have written; each maximum's cost is its counter's (the same updates)."""
+    scratch = Path(tempfile.mkdtemp(prefix="learn-bench-rankmax-"))
+    try:
+        instrument_features([APPS / f"{a}.c" for a in apps], scratch / "instrumented")
+        for index, app in enumerate(apps):
+            table = read_run_table(folder / f"{app}.O2.csv")
+            binary = scratch / app
+            _build(scratch / "instrumented" / f"{app}.c", binary, "-O2")
+            records = scratch / f"{app}.jsonl"
+            env = {**os.environ, **MPI_ENV, "PERFCAST_FEATURES_FILE": str(records)}
+            env["PERFCAST_FEATURES_RANK_MAX"] = "1"
+            rng = np.random.default_rng(seed + index)
+            for row in range(table.rows):
+                drawn = DRAWS[app](rng)
+                ranks = int(rng.integers(1, 3))
+                _check_replay(table, row, {**drawn, "p": ranks})
+                command = ["mpirun", "--oversubscribe", "-np", str(ranks), str(binary)]
+                arguments = [str(v) for v in drawn.values()]
+                subprocess.run([*command, *arguments], check=True, capture_output=True, env=env)
+            native = read_feature_records(records)
+            for name in table.costs:
+                if not np.array_equal(native.numeric[name], table.numeric[name]):
+                    row = int(np.flatnonzero(native.numeric[name] != table.numeric[name])[0])
+                    raise RuntimeError(f"{app}: run {row + 1}: {name} differs natively")
+            columns: dict[str, object] = {n: table.column(n) for n in table.columns}
+            maxima = [n for n in native.columns if n.endswith(":rank_max")]
+            columns |= {n: native.numeric[n] for n in maxima}
+            columns |= {f"cost:{n}": c for n, c in table.costs.items()}
+            columns |= {f"cost:{n}": table.costs[n.removesuffix(":rank_max")] for n in maxima}
+            out = folder / f"{app}.O2.rankmax.csv"
+            write_run_table(from_columns(columns, str(out)), out)  # type: ignore[arg-type]
+            print(f"{app}: {table.rows} runs, {len(maxima)} maxima -> {out}", file=sys.stderr)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def accuracy(tables: dict[str, RunTable], trees: int) -> str:
     """Held-out error per method and columns; "chosen by CV" is the method with the lowest
     cross-validated error on the training share (the held-out runs play no part)."""
@@ -403,6 +445,12 @@ def main(argv: list[str] | None = None) -> int:
         help="with --collect: the uninstrumented build on the first N inputs of the tables",
     )
     parser.add_argument(
+        "--add-rank-max",
+        type=Path,
+        metavar="DIR",
+        help="write APP.O2.rankmax.csv: the table's runs again natively for the per-rank maxima",
+    )
+    parser.add_argument(
         "--rank-max",
         action="store_true",
         help="record each counter's largest per-rank value too ($PERFCAST_FEATURES_RANK_MAX)",
@@ -418,8 +466,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--apps", default="nbody,bfs,solver")
     args = parser.parse_args(argv)
     apps = args.apps.split(",")
+    if args.add_rank_max is not None:
+        add_rank_maxima(apps, args.seed, args.add_rank_max)
+        return 0
     if args.collect is None and args.tables is None and not args.determinism:
-        parser.error("give --collect DIR, --tables DIR or --determinism")
+        parser.error("give --collect DIR, --tables DIR, --add-rank-max DIR or --determinism")
     if args.determinism:
         print(determinism(apps) + "\n")
     if args.collect is not None:
