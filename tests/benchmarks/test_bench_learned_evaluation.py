@@ -12,6 +12,7 @@ from benchmarks.learned_evaluation import (
     column_sets,
     early_phase,
     in_instructions,
+    less_fixed,
     reductions_in_instructions,
 )
 from benchmarks.learned_instructions import _appended, _check_replay
@@ -56,8 +57,13 @@ def test_the_collection_cost_fit_recovers_the_fixed_part_and_the_cost_per_update
     assert fixed == pytest.approx(5e5, rel=1e-6)
     assert per_update == pytest.approx(3.0, rel=1e-6)
     assert row.startswith("12 | ")
-    priced = in_instructions(instrumented, per_update)
-    assert "time" not in priced.columns
+    priced = in_instructions(instrumented, per_update, fixed)
+    # the run's cost the reductions compare against: its instructions less the fixed part
+    assert np.allclose(priced.numeric["time"], instrumented.numeric["instructions"] - 5e5)
+    assert np.allclose(
+        less_fixed(instrumented, fixed).numeric["instructions"],
+        instrumented.numeric["instructions"] - 5e5,
+    )
     # the loop's instructions: 3 per trip of one rank
     expected = 3.0 * instrumented.numeric[LOOP] / instrumented.numeric["p"]
     assert np.allclose(priced.costs[LOOP], expected)
