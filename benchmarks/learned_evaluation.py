@@ -127,12 +127,13 @@ def updates_per_second(table: RunTable) -> np.ndarray:
     return (table.numeric[name] / table.numeric["p"]) / table.costs[name]
 
 
-def collection_cost(instrumented: RunTable, plain: RunTable) -> tuple[float, float, str]:
-    """Fit ``instrumented - plain = fixed + per_update * updates`` on the paired runs.
+def collection_cost(instrumented: RunTable, plain: RunTable, fixed: float) -> tuple[float, str]:
+    """Fit ``instrumented - plain = fixed + per_update * updates`` on the paired runs, the
+    ``fixed`` part measured (``learned_instructions --fixed-part``).
 
-    Returns the fixed instructions, the instructions per counter update and a table row of
-    the fit: runs, the overhead's range as a share of the plain count, the largest relative
-    residual of the fit.
+    Returns the instructions per counter update and a table row of the fit: runs, the
+    overhead's range as a share of the plain count, the fixed part, the per-update cost, the
+    largest residual of the fit relative to the overhead.
     """
     rows = plain.rows
     pairs = instrumented.take(np.arange(rows))
@@ -141,15 +142,14 @@ def collection_cost(instrumented: RunTable, plain: RunTable) -> tuple[float, flo
             raise ValueError(f"{plain.source}: column {name} is not the instrumented runs'")
     overhead = pairs.numeric[TARGET] - plain.numeric[TARGET]
     updates = sum(pairs.costs.values()) * updates_per_second(pairs)
-    design = np.column_stack([np.ones(rows), updates])
-    (fixed, per_update), *_ = np.linalg.lstsq(design, overhead, rcond=None)
-    residual = np.max(np.abs(design @ [fixed, per_update] - overhead) / overhead)
+    per_update = float(np.dot(updates, overhead - fixed) / np.dot(updates, updates))
+    residual = np.max(np.abs(fixed + per_update * updates - overhead) / overhead)
     share = overhead / plain.numeric[TARGET]
     row = (
         f"{rows} | {share.min():.1%}-{share.max():.1%} | {fixed:,.0f} | {per_update:.2f} "
         f"| {residual:.2%}"
     )
-    return float(fixed), float(per_update), row
+    return per_update, row
 
 
 def in_instructions(table: RunTable, per_update: float, fixed: float = 0.0) -> RunTable:
@@ -200,13 +200,17 @@ def costliest(table: RunTable, count: int = 4) -> str:
 
 
 def reductions_in_instructions(
-    tables: dict[str, RunTable], plains: dict[str, RunTable], seeds: list[int], trees: int
+    tables: dict[str, RunTable],
+    plains: dict[str, RunTable],
+    fixed: dict[str, float],
+    seeds: list[int],
+    trees: int,
 ) -> tuple[str, str]:
     """The collection cost fit per program (and the costliest features), and the error before
     and after each reduction (50 % training, mean over the draws), instrumentation features
     only."""
     fits = [
-        "| program | paired runs | overhead / plain instructions | fixed instructions "
+        "| program | paired runs | overhead / plain instructions | fixed instructions (measured) "
         "| instructions per update | largest fit residual | counters' cost, all runs "
         "| costliest features |",
         "|---|---|---|---|---|---|---|---|",
@@ -217,8 +221,8 @@ def reductions_in_instructions(
         "|---|---|---|---|---|---|",
     ]
     for app, table in tables.items():
-        fixed, per_update, row = collection_cost(table, plains[app])
-        priced = in_instructions(table, per_update, fixed)
+        per_update, row = collection_cost(table, plains[app], fixed[app])
+        priced = in_instructions(table, per_update, fixed[app])
         fits.append(f"| {app} | {row} | {costliest(priced)} |")
         features = [n for n in priced.costs if not n.endswith(RANK_MAX)]
         for method in ("extra-trees", "nn-linear"):
@@ -285,11 +289,13 @@ def main(argv: list[str] | None = None) -> int:
     seeds = [11 + k for k in range(args.seeds)]
     tables = {app: read_run_table(args.tables / f"{app}.O2.csv") for app in apps}
     plains = {
-        app: read_run_table(args.tables / f"{app}.O2.plain.csv")
+        app: read_run_table(args.tables / f"{app}.O2.plain.csv") for app in apps if args.reductions
+    }
+    fixed = {
+        app: float(read_run_table(args.tables / f"{app}.O2.fixed.csv").numeric[TARGET][0])
         for app in apps
         if args.reductions or args.less_fixed
     }
-    fixed = {app: collection_cost(tables[app], plains[app])[0] for app in plains}
     if args.less_fixed:
         print(
             "Target: instructions less the collection's fixed part: "
@@ -310,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Held-out error, method chosen by CV, mean (min-max) over {len(seeds)} draws:\n")
         print(chosen + "\n\nEvery method, mean over the draws:\n\n" + methods + "\n")
     if args.reductions:
-        fits, lines = reductions_in_instructions(tables, plains, seeds, args.trees)
+        fits, lines = reductions_in_instructions(tables, plains, fixed, seeds, args.trees)
         print("Collection cost in instructions:\n\n" + fits + "\n\nReductions:\n\n" + lines + "\n")
     if args.early:
         early = {app: read_run_table(args.tables / f"{app}.O2.early.csv") for app in apps}

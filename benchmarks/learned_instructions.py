@@ -83,11 +83,18 @@ DRAWS = input_draws(
 
 
 def own_instructions(
-    binary: Path, inputs: dict[str, float], ranks: int, records: Path, rank_max: bool = False
+    binary: Path,
+    inputs: dict[str, float],
+    ranks: int,
+    records: Path,
+    rank_max: bool = False,
+    runtime_only: bool = False,
 ) -> int:
     """Run once under callgrind; the largest count over the ranks of the instructions executed
     in ``binary``'s own object file. ``rank_max``: the records get each counter's largest
-    per-rank value too (``$PERFCAST_FEATURES_RANK_MAX``)."""
+    per-rank value too (``$PERFCAST_FEATURES_RANK_MAX``). ``runtime_only``: only the feature
+    runtime's functions that do not depend on the input (reducing and writing the records,
+    with the calibration of the cost per update), not the program's nor its counters'."""
     env = {**os.environ, **MPI_ENV, "PERFCAST_FEATURES_FILE": str(records)}
     env["PERFCAST_FEATURES_RANK_MAX"] = "1" if rank_max else ""
     with tempfile.TemporaryDirectory(prefix="learn-callgrind-") as scratch:
@@ -107,11 +114,42 @@ def own_instructions(
                     cost[column]
                     for function, cost in profile.exclusive.items()
                     if Path(function.obj).name == binary.name
+                    and (not runtime_only or _fixed_runtime(function.name))
                 )
             )
     if len(counts) != ranks:
         raise RuntimeError(f"{binary.name}: {len(counts)} profiles for {ranks} ranks")
     return max(counts)
+
+
+def _fixed_runtime(function: str) -> bool:
+    """Whether ``function`` (a name as callgrind gives it, ``.constprop.0`` and the like
+    included) is part of the feature runtime whose cost is the same in every run: everything
+    of ``perfcast_features.h`` but the per-call byte count of MPI calls, which is a counter."""
+    return function.startswith("perfcast_features_") and not function.startswith(
+        "perfcast_features_mpi_bytes"
+    )
+
+
+def collect_fixed(apps: list[str], out: Path, rank_max: bool) -> None:
+    """``APP.O2.fixed.csv``: the instructions of the feature runtime that every run executes
+    whatever its inputs (the cost calibration and the writing at each record), measured in
+    one run of ``FIXED``'s input on one rank; the learned target less this is the program's
+    own work and its counters'."""
+    folder = Path(tempfile.mkdtemp(prefix="learn-bench-vg-"))
+    try:
+        instrument_features([APPS / f"{a}.c" for a in apps], folder / "instrumented")
+        for app in apps:
+            binary = folder / app
+            _build(folder / "instrumented" / f"{app}.c", binary, "-O2")
+            count = own_instructions(
+                binary, FIXED[app], 1, folder / "r.jsonl", rank_max, runtime_only=True
+            )
+            path = out / f"{app}.O2.fixed.csv"
+            write_run_table(from_columns({TARGET: [count]}, str(path)), path)
+            print(f"{app}: {count} fixed instructions -> {path}", file=sys.stderr)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class Campaign:
@@ -445,6 +483,12 @@ def main(argv: list[str] | None = None) -> int:
         help="with --collect: the uninstrumented build on the first N inputs of the tables",
     )
     parser.add_argument(
+        "--fixed-part",
+        type=Path,
+        metavar="DIR",
+        help="write APP.O2.fixed.csv: the feature runtime's instructions that every run spends",
+    )
+    parser.add_argument(
         "--add-rank-max",
         type=Path,
         metavar="DIR",
@@ -466,6 +510,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--apps", default="nbody,bfs,solver")
     args = parser.parse_args(argv)
     apps = args.apps.split(",")
+    if args.fixed_part is not None:
+        collect_fixed(apps, args.fixed_part, args.rank_max)
+        return 0
     if args.add_rank_max is not None:
         add_rank_maxima(apps, args.seed, args.add_rank_max)
         return 0
