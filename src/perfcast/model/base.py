@@ -210,9 +210,10 @@ class SeriesModeler:
         if finishing is not None and self.location != "adaptive":
             spread = FitData.from_series(series, experiment.source)
 
-        # The largest choices of the chunks returned so far: later chunks start from them, so
-        # that few decide below the whole series' choices and are modeled again.
-        floor: list[tuple[int, ...] | None] = [None]
+        # The choices the statistics fix ahead, raised by the largest choices of the chunks
+        # returned so far: later chunks start from them, so that few decide below the whole
+        # series' choices and are modeled again.
+        floor: list[tuple[int, ...] | None] = [self._choices_ahead(data) or None]
 
         def piece(start: int) -> Piece:
             rows = np.arange(start, min(start + size, n_kernels))
@@ -274,6 +275,13 @@ class SeriesModeler:
 
     def _model_data(self, data: FitData) -> list[Model]:
         raise NotImplementedError
+
+    def _choices_ahead(self, data: FitData) -> tuple[int, ...]:
+        """The first series-wide choices ``_model_data(data)`` makes
+        (:mod:`perfcast.model.fitting.decisions`), in their order, as far as the statistics
+        alone fix them before any search; the chunks of a series start from them, so that
+        none decides below the whole series on them. None known: ``()``."""
+        return ()
 
 
 def model_chunk(
@@ -476,8 +484,10 @@ def backtest_block(
 
 
 def _largest(first: tuple[int, ...], second: tuple[int, ...]) -> tuple[int, ...]:
-    """Position by position the larger of two tuples of series-wide choices."""
-    return tuple(max(a, b) for a, b in zip(first, second, strict=True))
+    """Position by position the larger of two tuples of series-wide choices; the longer
+    one's last values where the other has none (the choices known ahead are a prefix)."""
+    common = tuple(max(a, b) for a, b in zip(first, second, strict=False))
+    return common + first[len(common) :] + second[len(common) :]
 
 
 def _representable(model: Model) -> bool:
