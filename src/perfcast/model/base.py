@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar, Protocol, TypeVar
 
@@ -494,4 +495,5 @@ def _representable(model: Model) -> bool:
     """True when every number of ``model`` (coefficients, quality figures) is finite or absent."""
     quality = model.quality.to_dict().values() if model.quality is not None else ()
     numbers = [model.constant, *(t.coefficient for t in model.terms), *quality]
-    return all(n is None or np.isfinite(n) for n in numbers)
+    # math.isfinite: a plain number at a time, far faster than numpy's per call
+    return all(n is None or math.isfinite(n) for n in numbers)
