@@ -17,29 +17,64 @@ record); a setting outside its allowed range is a ``ValueError`` naming the sett
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from perfcast.core.errors import InputError, WorkError
-from perfcast.core.experiment import Experiment
-from perfcast.core.function import Model
 from perfcast.core.jsonout import dumps
 from perfcast.core.points import parse_point
 from perfcast.core.progress import ProgressBar
-from perfcast.display.tables import FORMATS as TABLE_FORMATS
-from perfcast.io import read_experiment, write_experiment
-from perfcast.model.backtest import CHUNK_KERNELS as BACKTEST_KERNELS
-from perfcast.model.backtest import backtest
-from perfcast.model.distributed import DaskChunks, dask_client, scheduler_address
-from perfcast.model.fitting.assembly import Skip, require_models
-from perfcast.model.fitting.location import LOCATIONS
-from perfcast.model.gates import gate_models
-from perfcast.model.modelset import ModelSet, measured_ranges
-from perfcast.model.predict import Prediction
-from perfcast.model.registry import make_modeler, modeler_names
-from perfcast.model.rivals import selection_spread
+
+# Names of the measurement and modeling layers (numpy, pandas, scipy) load on first use, so
+# that a command that needs none of them (``perfcast static``) does not pay for them at start-up;
+# the functions below import what they use.
+if TYPE_CHECKING:
+    from perfcast.core.experiment import Experiment
+    from perfcast.core.function import Model
+    from perfcast.display.tables import FORMATS as TABLE_FORMATS
+    from perfcast.model.distributed import DaskChunks, dask_client, scheduler_address
+    from perfcast.model.fitting.assembly import Skip
+    from perfcast.model.fitting.location import LOCATIONS
+    from perfcast.model.modelset import ModelSet
+    from perfcast.model.predict import Prediction
+
+#: Name -> (module, name there) of the names that load on first use (the ones above and more).
+_ON_FIRST_USE = {
+    "Experiment": ("perfcast.core.experiment", "Experiment"),
+    "Model": ("perfcast.core.function", "Model"),
+    "TABLE_FORMATS": ("perfcast.display.tables", "FORMATS"),
+    "read_experiment": ("perfcast.io", "read_experiment"),
+    "write_experiment": ("perfcast.io", "write_experiment"),
+    "BACKTEST_KERNELS": ("perfcast.model.backtest", "CHUNK_KERNELS"),
+    "backtest": ("perfcast.model.backtest", "backtest"),
+    "DaskChunks": ("perfcast.model.distributed", "DaskChunks"),
+    "dask_client": ("perfcast.model.distributed", "dask_client"),
+    "scheduler_address": ("perfcast.model.distributed", "scheduler_address"),
+    "Skip": ("perfcast.model.fitting.assembly", "Skip"),
+    "require_models": ("perfcast.model.fitting.assembly", "require_models"),
+    "LOCATIONS": ("perfcast.model.fitting.location", "LOCATIONS"),
+    "gate_models": ("perfcast.model.gates", "gate_models"),
+    "ModelSet": ("perfcast.model.modelset", "ModelSet"),
+    "measured_ranges": ("perfcast.model.modelset", "measured_ranges"),
+    "Prediction": ("perfcast.model.predict", "Prediction"),
+    "make_modeler": ("perfcast.model.registry", "make_modeler"),
+    "modeler_names": ("perfcast.model.registry", "modeler_names"),
+    "selection_spread": ("perfcast.model.rivals", "selection_spread"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The names of :data:`_ON_FIRST_USE`, imported when first asked for."""
+    if name not in _ON_FIRST_USE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = _ON_FIRST_USE[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
 
 #: Seconds of work before a progress bar shows.
 PROGRESS_DELAY = 1.0
@@ -112,6 +147,8 @@ def load(
         When the file is missing, of unknown format or malformed, the metric is not measured,
         a pattern of ``kernels`` matches nothing or no kernel is left.
     """
+    from perfcast.io import read_experiment
+
     experiment = read_experiment(path, format)
     if metric is None and kernels is None and not exclude:
         return experiment
@@ -178,6 +215,8 @@ def fit(
     WorkError
         With ``client``, when the cluster fails (a worker dies, the scheduler goes away).
     """
+    from perfcast.model.fitting.assembly import require_models
+
     models = _fitted(experiment, modeler, metric, strict, progress, client, settings)
     require_models(models.models, models.skipped, experiment.source)
     return models
@@ -193,6 +232,14 @@ def _fitted(
     settings: Mapping[str, Any],
 ) -> ModelSet:
     """:func:`fit`, also when no kernel could be modeled (the model set is then empty)."""
+    from perfcast.model.backtest import CHUNK_KERNELS as BACKTEST_KERNELS
+    from perfcast.model.backtest import backtest
+    from perfcast.model.distributed import DaskChunks
+    from perfcast.model.gates import gate_models
+    from perfcast.model.modelset import ModelSet, measured_ranges
+    from perfcast.model.registry import make_modeler
+    from perfcast.model.rivals import selection_spread
+
     estimator = make_modeler(modeler, **settings)
     chunks = client if client is None or isinstance(client, DaskChunks) else DaskChunks(client)
     notes: dict[str, None] = {}
@@ -556,6 +603,8 @@ def save(experiment: Experiment, path: str | Path, *, format: str | None = None)
     InputError
         When the format is unknown or the file cannot be written.
     """
+    from perfcast.io import write_experiment
+
     write_experiment(experiment, path, format)
 
 
@@ -755,7 +804,10 @@ def analyze_source(
     functions : sequence of str, optional
         Analyse only these functions, lazily: the sources are parsed once, only these
         functions and their callers are walked, and the report holds these functions'
-        kernels alone (with the counts the full analysis gives them).
+        kernels alone (with the counts the full analysis gives them). When None, the
+        report holds every function of the sources and every function of an included
+        header that they call (directly or through others); the other functions of headers
+        (Python.h's inline functions, say) never run in the program and are left out.
     cache : bool, str or Path
         Cache of reports keyed by the content of the sources and every header they include,
         the flags, parameters, functions and the analysis code: True for the default
@@ -862,6 +914,7 @@ def render(
         When ``at`` is malformed or misses a parameter of the models.
     """
     from perfcast.display.tables import FORMATS, format_models, format_predictions, format_tree
+    from perfcast.model.modelset import ModelSet
 
     if isinstance(value, ModelSet | Sequence):
         if format not in FORMATS:
@@ -902,6 +955,7 @@ def render_warnings(value: ModelSet | Sequence[Prediction]) -> str:
     ``warnings``.
     """
     from perfcast.display.tables import format_warnings
+    from perfcast.model.modelset import ModelSet
 
     return format_warnings(value.models if isinstance(value, ModelSet) else list(value))
 
@@ -1001,6 +1055,7 @@ def _measured_counts(
     """Measured block and entry counts of the profiled runs, as sympy constants or models."""
     import sympy
 
+    from perfcast.core.experiment import Experiment
     from perfcast.static.callgrind import measured_loop_counts, read_callgrind
 
     runs = [
@@ -1193,6 +1248,7 @@ def run_advised(
 
     from perfcast.analyze.advice import RUNS, AdvisedRound, parse_budget
     from perfcast.core.points import plain_value
+    from perfcast.io import write_experiment
 
     total = parse_budget(str(budget))
     result = run_campaign(campaign)
@@ -1251,6 +1307,8 @@ def _joined(first: Experiment, second: Experiment) -> Experiment:
     """The measurements of both experiments (``second`` at points ``first`` lacks)."""
     import pandas as pd
 
+    from perfcast.core.experiment import Experiment
+
     names = list(first.parameter_names)
     taken = set(map(tuple, first.points().tolist()))
     frame = second.frame
@@ -1274,6 +1332,8 @@ def advice_stop_reasons() -> dict[str, str]:
 def modelers(*, standalone: bool = False) -> tuple[str, ...]:
     """Names of the registered modelers (see :mod:`perfcast.model.registry`); ``standalone``
     leaves out those that need a static analysis (``hybrid``)."""
+    from perfcast.model.registry import modeler_names
+
     return modeler_names(standalone=standalone)
 
 
@@ -2078,6 +2138,8 @@ def merge_signatures(signatures: Sequence[Experiment]) -> Experiment:
     """
     import pandas as pd
 
+    from perfcast.core.experiment import Experiment
+
     if not signatures:
         raise InputError("no signature to merge")
     first = signatures[0]
@@ -2485,6 +2547,7 @@ def fit_stream(
 
     from perfcast.io import detect_format
     from perfcast.io.kernel_blocks import read_blocks
+    from perfcast.model.registry import make_modeler
 
     if not Path(path).exists():
         raise InputError("no such file or directory", path)

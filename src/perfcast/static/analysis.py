@@ -96,6 +96,10 @@ def analyze(
 ) -> StaticReport:
     """Count every function and loop nest of C sources symbolically.
 
+    The report holds the functions defined in the sources and the functions of included
+    headers that they call (directly or through others); a header's function nothing of the
+    sources calls never runs in the program and is left out.
+
     Parameters
     ----------
     sources : sequence of path
@@ -188,7 +192,8 @@ class StaticSession:
         functions: Sequence[str] | None = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> StaticReport:
-        """The kernels of the named functions (None: of every function).
+        """The kernels of the named functions (None: of every function of the sources and
+        every function of an included header that they call, directly or through others).
 
         Parameters
         ----------
@@ -266,21 +271,17 @@ class _Analysis:
         )
         self.counted: dict[int, StaticKernel] = {}  # id of a record -> its kernel
 
-    def walk(self, functions: Sequence[str] | None) -> None:
-        """Walk the functions (None: all) and their callers that are not walked yet, in
-        source order (every one is prepared before any is walked)."""
+    def walk(self, functions: Sequence[str]) -> None:
+        """Walk the functions and their callers that are not walked yet, in source order
+        (every one is prepared before any is walked)."""
         needed = self._to_walk(functions)
         new = needed - self.walked
         if not new:
             return
         self.walked |= new
-        if functions is not None:
-            # what reaches the new functions depends on their call sites: solve again
-            self.reach.relevant = (self.reach.relevant or set()) | needed
-            self.reach.forget_solution()
-        else:
-            self.reach.relevant = None
-            self.reach.forget_solution()
+        # what reaches the new functions depends on their call sites: solve again
+        self.reach.relevant = (self.reach.relevant or set()) | needed
+        self.reach.forget_solution()
         for name, function in self.program.functions.items():
             if name in new:
                 self._prepare(name, function)
@@ -294,12 +295,14 @@ class _Analysis:
         progress: Callable[[int, int], None] | None = None,
         functions: Sequence[str] | None = None,
     ) -> StaticReport:
+        if functions is None:
+            functions = self._run_by_sources()
         self.walk(functions)
-        wanted = set(functions) if functions is not None else None
+        wanted = set(functions)
         order = {name: index for index, name in enumerate(self.program.functions)}
 
         def selected(records: list[KernelRecord]) -> list[KernelRecord]:
-            chosen = [r for r in records if wanted is None or r.context.function in wanted]
+            chosen = [r for r in records if r.context.function in wanted]
             return sorted(chosen, key=lambda r: order.get(r.context.function, len(order)))
 
         records = selected(self.kernels)
@@ -327,12 +330,32 @@ class _Analysis:
             self.counted[id(record)] = self.counting.kernel(record)
         return self.counted[id(record)]
 
-    def _to_walk(self, functions: Sequence[str] | None) -> set[str]:
-        """The functions to walk: all, or the named ones and every function calling them
-        (directly or through others)."""
+    def _run_by_sources(self) -> list[str]:
+        """The functions defined in the sources themselves and the functions of headers that
+        they call (directly or through others), in source order.
+
+        A header's function no function of the sources calls never runs in this program
+        (Python.h alone defines some 180 inline functions): it is neither walked nor reported.
+        """
         defined = self.program.functions
-        if functions is None:
-            return set(defined)
+        sources = {source.unit.spelling for source in self.program.sources}
+        found = {
+            name
+            for name, function in defined.items()
+            if function.location.file is not None and function.location.file.name in sources
+        }
+        work = list(found)
+        while work:
+            for callee in self.program.calls_from.get(work.pop(), ()):
+                if callee in defined and callee not in found:
+                    found.add(callee)
+                    work.append(callee)
+        return [name for name in defined if name in found]
+
+    def _to_walk(self, functions: Sequence[str]) -> set[str]:
+        """The functions to walk: the named ones and every function calling them (directly
+        or through others)."""
+        defined = self.program.functions
         unknown = [name for name in functions if name not in defined]
         if unknown:
             close = difflib.get_close_matches(unknown[0], list(defined), n=5)
