@@ -24,6 +24,15 @@ LOOPS = {CursorKind.FOR_STMT, CursorKind.WHILE_STMT, CursorKind.DO_STMT}
 # Name of the attribute a translation unit keeps its tree of children in (see _tree).
 _TREE = "_perfcast_children"
 _RECURSE = 2  # CXChildVisit_Recurse
+_CONTINUE = 1  # CXChildVisit_Continue: the next sibling, not this cursor's children
+# Declarations whose children hold no statement or expression that runs (a header's types
+# and prototypes are most of a unit): the tree leaves them out, children() asks libclang.
+_TYPE_DECLARATIONS = {
+    CursorKind.TYPEDEF_DECL,
+    CursorKind.STRUCT_DECL,
+    CursorKind.UNION_DECL,
+    CursorKind.ENUM_DECL,
+}
 
 
 def children(cursor: Cursor) -> list[Cursor]:
@@ -60,12 +69,29 @@ def _tree(unit: TranslationUnit) -> dict[bytes, list[Cursor]]:
     def visit(child: Cursor, parent: Cursor, _data: object) -> int:
         child._tu = unit
         tree[bytes(parent)].append(child)
+        if declares_only(child):
+            return _CONTINUE
         tree[bytes(child)] = []  # a cursor met twice gets the children of its last visit
         return _RECURSE
 
     conf.lib.clang_visitChildren(root, callbacks["cursor_visit"](visit), None)
     setattr(unit, _TREE, tree)
     return tree
+
+
+def release_tree(unit: TranslationUnit) -> None:
+    """Drop the unit's tree of children (see :func:`children`), which a cursor of the unit
+    asking for its children builds again."""
+    if hasattr(unit, _TREE):
+        delattr(unit, _TREE)
+
+
+def declares_only(cursor: Cursor) -> bool:
+    """True for a type declaration or a function's prototype (nothing in it runs)."""
+    kind = cursor.kind
+    if kind == CursorKind.FUNCTION_DECL:
+        return not cursor.is_definition()
+    return kind in _TYPE_DECLARATIONS
 
 
 def strip(cursor: Cursor) -> Cursor:

@@ -16,6 +16,7 @@ from perfcast.static.cursors import (
     assignment_target,
     children,
     contains,
+    declares_only,
     is_write,
     key,
     operator,
@@ -212,7 +213,8 @@ def collect(sources: list[ParsedSource]) -> Program:
                 program.function_source[name] = source
             elif cursor.kind in _SCOPES:
                 _report_unanalysed(program, cursor)
-            _scan(program, cursor, source, callee_refs, function_refs, pointers)
+            if cursor.kind not in _MACROS and not declares_only(cursor):
+                _scan(program, cursor, source, callee_refs, function_refs, pointers)
     _resolve_pointers(program, pointers, [r for r in function_refs if r.hash not in callee_refs])
     _close_global_writes(program)
     for function in program.functions.values():
@@ -220,6 +222,7 @@ def collect(sources: list[ParsedSource]) -> Program:
     return program
 
 
+_MACROS = {CursorKind.MACRO_DEFINITION, CursorKind.MACRO_INSTANTIATION}
 _SCOPES = {
     CursorKind.NAMESPACE,
     CursorKind.CLASS_DECL,
