@@ -428,6 +428,8 @@ class _Analysis:
 
     def _reads_parameter(self, condition: Cursor) -> bool:
         """True when a token of the condition is a model parameter's name."""
+        if not self.symbols:
+            return False  # no tokens to read
         return any(t.spelling in self.symbols for t in condition.get_tokens())
 
     # -- walking ----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from perfcast.static.cursors import (
     children,
     contains,
     declares_only,
+    expansion_span,
     is_write,
     key,
     operator,
@@ -181,6 +182,7 @@ def collect(sources: list[ParsedSource]) -> Program:
     pointers = _PointerUses()
     for source in sources:
         unit = source.unit
+        file_names: dict[int, str] = {}
         for cursor in children(unit.cursor):
             if cursor.kind == CursorKind.INCLUSION_DIRECTIVE:
                 continue
@@ -191,11 +193,9 @@ def collect(sources: list[ParsedSource]) -> Program:
                 program.macros.define(cursor)
             elif cursor.kind == CursorKind.MACRO_INSTANTIATION:
                 # An expansion's location is the start of its extent.
-                program.instantiations[(str(location.file), location.offset)] = (
-                    cursor.extent.end.offset,
-                    cursor.spelling,
-                )
-                program.instantiation_offsets.add(location.offset)
+                file, start, end = expansion_span(cursor, file_names)
+                program.instantiations[(str(file), start)] = (end, cursor.spelling)
+                program.instantiation_offsets.add(start)
             elif cursor.kind == CursorKind.FUNCTION_DECL and cursor.is_definition():
                 name = cursor.spelling
                 if name in program.functions:
