@@ -144,11 +144,14 @@ def analyze(
             cached = cached_report(cache, key)
         if cached is not None:
             return cached
-    session = StaticSession(sources, parameters, compile_args)
-    report = session.report(selected, progress)
-    if cache is not None and key is not None:
-        store_report(cache, key, report, included_files(session.parsed))
-    session.close()
+    # One pause for the whole analysis: re-enabling the collector in between would make its
+    # next pass go over every object made so far (the unit's tree among them).
+    with _collector_paused():
+        session = StaticSession(sources, parameters, compile_args)
+        report = session.report(selected, progress)
+        if cache is not None and key is not None:
+            store_report(cache, key, report, included_files(session.parsed))
+        session.close()
     return report
 
 
