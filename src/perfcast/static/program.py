@@ -217,8 +217,6 @@ def collect(sources: list[ParsedSource]) -> Program:
                 _scan(program, cursor, source, callee_refs, function_refs, pointers)
     _resolve_pointers(program, pointers, [r for r in function_refs if r.hash not in callee_refs])
     _close_global_writes(program)
-    for function in program.functions.values():
-        program.loops.extend(c for c in walk(function) if c.kind in LOOPS and not single_pass(c))
     return program
 
 
@@ -269,8 +267,12 @@ def _scan(
     pointers: _PointerUses,
 ) -> None:
     function = top.spelling if top.kind == CursorKind.FUNCTION_DECL else ""
+    # the loops of the definition a name stands for (not of a second one of the same name)
+    listed = bool(function) and program.functions.get(function) == top
     for cursor in walk(top):
         kind = cursor.kind
+        if kind in LOOPS and listed and not single_pass(cursor):
+            program.loops.append(cursor)
         if kind not in _SCANNED:
             continue
         if kind == CursorKind.VAR_DECL:
