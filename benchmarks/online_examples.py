@@ -321,10 +321,45 @@ def costs() -> None:
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
 
 
+#: Native wall-time runs: the campaigns' smaller inputs, every execution measured (no collector,
+#: no back-off: the most the regions can cost), reference and online runs interleaved.
+WALL_INPUTS = {"jacobi": ["256", "1000"], "cg": ["128", "200"]}
+WALL_PAIRS = 11
+
+
+def wall(metric: str) -> None:
+    """Wall time of native runs with every execution measured against the build without
+    regions: :data:`WALL_PAIRS` interleaved pairs, median and spread of the pair ratios."""
+    print(f"Command: python -m benchmarks.online_examples wall {metric}\n")
+    print("| example | input | reference median s | overhead: median / min / max of the "
+          f"{WALL_PAIRS} pairs | load before / after |")  # fmt: skip
+    print("|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="online4-wall-") as name:
+        work = Path(name)
+        for app_name, arguments in WALL_INPUTS.items():
+            app = APPS[app_name]
+            reference, online = build(app, work, True), build(app, work, False)
+            before = os.getloadavg()[0]
+            ratios, seconds = [], []
+            for pair in range(WALL_PAIRS):
+                spool = work / f"spool-{app_name}-{pair}"
+                base = timed(reference, arguments, environment(work / "unused", 512, metric))
+                ratios.append(timed(online, arguments, environment(spool, 512, metric)) / base)
+                seconds.append(base)
+            overheads = [100 * (ratio - 1) for ratio in ratios]
+            print(f"| {app_name} | {' '.join(arguments)} | {statistics.median(seconds):.3f} | "
+                  f"{statistics.median(overheads):.1f} / {min(overheads):.1f} / "
+                  f"{max(overheads):.1f} % | {before:.1f} / {os.getloadavg()[0]:.1f} |",
+                  flush=True)  # fmt: skip
+
+
 def main() -> None:
     words = sys.argv[1:]
     if words == ["costs"]:
         costs()
+        return
+    if words[:1] == ["wall"]:
+        wall(words[-1] if words[-1] in METRICS else METRICS[0])
         return
     metric = words[-1] if words and words[-1] in METRICS else METRICS[0]
     names = [word for word in words if word in APPS] or list(APPS)
