@@ -190,6 +190,7 @@ def serve_spool(
     """
     import time
 
+    from perfcast.io.online_batch import SUFFIX, read_batch_file
     from perfcast.io.online_stream import read_stream
     from perfcast.measure.online_spool import pending_batches, write_control
     from perfcast.model.online import Measurement
@@ -206,7 +207,8 @@ def serve_spool(
             files = pending_batches(spool)
             for path in files:
                 try:
-                    records = list(read_stream(path))
+                    binary = path.suffix == SUFFIX
+                    records = read_batch_file(path) if binary else list(read_stream(path))
                     measurements = [
                         Measurement(r.kernel, r.metric, r.params, r.value, r.index, r.skipped)
                         for r in records

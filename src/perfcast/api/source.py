@@ -76,7 +76,10 @@ def analyze_source(
     functions : sequence of str, optional
         Analyse only these functions, lazily: the sources are parsed once, only these
         functions and their callers are walked, and the report holds these functions'
-        kernels alone (with the counts the full analysis gives them).
+        kernels alone (with the counts the full analysis gives them). When None, the
+        report holds every function of the sources and every function of an included
+        header that they call (directly or through others); the other functions of headers
+        (Python.h's inline functions, say) never run in the program and are left out.
     cache : bool, str or Path
         Cache of reports keyed by the content of the sources and every header they include,
         the flags, parameters, functions and the analysis code: True for the default
