@@ -51,7 +51,7 @@ from perfcast.static.parameter_check import check_parameters
 from perfcast.static.program import Program, collect
 from perfcast.static.propagation import Propagation, public
 from perfcast.static.reach import Reach
-from perfcast.static.report import StaticKernel, StaticReport
+from perfcast.static.report import ERROR_PATH_NOTE, StaticKernel, StaticReport
 from perfcast.static.similarity import fingerprint
 from perfcast.static.symbolic import (
     Factor,
@@ -784,7 +784,7 @@ class _Analysis:
             arm = 0 if errors[0] else 1
             self.error_notes.append(
                 f"{source.path}:{cursor.location.line}: the {('then', 'else')[arm]} branch "
-                f"{errors[arm]}: counted as an error path that never runs"
+                f"{errors[arm]}: {ERROR_PATH_NOTE}"
             )
             never = replace(context, guards=context.guards + (Factor(sympy.Integer(0)),))
             return (never, context) if arm == 0 else (context, never)
