@@ -40,9 +40,44 @@ REPETITIONS = 5
 
 def synthetic(kernels: int, grid: dict[str, list[float]], seed: int):
     """An experiment of ``kernels`` random PMNF kernels on the full ``grid``, built from
-    columns (no pandas): ``c + sum_j a_j * x_j^e_j * log2(x_j)^l_j`` times ``1 + noise``."""
+    columns (no pandas): ``c + sum_j a_j * x_j^e_j * log2(x_j)^l_j`` times ``1 + noise``.
+
+    The columns are handed over as the kernel and metric codes an experiment keeps, valid by
+    construction (every kernel measured once per point and repetition), instead of through
+    :meth:`Experiment.from_columns`, whose checks of 30 million rows (one name per row,
+    repetitions counted per kernel and point) cost more than a fit in one process; the
+    experiment is the one ``from_columns`` gives (:func:`synthetic_by_rows`).
+    """
+    from perfcast.core.experiment import Experiment, Metric, Parameter
+
+    names, kernel_names, columns = _synthetic_columns(kernels, grid, seed)
+    kernel_codes, coordinates, repetition, measured = columns
+    return Experiment(
+        (kernel_codes, kernel_names),
+        (np.zeros(len(measured), dtype=np.int64), ["time"]),
+        coordinates,
+        repetition,
+        measured,
+        tuple(Parameter(name) for name in names),
+        {"time": Metric("time")},
+        {},
+        None,
+    )
+
+
+def synthetic_by_rows(kernels: int, grid: dict[str, list[float]], seed: int):
+    """:func:`synthetic` through :meth:`Experiment.from_columns`, one kernel name per row."""
     from perfcast.core.experiment import Experiment
 
+    _, kernel_names, columns = _synthetic_columns(kernels, grid, seed)
+    kernel_codes, coordinates, repetition, measured = columns
+    rows = np.array(kernel_names, dtype=object)[kernel_codes]
+    return Experiment.from_columns(rows, ["time"] * len(rows), coordinates, measured, repetition)
+
+
+def _synthetic_columns(kernels: int, grid: dict[str, list[float]], seed: int):
+    """The parameter names, kernel names and columns (kernel codes, coordinates,
+    repetitions, values) of :func:`synthetic`."""
     rng = np.random.default_rng(seed)
     names = list(grid)
     mesh = np.meshgrid(*[np.asarray(grid[n]) for n in names], indexing="ij")
@@ -62,17 +97,13 @@ def synthetic(kernels: int, grid: dict[str, list[float]], seed: int):
         1 + rng.uniform(-1, 1, (kernels, len(points), REPETITIONS)) * noise
     )
     n_points = len(points)
-    rows = kernels * n_points * REPETITIONS
-    kernel_names = np.repeat(
-        np.array([f"k{k}" for k in range(kernels)], dtype=object), n_points * REPETITIONS
-    )
+    kernel_codes = np.repeat(np.arange(kernels, dtype=np.int64), n_points * REPETITIONS)
     coordinates = {
         name: np.tile(np.repeat(points[:, j], REPETITIONS), kernels) for j, name in enumerate(names)
     }
-    repetition = np.tile(np.arange(REPETITIONS), kernels * n_points)
-    return Experiment.from_columns(
-        kernel_names, ["time"] * rows, coordinates, measured.ravel(), repetition
-    )
+    repetition = np.tile(np.arange(REPETITIONS, dtype=np.int64), kernels * n_points)
+    kernel_names = [f"k{k}" for k in range(kernels)]
+    return names, kernel_names, (kernel_codes, coordinates, repetition, measured.ravel())
 
 
 def peak_mib() -> float:

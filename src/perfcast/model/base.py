@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar, Protocol, TypeVar
 
@@ -210,9 +211,10 @@ class SeriesModeler:
         if finishing is not None and self.location != "adaptive":
             spread = FitData.from_series(series, experiment.source)
 
-        # The largest choices of the chunks returned so far: later chunks start from them, so
-        # that few decide below the whole series' choices and are modeled again.
-        floor: list[tuple[int, ...] | None] = [None]
+        # The choices the statistics fix ahead, raised by the largest choices of the chunks
+        # returned so far: later chunks start from them, so that few decide below the whole
+        # series' choices and are modeled again.
+        floor: list[tuple[int, ...] | None] = [self._choices_ahead(data) or None]
 
         def piece(start: int) -> Piece:
             rows = np.arange(start, min(start + size, n_kernels))
@@ -274,6 +276,13 @@ class SeriesModeler:
 
     def _model_data(self, data: FitData) -> list[Model]:
         raise NotImplementedError
+
+    def _choices_ahead(self, data: FitData) -> tuple[int, ...]:
+        """The first series-wide choices ``_model_data(data)`` makes
+        (:mod:`perfcast.model.fitting.decisions`), in their order, as far as the statistics
+        alone fix them before any search; the chunks of a series start from them, so that
+        none decides below the whole series on them. None known: ``()``."""
+        return ()
 
 
 def model_chunk(
@@ -476,12 +485,15 @@ def backtest_block(
 
 
 def _largest(first: tuple[int, ...], second: tuple[int, ...]) -> tuple[int, ...]:
-    """Position by position the larger of two tuples of series-wide choices."""
-    return tuple(max(a, b) for a, b in zip(first, second, strict=True))
+    """Position by position the larger of two tuples of series-wide choices; the longer
+    one's last values where the other has none (the choices known ahead are a prefix)."""
+    common = tuple(max(a, b) for a, b in zip(first, second, strict=False))
+    return common + first[len(common) :] + second[len(common) :]
 
 
 def _representable(model: Model) -> bool:
     """True when every number of ``model`` (coefficients, quality figures) is finite or absent."""
     quality = model.quality.to_dict().values() if model.quality is not None else ()
     numbers = [model.constant, *(t.coefficient for t in model.terms), *quality]
-    return all(n is None or np.isfinite(n) for n in numbers)
+    # math.isfinite: a plain number at a time, far faster than numpy's per call
+    return all(n is None or math.isfinite(n) for n in numbers)

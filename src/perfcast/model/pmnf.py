@@ -20,6 +20,7 @@ from perfcast.model.base import SeriesModeler
 from perfcast.model.fitting.assembly import build_models
 from perfcast.model.fitting.blocks import EXTRAP_BUILDING_BLOCKS, Block, evaluate_blocks
 from perfcast.model.fitting.candidates import (
+    candidate_choices_ahead,
     candidate_factors,
     combine_factors,
     decreasing_trend,
@@ -108,6 +109,18 @@ class PMNFModeler(SeriesModeler):
                 data, kernel_pool, subsets, None, self._settings(), progress=self.progress
             )
         return build_models(data, choice, kernel_pool, kernel_shapes)
+
+    def _choices_ahead(self, data: FitData) -> tuple[int, ...]:
+        """Whether any kernel decreases (one parameter), or the choices of
+        :func:`candidate_factors` for every parameter (several)."""
+        series = data.series
+        if len(series.parameters) == 1:
+            return (int(decreasing_trend(series.points[:, 0], data.means, data).any()),)
+        return tuple(
+            choice
+            for j in range(len(series.parameters))
+            for choice in candidate_choices_ahead(data, j)
+        )
 
     def _fit_single_parameter(self, data: FitData) -> tuple[Choice, np.ndarray, list]:
         """Search the blocks alone and in pairs (see :func:`search_one_parameter`)."""

@@ -25,6 +25,7 @@ from perfcast.model.fitting.assembly import build_models
 from perfcast.model.fitting.blocks import EXTRAP_BUILDING_BLOCKS, evaluate_blocks
 from perfcast.model.fitting.candidates import (
     allowed_blocks,
+    candidate_choices_ahead,
     candidate_factors,
     combine_factors,
     decreasing_trend,
@@ -119,6 +120,21 @@ class SparseModeler(SeriesModeler):
         choice = search(data, kept, subsets, None, settings)
         return build_models(data, choice, kept, kept_shapes)
 
+    @staticmethod
+    def _decreasing(data: FitData, j: int) -> np.ndarray:
+        """Kernels whose means along parameter ``j`` (over the others) clearly decrease."""
+        xs, marginal, _ = marginal_means(data.series.points, data.means, j)
+        return decreasing_trend(xs, marginal, data)
+
+    def _choices_ahead(self, data: FitData) -> tuple[int, ...]:
+        """Whether any kernel decreases along each parameter, then, with several parameters,
+        the choices of :func:`candidate_factors` for every parameter."""
+        n_params = len(data.series.parameters)
+        ahead = tuple(int(self._decreasing(data, j).any()) for j in range(n_params))
+        if n_params == 1:
+            return ahead
+        return ahead + tuple(c for j in range(n_params) for c in candidate_choices_ahead(data, j))
+
     def _predictors(self, data: FitData):
         """Per-kernel predictor pool: all blocks of every parameter, then interactions."""
         series = data.series
@@ -126,8 +142,7 @@ class SparseModeler(SeriesModeler):
         pools, allowed = [], []
         shapes: list[list[tuple[Factor, ...]]] = [[] for _ in range(n_kernels)]
         for j, name in enumerate(series.parameters):
-            xs, marginal, _ = marginal_means(series.points, data.means, j)
-            decreasing = decreasing_trend(xs, marginal, data)
+            decreasing = self._decreasing(data, j)
             blocks, permitted = allowed_blocks(self.negative_exponents, decreasing)
             pools.append(
                 np.broadcast_to(

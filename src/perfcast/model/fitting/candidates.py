@@ -125,9 +125,8 @@ def candidate_factors(
     neither member need rank high alone.
     """
     series = data.series
-    xs, marginal_data = marginal_fit_data(data, j)
+    xs, marginal_data, decreasing = marginal_trend(data, j)
     marginal = marginal_data.means
-    decreasing = decreasing_trend(xs, marginal, marginal_data)
     blocks, allowed = allowed_blocks(negative_exponents, decreasing)
     singles = np.arange(len(blocks))[:, None]
     fit = PoolMoments(evaluate_blocks(blocks, xs), marginal, marginal_data.weights).fit(singles)
@@ -153,6 +152,21 @@ def candidate_factors(
     values = evaluate_blocks(blocks, series.points[:, j])[top]
     factors = [Factor(series.parameters[j], *b) for b in blocks]
     return CandidateFactors(values, [[factors[b] for b in row] for row in top])
+
+
+def marginal_trend(data: FitData, j: int) -> tuple[np.ndarray, FitData, np.ndarray]:
+    """The marginal means of parameter ``j`` as fit data (:func:`marginal_fit_data`) and the
+    kernels whose marginal clearly decreases (:func:`decreasing_trend`), shape (K,)."""
+    xs, marginal_data = marginal_fit_data(data, j)
+    return xs, marginal_data, decreasing_trend(xs, marginal_data.means, marginal_data)
+
+
+def candidate_choices_ahead(data: FitData, j: int) -> tuple[int, ...]:
+    """The series-wide choices :func:`candidate_factors` of parameter ``j`` makes, known from
+    the statistics alone (:mod:`perfcast.model.fitting.decisions`): whether any kernel's
+    marginal decreases, once for the ranking of the blocks and once for the pair search."""
+    anywhere = int(marginal_trend(data, j)[2].any())
+    return anywhere, anywhere
 
 
 def _singles_and_pairs(blocks: Sequence[Block]) -> list[np.ndarray]:
