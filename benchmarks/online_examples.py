@@ -235,8 +235,132 @@ def percent(values: list[float]) -> str:
     return f"{statistics.median(values):.2f}"
 
 
+#: A region around almost nothing, run :data:`COST_EXECUTIONS` times: the cost of the regions
+#: themselves per execution, measured and skipped.
+COST_PROGRAM = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "perfcast_online.h"
+int main(int argc, char **argv) {
+    long executions = argc > 1 ? atol(argv[1]) : 0;
+    double sum = 0;
+    for (long i = 0; i < executions; i++) {
+        PERFCAST_ONLINE_BEGIN("k", "n", 5);
+        sum += (double)i;
+        PERFCAST_ONLINE_END("k");
+    }
+    printf("%g\n", sum);
+    return 0;
+}
+"""
+COST_EXECUTIONS, COST_NATIVE = 100000, 2000000
+
+
+def costs() -> None:
+    """Instructions (callgrind) and native CPU nanoseconds (median of 7 runs) per execution of
+    an online region, measured (b = 512, every execution) and skipped (a control file asking
+    to skip all), against the build without regions."""
+    import resource
+
+    from perfcast.measure.online_spool import write_control
+
+    def cpu_seconds(command: list[str], env: dict[str, str]) -> float:
+        spent = []
+        for _ in range(7):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            subprocess.run(command, env=env, check=True, capture_output=True)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            spent.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        return statistics.median(spent)
+
+    print("Command: python -m benchmarks.online_examples costs\n")
+    print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores\n")
+    print("| metric | execution | instructions | native CPU ns |")
+    print("|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="online4-costs-") as name:
+        work = Path(name)
+        (work / "cost.c").write_text(COST_PROGRAM)
+        binaries = {}
+        for disable in (True, False):
+            binary = work / ("cost-off" if disable else "cost")
+            subprocess.run(
+                ["gcc", "-O2", "-std=c99", f"-I{library_dir()}",
+                 *(["-DPERFCAST_DISABLE"] if disable else []), str(work / "cost.c"),
+                 str(library_dir() / "perfcast_online.c"), "-o", str(binary)],
+                check=True,
+            )  # fmt: skip
+            binaries[disable] = binary
+        plain = dict(os.environ)
+        base = {
+            "instructions": callgrind_instructions(
+                ["nice", "-n", "19"], [str(binaries[True]), str(COST_EXECUTIONS)], plain,
+                work / "callgrind.out",
+            ),
+            "cpu": cpu_seconds([str(binaries[True]), str(COST_NATIVE)], plain),
+        }  # fmt: skip
+        for metric in ("time", "cputime"):
+            for execution in ("measured", "skipped"):
+                spool = work / f"spool-{metric}-{execution}"
+                if execution == "skipped":
+                    write_control(spool, "k", metric, 1, 10**12)
+                env = {**plain, "PERFCAST_ONLINE_SPOOL": str(spool),
+                       "PERFCAST_ONLINE_METRIC": metric}  # fmt: skip
+                count = callgrind_instructions(
+                    ["nice", "-n", "19"],
+                    [str(binaries[False]), str(COST_EXECUTIONS)],
+                    env,
+                    work / "callgrind.out",
+                )
+                for path in spool.glob("*.pcob"):
+                    path.unlink()  # the next runs start from the same control file
+                seconds = cpu_seconds([str(binaries[False]), str(COST_NATIVE)], env)
+                instructions = (count - base["instructions"]) / COST_EXECUTIONS
+                nanoseconds = 1e9 * (seconds - base["cpu"]) / COST_NATIVE
+                print(f"| {metric} | {execution} | {instructions:.0f} | {nanoseconds:.0f} |",
+                      flush=True)  # fmt: skip
+    print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
+
+
+#: Native wall-time runs: the campaigns' smaller inputs, every execution measured (no collector,
+#: no back-off: the most the regions can cost), reference and online runs interleaved.
+WALL_INPUTS = {"jacobi": ["256", "1000"], "cg": ["128", "200"]}
+WALL_PAIRS = 11
+
+
+def wall(metric: str) -> None:
+    """Wall time of native runs with every execution measured against the build without
+    regions: :data:`WALL_PAIRS` interleaved pairs, median and spread of the pair ratios."""
+    print(f"Command: python -m benchmarks.online_examples wall {metric}\n")
+    print("| example | input | reference median s | overhead: median / min / max of the "
+          f"{WALL_PAIRS} pairs | load before / after |")  # fmt: skip
+    print("|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="online4-wall-") as name:
+        work = Path(name)
+        for app_name, arguments in WALL_INPUTS.items():
+            app = APPS[app_name]
+            reference, online = build(app, work, True), build(app, work, False)
+            before = os.getloadavg()[0]
+            ratios, seconds = [], []
+            for pair in range(WALL_PAIRS):
+                spool = work / f"spool-{app_name}-{pair}"
+                base = timed(reference, arguments, environment(work / "unused", 512, metric))
+                ratios.append(timed(online, arguments, environment(spool, 512, metric)) / base)
+                seconds.append(base)
+            overheads = [100 * (ratio - 1) for ratio in ratios]
+            print(f"| {app_name} | {' '.join(arguments)} | {statistics.median(seconds):.3f} | "
+                  f"{statistics.median(overheads):.1f} / {min(overheads):.1f} / "
+                  f"{max(overheads):.1f} % | {before:.1f} / {os.getloadavg()[0]:.1f} |",
+                  flush=True)  # fmt: skip
+
+
 def main() -> None:
     words = sys.argv[1:]
+    if words == ["costs"]:
+        costs()
+        return
+    if words[:1] == ["wall"]:
+        wall(words[-1] if words[-1] in METRICS else METRICS[0])
+        return
     metric = words[-1] if words and words[-1] in METRICS else METRICS[0]
     names = [word for word in words if word in APPS] or list(APPS)
     chosen = tuple(int(word) for word in words if word.isdigit())

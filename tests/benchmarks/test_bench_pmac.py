@@ -2,6 +2,8 @@
 
 import math
 
+import pytest
+
 from benchmarks.pmac import element_errors, influential
 from perfcast.core.experiment import Experiment
 
@@ -42,3 +44,31 @@ def test_a_kept_signature_is_reused_not_collected(tmp_path):
     signature, reused = collected_signature(["/absent/cg", "256", "20"], 8, None, tmp_path)
     assert reused
     assert signature.frame["value"].tolist() == [100.0]
+
+
+def test_mispredictions_are_judged_as_counts_and_as_prediction_rates():
+    truth = _signature(
+        {"bb:a+0x0": {"loads": 100.0, "branches": 1000.0, "branch.mispredictions": 4.0}}
+    )
+    guess = _signature(
+        {"bb:a+0x0": {"loads": 100.0, "branches": 1000.0, "branch.mispredictions": 3.0}}
+    )
+    errors = {feature: (rel, ab) for feature, rel, ab in element_errors(guess, truth)}
+    assert errors["branch.mispredictions"] == (0.25, 1.0)  # a 25 % count error of one event
+    rate_error, rate_absolute = errors["branch.prediction_rate"]
+    assert rate_absolute == pytest.approx(0.001)  # 0.997 against 0.996
+    assert rate_error == pytest.approx(0.001 / 0.996)
+
+
+def test_a_count_the_collected_signature_lacks_is_zero_there():
+    # the block ran at the target without a misprediction: one predicted is judged, not skipped
+    truth = _signature({"bb:a+0x0": {"loads": 100.0, "branches": 50.0}})
+    guess = _signature(
+        {"bb:a+0x0": {"loads": 100.0, "branches": 50.0, "branch.mispredictions": 2.0}}
+    )
+    errors = {feature: (rel, ab) for feature, rel, ab in element_errors(guess, truth)}
+    assert math.isinf(errors["branch.mispredictions"][0])
+    assert errors["branch.mispredictions"][1] == 2.0
+    # and a block predicted without mispredictions where it had some: predicted 0
+    errors = {feature: (rel, ab) for feature, rel, ab in element_errors(truth, guess)}
+    assert errors["branch.mispredictions"] == (1.0, 2.0)

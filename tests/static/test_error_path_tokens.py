@@ -39,3 +39,17 @@ def test_error_constants_written_out_and_through_macros(tmp_path: Path):
     assert len(notes) == 1, notes
     assert str(report.kernel("main:loop@13").count) == "argc"
     assert str(report.kernel("step").count) == "argc"
+
+
+def test_a_negative_error_value_is_shown_as_written(tmp_path: Path):
+    source = tmp_path / "negative.c"
+    source.write_text(
+        "static int check(int x) {\n"
+        "  if (x < 0)\n"
+        "    return -1;\n"
+        "  return x;\n"
+        "}\n"
+        "int main(void) { return check(3) == 3 ? 0 : 1; }\n"
+    )
+    notes = [d for d in analyze([source], []).diagnostics if "error path" in d]
+    assert any("returns the error value -1 at line 3" in d for d in notes), notes

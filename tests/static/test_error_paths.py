@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -88,3 +89,21 @@ def test_error_blocks_never_run_in_the_mix_as_callgrind_measures(tmp_path, level
     predicted = mix.functions["sum"].evaluate({"n": 1000})["total"]
     assert abs(predicted / measured["sum"]["total"] - 1) <= 0.01
     assert mix.functions["fail"].evaluate({"n": 1000})["total"] == 0
+
+
+def test_many_error_paths_are_summed_up_on_stderr_and_all_kept_in_json(tmp_path):
+    checks = "".join(f"  if (n == {k}) exit({k % 3 + 1});\n" for k in range(1, 15))
+    source = tmp_path / "checks.c"
+    source.write_text(
+        "#include <stdlib.h>\nint n;\nint main(void) {\n" + checks + "  return 0;\n}\n"
+    )
+    command = [sys.executable, "-m", "perfcast.cli", "static", str(source), "--no-cache"]
+    text = subprocess.run(command, capture_output=True, text=True)
+    assert text.returncode == 0, text.stderr
+    notes = [line for line in text.stderr.splitlines() if "error path" in line]
+    assert len(notes) == 11  # ten in full, then one line for the rest
+    assert notes[-1].startswith("... and 4 more branches counted as an error path")
+    document = subprocess.run([*command, "--format", "json"], capture_output=True, text=True)
+    assert document.returncode == 0, document.stderr
+    listed = json.loads(document.stdout)["diagnostics"]
+    assert sum("error path" in d for d in listed) == 14

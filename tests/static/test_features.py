@@ -297,6 +297,8 @@ def test_counters_of_the_busiest_rank_and_the_early_phase_under_mpi(
     assert (early["uneven.c:13:loop:for"], early["uneven.c:15:loop:for"]) == (24, 0)
     assert (final["uneven.c:13:loop:for"], final["uneven.c:15:loop:for"]) == (24, 24)
     assert final["uneven.c:11:assign:n"] == 4
+    # one calibration per process: the early record's cost per update is the exit record's
+    assert early["cost:uneven.c:13:loop:for"] == final["cost:uneven.c:13:loop:for"] > 0
     if rank_max:
         busiest = "uneven.c:13:loop:for:rank_max", "uneven.c:15:loop:for:rank_max"
         assert (early[busiest[0]], final[busiest[1]]) == (12, 12)  # rank 2's trips

@@ -299,7 +299,7 @@ def choose_form(
         refitted = form.fit(p, y, relative=relative)
         if refitted is None:
             continue
-        ends = [k for k in range(len(p) - 1, form.size - 1, -1)][: max(holdouts, 1)]
+        ends = list(range(len(p) - 1, form.size - 1, -1))[: max(holdouts, 1)]
         errors = []
         for end in ends:
             early = form.fit(p[:end], y[:end], relative=relative)

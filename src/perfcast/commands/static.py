@@ -191,7 +191,7 @@ def profile_run(entry: str) -> tuple[dict[str, float], Path]:
 
 
 def _print_diagnostics(report) -> None:
-    for message in report.diagnostics:
+    for message in report.shown_diagnostics():
         print(message, file=sys.stderr)
 
 

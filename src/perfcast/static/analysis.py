@@ -51,7 +51,7 @@ from perfcast.static.parameter_check import check_parameters
 from perfcast.static.program import Program, collect
 from perfcast.static.propagation import Propagation, public
 from perfcast.static.reach import Reach
-from perfcast.static.report import StaticKernel, StaticReport
+from perfcast.static.report import ERROR_PATH_NOTE, StaticKernel, StaticReport
 from perfcast.static.similarity import fingerprint
 from perfcast.static.symbolic import (
     Factor,
@@ -354,25 +354,31 @@ class _Analysis:
         return self.counted[id(record)]
 
     def _run_by_sources(self) -> list[str]:
-        """The functions defined in the sources themselves and the functions of headers that
-        they call (directly or through others), in source order.
+        """The functions the sources can run, in source order: those defined in the source
+        files, and the functions of included files that these name (call, or take the address
+        of, as a method table does), directly or through other functions and file-scope
+        variables (a table in an included file that a source's function registers).
 
-        A header's function no function of the sources calls never runs in this program
-        (Python.h alone defines some 180 inline functions): it is neither walked nor reported.
+        A function of an included file that nothing of the sources names never runs in the
+        program (Python.h alone defines some 180 inline functions): it is neither walked nor
+        reported.
         """
-        defined = self.program.functions
-        sources = {source.unit.spelling for source in self.program.sources}
-        found = {
+        program = self.program
+        defined = program.functions
+        sources = {source.unit.spelling for source in program.sources}
+        roots = [
             name
             for name, function in defined.items()
             if function.location.file is not None and function.location.file.name in sources
-        }
-        work = list(found)
+        ]
+        roots += [name for name, file in program.variable_files.items() if file in sources]
+        found = set(roots)
+        work = list(roots)
         while work:
-            for callee in self.program.calls_from.get(work.pop(), ()):
-                if callee in defined and callee not in found:
-                    found.add(callee)
-                    work.append(callee)
+            for named in program.references.get(work.pop(), ()):
+                if named not in found and (named in defined or named in program.references):
+                    found.add(named)
+                    work.append(named)
         return [name for name in defined if name in found]
 
     def _to_walk(self, functions: Sequence[str]) -> set[str]:
@@ -778,7 +784,7 @@ class _Analysis:
             arm = 0 if errors[0] else 1
             self.error_notes.append(
                 f"{source.path}:{cursor.location.line}: the {('then', 'else')[arm]} branch "
-                f"{errors[arm]}: counted as an error path that never runs"
+                f"{errors[arm]}: {ERROR_PATH_NOTE}"
             )
             never = replace(context, guards=context.guards + (Factor(sympy.Integer(0)),))
             return (never, context) if arm == 0 else (context, never)

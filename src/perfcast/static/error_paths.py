@@ -152,7 +152,12 @@ def _first_tokens(value: Cursor) -> list[str]:
 
 
 def _text(value: Cursor) -> str:
-    return " ".join(t.spelling for t in value.get_tokens())
+    """The value as written, tokens joined by spaces, a leading sign kept with its operand
+    (``-1``, not ``- 1``)."""
+    tokens = [t.spelling for t in value.get_tokens()]
+    if len(tokens) > 1 and tokens[0] in ("-", "+"):
+        tokens[:2] = [tokens[0] + tokens[1]]
+    return " ".join(tokens)
 
 
 def _reports_to_stderr(arm: Cursor) -> bool:

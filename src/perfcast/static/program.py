@@ -98,6 +98,10 @@ class Program:
     diagnostics: list[str] = field(default_factory=list)
     ambiguous: set[str] = field(default_factory=set)
     loops: list[Cursor] = field(default_factory=list)
+    # What each function (by name) and file-scope variable (``var:`` and its key) names:
+    # functions (called or not) and variables (``var:`` keys); and the file of each variable
+    references: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    variable_files: dict[str, str] = field(default_factory=dict)
 
     def in_same_loop(self, first: Cursor, second: Cursor) -> bool:
         """True when some loop contains both cursors."""
@@ -267,6 +271,9 @@ def _scan(
     pointers: _PointerUses,
 ) -> None:
     function = top.spelling if top.kind == CursorKind.FUNCTION_DECL else ""
+    entity = f"var:{key(top)}" if top.kind == CursorKind.VAR_DECL else function
+    if top.kind == CursorKind.VAR_DECL:
+        program.variable_files[entity] = str(top.location.file)
     # the loops of the definition a name stands for (not of a second one of the same name)
     listed = bool(function) and program.functions.get(function) == top
     for cursor in walk(top):
@@ -299,8 +306,11 @@ def _scan(
             referenced = cursor.referenced
             if referenced is not None and referenced.kind == CursorKind.FUNCTION_DECL:
                 function_refs.append(cursor)
+                program.references[entity].add(referenced.spelling)
             elif referenced is not None and _is_function_pointer(referenced):
                 pointers.references.append(cursor)
+            if referenced is not None and referenced.kind == CursorKind.VAR_DECL:
+                program.references[entity].add(f"var:{key(referenced)}")
         elif is_write(cursor):
             target = assignment_target(cursor)
             if target is not None:

@@ -185,6 +185,11 @@ def _model(count: sympy.Expr, kernel: str, parameters: tuple[str, ...]) -> Model
     return Model(kernel, "count", tuple(parameters), constant, tuple(terms))
 
 
+#: How a diagnostic about a branch taken as an error path ends
+#: (:meth:`StaticReport.shown_diagnostics`).
+ERROR_PATH_NOTE = "counted as an error path that never runs"
+
+
 @dataclass
 class StaticReport:
     """All kernels of the analysed sources plus clang's and the analysis' diagnostics.
@@ -199,6 +204,36 @@ class StaticReport:
     parameters: tuple[str, ...] = ()
     fingerprints: dict[str, str] = field(default_factory=dict, repr=False)
     branches: list[StaticKernel] = field(default_factory=list)
+
+    def shown_diagnostics(self, error_paths: int = 10) -> list[str]:
+        """The diagnostics to show a person: every one, except that after the first
+        ``error_paths`` notes of branches counted as error paths (a large file has hundreds)
+        one line counts the rest; :attr:`diagnostics` keeps them all.
+
+        Parameters
+        ----------
+        error_paths : int
+            How many error-path notes to show in full.
+
+        Returns
+        -------
+        list of str
+        """
+        shown: list[str] = []
+        seen = hidden = 0
+        for message in self.diagnostics:
+            if message.endswith(ERROR_PATH_NOTE):
+                seen += 1
+                if seen > error_paths:
+                    hidden += 1
+                    continue
+            shown.append(message)
+        if hidden:
+            shown.append(
+                f"... and {hidden} more branches {ERROR_PATH_NOTE} (every one is in the JSON "
+                "report's diagnostics)"
+            )
+        return shown
 
     def kernel(self, name: str) -> StaticKernel:
         """The kernel called ``name`` (KeyError when there is none)."""
