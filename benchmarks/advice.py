@@ -18,7 +18,9 @@ point). Figures: median and 90th percentile of the relative error at the target 
 and the median cost actually spent as a share of the grid's.
 
 Run from the repository root:
-``python -m benchmarks.advice [--quick] [--cases N] [--seed S] [--tools advise,extrap,random]``.
+``python -m benchmarks.advice [--quick] [--cases N] [--first K] [--seed S]
+[--tools advise,extrap,random]`` (``--first K``: only the first K of the N cases, drawn and
+measured as in the full run, for quicker development runs).
 """
 
 from __future__ import annotations
@@ -170,6 +172,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--cases", type=int, help="number of functions (default 16, 4 with --quick)"
     )
+    parser.add_argument(
+        "--first",
+        type=int,
+        help="rate only the first FIRST of the cases drawn (same draws and noise as all of them)",
+    )
     parser.add_argument("--tools", default="advise,extrap,random")
     parser.add_argument("--budgets", default="0.25,0.5,1", help="shares of the grid's cost")
     parser.add_argument("--extrap-venv", type=Path, default=DEFAULT_VENV)
@@ -179,6 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     shares = [float(s) for s in args.budgets.split(",")]
     tools = args.tools.split(",")
     functions = [draw_function(rng) for _ in range(cases)]
+    rated = len(functions[: args.first]) if args.first is not None else cases
     start = {tuple(x): REPETITIONS for x in start_points()}
     grid = {(p, n): REPETITIONS for p in P_LINE for n in N_LINE if (p, n) not in start}
     frames = [measure(f, start, rng) for f in functions]
@@ -195,8 +203,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         error = error_at_target(frame, function)
         results.setdefault(name, []).append((error, cost(function, runs) / grid_costs[case]))
 
-    extrap_plans = plan_extrap(frames, budgets, args.extrap_venv) if "extrap" in tools else None
-    for case, function in enumerate(functions):
+    extrap_plans = (
+        plan_extrap(frames[:rated], budgets[:rated], args.extrap_venv)
+        if "extrap" in tools
+        else None
+    )
+    for case, function in enumerate(functions[:rated]):
         record("start", case, {})
         record("grid", case, grid)
         for b, share in enumerate(shares):
@@ -207,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if "random" in tools:
                 record(f"random {share:g}", case, plan_random(function, budgets[case, b], rng))
     command = "python -m benchmarks.advice " + " ".join(argv if argv is not None else sys.argv[1:])
-    print(f"{cases} cases, seed {args.seed}: `{command.strip()}`\n")
+    print(f"{rated} of {cases} cases, seed {args.seed}: `{command.strip()}`\n")
     print("| strategy (budget: share of the grid's cost) | median error | 90th pct error | "
           "median cost / grid |")  # fmt: skip
     print("|---|---|---|---|")
