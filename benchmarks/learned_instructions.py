@@ -82,10 +82,21 @@ DRAWS = input_draws(
 )
 
 
-def own_instructions(binary: Path, inputs: dict[str, float], ranks: int, records: Path) -> int:
+def own_instructions(
+    binary: Path,
+    inputs: dict[str, float],
+    ranks: int,
+    records: Path,
+    rank_max: bool = False,
+    runtime_only: bool = False,
+) -> int:
     """Run once under callgrind; the largest count over the ranks of the instructions executed
-    in ``binary``'s own object file."""
+    in ``binary``'s own object file. ``rank_max``: the records get each counter's largest
+    per-rank value too (``$PERFCAST_FEATURES_RANK_MAX``). ``runtime_only``: only the feature
+    runtime's functions that do not depend on the input (reducing and writing the records,
+    with the calibration of the cost per update), not the program's nor its counters'."""
     env = {**os.environ, **MPI_ENV, "PERFCAST_FEATURES_FILE": str(records)}
+    env["PERFCAST_FEATURES_RANK_MAX"] = "1" if rank_max else ""
     with tempfile.TemporaryDirectory(prefix="learn-callgrind-") as scratch:
         profiles = Path(scratch)
         command = [
@@ -103,6 +114,7 @@ def own_instructions(binary: Path, inputs: dict[str, float], ranks: int, records
                     cost[column]
                     for function, cost in profile.exclusive.items()
                     if Path(function.obj).name == binary.name
+                    and (not runtime_only or _fixed_runtime(function.name))
                 )
             )
     if len(counts) != ranks:
@@ -110,33 +122,127 @@ def own_instructions(binary: Path, inputs: dict[str, float], ranks: int, records
     return max(counts)
 
 
+def _fixed_runtime(function: str) -> bool:
+    """Whether ``function`` (a name as callgrind gives it, ``.constprop.0`` and the like
+    included) is part of the feature runtime whose cost is the same in every run: everything
+    of ``perfcast_features.h`` but the per-call byte count of MPI calls, which is a counter."""
+    return function.startswith("perfcast_features_") and not function.startswith(
+        "perfcast_features_mpi_bytes"
+    )
+
+
+def collect_fixed(apps: list[str], out: Path, rank_max: bool) -> None:
+    """``APP.O2.fixed.csv``: the instructions of the feature runtime that every run executes
+    whatever its inputs (the cost calibration and the writing at each record), measured in
+    one run of ``FIXED``'s input on one rank; the learned target less this is the program's
+    own work and its counters'."""
+    folder = Path(tempfile.mkdtemp(prefix="learn-bench-vg-"))
+    try:
+        instrument_features([APPS / f"{a}.c" for a in apps], folder / "instrumented")
+        for app in apps:
+            binary = folder / app
+            _build(folder / "instrumented" / f"{app}.c", binary, "-O2")
+            count = own_instructions(
+                binary, FIXED[app], 1, folder / "r.jsonl", rank_max, runtime_only=True
+            )
+            path = out / f"{app}.O2.fixed.csv"
+            write_run_table(from_columns({TARGET: [count]}, str(path)), path)
+            print(f"{app}: {count} fixed instructions -> {path}", file=sys.stderr)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 class Campaign:
     """Random inputs of one program under callgrind, run by run: features, the drawn inputs
-    and the instruction count of every run so far."""
+    and the instruction count of every run so far.
 
-    def __init__(self, binary: Path, app: str, seed: int, folder: Path) -> None:
-        self.binary, self.app = binary, app
+    ``previous`` holds the tables of an earlier collection with the same seed, by phase
+    (``exit``, and ``features_end`` for a program with an early phase): its draws are replayed
+    (not run) so the new runs continue the same sequence, and its rows come first.
+    """
+
+    def __init__(
+        self,
+        binary: Path,
+        app: str,
+        seed: int,
+        folder: Path,
+        previous: dict[str, RunTable] | None = None,
+        rank_max: bool = False,
+    ) -> None:
+        self.binary, self.app, self.rank_max = binary, app, rank_max
         self.rng = np.random.default_rng(seed)
         self.records = folder / f"{binary.name}.jsonl"
         self.records.unlink(missing_ok=True)
         self.inputs: list[dict[str, float]] = []
         self.counts: list[int] = []
+        self.previous = previous or {}
+        done = self.previous.get("exit")
+        for row in range(0 if done is None else done.rows):
+            drawn, ranks = self._draw()
+            _check_replay(done, row, {**drawn, "p": ranks})  # type: ignore[arg-type]
+
+    @property
+    def runs(self) -> int:
+        """Runs of the table: the earlier collection's and this one's."""
+        done = self.previous.get("exit")
+        return (0 if done is None else done.rows) + len(self.counts)
+
+    def _draw(self) -> tuple[dict[str, float], int]:
+        drawn = DRAWS[self.app](self.rng)
+        return drawn, int(self.rng.integers(1, 3))
 
     def run_once(self) -> None:
-        drawn = DRAWS[self.app](self.rng)
-        ranks = int(self.rng.integers(1, 3))
-        self.counts.append(own_instructions(self.binary, drawn, ranks, self.records))
+        drawn, ranks = self._draw()
+        self.counts.append(own_instructions(self.binary, drawn, ranks, self.records, self.rank_max))
         self.inputs.append({**{k: v for k, v in drawn.items() if k != "seed"}, "p": ranks})
 
-    def table(self) -> RunTable:
-        features = read_feature_records(self.records)
+    def table(self, phase: str = "exit") -> RunTable:
+        """The runs so far, their features those at ``phase`` (``exit`` or ``features_end``)."""
+        previous = self.previous.get(phase)
+        if previous is not None and previous.rows != self.runs - len(self.counts):
+            raise RuntimeError(f"{previous.source}: {previous.rows} runs, not those of the exit")
+        if not self.counts:
+            assert previous is not None
+            return previous
+        features = read_feature_records(self.records, phase)
         columns: dict[str, object] = {
             name: [row[name] for row in self.inputs] for name in self.inputs[0]
         }
         columns |= {name: features.column(name) for name in features.columns}
         columns[TARGET] = self.counts
         columns |= {f"cost:{name}": cost for name, cost in features.costs.items()}
-        return from_columns(columns, str(self.records))  # type: ignore[arg-type]
+        table = from_columns(columns, str(self.records))  # type: ignore[arg-type]
+        return table if previous is None else _appended(previous, table)
+
+    def has_early_phase(self) -> bool:
+        """Whether the program wrote features at ``#pragma perfcast features_end``."""
+        return '"phase": "features_end"' in self.records.read_text(encoding="utf-8")
+
+
+def _check_replay(previous: RunTable, row: int, drawn: dict[str, float]) -> None:
+    """Stop when the replayed draw is not the earlier table's row (another seed or ranges)."""
+    for name, value in drawn.items():
+        if name != "seed" and not np.isclose(previous.numeric[name][row], value, rtol=1e-9):
+            raise RuntimeError(
+                f"{previous.source}: row {row + 1} has {name} = {previous.numeric[name][row]}, "
+                f"the draw with this seed gives {value}: not the same collection"
+            )
+
+
+def _appended(first: RunTable, second: RunTable) -> RunTable:
+    """The runs of ``first`` then those of ``second``, which must have the same columns."""
+    if first.order != second.order or list(first.costs) != list(second.costs):
+        extra = sorted(set(first.order) ^ set(second.order))
+        raise RuntimeError(f"{first.source}: the new runs have other columns ({extra[:3]})")
+    columns: dict[str, object] = {
+        name: np.concatenate([first.column(name), second.column(name)]) for name in first.order
+    }
+    columns |= {
+        f"cost:{name}": np.concatenate([first.costs[name], second.costs[name]])
+        for name in first.costs
+    }
+    return from_columns(columns, first.source)  # type: ignore[arg-type]
 
 
 def parameters_of(app: str) -> list[str]:
@@ -144,9 +250,20 @@ def parameters_of(app: str) -> list[str]:
     return [*(k for k in DRAWS[app](np.random.default_rng(0)) if k != "seed"), "p"]
 
 
-def collect(apps: list[str], runs: int, target_runs: int, seed: int, out: Path) -> None:
+def collect(
+    apps: list[str],
+    runs: int,
+    target_runs: int,
+    seed: int,
+    out: Path,
+    resume: bool = False,
+    rank_max: bool = False,
+) -> None:
     """Run the campaigns, the -O0 runs interleaved with the -O2 ones, the tables written
-    every 10 runs (a stopped collection keeps what it ran)."""
+    every 10 runs (a stopped collection keeps what it ran). With ``resume`` the tables
+    already in ``out`` are extended up to ``runs``/``target_runs`` rows. A program with
+    ``#pragma perfcast features_end`` gets a second table, ``APP.BUILD.early.csv``: the same
+    runs and targets, the features those of the early phase."""
     out.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="learn-bench-vg-"))
     try:
@@ -157,16 +274,108 @@ def collect(apps: list[str], runs: int, target_runs: int, seed: int, out: Path) 
             for build, offset in (("O2", 0), ("O0", 100)):
                 binary = folder / f"{app}.{build}"
                 _build(instrumented / f"{app}.c", binary, f"-{build}")
-                campaigns[build] = Campaign(binary, app, seed + offset + index, folder)
-            for run in range(max(runs, target_runs)):
-                for build, count in (("O2", runs), ("O0", target_runs)):
-                    if run < count:
-                        campaigns[build].run_once()
-                    if run < count and (run + 1) % 10 == 0 or run + 1 == count:
-                        write_run_table(campaigns[build].table(), out / f"{app}.{build}.csv")
-                print(f"{app}: run {run + 1}", file=sys.stderr, flush=True)
+                table = out / f"{app}.{build}.csv"
+                early = out / f"{app}.{build}.early.csv"
+                previous = {
+                    phase: read_run_table(path)
+                    for phase, path in (("exit", table), ("features_end", early))
+                    if resume and path.exists()
+                }
+                campaigns[build] = Campaign(
+                    binary, app, seed + offset + index, folder, previous, rank_max
+                )
+            wanted = {"O2": runs, "O0": target_runs}
+            while any(campaigns[b].runs < wanted[b] for b in campaigns):
+                for build, campaign in campaigns.items():
+                    if campaign.runs >= wanted[build]:
+                        continue
+                    campaign.run_once()
+                    if campaign.runs % 10 == 0 or campaign.runs == wanted[build]:
+                        write_run_table(campaign.table(), out / f"{app}.{build}.csv")
+                        if campaign.has_early_phase():
+                            early = out / f"{app}.{build}.early.csv"
+                            write_run_table(campaign.table("features_end"), early)
+                shown = ", ".join(f"{b} {c.runs}" for b, c in campaigns.items())
+                print(f"{app}: runs {shown}", file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def collect_plain(apps: list[str], runs: int, seed: int, out: Path) -> None:
+    """The original (uninstrumented) ``-O2`` build on the first ``runs`` inputs of each
+    program's ``-O2`` table, which must be in ``out``: ``APP.O2.plain.csv`` (the inputs and
+    ``instructions``), extended where it already has runs, for the collection's cost."""
+    folder = Path(tempfile.mkdtemp(prefix="learn-bench-vg-"))
+    try:
+        for index, app in enumerate(apps):
+            instrumented = read_run_table(out / f"{app}.O2.csv")
+            path = out / f"{app}.O2.plain.csv"
+            done = read_run_table(path) if path.exists() else None
+            binary = folder / f"{app}.plain"
+            _build(APPS / f"{app}.c", binary, "-O2")
+            rng = np.random.default_rng(seed + index)
+            inputs: list[dict[str, float]] = []
+            counts: list[float] = []
+            for row in range(min(runs, instrumented.rows)):
+                drawn = DRAWS[app](rng)
+                ranks = int(rng.integers(1, 3))
+                _check_replay(instrumented, row, {**drawn, "p": ranks})
+                inputs.append({**{k: v for k, v in drawn.items() if k != "seed"}, "p": ranks})
+                if done is not None and row < done.rows:
+                    counts.append(float(done.numeric[TARGET][row]))
+                    continue
+                counts.append(own_instructions(binary, drawn, ranks, folder / "none.jsonl"))
+                if len(counts) % 10 == 0 or row + 1 == min(runs, instrumented.rows):
+                    columns: dict[str, object] = {
+                        name: [r[name] for r in inputs] for name in inputs[0]
+                    }
+                    columns[TARGET] = counts
+                    write_run_table(from_columns(columns, str(path)), path)  # type: ignore[arg-type]
+                print(f"{app}: plain run {row + 1}", file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def add_rank_maxima(apps: list[str], seed: int, folder: Path) -> None:
+    """``APP.O2.rankmax.csv``: ``APP.O2.csv`` with every counter's per-rank maximum added,
+    from the same inputs run again natively (no valgrind) with ``$PERFCAST_FEATURES_RANK_MAX``.
+
+    The features are counts of the program's control flow, fixed by its inputs: every count
+    of the new runs is checked equal to the table's, so the maxima are those the callgrind runs
+    would have written; each maximum's cost is its counter's (the same updates)."""
+    scratch = Path(tempfile.mkdtemp(prefix="learn-bench-rankmax-"))
+    try:
+        instrument_features([APPS / f"{a}.c" for a in apps], scratch / "instrumented")
+        for index, app in enumerate(apps):
+            table = read_run_table(folder / f"{app}.O2.csv")
+            binary = scratch / app
+            _build(scratch / "instrumented" / f"{app}.c", binary, "-O2")
+            records = scratch / f"{app}.jsonl"
+            env = {**os.environ, **MPI_ENV, "PERFCAST_FEATURES_FILE": str(records)}
+            env["PERFCAST_FEATURES_RANK_MAX"] = "1"
+            rng = np.random.default_rng(seed + index)
+            for row in range(table.rows):
+                drawn = DRAWS[app](rng)
+                ranks = int(rng.integers(1, 3))
+                _check_replay(table, row, {**drawn, "p": ranks})
+                command = ["mpirun", "--oversubscribe", "-np", str(ranks), str(binary)]
+                arguments = [str(v) for v in drawn.values()]
+                subprocess.run([*command, *arguments], check=True, capture_output=True, env=env)
+            native = read_feature_records(records)
+            for name in table.costs:
+                if not np.array_equal(native.numeric[name], table.numeric[name]):
+                    row = int(np.flatnonzero(native.numeric[name] != table.numeric[name])[0])
+                    raise RuntimeError(f"{app}: run {row + 1}: {name} differs natively")
+            columns: dict[str, object] = {n: table.column(n) for n in table.columns}
+            maxima = [n for n in native.columns if n.endswith(":rank_max")]
+            columns |= {n: native.numeric[n] for n in maxima}
+            columns |= {f"cost:{n}": c for n, c in table.costs.items()}
+            columns |= {f"cost:{n}": table.costs[n.removesuffix(":rank_max")] for n in maxima}
+            out = folder / f"{app}.O2.rankmax.csv"
+            write_run_table(from_columns(columns, str(out)), out)  # type: ignore[arg-type]
+            print(f"{app}: {table.rows} runs, {len(maxima)} maxima -> {out}", file=sys.stderr)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def accuracy(tables: dict[str, RunTable], trees: int) -> str:
@@ -266,21 +475,67 @@ def main(argv: list[str] | None = None) -> int:
         "--determinism", action="store_true", help="run a fixed input 3 times per program"
     )
     parser.add_argument("--runs", type=int, default=150, help="-O2 runs per program")
+    parser.add_argument(
+        "--plain",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --collect: the uninstrumented build on the first N inputs of the tables",
+    )
+    parser.add_argument(
+        "--fixed-part",
+        type=Path,
+        metavar="DIR",
+        help="write APP.O2.fixed.csv: the feature runtime's instructions that every run spends",
+    )
+    parser.add_argument(
+        "--add-rank-max",
+        type=Path,
+        metavar="DIR",
+        help="write APP.O2.rankmax.csv: the table's runs again natively for the per-rank maxima",
+    )
+    parser.add_argument(
+        "--rank-max",
+        action="store_true",
+        help="record each counter's largest per-rank value too ($PERFCAST_FEATURES_RANK_MAX)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="extend the tables already in the --collect folder (same --seed and --apps)",
+    )
     parser.add_argument("--target-runs", type=int, default=80, help="-O0 runs per program")
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--apps", default="nbody,bfs,solver")
     args = parser.parse_args(argv)
     apps = args.apps.split(",")
+    if args.fixed_part is not None:
+        collect_fixed(apps, args.fixed_part, args.rank_max)
+        return 0
+    if args.add_rank_max is not None:
+        add_rank_maxima(apps, args.seed, args.add_rank_max)
+        return 0
     if args.collect is None and args.tables is None and not args.determinism:
-        parser.error("give --collect DIR, --tables DIR or --determinism")
+        parser.error("give --collect DIR, --tables DIR, --add-rank-max DIR or --determinism")
     if args.determinism:
         print(determinism(apps) + "\n")
     if args.collect is not None:
         if not all(shutil.which(tool) for tool in ("mpicc", "mpirun", "valgrind")):
             print("needs mpicc, mpirun and valgrind", file=sys.stderr)
             return 1
-        collect(apps, args.runs, args.target_runs, args.seed, args.collect)
+        if args.plain:
+            collect_plain(apps, args.plain, args.seed, args.collect)
+            return 0
+        collect(
+            apps,
+            args.runs,
+            args.target_runs,
+            args.seed,
+            args.collect,
+            args.resume,
+            args.rank_max,
+        )
     if args.tables is not None:
         words = " ".join(argv or sys.argv[1:])
         print(f"Reproduce: `python -m benchmarks.learned_instructions {words}`\n")

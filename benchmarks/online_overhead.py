@@ -225,14 +225,23 @@ def served_run(
 
 
 @contextlib.contextmanager
-def collector_beside(spool: Path, store: Path, batch: int, backoff: bool) -> Iterator[None]:
+def collector_beside(
+    spool: Path,
+    store: Path,
+    batch: int,
+    backoff: bool,
+    cold_backoff: bool = False,
+    clusters: list[list[str]] | None = None,
+) -> Iterator[None]:
     """``perfcast online serve`` of ``spool`` into ``store`` in a thread while the block runs;
     after it, once more for the files the run handed over at exit (they belong to this run)."""
     stop = threading.Event()
+    settings = {"batch": batch, "backoff": backoff, "cold_backoff": cold_backoff,
+                "clusters": clusters or None}  # fmt: skip
     collector = threading.Thread(
         target=serve_spool,
         args=(spool, store),
-        kwargs={"batch": batch, "poll": 0.02, "should_stop": stop.is_set, "backoff": backoff},
+        kwargs={**settings, "poll": 0.02, "should_stop": stop.is_set},
     )
     collector.start()
     try:
@@ -240,7 +249,7 @@ def collector_beside(spool: Path, store: Path, batch: int, backoff: bool) -> Ite
     finally:
         stop.set()
         collector.join()
-        serve_spool(spool, store, batch=batch, once=True, backoff=backoff)
+        serve_spool(spool, store, once=True, **settings)
 
 
 def steady(labels: list[str], metric: str) -> None:

@@ -62,9 +62,20 @@ REPO = Path(__file__).resolve().parents[1]
 INFLUENCE = 0.001
 MISS_COUNTS = ("l1.misses", "ll.misses")
 MISPREDICTIONS = "branch.mispredictions"  # not in the paper's feature vector
+PREDICTION_RATE = "branch.prediction_rate"  # judged like a hit rate, not fitted
 # Strong scaling problems (fixed size) and the single-rank problems timed against convolution.
-SCALING = {"cg": ["256", "20"], "jacobi": ["512", "40"]}
-SCALING_QUICK = {"cg": ["128", "10"], "jacobi": ["256", "20"]}
+SCALING = {
+    "cg": ["256", "20"],
+    "jacobi": ["512", "40"],
+    "histogram": ["8000000", "65536"],
+    "samplesort": ["500000"],
+}
+SCALING_QUICK = {
+    "cg": ["128", "10"],
+    "jacobi": ["256", "20"],
+    "histogram": ["2000000", "65536"],
+    "samplesort": ["125000"],
+}
 TIMED = {
     "cg": (["512", "100"], ["8", "1"]),
     "jacobi": (["1024", "200"], ["8", "1"]),
@@ -134,14 +145,31 @@ def influential(blocks: dict[str, dict[str, float]]) -> list[str]:
 
 def element_errors(extrapolated, collected) -> list[tuple[str, float, float]]:
     """(feature, relative error, absolute error) of every feature of every influential block of
-    the collected signature; an element the extrapolation lacks counts as infinitely wrong."""
+    the collected signature; an element the extrapolation lacks counts as infinitely wrong, a
+    count the collected signature lacks (a block that ran at the target but without, e.g.,
+    mispredictions) is 0 there. Beside the features, each block with branches gets the element
+    ``branch.prediction_rate`` (``1 - mispredictions / branches``, as the hit rates are to the
+    miss counts)."""
     guess, truth = _block_values(extrapolated), _block_values(collected)
     errors = []
     for kernel in influential(truth):
-        for feature, actual in truth[kernel].items():
+        actual_features = dict(truth[kernel])
+        predicted_features = dict(guess.get(kernel, {}))
+        for features in (actual_features, predicted_features):
+            if features.get("branches"):
+                features[PREDICTION_RATE] = (
+                    1 - features.get(MISPREDICTIONS, 0.0) / features["branches"]
+                )
+        names = set(actual_features) | {
+            f for f in predicted_features if f == MISPREDICTIONS and "branches" in actual_features
+        }
+        for feature in sorted(names):
             if feature == "instructions.rank_spread" or feature in MISS_COUNTS:
                 continue  # a property of the ranks; the hit rates' own inputs
-            predicted = guess.get(kernel, {}).get(feature)
+            actual = actual_features.get(feature, 0.0)
+            predicted = predicted_features.get(feature)
+            if predicted is None and feature == MISPREDICTIONS and kernel in guess:
+                predicted = 0.0  # the block is predicted to run without mispredictions
             if predicted is None:
                 errors.append((feature, float("inf"), float("inf")))
                 continue
@@ -187,14 +215,67 @@ def collected_signature(
     return signature, False
 
 
+@dataclasses.dataclass(frozen=True)
+class Fitting:
+    """How the elements are extrapolated: form set, hit rates derived from miss counts or
+    fitted, how many largest points validate a form, relative or absolute residuals."""
+
+    forms: str
+    rates: str = "derived"
+    holdouts: int = 1
+    relative: bool = False
+
+    def label(self) -> str:
+        """The row's description."""
+        residuals = "relative" if self.relative else "absolute"
+        return f"{self.forms} | {self.rates} | {self.holdouts} | {residuals}"
+
+
+def _canonical_options_only(fitting: Fitting) -> Fitting:
+    """PMNF's fitting with the canonical forms' options at their defaults."""
+    if fitting.forms != "pmnf":
+        return fitting
+    return dataclasses.replace(fitting, holdouts=1, relative=False)
+
+
+def accuracy_row(
+    merged: Experiment, collected: Experiment, target: int, machine, fitting: Fitting
+) -> str:
+    """The table's columns after the problem and extrapolation for one way of fitting."""
+    base = merged if fitting.rates == "derived" else without_miss_counts(merged)
+    result = extrapolate_signature(
+        base, {"p": target}, forms=fitting.forms, holdouts=fitting.holdouts,
+        relative=fitting.relative,
+    )  # fmt: skip
+    errors = element_errors(result.signature, collected)
+    paper = [e[1] for e in errors if e[0] not in (MISPREDICTIONS, PREDICTION_RATE)]
+    with_counts = [e[1] for e in errors if e[0] != PREDICTION_RATE]
+    with_rate = [e[1] for e in errors if e[0] != MISPREDICTIONS]
+    counts = [e[1] for e in errors if not e[0].endswith("_rate") and e[0] != MISPREDICTIONS]
+    rates = [e[2] for e in errors if e[0].endswith("hit_rate")]
+    mispredicted = [e[2] for e in errors if e[0] == MISPREDICTIONS]
+    penalty = machine.core.get("misprediction_penalty", 0.0)
+    truth_time = convolve(collected, machine).total
+    predicted = convolve(result.signature, machine).total
+    time_error = abs(predicted - truth_time) / truth_time
+    worst_miss = max(mispredicted, default=0.0)
+    return (
+        f"{fitting.label()} | {len(paper)} | {_share(paper, 0.2)} / {_share(paper, 0.1)} | "
+        f"{_share(with_counts, 0.2)} / {_share(with_counts, 0.1)} | "
+        f"{_share(with_rate, 0.2)} / {_share(with_rate, 0.1)} | "
+        f"{max(counts, default=0.0):.1%} | {max(rates, default=0.0):.3f} | "
+        f"{worst_miss:.0f} ({worst_miss * penalty:.3g} ns) | "
+        f"{predicted:.4g} s | {truth_time:.4g} s | {time_error:.2%} |"
+    )
+
+
 def accuracy(
     programs: dict[str, Path],
     sizes: dict[str, list[str]],
     machine,
     bases: tuple[int, ...],
     targets: tuple[int, ...],
-    form_sets: tuple[str, ...],
-    rate_modes: tuple[str, ...] = ("derived",),
+    fittings: list[Fitting],
     keep: Path | None = None,
 ) -> list[str]:
     """Rows of the extrapolation accuracy table."""
@@ -208,25 +289,10 @@ def accuracy(
         }
         merged = merge_signatures([collected[p] for p in bases])
         for target in targets:
-            truth_time = convolve(collected[target], machine).total
-            for forms, rate_mode in ((f, r) for f in form_sets for r in rate_modes):
-                base = merged if rate_mode == "derived" else without_miss_counts(merged)
-                result = extrapolate_signature(base, {"p": target}, forms=forms)
-                errors = element_errors(result.signature, collected[target])
-                relative = [e[1] for e in errors]
-                paper = [e[1] for e in errors if e[0] != MISPREDICTIONS]
-                counts = [e[1] for e in errors if not e[0].endswith("hit_rate")]
-                rates = [e[2] for e in errors if e[0].endswith("hit_rate")]
-                predicted = convolve(result.signature, machine).total
-                time_error = abs(predicted - truth_time) / truth_time
+            for fitting in fittings:
                 rows.append(
                     f"| {app} {' '.join(sizes[app])} | {','.join(map(str, bases))} -> {target} | "
-                    f"{forms} | {rate_mode} | "
-                    f"{len(errors)} | {_share(relative, 0.2)} / {_share(relative, 0.1)} | "
-                    f"{_share(paper, 0.2)} / {_share(paper, 0.1)} | "
-                    f"{max(counts):.1%} | {_share(counts, 0.2)} / {_share(counts, 0.1)} | "
-                    f"{max(rates, default=0.0):.3f} | "
-                    f"{predicted:.4g} s | {truth_time:.4g} s | {time_error:.2%} |"
+                    + accuracy_row(merged, collected[target], target, machine, fitting)
                 )
                 print(rows[-1], flush=True)
     return rows
@@ -281,6 +347,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rates", default="derived", help="hit rates derived from miss counts and/or fitted"
     )
+    parser.add_argument(
+        "--holdouts", default="1", help="largest points validating a form (1 and/or 2, ...)"
+    )
+    parser.add_argument(
+        "--residuals", default="absolute", help="canonical forms fitted to absolute/relative"
+    )
     parser.add_argument("--keep", type=Path, help="store and reuse collected signatures here")
     parser.add_argument(
         "--plain-convolution", action="store_true", help="level bandwidths only, fp + memory"
@@ -311,12 +383,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"machine core: {machine.core}; overlap {machine.overlap}")
         parts = args.parts.split(",")
         if "accuracy" in parts:
-            print("\n| problem | extrapolation | forms | rates | elements | "
-                  "all: within 20 % / 10 % | without mispredictions: within 20 % / 10 % | "
-                  "counts: max error | counts: within 20 % / 10 % | "
-                  "hit rates: max abs. error | "
+            print("\n| problem | extrapolation | forms | rates | holdouts | residuals | "
+                  "elements (paper's) | paper's: within 20 % / 10 % | "
+                  "+ mispredictions: within 20 % / 10 % | "
+                  "+ prediction rates: within 20 % / 10 % | "
+                  "counts: max error | hit rates: max abs. error | "
+                  "mispredictions: max abs. error | "
                   "time (extrapolated) | time (collected) | time error |")  # fmt: skip
-            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
             targets = (8,) if args.quick else (8, 16)
             if args.targets:
                 targets = tuple(int(p) for p in args.targets.split(","))
@@ -324,10 +398,16 @@ def main(argv: list[str] | None = None) -> int:
             sizes = SCALING_QUICK if args.quick else SCALING
             if args.keep:
                 args.keep.mkdir(parents=True, exist_ok=True)
-            accuracy(
-                programs, sizes, machine, bases, targets, tuple(args.forms.split(",")),
-                tuple(args.rates.split(",")), args.keep,
-            )  # fmt: skip
+            fittings = [
+                Fitting(forms, rates, int(holdouts), residuals == "relative")
+                for forms in args.forms.split(",")
+                for rates in args.rates.split(",")
+                for holdouts in args.holdouts.split(",")
+                for residuals in args.residuals.split(",")
+            ]
+            # holdouts and residuals are the canonical forms' options: PMNF rows once
+            fittings = list(dict.fromkeys(_canonical_options_only(f) for f in fittings))
+            accuracy(programs, sizes, machine, bases, targets, fittings, args.keep)
         if "wall" in parts:
             print("\n| problem (1 rank) | wall | CPU | start-up CPU | computation CPU | "
                   "convolved | convolved / measured | signature collection |")  # fmt: skip

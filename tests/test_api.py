@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import pkgutil
 import pydoc
 from dataclasses import replace
 from pathlib import Path
@@ -252,11 +253,20 @@ def test_every_name_the_package_exports_resolves():
 def test_no_subpackage_shadows_an_exported_name():
     # Importing a subpackage sets it as an attribute of perfcast, which would hide an API
     # function of the same name (``perfcast.render`` once was both).
-    import pkgutil
-
     for module in pkgutil.walk_packages(perfcast.__path__, "perfcast."):
         if module.name.count(".") == 1:
             importlib.import_module(module.name)
     api = importlib.import_module("perfcast.api")
     for name in perfcast._API:
         assert getattr(perfcast, name) is getattr(api, name), name
+
+
+def test_the_api_package_exports_each_name_from_the_module_of_its_job():
+    api = importlib.import_module("perfcast.api")
+    assert set(api.__all__) == set(api._ON_FIRST_USE)  # one list of lazily loaded names
+    for name, (module, attribute) in api._ON_FIRST_USE.items():
+        assert getattr(api, name) is getattr(importlib.import_module(module), attribute), name
+    modules = {info.name for info in pkgutil.iter_modules(api.__path__)}
+    assert not modules & set(api.__all__)  # a submodule would hide an exported name
+    with pytest.raises(AttributeError, match="no attribute 'fitt'"):
+        api.fitt  # noqa: B018 - the attribute access is the test

@@ -1,7 +1,8 @@
 /* N-body steps with an algorithm choice, for perfcast's learned-model benchmark (BSD-3-Clause).
  * Usage: nbody N STEPS ALGORITHM CUTOFF SEED
  *   ALGORITHM 0: all pairs; 1: cell list with interactions inside CUTOFF only.
- * Bodies are split over the ranks; positions are exchanged with MPI_Allgather each step. */
+ * Bodies are split over the ranks; positions are exchanged with MPI_Allgather each step.
+ * The features at the end of the first step (`#pragma perfcast features_end`) are the early phase. */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -97,6 +98,10 @@ int main(int argc, char **argv) {
             }
         }
         MPI_Allgather(mine, 3 * local, MPI_DOUBLE, pos, 3 * local, MPI_DOUBLE, MPI_COMM_WORLD);
+        if (step == 0) {
+            /* the first step is the early phase that predicts the whole run */
+#pragma perfcast features_end
+        }
     }
     double total = 0.0;
     MPI_Reduce(&energy, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);

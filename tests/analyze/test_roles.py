@@ -145,6 +145,8 @@ def test_role_parsing_and_errors():
         parse_roles("p=cores", ["p", "n"])
     with pytest.raises(InputError, match="PARAMETER=ROLE"):
         parse_roles("p", ["p", "n"])
+    with pytest.raises(InputError, match="'p' is given twice"):
+        parse_roles("p=processes,p=size", ["p", "n"])
     with pytest.raises(InputError, match="not a role"):
         parameter_roles(exp, {"p": "cores"})
     assert parameter_roles(exp, {"n": "threads"})["n"].role == "threads"

@@ -89,6 +89,23 @@ def test_top_level_help_imports_no_heavy_package():
     assert loaded_heavy_packages(["--help"]) == []
 
 
+def test_the_static_command_does_not_load_the_modeling_layers():
+    script = (
+        "import sys\n"
+        "from perfcast import cli\n"
+        "try:\n"
+        "    cli.main(['static', '--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "loaded = [m for m in ('perfcast.api.modeling', 'perfcast.model', 'scipy', 'pandas')\n"
+        "          if m in sys.modules]\n"
+        "print(','.join(loaded) or 'none')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "none"
+
+
 SMALL_EXTRAP_TEXT = (
     "PARAMETER p\nPOINTS 4 8 16 32 64\nREGION solve\nMETRIC time\n"
     "DATA 2.0 2.1\nDATA 4.1 4.0\nDATA 8.0 8.2\nDATA 16.1 15.9\nDATA 32.0 32.3\n"

@@ -203,13 +203,13 @@ class _Terminal(io.StringIO):
 def test_model_shows_progress_on_a_terminal_once_the_work_passes_the_delay(
     call_tree_file, capsys, monkeypatch
 ):
-    import perfcast.api
+    import perfcast.core.progress
 
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     assert main(["model", str(call_tree_file), "--metric", "all"]) == 0
     assert terminal.getvalue() == ""  # done within the delay: no bar
-    monkeypatch.setattr(perfcast.api, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(perfcast.core.progress, "API_DELAY", 0.0)
     assert main(["model", str(call_tree_file), "--metric", "all"]) == 0
     drawn = terminal.getvalue()
     assert "8/8 kernels modeled" in drawn and drawn.endswith("\n")  # 4 kernels x 2 metrics
@@ -245,21 +245,21 @@ def test_a_bad_cost_point_is_one_message(call_tree_file, capsys):
 
 
 def test_report_shows_progress_of_the_plots_on_a_terminal(call_tree_file, tmp_path, monkeypatch):
-    import perfcast.api
+    import perfcast.core.progress
 
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     out = tmp_path / "report.html"
     assert main(["report", str(call_tree_file), "-o", str(out)]) == 0
     assert terminal.getvalue() == ""  # done within the delay: no bar
-    monkeypatch.setattr(perfcast.api, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(perfcast.core.progress, "API_DELAY", 0.0)
     assert main(["report", str(call_tree_file), "-o", str(out)]) == 0
     drawn = terminal.getvalue()
     assert "4/4 kernel plots" in drawn and drawn.endswith("\n")
 
 
 def test_static_shows_progress_of_the_counting_on_a_terminal(tmp_path, monkeypatch, capsys):
-    import perfcast.api
+    import perfcast.core.progress
 
     source = tmp_path / "nest.c"
     source.write_text(
@@ -268,7 +268,7 @@ def test_static_shows_progress_of_the_counting_on_a_terminal(tmp_path, monkeypat
     )
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    monkeypatch.setattr(perfcast.api, "PROGRESS_DELAY", 0.0)
+    monkeypatch.setattr(perfcast.core.progress, "API_DELAY", 0.0)
     assert main(["static", str(source), "--param", "n"]) == 0
     drawn = terminal.getvalue()
     assert "4/4 loops and functions" in drawn and drawn.endswith("\n")  # f, main, two loops

@@ -286,3 +286,20 @@ def test_a_negative_seed_is_one_message(tmp_path: Path, capsys: pytest.CaptureFi
     err = capsys.readouterr().err
     assert "argument --seed: must be a whole number >= 0, not '-5'" in err
     assert "Traceback" not in err
+
+
+def test_serve_with_cold_backoff_asks_for_skips_before_any_model(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from perfcast.measure.online_spool import hand_over, read_control
+
+    spool, store = tmp_path / "spool", tmp_path / "models.db"
+    line = json.dumps({"kernel": "k", "params": {"n": 64}, "metric": "time", "value": 1.0})
+    for flags in ([], ["--cold-backoff"]):
+        hand_over(spool, [line] * 16)  # one configuration: no model can judge it yet
+        status, _, err = run(capsys, "online", "serve", "--store", str(store), "--spool",
+                             str(spool), "--batch", "16", "--once", *flags)  # fmt: skip
+        assert status == 0 and "1 batch file(s) modeled" in err
+        judged, skip = read_control(spool, "k", "time") or (0, -1)
+        assert judged == (2 if flags else 1)
+        assert (skip > 0) == bool(flags) and skip < 16  # U(0, b) with hc = 0, else none

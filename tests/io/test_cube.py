@@ -162,3 +162,29 @@ def test_repetitions_from_names(tmp_path):
 def test_cube_rejects_metadata_parameters():
     with pytest.raises(InputError, match="no run metadata"):
         read_cube(CUBE_SINGLE, params={"mpi.world.size": "p"})
+
+
+def test_a_value_that_is_not_finite_is_refused_naming_file_metric_and_call_path(tmp_path):
+    # A real profile with its first data value replaced by NaN, written uncompressed (the
+    # plain CUBEX.DATA layout pycubexr reads beside the zlib one).
+    import struct
+    import tarfile
+
+    from pycubexr.parsers.data_parser import decompress_data
+
+    files = make_set(tmp_path, ["mm.x1.r1", "mm.x2.r1", "mm.x3.r1"])
+    unpacked = tmp_path / "unpacked"
+    with tarfile.open(files[2]) as archive:
+        archive.extractall(unpacked, filter="data")
+    data = unpacked / "1.data"  # time (0 holds visits, as integers)
+    with data.open("rb") as stream:
+        assert stream.read(11) == b"ZCUBEX.DATA"
+        raw = bytearray(decompress_data(stream, "<"))
+    raw[:8] = struct.pack("<d", float("nan"))
+    data.write_bytes(b"CUBEX.DATA" + bytes(raw))
+    with tarfile.open(files[2], "w") as archive:
+        for member in sorted(unpacked.iterdir()):
+            archive.add(member, arcname=member.name)
+    with pytest.raises(InputError, match="not a finite number") as error:
+        read_cube(tmp_path)
+    assert error.value.source == str(files[2]) and "call path" in str(error.value)

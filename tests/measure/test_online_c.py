@@ -4,7 +4,6 @@ the collector's back-off delays."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from perfcast.api import serve_spool, stored_models
+from perfcast.io.online_batch import read_batch_file
 from perfcast.measure.instrument import library_dir
 from perfcast.measure.online_spool import read_control, write_control
 
@@ -72,8 +72,8 @@ def test_runs_feed_the_collector_and_follow_its_back_off(program: Path, tmp_path
     for n, m in sizes:
         subprocess.run([str(program), str(n), str(m), "1500"], env=environment, check=True,
                        capture_output=True)  # fmt: skip
-        files = sorted(spool.glob("*.jsonl"))
-        lines = [json.loads(line) for f in files for line in f.read_text().splitlines()]
+        files = sorted(spool.glob("*.pcob"))
+        lines = [line for f in files for line in batch_lines(f)]
         assert all(line["kernel"] == "axpy" for line in lines)
         measured = [line for line in lines if "value" in line]
         assert all(line["params"] == {"n": n, "m": m} for line in measured)
@@ -87,12 +87,25 @@ def test_runs_feed_the_collector_and_follow_its_back_off(program: Path, tmp_path
     assert item["model"] is not None and item["updates"] > 0
     # the control files reached the program: later runs skipped executions
     assert sum(skipped_per_run[len(sizes) // 2 :]) > 0
-    assert not list(spool.glob("*.jsonl"))  # every batch file consumed
+    assert not list(spool.glob("*.pcob"))  # every batch file consumed
+
+
+def batch_lines(path: Path) -> list[dict]:
+    """The records of one binary batch file as the stream's lines would hold them."""
+    lines = []
+    for record in read_batch_file(path):
+        line: dict = {"kernel": record.kernel, "metric": record.metric}
+        if record.value is not None:
+            line |= {"params": {k: int(v) for k, v in record.params.items()},
+                     "value": record.value}  # fmt: skip
+        if record.skipped:
+            line["skipped"] = record.skipped
+        lines.append(line)
+    return lines
 
 
 def _batches(spool: Path) -> list[dict]:
-    return [json.loads(line) for path in sorted(spool.glob("*.jsonl"))
-            for line in path.read_text().splitlines()]  # fmt: skip
+    return [line for path in sorted(spool.glob("*.pcob")) for line in batch_lines(path)]
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,6 @@ a fresh machine once chose n^(2/3)*log2(n)^2 for it.)"""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -23,6 +22,8 @@ from pathlib import Path
 import pytest
 
 from perfcast.api import online_modeler, open_store, serve_spool, stored_models
+from perfcast.io.online_batch import read_batch_file
+from perfcast.io.online_stream import StreamRecord
 from perfcast.measure.campaign import run_campaign
 from perfcast.measure.instrument import library_dir
 from perfcast.measure.spec import load_campaign
@@ -51,16 +52,16 @@ def test_jacobi_runs_end_with_models_in_the_store(tmp_path: Path) -> None:
     spool, store = tmp_path / "spool", tmp_path / "models.db"
     environment = {**os.environ, **MPI_ENVIRONMENT, "PERFCAST_ONLINE_SPOOL": str(spool),
                    "PERFCAST_ONLINE_BATCH": "32"}  # fmt: skip
-    lines: list[dict] = []
+    records: list[StreamRecord] = []
     for n in (128, 256, 384, 512, 640):  # one production run per input
         subprocess.run(["mpirun", "-np", "1", str(binary), str(n), "150"], env=environment,
                        check=True, capture_output=True, timeout=120)  # fmt: skip
-        for path in sorted(spool.glob("*.jsonl")):
-            lines.extend(json.loads(line) for line in path.read_text().splitlines())
+        for path in sorted(spool.glob("*.pcob")):
+            records.extend(read_batch_file(path))
         serve_spool(spool, store, application="jacobi", batch=32, once=True)
-    measured = [line for line in lines if "value" in line]
-    assert {line["kernel"] for line in measured} == {"halo", "compute", "residual"}
-    assert all(set(line["params"]) == {"n"} for line in measured)
+    measured = [record for record in records if record.value is not None]
+    assert {record.kernel for record in measured} == {"halo", "compute", "residual"}
+    assert all(set(record.params) == {"n"} for record in measured)
     online = {item["kernel"]: item for item in stored_models(store, application="jacobi")}
     assert set(online) == {"halo", "compute", "residual"}
     for kernel in ("compute", "halo"):

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import perfcast
-import perfcast.api
+import perfcast.api.modeling
 import perfcast.model.backtest
 import perfcast.model.rivals
 from perfcast.core.experiment import Experiment
@@ -35,14 +35,14 @@ def test_gates_and_backtests_run_on_the_workers(client, monkeypatch):
     experiment = mixed_experiment(150, {"p": [2, 4, 8, 16, 32, 64]}, seed=4)
     # Several backtest blocks (of 40 kernels) in both fits.
     monkeypatch.setattr(perfcast.model.backtest, "CHUNK_KERNELS", 40)
-    monkeypatch.setattr(perfcast.api, "BACKTEST_KERNELS", 40)
+    monkeypatch.setattr(perfcast.api.modeling, "BACKTEST_KERNELS", 40)
     local = perfcast.fit(experiment, metric=["time", "energy"])
 
     def not_here(*args, **kwargs):
         raise AssertionError("the calling process gated or backtested models")
 
-    monkeypatch.setattr(perfcast.api, "gate_models", not_here)
-    monkeypatch.setattr(perfcast.api, "backtest", not_here)
+    monkeypatch.setattr(perfcast.api.modeling, "gate_models", not_here)
+    monkeypatch.setattr(perfcast.api.modeling, "backtest", not_here)
     distributed = perfcast.fit(experiment, metric=["time", "energy"], client=DaskChunks(client, 32))
     assert_same_models(local, distributed)
     assert all(m.uncertainty.extrapolation for m in distributed.models)
@@ -51,7 +51,7 @@ def test_gates_and_backtests_run_on_the_workers(client, monkeypatch):
 def test_two_parameters_backtested_by_blocks(client, monkeypatch):
     experiment = mixed_experiment(30, {"p": [2, 4, 8, 16, 32], "n": [10, 20, 40, 80, 160]}, 6)
     monkeypatch.setattr(perfcast.model.backtest, "CHUNK_KERNELS", 7)
-    monkeypatch.setattr(perfcast.api, "BACKTEST_KERNELS", 7)
+    monkeypatch.setattr(perfcast.api.modeling, "BACKTEST_KERNELS", 7)
     local = perfcast.fit(experiment, metric="time")
     distributed = perfcast.fit(experiment, metric="time", client=DaskChunks(client, 8))
     assert_same_models(local, distributed)

@@ -87,6 +87,20 @@ def test_from_dict_rejects_malformed():
         Model.from_dict({"kernel": "k", "terms": []}, source="m.json")
 
 
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [("constant", "1.5"), ("constant", True), ("coefficient", "2"), ("coefficient", None)],
+)
+def test_from_dict_takes_only_json_numbers_as_coefficients(where, value):
+    data = example_model().to_dict()
+    if where == "constant":
+        data["constant"] = value
+    else:
+        data["terms"][0]["coefficient"] = value
+    with pytest.raises(InputError, match=f"{where} must be a number"):
+        Model.from_dict(data, source="m.json")
+
+
 def test_lead_order_takes_fastest_growth():
     model = example_model()
     assert model.lead_order("n") == (2, 0)

@@ -4,6 +4,7 @@ measurements."""
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 import pytest
@@ -114,3 +115,14 @@ def test_backtest_in_chunks_of_kernels_covers_every_kernel(monkeypatch) -> None:
         assert model.uncertainty is not None
         (extrapolation,) = model.uncertainty.extrapolation
         assert extrapolation.largest == 64.0
+
+
+def test_an_overflowing_point_gives_no_bound_without_numpy_warnings() -> None:
+    covariance = np.diag([1e-2, 1e-4])
+    cubic = Model("k", "time", ("p",), 1.0, (Term(0.5, (Factor("p", 3),)),), None, None)
+    model = dataclasses.replace(cubic, uncertainty=Uncertainty(covariance, 1e-2, 10))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a NumPy RuntimeWarning would fail here
+        value, lower, upper = model.predict_interval({"p": [1e200, 10.0]})
+    assert value[0] == np.inf and not np.isfinite([lower[0], upper[0]]).any()
+    assert np.isfinite([value[1], lower[1], upper[1]]).all() and lower[1] < value[1] < upper[1]

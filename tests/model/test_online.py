@@ -308,3 +308,26 @@ def test_the_outside_count_is_judged_against_the_kernels_usual_share() -> None:
     slower = state.judgements[-1]
     assert slower.hit is False and slower.hit_count == 0
     assert "usual share" in slower.reason
+
+
+def test_cold_backoff_delays_batches_no_model_can_judge_yet() -> None:
+    def one_size(n: float, count: int, start: int):  # one configuration: pmnf has no model
+        return (Measurement("k", "time", {"n": n}, 1e-3 * n, start + i) for i in range(count))
+
+    plain = OnlineModeler(batch=32, seed=4).partial_fit(one_size(64.0, 3200, 0))
+    state = plain.states_[("k", "time")]
+    assert state.model is None and state.skipped == 0  # without it, the cold start measures all
+    cold = OnlineModeler(batch=32, seed=4, cold_backoff=True).partial_fit(one_size(64.0, 3200, 0))
+    state = cold.states_[("k", "time")]
+    assert state.model is None and state.measured + state.skipped == 3200
+    judgements = list(state.judgements)
+    assert all(j.hit is None and j.hit_count == 0 for j in judgements)
+    delays = np.array([j.skip for j in judgements])
+    assert delays.min() >= 0 and delays.max() < 32  # eq. 8 with hc = 0: U(0, b)
+    assert stats.kstest(delays / 32, "uniform").pvalue > 0.001
+    # b measured, then about b / 2 skipped: about a third of the executions
+    assert 0.25 < state.skipped / 3200 < 0.42
+    off = OnlineModeler(batch=32, backoff=False, cold_backoff=True)
+    assert off.partial_fit(one_size(64.0, 640, 0)).states_[("k", "time")].skipped == 0
+    with pytest.raises(ValueError):
+        OnlineModeler(cold_backoff=1)  # type: ignore[arg-type]

@@ -16,3 +16,19 @@ def test_predictions_ranked_by_cost_and_checked():
         predict([cheap], {"n": 3.0, "q": 1.0})
     with pytest.raises(InputError, match="positive"):
         predict([cheap], {"p": 0.0})
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (float("inf"), "positive finite"),
+        (float("nan"), "positive finite"),
+        (-2, "positive finite"),
+        ("4096", "must be a number"),
+        (True, "must be a number"),
+    ],
+)
+def test_a_point_must_be_positive_finite_numbers(value, message):
+    model = Model("k", "time", ("p",), 1.0, (Term(1.0, (Factor("p", 1),)),))
+    with pytest.raises(InputError, match=message):
+        predict([model], {"p": value})

@@ -127,6 +127,8 @@ def test_json_round_trip_keeps_segments_and_predictions(tmp_path):
         lambda s: s[0].update(breakpoint=None),
         lambda s: s[1].update(breakpoint={"value": 3, "lower": 2, "upper": 4}),
         lambda s: s.pop(),
+        lambda s: s[0].update({"from": "8"}),
+        lambda s: s[0]["breakpoint"].update(value=True),
     ],
 )
 def test_malformed_segments_are_input_errors(change):

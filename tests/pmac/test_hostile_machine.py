@@ -113,3 +113,29 @@ def test_a_subnormal_bandwidth_gives_valid_json_that_says_the_time_is_not_finite
     document = json.loads(result.stdout, parse_constant=lambda c: pytest.fail(c))
     assert document["total_seconds"] is None
     assert any("not a finite number" in w for w in document["warnings"])
+
+
+@pytest.mark.parametrize(
+    ("section", "change", "field"),
+    [
+        (
+            "core",
+            {"instructions": 4.0, "misprediction_penalty": 5.0, "penalty": 9.0},
+            "core.penalty",
+        ),
+        ("stream", {"laod": {"ll": 1.0, "memory": 1.0}}, "stream.laod"),
+        ("memory", {"load": {"l1": 1.0, "ll": 1.0, "memory": 1.0, "l2": 3.0}}, "memory.load.l2"),
+        (
+            "cache",
+            {"D1": {"size": 32768, "associativity": 8, "line": 64, "lines": 2}},
+            "cache.D1.lines",
+        ),
+    ],
+)
+def test_a_misspelt_field_inside_a_table_is_refused_not_ignored(
+    tmp_path: Path, section: str, change: dict[str, Any], field: str
+) -> None:
+    table = copy.deepcopy(MACHINE[section])
+    table.update(change)
+    with pytest.raises(InputError, match=f"field '{field}': unknown field"):
+        read_machine(_machine(tmp_path, **{section: table}))

@@ -271,3 +271,39 @@ def test_record_bytes_that_are_not_utf8_are_named_by_line(tmp_path):
         read_feature_records(records)
     assert (caught.value.source, caught.value.line) == (str(records), 2)
     assert "bytes that are not UTF-8" in caught.value.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rank_max", ["", "1"])
+def test_counters_of_the_busiest_rank_and_the_early_phase_under_mpi(
+    tmp_path, monkeypatch, rank_max
+):
+    # the early phase's reduction used to overwrite the counters with their sums over the
+    # ranks, so the exit record counted the early phase once more per rank
+    if shutil.which("mpicc") is None or shutil.which("mpirun") is None:
+        pytest.skip("needs mpicc and mpirun")
+    shutil.copy(PROGRAMS / "uneven.c", tmp_path / "uneven.c")
+    instrument_features([tmp_path / "uneven.c"], tmp_path / "out")
+    original = _build(tmp_path / "uneven.c", tmp_path / "original", "mpicc")
+    instrumented = _build(tmp_path / "out" / "uneven.c", tmp_path / "instrumented", "mpicc")
+    records = tmp_path / "uneven.jsonl"
+    launch = ["mpirun", "--oversubscribe", "-np", "3"]
+    monkeypatch.setenv("PERFCAST_FEATURES_RANK_MAX", rank_max)
+    assert _run([*launch, str(instrumented), "4"], records) == _run(
+        [*launch, str(original), "4"], tmp_path / "none"
+    )
+    early, final = [json.loads(text) for text in records.read_text().splitlines()]
+    # trips: 4, 8 and 12 on ranks 0-2 in each loop
+    assert (early["uneven.c:13:loop:for"], early["uneven.c:15:loop:for"]) == (24, 0)
+    assert (final["uneven.c:13:loop:for"], final["uneven.c:15:loop:for"]) == (24, 24)
+    assert final["uneven.c:11:assign:n"] == 4
+    if rank_max:
+        busiest = "uneven.c:13:loop:for:rank_max", "uneven.c:15:loop:for:rank_max"
+        assert (early[busiest[0]], final[busiest[1]]) == (12, 12)  # rank 2's trips
+        assert final["cost:" + busiest[1]] == final["cost:uneven.c:15:loop:for"]
+        # a variable's value is a maximum over the ranks already
+        assert "uneven.c:11:assign:n:rank_max" not in final
+    else:
+        assert not any(name.endswith(":rank_max") for name in final)
+    table = read_feature_records(records)
+    assert ("uneven.c:15:loop:for:rank_max" in table.costs) == bool(rank_max)

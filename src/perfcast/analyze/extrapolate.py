@@ -38,6 +38,14 @@ counts; the derived rates also stay consistent with the accesses and with each o
 (``l1.hit_rate <= ll.cumulative_hit_rate``). Signatures of earlier versions (no miss counts,
 ``ll.hit_rate`` as the share of first-level misses) are made cumulative first
 (:func:`perfcast.static.signature.cumulative_hit_rates`) and their rates fitted directly.
+
+A block, line or function that ran at some of the core counts only (rank 0's reduction loop
+from ``p = 2`` on, a branch taken at ``p = 1`` only) is absent from the other signatures: its
+counts there are 0, and are fitted as such
+(:func:`perfcast.static.signature.fill_unexecuted`), so the element is extrapolated from every
+point rather than left out for lack of points. A count that is 0 at the smallest core counts
+only is fitted from the first count where it is not, when that leaves three points or more
+(:func:`running_regime`).
 """
 
 from __future__ import annotations
@@ -51,11 +59,19 @@ import numpy as np
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
-from perfcast.static.signature import BOUNDED_FEATURES, RATE_MISSES, cumulative_hit_rates
+from perfcast.static.signature import (
+    BOUNDED_FEATURES,
+    RATE_MISSES,
+    SIGNATURE_PREFIXES,
+    cumulative_hit_rates,
+    fill_unexecuted,
+    is_count_feature,
+)
 
 FORM_SETS = ("pmac", "pmnf", "both")
 MIN_POINTS = 3
 _TIE = 1e-9
+_RELATIVE_FLOOR = 1e-6
 _NO_PMNF = "PMNF fitted no model"
 _ACCESSES = ("loads", "stores")
 
@@ -86,20 +102,32 @@ class CanonicalForm:
         """Number of coefficients."""
         return 1 if self.basis is None else 2
 
-    def fit(self, p: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
-        """Least-squares coefficients ``(a, b)``, or None when the form cannot fit ``y``."""
+    def fit(
+        self, p: np.ndarray, y: np.ndarray, *, relative: bool = False
+    ) -> tuple[float, float] | None:
+        """Least-squares coefficients ``(a, b)``, or None when the form cannot fit ``y``.
+
+        ``relative`` minimises relative rather than absolute residuals (each point weighted by
+        ``1 / y**2``, values near 0 bounded by a millionth of the largest): every core count then
+        counts alike, where absolute residuals let the largest values (under strong scaling
+        those of the smallest counts, furthest from the target) dominate. The multiplicative
+        forms are fitted to ``log y``, whose residuals are relative already.
+        """
         if self.log_values:
             if np.any(y <= 0):
                 return None
             target = np.log(y)
+            weights = np.ones_like(target)
         else:
             target = y
+            weights = _relative_weights(y) if relative else np.ones_like(y)
         if self.basis is None:
             with np.errstate(over="ignore"):  # values near the largest double: an inf mean
-                return float(np.mean(target)), 0.0
+                return float(np.average(target, weights=weights)), 0.0
         x = self.basis(p)
-        design = np.column_stack([np.ones_like(x), x])
-        coefficients, *_ = np.linalg.lstsq(design, target, rcond=None)
+        root = np.sqrt(weights)
+        design = np.column_stack([np.ones_like(x), x]) * root[:, None]
+        coefficients, *_ = np.linalg.lstsq(design, target * root, rcond=None)
         a, b = (float(c) for c in coefficients)
         # exp of an intercept beyond a double's range is inf, as the callers expect of a form
         # that does not fit (math.exp raised OverflowError there)
@@ -221,8 +249,37 @@ def _fit_error(values: np.ndarray, fitted: np.ndarray) -> float:
     return error if math.isfinite(error) else math.inf
 
 
-def choose_form(p: np.ndarray, y: np.ndarray) -> tuple[CanonicalForm, tuple[float, float], float]:
-    """The canonical form that best predicts the largest point from the others.
+def _relative_weights(y: np.ndarray) -> np.ndarray:
+    scale = float(np.max(np.abs(y))) if len(y) else 0.0
+    if scale == 0 or not math.isfinite(scale):
+        return np.ones_like(y)
+    return (scale / np.maximum(np.abs(y), scale * _RELATIVE_FLOOR)) ** 2
+
+
+def choose_form(
+    p: np.ndarray,
+    y: np.ndarray,
+    *,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
+    holdouts: int = 1,
+    relative: bool = False,
+) -> tuple[CanonicalForm, tuple[float, float], float]:
+    """The canonical form that best predicts the largest points from the smaller ones.
+
+    Parameters
+    ----------
+    p, y : numpy.ndarray
+        The series (any order).
+    bounds : (float, float)
+        The feature's range: predictions are judged as clamped to it, as they are used (a form
+        that falls below 0 where the counts stop predicts 0, which is right).
+    holdouts : int
+        How many of the largest points are each predicted from the points below them
+        (rolling-origin validation); the form's error is the largest of these. 1 is the
+        largest point alone; a holdout needs at least as many points below it as the form has
+        coefficients.
+    relative : bool
+        Fit relative rather than absolute residuals (:meth:`CanonicalForm.fit`).
 
     Returns
     -------
@@ -232,19 +289,31 @@ def choose_form(p: np.ndarray, y: np.ndarray) -> tuple[CanonicalForm, tuple[floa
     order = np.argsort(p)
     p, y = p[order], y[order]
     scale = float(np.max(np.abs(y))) if len(y) else 0.0
+    low, high = bounds
     ranked: list[tuple[float, int, int, CanonicalForm, tuple[float, float]]] = []
     for position, form in enumerate(CANONICAL_FORMS):
         if len(p) - 1 < form.size:
             continue
-        early = form.fit(p[:-1], y[:-1])
         # a multiplicative form fits positive values only: the largest point may be 0 (a count
         # of misses that vanishes) although the smaller ones are not
-        refitted = form.fit(p, y)
-        if early is None or refitted is None:
+        refitted = form.fit(p, y, relative=relative)
+        if refitted is None:
             continue
-        predicted = float(form.evaluate(early, p[-1:])[0])
-        error = _relative(predicted, float(y[-1]), scale) if math.isfinite(predicted) else math.inf
-        ranked.append((error, form.size, position, form, refitted))
+        ends = [k for k in range(len(p) - 1, form.size - 1, -1)][: max(holdouts, 1)]
+        errors = []
+        for end in ends:
+            early = form.fit(p[:end], y[:end], relative=relative)
+            if early is None:
+                break
+            predicted = float(form.evaluate(early, p[end : end + 1])[0])
+            if not math.isfinite(predicted):
+                errors.append(math.inf)
+                continue
+            predicted = min(max(predicted, low), high)
+            errors.append(_relative(predicted, float(y[end]), scale))
+        if len(errors) < len(ends):
+            continue
+        ranked.append((max(errors), form.size, position, form, refitted))
     best_error = min(r[0] for r in ranked)
     tolerance = _TIE * max(1.0, best_error)
     tied = [r for r in ranked if r[0] <= best_error + tolerance]
@@ -252,11 +321,15 @@ def choose_form(p: np.ndarray, y: np.ndarray) -> tuple[CanonicalForm, tuple[floa
     return form, coefficients, error
 
 
+def _bounds(feature: str) -> tuple[float, float]:
+    return 0.0, 1.0 if feature in BOUNDED_FEATURES else math.inf
+
+
 def _clamp(feature: str, value: float) -> tuple[float, bool]:
     if not math.isfinite(value):
         return value, False
-    upper = 1.0 if feature in BOUNDED_FEATURES else math.inf
-    clamped = min(max(value, 0.0), upper)
+    low, high = _bounds(feature)
+    clamped = min(max(value, low), high)
     return clamped, clamped != value
 
 
@@ -317,7 +390,12 @@ def _pmnf_predictions(
 
 
 def extrapolate(
-    signature: Experiment, target: Mapping[str, float], forms: str = "pmac"
+    signature: Experiment,
+    target: Mapping[str, float],
+    forms: str = "pmac",
+    *,
+    holdouts: int = 1,
+    relative: bool = False,
 ) -> Extrapolation:
     """Extrapolate a signature series to a larger core count, element by element.
 
@@ -330,6 +408,11 @@ def extrapolate(
         The point to extrapolate to, e.g. ``{"p": 8192}``.
     forms : {"pmac", "pmnf", "both"}
         Canonical forms, perfcast's PMNF search, or the better of the two per element.
+    holdouts : int
+        Canonical forms are chosen by how well they predict each of this many largest points
+        from the points below it (the worst of these errors; :func:`choose_form`).
+    relative : bool
+        Fit the canonical forms to relative rather than absolute residuals.
 
     Returns
     -------
@@ -344,7 +427,10 @@ def extrapolate(
     """
     if forms not in FORM_SETS:
         raise InputError(f"unknown form set '{forms}' (known: {', '.join(FORM_SETS)})", value=forms)
+    if holdouts < 1:
+        raise InputError(f"holdouts must be at least 1, not {holdouts}", value=holdouts)
     signature, converted = cumulative_hit_rates(signature)
+    signature = fill_unexecuted(signature)[0]
     parameter, series = _series(signature)
     if set(target) != {parameter}:
         raise InputError(
@@ -386,7 +472,9 @@ def extrapolate(
             reason = f"measured at {len(p)} of the {len(distinct)} points"
             skipped.append({"kernel": kernel, "feature": feature, "reason": reason})
             continue
-        element = _element(kernel, feature, p, y, at, parameter, forms, pmnf, pmnf_early)
+        element = _element(
+            kernel, feature, p, y, at, parameter, forms, pmnf, pmnf_early, holdouts, relative
+        )
         if element is None:
             skipped.append({"kernel": kernel, "feature": feature, "reason": _NO_PMNF})
             continue
@@ -431,6 +519,38 @@ def extrapolate(
     )
 
 
+def running_regime(
+    kernel: str, feature: str, p: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The points of a signature count from the first core count at which it is not 0.
+
+    A count of a signature element that is 0 at the smallest core counts and not at a larger
+    one (rank 0's reduction from ``p = 2`` on; last-level misses that appear once the data is
+    exchanged) follows its own law from there: a step from 0 to a constant fits no form through
+    the zeros. Those points are used when they are :data:`MIN_POINTS` or more; otherwise (and
+    for rates, other kernels, or counts that are 0 at no leading point) the series is returned
+    as it is.
+
+    Parameters
+    ----------
+    kernel, feature : str
+        The element.
+    p, y : numpy.ndarray
+        Its series, sorted by ``p``.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The points to fit.
+    """
+    if not kernel.startswith(SIGNATURE_PREFIXES) or not is_count_feature(feature):
+        return p, y
+    running = np.flatnonzero(y)
+    if not len(running) or running[0] == 0 or len(p) - running[0] < MIN_POINTS:
+        return p, y
+    return p[running[0] :], y[running[0] :]
+
+
 def _element(
     kernel: str,
     feature: str,
@@ -441,18 +561,23 @@ def _element(
     forms: str,
     pmnf: Mapping[tuple[str, str], tuple[float, str]],
     pmnf_early: Mapping[tuple[str, str], tuple[float, str]],
+    holdouts: int,
+    relative: bool,
 ) -> ElementFit | None:
     key = (kernel, feature)
     order = np.argsort(p)
     p, y = p[order], y[order]
     canonical: ElementFit | None = None
     if forms != "pmnf":
-        form, coefficients, validation = choose_form(p, y)
+        p_run, y_run = running_regime(kernel, feature, p, y)
+        form, coefficients, validation = choose_form(
+            p_run, y_run, bounds=_bounds(feature), holdouts=holdouts, relative=relative
+        )
         raw = float(form.evaluate(coefficients, np.array([at]))[0])
-        fitted = form.evaluate(coefficients, p)
+        fitted = form.evaluate(coefficients, p_run)
         canonical = ElementFit(
             kernel, feature, form.name, form.formula(coefficients, parameter), raw,
-            _fit_error(y, fitted), validation,
+            _fit_error(y_run, fitted), validation,
         )  # fmt: skip
     searched: ElementFit | None = None
     if forms != "pmac" and key in pmnf:

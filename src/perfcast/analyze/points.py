@@ -22,6 +22,7 @@ import numpy as np
 
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
+from perfcast.core.points import name_value_items
 
 SCALE, SIZE, CONFIGURATION, OTHER = "scale", "size", "configuration", "other"
 
@@ -111,30 +112,24 @@ def parse_roles(text: str, parameters: Sequence[str]) -> dict[str, str]:
     InputError
         On a malformed item, an unknown parameter or an unknown role.
     """
+
+    def bad(problem: str, item: str) -> InputError:
+        return InputError(f"role '{item}': {problem}", reason="bad-role", value=item)
+
     roles: dict[str, str] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, equals, value = item.partition("=")
-        name = name.strip()
-        if not equals or not name or not value.strip():
-            raise InputError(
-                f"role '{item}': write PARAMETER=ROLE, e.g. 'p=processes,n=size'",
-                reason="bad-role",
-                value=item,
-            )
+    if not text.strip():
+        return roles
+    for name, value in name_value_items(
+        text,
+        lambda item: bad("write PARAMETER=ROLE, e.g. 'p=processes,n=size'", item),
+        lambda name: bad(f"'{name}' is given twice", text),
+    ):
+        item = f"{name}={value}"
         if name not in parameters:
-            raise InputError(
-                f"role '{item}': '{name}' is not a parameter ({', '.join(parameters)})",
-                reason="bad-role",
-                value=item,
-            )
+            raise bad(f"'{name}' is not a parameter ({', '.join(parameters)})", item)
         role = normalize_role(value)
         if role is None:
-            raise InputError(
-                f"role '{item}': '{value.strip()}' is not a role "
-                "(processes, threads, size, configuration)",
-                reason="bad-role",
-                value=item,
-            )
+            raise bad(f"'{value}' is not a role (processes, threads, size, configuration)", item)
         roles[name] = role
     return roles
 

@@ -57,6 +57,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     replay.add_argument("--seed", type=_seed, default=0, help="seed of the back-off delays")
     replay.add_argument(
+        "--cold-backoff",
+        action="store_true",
+        help="back off from the first batch: skip b * U(0, 1) after a batch no model can judge yet",
+    )
+    replay.add_argument(
         "--clusters",
         metavar="FILE",
         help="similar kernels: `perfcast static --format json` output or a JSON list of lists",
@@ -76,6 +81,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--modeler", choices=modelers(standalone=True), default="pmnf", help="modeler refitted"
     )
     serve.add_argument("--once", action="store_true", help="process waiting files, then stop")
+    serve.add_argument(
+        "--cold-backoff",
+        action="store_true",
+        help="back off from the first batch: skip b * U(0, 1) after a batch no model can judge yet",
+    )
     serve.add_argument(
         "--clusters",
         metavar="FILE",
@@ -101,6 +111,7 @@ def run_replay(args: argparse.Namespace) -> int:
         application=args.app,
         backoff=not args.no_backoff,
         seed=args.seed,
+        cold_backoff=args.cold_backoff,
         clusters=read_clusters(args.clusters) if args.clusters else None,
     )
     write_output(render_online(summaries, args.format), args.out)
@@ -128,6 +139,7 @@ def run_serve(args: argparse.Namespace) -> int:
             modeler=args.modeler,
             batch=args.batch,
             once=args.once,
+            cold_backoff=args.cold_backoff,
             clusters=read_clusters(args.clusters) if args.clusters else None,
             should_stop=lambda: bool(stop),
             on_rejected=lambda message: print(f"perfcast: rejected {message}", file=sys.stderr),

@@ -270,14 +270,17 @@ class Uncertainty:
         if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
             raise ValueError("uncertainty: the covariance must be a list of rows of numbers")
         covariance = np.array(
-            [[_read_number(v, "covariance") for v in row] for row in rows], dtype=float
+            [[_read_number(v, "uncertainty: covariance") for v in row] for row in rows], dtype=float
         ).reshape(len(rows), -1)
         if covariance.shape != (size, size):
             raise ValueError(
                 f"uncertainty: the covariance must be {size} x {size} for "
                 f"{size} coefficients, not {'x'.join(map(str, covariance.shape))}"
             )
-        numbers = [_read_number(data[key], key) for key in ("noise_variance", "loo_variance")]
+        numbers = [
+            _read_number(data[key], f"uncertainty: {key}")
+            for key in ("noise_variance", "loo_variance")
+        ]
         if min(numbers) < 0:
             raise ValueError("uncertainty: noise_variance and loo_variance must be >= 0")
         dof = data["dof"]
@@ -414,7 +417,17 @@ class Model:
         -------
         prediction, lower, upper : ndarray
             Each of shape (n_points,). Without fit uncertainty the bounds equal the prediction.
+            Where a point lies so far out that the model or its variance exceeds the range of
+            a double, the prediction is infinite and a bound infinite or NaN (no bound), without
+            NumPy's overflow warnings.
         """
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._interval(points, level)
+
+    def _interval(
+        self, points: np.ndarray | Mapping[str, Any], level: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`predict_interval`'s computation."""
         from scipy import special
 
         if self.segments:
@@ -697,7 +710,7 @@ class Model:
         try:
             terms = tuple(
                 Term(
-                    float(t["coefficient"]),
+                    _read_number(t["coefficient"], "coefficient"),
                     tuple(
                         Factor(
                             str(f["parameter"]),
@@ -712,7 +725,7 @@ class Model:
             quality = data.get("quality")
             uncertainty = data.get("uncertainty")
             parameters = tuple(str(p) for p in data["parameters"])
-            _check_finite(data.get("constant", 0.0), terms)
+            constant = _read_number(data.get("constant", 0.0), "constant")
             strangers = sorted({f.parameter for t in terms for f in t.factors} - set(parameters))
             if strangers:
                 raise ValueError(f"terms of unknown parameter(s) {strangers}")
@@ -720,7 +733,7 @@ class Model:
                 kernel=str(data["kernel"]),
                 metric=str(data.get("metric", "time")),
                 parameters=parameters,
-                constant=float(data.get("constant", 0.0)),
+                constant=constant,
                 terms=terms,
                 quality=_checked_quality(quality) if quality else None,
                 uncertainty=(
@@ -819,15 +832,23 @@ class Segment:
         point = data.get("breakpoint")
         return cls(
             parameter=str(data["parameter"]),
-            start=None if bounds[0] is None else float(bounds[0]),
-            end=None if bounds[1] is None else float(bounds[1]),
+            start=None if bounds[0] is None else _read_number(bounds[0], "segments: from"),
+            end=None if bounds[1] is None else _read_number(bounds[1], "segments: to"),
             model=Model.from_dict(data["model"], source),
             breakpoint=(
                 None
                 if point is None
-                else Breakpoint(float(point["value"]), float(point["lower"]), float(point["upper"]))
+                else Breakpoint(
+                    *(
+                        _read_number(point[key], f"segments: breakpoint {key}")
+                        for key in _BREAKPOINT_KEYS
+                    )
+                )
             ),
         )
+
+
+_BREAKPOINT_KEYS = ("value", "lower", "upper")
 
 
 def _checked_segments(
@@ -953,9 +974,9 @@ def _read_number(value: Any, what: str) -> float:
         Naming ``what`` when ``value`` is of another type or not finite.
     """
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"uncertainty: {what} must be a number, not {value!r}")
+        raise ValueError(f"{what} must be a number, not {value!r:.40}")
     if (isinstance(value, int) and abs(value) >= 2**1000) or not math.isfinite(value):
-        raise ValueError(f"uncertainty: {what} must be a finite number, not {value!r}")
+        raise ValueError(f"{what} must be a finite number, not {value!r:.40}")
     return float(value)
 
 
@@ -992,23 +1013,11 @@ def _rate_entry(entry: Any, name: str) -> tuple[str, float, float]:
     parameter = entry["parameter"]
     if not isinstance(parameter, str):
         raise ValueError(f"uncertainty: {name} parameter must be a string, not {parameter!r}")
-    largest = _read_number(entry["largest"], f"{name} largest")
-    rate = _read_number(entry["rate_variance"], f"{name} rate_variance")
+    largest = _read_number(entry["largest"], f"uncertainty: {name} largest")
+    rate = _read_number(entry["rate_variance"], f"uncertainty: {name} rate_variance")
     if largest <= 0 or rate < 0:
         raise ValueError(f"uncertainty: {name} values must be finite, largest > 0, variances >= 0")
     return parameter, largest, rate
-
-
-def _check_finite(constant: Any, terms: tuple[Term, ...]) -> None:
-    """Reject a model whose constant or a coefficient is not a finite number.
-
-    Raises
-    ------
-    ValueError
-        When one is NaN or infinite.
-    """
-    if not (math.isfinite(float(constant)) and all(math.isfinite(t.coefficient) for t in terms)):
-        raise ValueError("the constant and every coefficient must be finite numbers")
 
 
 def _number(value: float, digits: int | None) -> str:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from fractions import Fraction
 from typing import Any
-
-import numpy as np
 
 
 def plain(value: Any) -> Any:
@@ -16,13 +15,15 @@ def plain(value: Any) -> Any:
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [plain(v) for v in value]
-    if isinstance(value, np.ndarray):
+    # No value is a numpy one before numpy is imported (a static report's output never does)
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(value, np.ndarray):
         return [plain(v) for v in value.tolist()]
-    if isinstance(value, bool | np.bool_):
+    if isinstance(value, bool) or (np is not None and isinstance(value, np.bool_)):
         return bool(value)
-    if isinstance(value, int | np.integer):
+    if isinstance(value, int) or (np is not None and isinstance(value, np.integer)):
         return int(value)
-    if isinstance(value, float | np.floating | Fraction):
+    if isinstance(value, float | Fraction) or (np is not None and isinstance(value, np.floating)):
         number = float(value)
         return number if math.isfinite(number) else None
     return value

@@ -23,11 +23,12 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from perfcast.core.errors import InputError
+
+if TYPE_CHECKING:  # numpy loads where many numbers are parsed at once
+    import numpy as np
 
 BAD_NUMBER = "bad-number"
 _DECIMAL = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
@@ -128,12 +129,11 @@ def parse_number(raw: Any, what: str, source: str | Path | None, line: int | Non
         raise InputError(
             f"{what} is {raw!r}, {problem}", source, line, reason=BAD_NUMBER, value=raw
         )
-    if isinstance(raw, int | float | np.integer | np.floating) and not isinstance(
-        raw, bool | np.bool_
-    ):
-        return parse_number(
-            repr(raw.item() if isinstance(raw, np.generic) else raw), what, source, line
-        )
+    np = sys.modules.get("numpy")  # a numpy number exists only once numpy is imported
+    if np is not None and isinstance(raw, np.integer | np.floating):
+        return parse_number(repr(raw.item()), what, source, line)
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        return parse_number(repr(raw), what, source, line)
     shown = "missing" if raw is None else f"{raw!r}, not a number"
     raise InputError(f"{what} is {shown}", source, line, reason=BAD_NUMBER, value=raw)
 
@@ -152,6 +152,8 @@ def parse_numbers(texts: Sequence[str]) -> tuple[np.ndarray, int | None]:
         Meaningful only when ``first_bad`` is None.
     first_bad : int or None
     """
+    import numpy as np
+
     malformed = next(
         (i for i, text in enumerate(texts) if not _DECIMAL.fullmatch(text.strip(_SPACE))), None
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from perfcast.core.errors import InputError
 from perfcast.core.numbers import number_problem
@@ -50,23 +50,54 @@ def parse_point(
     if not text.strip():
         raise bad("no NAME=VALUE item")
     point: dict[str, float] = {}
-    for item in (part.strip() for part in text.split(",")):
-        name, equals, value = item.partition("=")
-        name = name.strip()
-        if not equals or not name:
-            raise bad(f"'{item}' is not NAME=VALUE")
-        if name in point:
-            raise bad(f"'{name}' is given twice")
+    for name, value in name_value_items(
+        text,
+        lambda item: bad(f"'{item}' is not NAME=VALUE"),
+        lambda name: bad(f"'{name}' is given twice"),
+    ):
         if parameters is not None and name not in parameters:
             raise bad(f"'{name}' is not a parameter (parameters: {', '.join(parameters)})")
-        problem = number_problem(value.strip())
+        problem = number_problem(value)
         if problem is not None:
-            raise bad(f"'{value.strip()}' for '{name}' is {problem}")
+            raise bad(f"'{value}' for '{name}' is {problem}")
         number = float(value)
         if number <= 0:
-            raise bad(f"{name} must be a positive finite number, not {value.strip()}")
+            raise bad(f"{name} must be a positive finite number, not {value}")
         point[name] = number
     return point
+
+
+def name_value_items(
+    text: str,
+    malformed: Callable[[str], Exception],
+    repeated: Callable[[str], Exception],
+) -> list[tuple[str, str]]:
+    """The ``(name, value)`` pairs of comma-separated ``NAME=VALUE`` items, both stripped.
+
+    Parameters
+    ----------
+    text : str
+        The items, e.g. ``p=4096,n=1e6`` or ``p=processes,n=size``.
+    malformed : callable
+        Builds the error for an item (given as written) that is not ``NAME=VALUE`` with a
+        name and a value, an empty item included.
+    repeated : callable
+        Builds the error for a name given twice.
+
+    Raises
+    ------
+    Exception
+        The error ``malformed`` or ``repeated`` builds.
+    """
+    pairs: list[tuple[str, str]] = []
+    for item in (part.strip() for part in text.split(",")):
+        name, equals, value = (piece.strip() for piece in item.partition("="))
+        if not equals or not name or not value:
+            raise malformed(item)
+        if any(name == seen for seen, _ in pairs):
+            raise repeated(name)
+        pairs.append((name, value))
+    return pairs
 
 
 def plain_value(value: float) -> float | int:

@@ -19,6 +19,11 @@ def format_duration(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
+#: Seconds of work before the progress bars of the API's long operations (fits, reports, static
+#: analyses) show.
+API_DELAY = 1.0
+
+
 class ProgressBar:
     """Progress of ``total`` steps on ``stream``; silent unless the stream is a terminal.
 

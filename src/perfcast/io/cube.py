@@ -17,6 +17,7 @@ locations (processes, threads) reduce to one per run by ``location_statistic`` (
 from __future__ import annotations
 
 import contextlib
+import math
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -160,9 +161,16 @@ def read_profile(
                     for cnode_id in metric_values.cnode_indices:
                         cnode = cube.get_cnode(cnode_id)
                         per_location = metric_values.cnode_values(cnode, **conversion)
+                        value = _reduce(per_location, reduce)
+                        if not math.isfinite(value):
+                            raise InputError(
+                                f"metric {name}, call path {call_paths[cnode_id]}: the value "
+                                f"is {value}, not a finite number",
+                                path,
+                            )
                         kernels.append(call_paths[cnode_id])
                         names.append(name)
-                        values.append(_reduce(per_location, reduce))
+                        values.append(value)
     except InputError:
         raise
     except Exception as error:  # pycubexr raises tarfile, XML and struct errors on bad input

@@ -36,6 +36,10 @@ are optional for the convolution, and so are (each refines the convolution when 
     How much of the shorter of floating-point, memory and instruction time hides under the
     longest, from 0 (none: they add up) to 1 (all: the longest alone counts; the default).
 
+Inside ``memory``, ``stream``, ``core`` and a ``cache`` level every field must be one of those
+above (a misspelt one is refused, naming it, rather than ignored); other top-level fields are
+kept as they are, for the user's notes.
+
 Surface points written by earlier versions carry ``ll_hit_rate`` (the share of first-level
 misses the last level serves) instead of the cumulative ``ll_cumulative_hit_rate``.
 """
@@ -211,6 +215,14 @@ def _table(path: str, field_name: str, raw: Any) -> dict[str, Any]:
     return raw
 
 
+def _known_fields(path: str, section: str, table: dict[str, Any], known: Sequence[str]) -> None:
+    """Refuse a key of ``table`` outside ``known``: a misspelt field would otherwise be
+    ignored and its default used silently."""
+    for key in table:
+        if key not in known:
+            raise _fail(path, f"{section}.{key}", f"unknown field (known: {', '.join(known)})", key)
+
+
 def parse_machine(data: Any, path: str) -> MachineProfile:
     """Validate decoded ``perfcast-machine`` JSON.
 
@@ -234,6 +246,7 @@ def parse_machine(data: Any, path: str) -> MachineProfile:
     cache: dict[str, dict[str, int]] = {}
     for level, geometry in cache_raw.items():
         table = _table(path, f"cache.{level}", geometry)
+        _known_fields(path, f"cache.{level}", table, CACHE_FIELDS)
         cache[level] = {}
         for key in CACHE_FIELDS:
             raw = table.get(key)
@@ -256,6 +269,7 @@ def parse_machine(data: Any, path: str) -> MachineProfile:
     core: dict[str, float] = {}
     if "core" in data:
         core_raw = _table(path, "core", data["core"])
+        _known_fields(path, "core", core_raw, CORE_FIELDS)
         for key in CORE_FIELDS:
             if key not in core_raw:
                 raise _fail(path, f"core.{key}", "missing")
@@ -301,9 +315,11 @@ def _bandwidths(
     """The positive bandwidths of ``section`` (``memory``, ``stream``): per access kind, one per
     level in ``levels``; a missing or bad one is an error naming its field."""
     table = _table(path, section, raw)
+    _known_fields(path, section, table, ACCESSES)
     found: dict[str, dict[str, float]] = {}
     for access in ACCESSES:
         per_level = _table(path, f"{section}.{access}", table.get(access))
+        _known_fields(path, f"{section}.{access}", per_level, levels)
         found[access] = {}
         for level in levels:
             where = f"{section}.{access}.{level}"

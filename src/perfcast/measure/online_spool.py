@@ -1,16 +1,18 @@
 """The spool directory between instrumented programs and ``perfcast online serve``.
 
-A program hands over each full batch of a kernel's measurements as one JSON Lines file (the
-stream format of :mod:`perfcast.io.online_stream`), written under a temporary name and renamed
-into place, so the collector never reads half a file; the program never waits for the
-collector. The collector models the batches in name order (the names start with the time in
-nanoseconds), deletes each file once its results are in the store, and answers with one
-*control file* per kernel and metric, ``control/<FNV-1a 64 of "kernel\\0metric" in hex>``,
-holding two whole numbers: the batches of the kernel judged so far and the measurements to skip
-after the latest one (the back-off delay ``q``; 0 after a miss). A program reads its kernel's
-control file when it hands over a batch and skips ``q`` measurements once per new judgement, so
-back-off lags one batch behind the collector. The C library (``perfcast_online.c``) follows the
-same protocol. Standard library only: the Python region imports nothing heavy.
+A program hands over each full batch of a kernel's measurements as one file, written under a
+temporary name and renamed into place (the collector never reads half a file; the program
+never waits for the collector): the C library as a binary batch file (``*.pcob``,
+:mod:`perfcast.io.online_batch`), the Python regions as JSON Lines (``*.jsonl``, the stream
+format of :mod:`perfcast.io.online_stream`). The collector models the batches in name order
+(the names start with the time in nanoseconds), deletes each file once its results are in the
+store, and answers with one *control file* per kernel and metric,
+``control/<FNV-1a 64 of "kernel\\0metric" in hex>``, holding two whole numbers: the batches of
+the kernel judged so far and the measurements to skip after the latest one (the back-off delay
+``q``; 0 after a miss). A program reads its kernel's control file when it hands over a batch
+and skips ``q`` measurements once per new judgement, so back-off lags one batch behind the
+collector. The C library (``perfcast_online.c``) follows the same protocol. Standard library
+only: the Python region imports nothing heavy.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ import os
 import time
 from pathlib import Path
 
-#: Suffix of handed-over batch files.
+#: Suffix of the batch files the Python regions hand over (JSON Lines).
 BATCH_SUFFIX = ".jsonl"
+#: Suffixes of every batch file the collector reads: JSON Lines and the C library's binary
+#: batch files (``perfcast.io.online_batch.SUFFIX``; this module imports nothing of perfcast).
+BATCH_SUFFIXES = (BATCH_SUFFIX, ".pcob")
 #: Sub-directory of the control files.
 CONTROL = "control"
 
@@ -78,4 +83,4 @@ def pending_batches(spool: str | Path) -> list[Path]:
     directory = Path(spool)
     if not directory.is_dir():
         return []
-    return sorted(p for p in directory.iterdir() if p.name.endswith(BATCH_SUFFIX))
+    return sorted(p for p in directory.iterdir() if p.name.endswith(BATCH_SUFFIXES))

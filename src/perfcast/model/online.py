@@ -574,6 +574,13 @@ class OnlineModeler:
         matters to no one.
     hit_test : {"robust", "paper"}
         How a batch is judged (:func:`judge_batch`); ``paper`` only to measure the paper's rule.
+    cold_backoff : bool
+        Back off from the first batch (with ``backoff``): a batch that no model can judge yet
+        (an empty store, fewer configurations than the modeler needs) is followed by the delay
+        of eq. 8 with ``hc = 0``, ``q = b * U(0, 1)`` (``U(0, 1)`` for a function), instead of
+        none, so that a kernel's cold start measures about two thirds of its executions. What
+        a model needs first is configurations, not many repetitions of one; a judged batch,
+        hit or miss, is followed as without it.
     **settings
         Settings of ``modeler`` (checked by it).
 
@@ -602,6 +609,7 @@ class OnlineModeler:
         source: str | None = None,
         hit_test: str = "robust",
         min_deviation: float = 0.1,
+        cold_backoff: bool = False,
         **settings: Any,
     ) -> None:
         if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
@@ -613,6 +621,7 @@ class OnlineModeler:
         if not (isinstance(tolerance, float | int) and tolerance >= 0):
             raise ValueError(f"tolerance must be a number >= 0, got {tolerance!r}")
         check_bool("backoff", backoff)
+        check_bool("cold_backoff", cold_backoff)
         check_int("seed", seed, 0)  # numpy's generators take no negative seed
         if not (isinstance(min_deviation, float | int) and min_deviation >= 0):
             raise ValueError(f"min_deviation must be a number >= 0, got {min_deviation!r}")
@@ -622,6 +631,7 @@ class OnlineModeler:
         self.modeler = modeler
         self.batch = batch
         self.backoff = backoff
+        self.cold_backoff = cold_backoff
         self.miss_alpha = miss_alpha
         self.tolerance = float(tolerance)
         self.exception_level = exception_level
@@ -653,6 +663,7 @@ class OnlineModeler:
             "seed": self.seed,
             "hit_test": self.hit_test,
             "min_deviation": self.min_deviation,
+            "cold_backoff": self.cold_backoff,
             "settings": dict(self.settings),
         }
 
@@ -820,7 +831,9 @@ class OnlineModeler:
         state.batches += 1
         number = state.batches
         if model is None:
-            return BatchJudgement(number, len(values), None, None, 0, None, 0, 0)
+            skip = self._delay(state) if self.backoff and self.cold_backoff else 0
+            state.skip_left = skip
+            return BatchJudgement(number, len(values), None, None, 0, None, 0, skip)
         measured = np.asarray(values, dtype=float)
         where = np.asarray(points, dtype=float).reshape(len(points), -1)
         seen = state.table if state.borrowed_from is None else ConfigTable()

@@ -12,6 +12,7 @@ interval whose variance overflows has an infinite bound (``null`` in JSON) and a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -89,7 +90,8 @@ def predict(
     Raises
     ------
     InputError
-        When the point misses a parameter, names an unknown one, or has a non-positive value.
+        When the point misses a parameter, names an unknown one, or has a value that is
+        not a positive finite number.
     """
     predictions = []
     for model in models:
@@ -101,15 +103,19 @@ def predict(
                 + (f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}")
             )
         for name in model.parameters:
-            if point[name] <= 0:
+            value = point[name]
+            if isinstance(value, bool) or not isinstance(value, int | float | np.number):
                 raise InputError(
-                    f"parameter '{name}' must be positive to predict, not {point[name]:g}"
+                    f"parameter '{name}' must be a number to predict, not {value!r:.40}"
+                )
+            if not (math.isfinite(value) and value > 0):
+                raise InputError(
+                    f"parameter '{name}' must be a positive finite number to predict, not {value:g}"
                 )
         coordinates = np.array([[point[p] for p in model.parameters]])
         # A point far enough out overflows the model (inf): said by the unbounded-interval
-        # warning below, not by NumPy's RuntimeWarning on standard error.
-        with np.errstate(over="ignore", invalid="ignore"):
-            value, lower, upper = (float(a[0]) for a in model.predict_interval(coordinates, level))
+        # warning below.
+        value, lower, upper = (float(a[0]) for a in model.predict_interval(coordinates, level))
         warnings = extrapolation_warnings(point, ranges or {}, value, lower, upper, level)
         if model.uncertainty is None:
             lower = upper = float("nan")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
 
 import sympy
 from clang.cindex import Cursor
@@ -57,7 +59,16 @@ class KernelRecord:
 
 @dataclass
 class CallRecord:
-    """A call with its context and translated arguments (an Expr or the reason it is unknown)."""
+    """A call with its context and its arguments (each an Expr or the reason it is unknown).
+
+    ``translate`` gives the arguments; it runs when they are first asked for, since most
+    calls' arguments are never substituted (the callee's counts name no argument).
+    """
 
     context: Context
-    arguments: list = field(default_factory=list)
+    translate: Callable[[], list] = list
+
+    @cached_property
+    def arguments(self) -> list:
+        """The translated arguments."""
+        return self.translate()

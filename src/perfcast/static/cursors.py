@@ -24,6 +24,16 @@ LOOPS = {CursorKind.FOR_STMT, CursorKind.WHILE_STMT, CursorKind.DO_STMT}
 # Name of the attribute a translation unit keeps its tree of children in (see _tree).
 _TREE = "_perfcast_children"
 _RECURSE = 2  # CXChildVisit_Recurse
+_CONTINUE = 1  # CXChildVisit_Continue: the next sibling, not this cursor's children
+_LANGUAGE_C = 1  # CXLanguage_C
+# Declarations whose children hold no statement or expression that runs (a header's types
+# and prototypes are most of a unit): the tree leaves them out, children() asks libclang.
+_TYPE_DECLARATIONS = {
+    CursorKind.TYPEDEF_DECL,
+    CursorKind.STRUCT_DECL,
+    CursorKind.UNION_DECL,
+    CursorKind.ENUM_DECL,
+}
 
 
 def children(cursor: Cursor) -> list[Cursor]:
@@ -60,12 +70,36 @@ def _tree(unit: TranslationUnit) -> dict[bytes, list[Cursor]]:
     def visit(child: Cursor, parent: Cursor, _data: object) -> int:
         child._tu = unit
         tree[bytes(parent)].append(child)
+        if declares_only(child):
+            return _CONTINUE
         tree[bytes(child)] = []  # a cursor met twice gets the children of its last visit
         return _RECURSE
 
     conf.lib.clang_visitChildren(root, callbacks["cursor_visit"](visit), None)
     setattr(unit, _TREE, tree)
     return tree
+
+
+def release_tree(unit: TranslationUnit) -> None:
+    """Drop the unit's tree of children (see :func:`children`), which a cursor of the unit
+    asking for its children builds again."""
+    if hasattr(unit, _TREE):
+        delattr(unit, _TREE)
+
+
+def declares_only(cursor: Cursor) -> bool:
+    """True for a C type declaration or a C function's prototype: nothing in it runs.
+
+    Not for C++, whose classes hold methods and whose prototypes default arguments.
+    """
+    kind = cursor.kind
+    if kind == CursorKind.FUNCTION_DECL:
+        if cursor.is_definition():
+            return False
+    elif kind not in _TYPE_DECLARATIONS:
+        return False
+    language = _libclang_function("clang_getCursorLanguage", ctypes.c_int)
+    return language is not None and language(cursor) == _LANGUAGE_C
 
 
 def strip(cursor: Cursor) -> Cursor:
@@ -192,6 +226,28 @@ def spelling_location(cursor: Cursor) -> tuple[str | None, int]:
     if not file:
         return None, 0
     return File(file).name, int(offset.value)
+
+
+def expansion_span(cursor: Cursor, names: dict[int, str]) -> tuple[str | None, int, int]:
+    """``(file name, start offset, end offset)`` of the cursor's extent at its expansion.
+
+    What ``str(cursor.location.file)``, ``cursor.location.offset`` and
+    ``cursor.extent.end.offset`` give, in two libclang calls instead of the bindings' objects
+    per location (a header-heavy unit has thousands of macro expansions). ``names`` caches the
+    file names by libclang's file handle: one dictionary per unit, as handles are the unit's.
+    """
+    extent = cursor.extent
+    handle, offset, end = c_object_p(), ctypes.c_uint(), ctypes.c_uint()
+    locate = conf.lib.clang_getInstantiationLocation  # as the bindings declare it
+    locate(extent.start, ctypes.byref(handle), None, None, ctypes.byref(offset))
+    locate(extent.end, None, None, None, ctypes.byref(end))
+    if not handle:
+        return None, int(offset.value), int(end.value)
+    identity = ctypes.cast(handle, ctypes.c_void_p).value or 0
+    name = names.get(identity)
+    if name is None:
+        name = names[identity] = File(handle).name
+    return name, int(offset.value), int(end.value)
 
 
 def single_pass(loop: Cursor) -> bool:

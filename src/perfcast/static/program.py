@@ -16,6 +16,8 @@ from perfcast.static.cursors import (
     assignment_target,
     children,
     contains,
+    declares_only,
+    expansion_span,
     is_write,
     key,
     operator,
@@ -180,6 +182,7 @@ def collect(sources: list[ParsedSource]) -> Program:
     pointers = _PointerUses()
     for source in sources:
         unit = source.unit
+        file_names: dict[int, str] = {}
         for cursor in children(unit.cursor):
             if cursor.kind == CursorKind.INCLUSION_DIRECTIVE:
                 continue
@@ -190,11 +193,9 @@ def collect(sources: list[ParsedSource]) -> Program:
                 program.macros.define(cursor)
             elif cursor.kind == CursorKind.MACRO_INSTANTIATION:
                 # An expansion's location is the start of its extent.
-                program.instantiations[(str(location.file), location.offset)] = (
-                    cursor.extent.end.offset,
-                    cursor.spelling,
-                )
-                program.instantiation_offsets.add(location.offset)
+                file, start, end = expansion_span(cursor, file_names)
+                program.instantiations[(str(file), start)] = (end, cursor.spelling)
+                program.instantiation_offsets.add(start)
             elif cursor.kind == CursorKind.FUNCTION_DECL and cursor.is_definition():
                 name = cursor.spelling
                 if name in program.functions:
@@ -212,14 +213,14 @@ def collect(sources: list[ParsedSource]) -> Program:
                 program.function_source[name] = source
             elif cursor.kind in _SCOPES:
                 _report_unanalysed(program, cursor)
-            _scan(program, cursor, source, callee_refs, function_refs, pointers)
+            if cursor.kind not in _MACROS and not declares_only(cursor):
+                _scan(program, cursor, source, callee_refs, function_refs, pointers)
     _resolve_pointers(program, pointers, [r for r in function_refs if r.hash not in callee_refs])
     _close_global_writes(program)
-    for function in program.functions.values():
-        program.loops.extend(c for c in walk(function) if c.kind in LOOPS and not single_pass(c))
     return program
 
 
+_MACROS = {CursorKind.MACRO_DEFINITION, CursorKind.MACRO_INSTANTIATION}
 _SCOPES = {
     CursorKind.NAMESPACE,
     CursorKind.CLASS_DECL,
@@ -266,8 +267,12 @@ def _scan(
     pointers: _PointerUses,
 ) -> None:
     function = top.spelling if top.kind == CursorKind.FUNCTION_DECL else ""
+    # the loops of the definition a name stands for (not of a second one of the same name)
+    listed = bool(function) and program.functions.get(function) == top
     for cursor in walk(top):
         kind = cursor.kind
+        if kind in LOOPS and listed and not single_pass(cursor):
+            program.loops.append(cursor)
         if kind not in _SCANNED:
             continue
         if kind == CursorKind.VAR_DECL:

@@ -7,13 +7,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
 from perfcast.core.errors import InputError
-from perfcast.core.function import Factor, Model, Term
 from perfcast.core.jsonin import parse_json
+
+if TYPE_CHECKING:  # numpy, which the analysis does not need, loads with models only
+    from perfcast.core.function import Model
 
 
 class _Log2(sympy.Function):
@@ -142,6 +144,8 @@ class StaticKernel:
 
 
 def _model(count: sympy.Expr, kernel: str, parameters: tuple[str, ...]) -> Model | None:
+    from perfcast.core.function import Factor, Model, Term
+
     names = set(parameters)
     if any(str(s) not in names for s in count.free_symbols):
         return None

@@ -324,3 +324,66 @@ def cumulative_hit_rates(signature: Experiment) -> tuple[Experiment, int]:
         source=signature.source,
     )
     return upgraded, int(legacy.sum())
+
+
+SIGNATURE_PREFIXES: Final = (BLOCK_PREFIX, LINE_PREFIX, FUNCTION_PREFIX)
+"""Kernel name prefixes of signature elements."""
+
+
+def is_count_feature(name: str) -> bool:
+    """True for a feature that counts events (instructions, accesses, bytes, operations,
+    branches, misses): not a rate and not a spread over ranks (``*_spread``)."""
+    return name not in (*BOUNDED_FEATURES, LEGACY_LL_RATE) and not name.endswith("_spread")
+
+
+def fill_unexecuted(signature: Experiment) -> tuple[Experiment, int]:
+    """A signature series with the counts of elements that did not run made explicit zeros.
+
+    A signature lists only the blocks, lines and functions that ran, and of those only the
+    counts that are not zero (:func:`signature_features`). Across core counts, a block may run
+    at some of them only (the reduction loop of rank 0 runs from ``p = 2`` on; a set-up branch
+    at ``p = 1`` only): its counts at the other points are 0, not unknown. This function adds
+    those zeros for every count feature (:func:`is_count_feature`) of every signature element
+    (kernel names ``bb:``, ``line:``, ``fn:``), at every point where the signature records that
+    feature for some element (a point collected without branch simulation gets no branch zeros).
+    Rates and other kernels are left as they are: they have no value where nothing ran.
+
+    Parameters
+    ----------
+    signature : Experiment
+        Signatures at several points, merged into one experiment.
+
+    Returns
+    -------
+    (Experiment, int)
+        The series with the zeros added, and how many were added.
+    """
+    import pandas as pd
+
+    frame = signature.frame
+    names = signature.parameter_names
+    elements = frame[
+        frame["kernel"].str.startswith(SIGNATURE_PREFIXES) & frame["metric"].map(is_count_feature)
+    ]
+    if elements.empty:
+        return signature, 0
+    recorded = elements[[*names, "metric"]].drop_duplicates()
+    series = elements[["kernel", "metric"]].drop_duplicates()
+    wanted = series.merge(recorded, on="metric")
+    present = elements[["kernel", "metric", *names]].drop_duplicates()
+    marked = wanted.merge(present, on=["kernel", "metric", *names], how="left", indicator=True)
+    absent = marked[marked["_merge"] == "left_only"].drop(columns="_merge")
+    if absent.empty:
+        return signature, 0
+    zeros = absent.assign(repetition=0, value=0.0)[list(frame.columns)]
+    filled = pd.concat([frame, zeros], ignore_index=True)
+    return (
+        Experiment.from_frame(
+            filled,
+            parameters=signature.parameters,
+            metrics=signature.metrics,
+            metadata=signature.metadata,
+            source=signature.source,
+        ),
+        len(zeros),
+    )

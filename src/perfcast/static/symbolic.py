@@ -299,12 +299,27 @@ def _settle(conditions: list[tuple[sympy.Expr, bool]], levels: list[Level]) -> l
                 f"cannot show that the range {readable(expression)} >= 0 is non-empty for every "
                 "iteration of the enclosing loops"
             )
-        simplified = sympy.simplify(expression)
-        if simplified.is_number and simplified < 0:
+        value = _constant_value(expression)
+        if value is not None and value < 0:
             kept.append(sympy.Integer(-1))
-        elif not (simplified.is_number and simplified >= 0):
+        elif value is None:
             kept.append(expression)
     return kept
+
+
+def _constant_value(expression: sympy.Expr) -> sympy.Expr | None:
+    """The number ``expression`` equals whatever the values of its symbols, or None.
+
+    A polynomial is constant exactly when its expansion is a number, which is much cheaper
+    to learn than what ``sympy.simplify`` makes of it; other expressions are simplified.
+    """
+    if expression.is_Number:
+        return expression
+    if expression.is_polynomial():
+        expanded = sympy.expand(expression)
+        return expanded if expanded.is_number else None
+    simplified = sympy.simplify(expression)
+    return simplified if simplified.is_number else None
 
 
 def _bound_conditions(level: Level, bounds: list[Bound]) -> list[sympy.Expr]:

@@ -11,7 +11,9 @@
  *
  * When PERFCAST_ONLINE_SPOOL names a directory, a region's wall time is recorded unless back-off
  * says to skip it; PERFCAST_ONLINE_BATCH (default 512) records of a kernel are handed over as one
- * JSON Lines file (written under a temporary name, then renamed), and the program then reads the
+ * binary batch file, *.pcob (format version 1, perfcast/io/online_batch.py: a JSON header line,
+ * then the buffered numbers as they are in memory; written under a temporary name, then renamed;
+ * collectors before this format read only *.jsonl and leave these waiting), and the program then reads the
  * kernel's control file, in which the collector publishes how many executions to skip (see
  * perfcast/measure/online_spool.py for the protocol). Partial batches and the count of skipped
  * executions are handed over at exit. A kernel's control file is also read where the kernel

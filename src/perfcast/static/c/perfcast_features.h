@@ -9,7 +9,11 @@
  * seconds (from MPI_Init's return under MPI), every feature's value and "cost:NAME", the
  * measured cost in seconds of its updates. Under MPI the instrumented
  * MPI_Finalize first sums counters over the ranks (values of variables: their maximum) and
- * rank 0 writes. `#pragma perfcast features_end` writes a line with "phase": "features_end".
+ * rank 0 writes. `#pragma perfcast features_end` writes a line with "phase": "features_end"
+ * (the sums go to separate arrays, so the counters run on unchanged to the exit record).
+ * With $PERFCAST_FEATURES_RANK_MAX set (not "0"), every counter also gets "NAME:rank_max", its
+ * largest value on one rank (the slowest rank's work, where the sum is all ranks' work), with
+ * the counter's cost: the same updates give both.
  */
 #ifndef PERFCAST_FEATURES_H
 #define PERFCAST_FEATURES_H
@@ -23,6 +27,10 @@ struct perfcast_features_unit {
     int count;
     double *values;
     unsigned long long *updates;
+    /* Over the ranks: the values reduced (sum or maximum by kind), counters' maxima, updates. */
+    double *reduced;
+    double *rank_max;
+    unsigned long long *reduced_updates;
     const char *const *names;
     const unsigned char *kinds;
     struct perfcast_features_unit *next;
@@ -60,8 +68,14 @@ __attribute__((unused)) static double perfcast_features_update_cost(void) {
     return (perfcast_features_now() - begin) / rounds;
 }
 
+/* Whether each counter's maximum over the ranks is written too ($PERFCAST_FEATURES_RANK_MAX). */
+__attribute__((unused)) static int perfcast_features_rank_max_wanted(void) {
+    const char *wanted = getenv("PERFCAST_FEATURES_RANK_MAX");
+    return wanted && *wanted && !(wanted[0] == '0' && wanted[1] == 0);
+}
+
 /* One record: the phase, wall and CPU seconds since the start (under MPI: the slowest rank's),
- * every feature's value and cost. */
+ * every feature's value and cost (reduced: the values reduced over the ranks). */
 __attribute__((unused)) static void perfcast_features_write(const char *phase, int reduced, double elapsed, double cpu) {
     const char *path = getenv("PERFCAST_FEATURES_FILE");
     FILE *out = fopen(path && *path ? path : "perfcast-features.jsonl", "a");
@@ -72,10 +86,17 @@ __attribute__((unused)) static void perfcast_features_write(const char *phase, i
     double cost = perfcast_features_update_cost();
     fprintf(out, "{\"phase\": \"%s\", \"elapsed\": %.9g, \"cpu\": %.9g, \"ranks_reduced\": %d",
             phase, elapsed, cpu, reduced);
+    int rank_max = perfcast_features_rank_max_wanted();
     for (struct perfcast_features_unit *u = perfcast_features_units; u; u = u->next)
-        for (int i = 0; i < u->count; ++i)
-            fprintf(out, ", \"%s\": %.17g, \"cost:%s\": %.9g", u->names[i], u->values[i],
-                    u->names[i], cost * (double)u->updates[i]);
+        for (int i = 0; i < u->count; ++i) {
+            double value = reduced ? u->reduced[i] : u->values[i];
+            double spent = cost * (double)(reduced ? u->reduced_updates[i] : u->updates[i]);
+            fprintf(out, ", \"%s\": %.17g, \"cost:%s\": %.9g", u->names[i], value, u->names[i],
+                    spent);
+            if (rank_max && !u->kinds[i])
+                fprintf(out, ", \"%s:rank_max\": %.17g, \"cost:%s:rank_max\": %.9g", u->names[i],
+                        reduced ? u->rank_max[i] : u->values[i], u->names[i], spent);
+        }
     fprintf(out, "}\n");
     fclose(out);
 }
@@ -100,10 +121,14 @@ __attribute__((unused)) static void perfcast_features_at_exit(void) {
 /* Per translation unit (this part is read once per instrumented source). */
 static double perfcast_features_value[PERFCAST_FEATURES_COUNT];
 static unsigned long long perfcast_features_updates[PERFCAST_FEATURES_COUNT];
+static double perfcast_features_reduced[PERFCAST_FEATURES_COUNT];
+static double perfcast_features_rank_max[PERFCAST_FEATURES_COUNT];
+static unsigned long long perfcast_features_reduced_updates[PERFCAST_FEATURES_COUNT];
 static const char *const perfcast_features_names[PERFCAST_FEATURES_COUNT] = PERFCAST_FEATURES_NAMES;
 static const unsigned char perfcast_features_kinds[PERFCAST_FEATURES_COUNT] = PERFCAST_FEATURES_KINDS;
 static struct perfcast_features_unit perfcast_features_this_unit = {
     PERFCAST_FEATURES_COUNT, perfcast_features_value, perfcast_features_updates,
+    perfcast_features_reduced, perfcast_features_rank_max, perfcast_features_reduced_updates,
     perfcast_features_names, perfcast_features_kinds, 0};
 
 __attribute__((constructor)) static void perfcast_features_register(void) {
@@ -132,7 +157,8 @@ __attribute__((constructor)) static void perfcast_features_register(void) {
 #ifdef MPI_VERSION
 #ifndef PERFCAST_FEATURES_MPI_H
 #define PERFCAST_FEATURES_MPI_H
-/* Counters summed over the ranks, values their maximum; rank 0 writes. Collective. */
+/* Counters summed over the ranks (and their maxima kept), values their maximum, into the
+ * reduced arrays (the counters themselves run on); rank 0 writes. Collective. */
 __attribute__((unused)) static void perfcast_features_reduce_and_write(const char *phase) {
     int initialized = 0, finalized = 0, rank = 0;
     double times[2] = {perfcast_features_now() - perfcast_features_start,
@@ -148,14 +174,11 @@ __attribute__((unused)) static void perfcast_features_reduce_and_write(const cha
     MPI_Allreduce(times, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     for (struct perfcast_features_unit *u = perfcast_features_units; u; u = u->next) {
         for (int i = 0; i < u->count; ++i) {
-            double mine = u->values[i], all = 0.0;
-            unsigned long long updates = u->updates[i], all_updates = 0;
-            MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, u->kinds[i] ? MPI_MAX : MPI_SUM,
-                          MPI_COMM_WORLD);
-            MPI_Allreduce(&updates, &all_updates, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX,
-                          MPI_COMM_WORLD);
-            u->values[i] = all;
-            u->updates[i] = all_updates;
+            MPI_Allreduce(&u->values[i], &u->reduced[i], 1, MPI_DOUBLE,
+                          u->kinds[i] ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD);
+            MPI_Allreduce(&u->values[i], &u->rank_max[i], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            MPI_Allreduce(&u->updates[i], &u->reduced_updates[i], 1, MPI_UNSIGNED_LONG_LONG,
+                          MPI_MAX, MPI_COMM_WORLD);
         }
     }
     if (rank == 0)

@@ -1,0 +1,227 @@
+"""Measurement-point advice and the measure-model-advise loop."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from perfcast.api.analysis import models_of_metric
+from perfcast.api.campaigns import run_campaign
+from perfcast.core.errors import InputError
+from perfcast.core.experiment import Experiment
+from perfcast.core.points import parse_point
+from perfcast.io import write_experiment
+from perfcast.model.modelset import ModelSet
+
+if TYPE_CHECKING:
+    from perfcast.analyze.advice import Advice, AdvisedRound
+    from perfcast.measure.campaign import CampaignResult
+    from perfcast.measure.spec import Campaign
+
+
+def advise(
+    experiment: Experiment,
+    models: ModelSet | None = None,
+    *,
+    at: Mapping[str, float] | str,
+    candidates: Mapping[str, Sequence[float]] | str | None = None,
+    budget: str | float | None = None,
+    repetitions: int | None = None,
+    goal: float | None = None,
+    level: float = 0.95,
+    metric: str | None = None,
+    modeler: str = "pmnf",
+) -> Advice:
+    """The configurations to measure next so that the prediction at ``at`` narrows most per
+    unit of measurement cost (see :mod:`perfcast.analyze.advice`).
+
+    Parameters
+    ----------
+    experiment : Experiment
+    models : ModelSet, optional
+        Fitted with ``modeler`` when None.
+    at : mapping of str to float, or str
+        The target configuration (``"p=4096,n=1e6"``).
+    candidates : mapping of str to sequence of float, or str, optional
+        Values to combine per parameter (``"p=2..4096*2,n=1e6,2e6"``); a parameter left out
+        gets its measured values and doublings up to the target.
+    budget : str or float, optional
+        Runs (``20``, ``"20runs"``) or core-hours (``"1.5h"``, ``"1.5core-hours"``); default
+        five points.
+    repetitions : int, optional
+        Runs per point; default the most common number measured.
+    goal : float, optional
+        Stop once the interval at the target is within this relative half-width (0.1: ±10 %).
+    level : float
+        Probability of the intervals.
+    metric : str, optional
+        Default: the experiment's only metric, or ``time``.
+    modeler : str
+        Used when ``models`` is None.
+
+    Returns
+    -------
+    Advice
+        Suggestions in order, each with its cost, the interval width expected after it and
+        why; ``warnings`` say what limits the advice.
+
+    Raises
+    ------
+    InputError
+        For a malformed target, candidate list or budget, or a budget in core-hours for models
+        that predict no time.
+    ValueError
+        For ``repetitions`` below 1, a ``goal`` that is not positive or a ``level`` outside
+        (0, 1).
+    """
+    from perfcast.analyze.advice import advise as suggest
+    from perfcast.analyze.advice import parse_budget, parse_candidates
+
+    if repetitions is not None and (isinstance(repetitions, bool) or repetitions < 1):
+        raise ValueError(f"repetitions: must be a whole number >= 1, not {repetitions!r}")
+    if goal is not None and not goal > 0:
+        raise ValueError(f"goal: must be a positive relative width, not {goal!r}")
+    if not 0 < level < 1:
+        raise ValueError(f"level: must lie in (0, 1), not {level!r}")
+    experiment, chosen = models_of_metric(experiment, models, metric, modeler)
+    names = experiment.parameter_names
+    target = parse_point(at, names, source="at") if isinstance(at, str) else dict(at)
+    missing = [n for n in names if n not in target]
+    if missing:
+        raise InputError(f"the target misses parameter(s) {', '.join(missing)}", source="at")
+    values = parse_candidates(candidates, names) if isinstance(candidates, str) else candidates
+    amount = None if budget is None else parse_budget(str(budget))
+    return suggest(experiment, chosen, target, values, amount, repetitions, level=level, goal=goal)
+
+
+#: Most measure-model-advise rounds of :func:`run_advised`.
+ADVISED_ROUNDS = 50
+
+
+def run_advised(
+    campaign: Campaign,
+    *,
+    at: Mapping[str, float] | str,
+    budget: str | float,
+    goal: float | None = None,
+    candidates: Mapping[str, Sequence[float]] | str | None = None,
+    metric: str | None = None,
+    modeler: str = "pmnf",
+    rounds: int = ADVISED_ROUNDS,
+) -> tuple[CampaignResult, list[AdvisedRound], Advice, str]:
+    """Run a campaign, then measure one advised point at a time until the prediction at ``at``
+    is as narrow as ``goal`` or ``budget`` is spent.
+
+    Every round fits the models to everything measured so far, asks :func:`advise` with the
+    budget left, and runs the campaign's command at the first suggested point (the campaign's
+    repetitions; the same results journal, so an interrupted loop resumes with what it
+    measured).
+
+    Parameters
+    ----------
+    campaign : Campaign
+        From :func:`load_campaign`; its own points are measured first.
+    at : mapping of str to float, or str
+        The target configuration.
+    budget : str or float
+        Runs (``20``) or core-hours (``"1.5h"``) the advised points may take, as :func:`advise`
+        reads it; core-hours count as the models predict them.
+    goal : float, optional
+        Stop once the relative half-width of the interval at the target is at most this.
+    candidates, metric, modeler
+        As for :func:`advise`.
+    rounds : int
+        Most rounds.
+
+    Returns
+    -------
+    result : CampaignResult
+        Of the campaign and every advised round together: its experiment holds the
+        campaign's points and every advised one (also written to the campaign's output), its
+        counts and failures are those of all rounds.
+    history : list of AdvisedRound
+    advice : Advice
+        The last advice, at what was measured in the end.
+    stop : str
+        A key of :data:`perfcast.analyze.advice.STOP_REASONS`.
+    """
+    import dataclasses
+
+    from perfcast.analyze.advice import RUNS, AdvisedRound, parse_budget
+    from perfcast.core.points import plain_value
+
+    total = parse_budget(str(budget))
+    result = run_campaign(campaign)
+    measured = result.experiment
+    executed, skipped, failures = result.executed, result.skipped, list(result.failures)
+    history: list[AdvisedRound] = []
+    spent = 0.0
+    stop = None
+    while stop is None:
+        left = total.amount - spent
+        advice = advise(
+            measured,
+            at=at,
+            candidates=candidates,
+            budget=f"{left!r}{'runs' if total.unit == RUNS else 'h'}" if left > 0 else None,
+            repetitions=campaign.repetitions,
+            goal=goal,
+            metric=metric,
+            modeler=modeler,
+        )
+        taken = {tuple(row) for row in measured.points().tolist()}
+        names = measured.parameter_names
+        fresh = [s for s in advice.suggestions if tuple(s.point[n] for n in names) not in taken]
+        if goal is not None and advice.width_before <= goal:
+            stop = "goal"
+        elif left <= 0:
+            stop = "budget"
+        elif len(history) >= rounds:
+            stop = "rounds"
+        elif not fresh:
+            stop = "no-advice"
+        else:
+            chosen = fresh[0]
+            values: dict[str, list[int | float | str]] = {
+                name: [plain_value(v)] for name, v in chosen.point.items()
+            }
+            result = run_campaign(dataclasses.replace(campaign, parameters=values))
+            executed, skipped = executed + result.executed, skipped + result.skipped
+            failures += result.failures
+            measured = _joined(measured, result.experiment)
+            spent += chosen.runs if total.unit == RUNS else chosen.core_hours or 0.0
+            history.append(
+                AdvisedRound(
+                    dict(chosen.point), chosen.runs, chosen.core_hours, advice.width_before
+                )
+            )
+    if history:
+        write_experiment(measured, campaign.output)
+    total_result = dataclasses.replace(
+        result, experiment=measured, executed=executed, skipped=skipped, failures=failures
+    )
+    return total_result, history, advice, stop
+
+
+def _joined(first: Experiment, second: Experiment) -> Experiment:
+    """The measurements of both experiments (``second`` at points ``first`` lacks)."""
+    import pandas as pd
+
+    names = list(first.parameter_names)
+    taken = set(map(tuple, first.points().tolist()))
+    frame = second.frame
+    new = [tuple(row) not in taken for row in frame[names].to_numpy().tolist()]
+    return Experiment.from_frame(
+        pd.concat([first.frame, frame[new]], ignore_index=True),
+        parameters=first.parameters,
+        metrics=first.metrics,
+        metadata=first.metadata,
+        source=first.source,
+    )
+
+
+def advice_stop_reasons() -> dict[str, str]:
+    """Why :func:`run_advised` stops, by the key it returns, in words."""
+    from perfcast.analyze.advice import STOP_REASONS
+
+    return dict(STOP_REASONS)
