@@ -16,7 +16,7 @@ from perfcast.core.experiment import Experiment, Series
 from perfcast.core.function import Backtest, Model, ModelWarning
 from perfcast.model import rivals
 from perfcast.model.backtest import block_backtests, with_backtests
-from perfcast.model.fitting.assembly import Skip, skips_of
+from perfcast.model.fitting.assembly import Skip, reassembled, skips_of
 from perfcast.model.fitting.data import FitData
 from perfcast.model.fitting.decisions import SeriesDecisions, series_decisions
 from perfcast.model.fitting.location import LOCATIONS, Location
@@ -232,6 +232,14 @@ class SeriesModeler:
             floor[0] = seen if floor[0] is None else _largest(floor[0], seen)
         combined = tuple(max(values) for values in zip(*(r[1] for r in results), strict=True))
         again = [i for i, (_, _, used) in enumerate(results) if used != combined]
+        # Below the whole series only in the design width (the last choice): reassembled.
+        narrow = [i for i in again if results[i][2][:-1] == combined[:-1]]
+        if narrow:
+            task = functools.partial(reassemble_piece, worker, forced=combined)
+            items = ((piece(starts[i]), bare_models(results[i][0]), results[i][1]) for i in narrow)
+            for i, result in zip(narrow, chunks.map(task, items), strict=True):
+                results[i] = result
+        again = [i for i in again if i not in narrow]
         if again:
             forced = functools.partial(model_piece, worker, forced=combined)
             for i, result in zip(
@@ -329,6 +337,31 @@ def model_piece(
         models = modeler._model_data(data)
     finished = models if finish is None else finish.apply(models, data)
     return finished, tuple(decisions.seen), tuple(decisions.used)
+
+
+def bare_models(models: Sequence[Model]) -> list[Model]:
+    """Each model's kernel, constant and terms only (what :func:`reassemble_piece` needs)."""
+    return [Model(m.kernel, m.metric, m.parameters, m.constant, m.terms) for m in models]
+
+
+def reassemble_piece(
+    modeler: SeriesModeler,
+    item: tuple[Piece, list[Model], tuple[int, ...]],
+    forced: tuple[int, ...],
+) -> tuple[list[Model], tuple[int, ...], tuple[int, ...]]:
+    """:func:`model_piece` with the whole series' choices ``forced`` for a chunk that made
+    all of them but the design width (the last) already: ``item`` is the chunk, its models of
+    that first fit (:func:`bare_models`) and the choices it made alone; the models are
+    reassembled with the whole series' width
+    (:func:`~perfcast.model.fitting.assembly.reassembled`) and finished, without searching
+    again; modeled again in full when they cannot be reassembled exactly."""
+    piece, models, seen = item
+    data, finish, _ = piece
+    rebuilt = reassembled(models, data, forced[-1])
+    if rebuilt is None:
+        return model_piece(modeler, piece, forced)
+    finished = rebuilt if finish is None else finish.apply(rebuilt, data)
+    return finished, seen, forced
 
 
 @dataclasses.dataclass(frozen=True)

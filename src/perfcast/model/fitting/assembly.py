@@ -13,6 +13,7 @@ import numpy as np
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Series
 from perfcast.core.function import Factor, Model, Quality, Term, Uncertainty
+from perfcast.model.fitting.blocks import evaluate_blocks
 from perfcast.model.fitting.candidates import SlotShapes, marginal_means
 from perfcast.model.fitting.data import FitData
 from perfcast.model.fitting.decisions import series_wide
@@ -111,19 +112,90 @@ def build_models(
     the values of kernels :class:`FitData` rescaled are multiplied back into coefficients,
     residual sums of squares and covariances.
     """
-    series = data.series
-    n_kernels, n_points = data.means.shape
     terms, constants, term_coefficients = residue_free(data, choice, pool)
     # One design width for the whole series: the padding changes the rounding of the inverse.
     width = series_wide(1 + max((len(t) for t in terms), default=0))
+    columns = [pool[k, chosen] for k, chosen in enumerate(terms)]
+    term_shapes = [[shapes[k][t] for t in chosen] for k, chosen in enumerate(terms)]
+    return _assembled(data, columns, constants, term_coefficients, term_shapes, width)
+
+
+def reassembled(models: Sequence[Model], data: FitData, width: int) -> list[Model] | None:
+    """The models :func:`build_models` gives for the terms and coefficients of ``models``
+    (of the kernels of ``data``, in its order) with designs ``width`` columns wide: their
+    quality and uncertainty computed again, without searching again.
+
+    A chunk that made every series-wide choice of its series but the design width (the last
+    choice, :mod:`perfcast.model.fitting.decisions`) searched as the whole series does; only
+    this assembly differs. The terms' values at the points are evaluated as the search's pool
+    holds them (:func:`~perfcast.model.fitting.blocks.evaluate_blocks`, factors multiplied in
+    their order onto ones), the coefficients scaled back where :class:`FitData` rescaled the
+    kernel (exact: powers of two).
+
+    Returns
+    -------
+    list of Model or None
+        None when a coefficient cannot be scaled back exactly (beyond a double's normal range),
+        or the models are not those of ``data``'s kernels: the chunk is then modeled again.
+    """
+    series = data.series
+    if [m.kernel for m in models] != list(series.kernels):
+        return None
+    exponents = data.exponents if len(data.exponents) else np.zeros(len(models), dtype=int)
+    constants = np.array([m.constant for m in models], dtype=float)
+    stored = [np.array([t.coefficient for t in m.terms], dtype=float) for m in models]
+    if not all(_exactly_scalable(c) for c in [constants, *stored]):
+        return None
+    columns = []
+    for model in models:
+        values = np.ones((len(model.terms), len(series.points)))
+        for i, term in enumerate(model.terms):
+            for factor in term.factors:
+                j = series.parameters.index(factor.parameter)
+                block = ((factor.exponent, factor.log_exponent),)
+                values[i] *= evaluate_blocks(block, series.points[:, j])[0]
+        columns.append(values)
+    return _assembled(
+        data,
+        columns,
+        np.ldexp(constants, -exponents),
+        [np.ldexp(c, -int(e)) for c, e in zip(stored, exponents, strict=True)],
+        [[t.factors for t in m.terms] for m in models],
+        width,
+    )
+
+
+def _exactly_scalable(values: np.ndarray) -> bool:
+    """True when every value is 0 or a finite normal double (scaling by a power of two within
+    the range is exact)."""
+    magnitude = np.abs(values)
+    return bool(np.all((magnitude == 0) | (np.isfinite(magnitude) & (magnitude >= _TINY))))
+
+
+_TINY = np.finfo(float).tiny
+
+
+def _assembled(
+    data: FitData,
+    columns: Sequence[np.ndarray],
+    constants: np.ndarray,
+    term_coefficients: Sequence[np.ndarray],
+    term_shapes: Sequence[Sequence[tuple[Factor, ...]]],
+    width: int,
+) -> list[Model]:
+    """Models with quality and uncertainty from each kernel's term values at the points
+    (``columns[k]``, shape (terms, P)), its constant, term coefficients and term factors, the
+    designs ``width`` columns wide."""
+    series = data.series
+    n_kernels, n_points = data.means.shape
     designs = np.zeros((n_kernels, n_points, width))
     designs[:, :, 0] = 1.0
     coefficients = np.zeros((n_kernels, width))
     coefficients[:, 0] = constants
-    for k, chosen in enumerate(terms):
-        designs[k, :, 1 : 1 + len(chosen)] = pool[k, chosen].T
-        coefficients[k, 1 : 1 + len(chosen)] = term_coefficients[k]
-    sizes = np.array([1 + len(t) for t in terms])
+    for k, values in enumerate(columns):
+        designs[k, :, 1 : 1 + len(values)] = values.T
+        coefficients[k, 1 : 1 + len(values)] = term_coefficients[k]
+    sizes = np.array([1 + len(c) for c in term_coefficients])
     assessment = assess(designs, coefficients, sizes, data)
     models = []
     for k, kernel in enumerate(series.kernels):
@@ -139,7 +211,7 @@ def build_models(
                 parameters=series.parameters,
                 constant=float(np.ldexp(constants[k], exponent)),
                 terms=tuple(
-                    Term(float(c), shapes[k][t]) for t, c in zip(terms[k], factors, strict=True)
+                    Term(float(c), shape) for shape, c in zip(term_shapes[k], factors, strict=True)
                 ),
                 quality=quality,
                 uncertainty=uncertainty,
