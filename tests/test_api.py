@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import pkgutil
@@ -270,3 +271,18 @@ def test_the_api_package_exports_each_name_from_the_module_of_its_job():
     assert not modules & set(api.__all__)  # a submodule would hide an exported name
     with pytest.raises(AttributeError, match="no attribute 'fitt'"):
         api.fitt  # noqa: B018 - the attribute access is the test
+
+
+def test_type_checkers_see_every_lazily_loaded_name_with_its_module():
+    # The names load through __getattr__ at run time; mypy sees them only through the
+    # TYPE_CHECKING imports, and a name missing there would be Any to it without a word.
+    api = importlib.import_module("perfcast.api")
+    tree = ast.parse(Path(api.__file__).read_text(encoding="utf-8"))
+    seen: dict[str, tuple[str, str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for statement in node.body:
+                if isinstance(statement, ast.ImportFrom) and statement.module:
+                    for alias in statement.names:
+                        seen[alias.asname or alias.name] = (statement.module, alias.name)
+    assert {name: seen.get(name) for name in api._ON_FIRST_USE} == api._ON_FIRST_USE
