@@ -204,3 +204,29 @@ def test_a_writer_killed_mid_write_leaves_the_store_consistent(store_url: str) -
         stored = _check_consistent(store)
         assert stored > 0  # the writes before the kill are kept
         store.write("app", [_item(np.array([1.0, 2.0]))])  # and the store still takes writes
+
+
+def test_processes_opening_a_new_sqlite_store_at_once_all_get_in(tmp_path: Path) -> None:
+    # Switching a new store to WAL answered "database is locked" at once to some of several
+    # processes opening it together (2 of 80 here before the switch was retried).
+    for trial in range(4):
+        path = tmp_path / f"store{trial}.db"
+        start = time.time() + 1.0
+        opener = (
+            "import time\n"
+            "from perfcast.io.online_store import ModelStore\n"
+            f"while time.time() < {start}:\n"
+            "    pass\n"
+            f"ModelStore({str(path)!r}).close()\n"
+        )
+        openers = [
+            subprocess.Popen(
+                [sys.executable, "-c", opener],
+                env={**os.environ, "PYTHONPATH": SRC},
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(8)
+        ]
+        results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in openers]
+        assert [code for code, _ in results] == [0] * 8, [e for c, e in results if c]

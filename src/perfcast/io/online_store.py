@@ -353,17 +353,35 @@ class ModelStore:
         self.close()
 
 
+#: Seconds a process waits for other processes' locks on a SQLite store.
+_OPEN_SECONDS = 60.0
+
+
 def _connect_sqlite(path: str, url: str) -> sqlite3.Connection:
     if not path:
         raise InputError("the store names no file", url, reason="bad-store")
-    try:
-        connection = sqlite3.connect(path, timeout=60.0, isolation_level=None)
-        connection.execute("PRAGMA busy_timeout = 60000")
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("PRAGMA synchronous = NORMAL")
-    except sqlite3.DatabaseError as error:
-        raise InputError(f"cannot open the store ({error})", url, reason="bad-store") from None
-    return connection
+    # Switching a new store to WAL takes an exclusive lock, and SQLite answers "database is
+    # locked" at once, without its busy handler, while another process opens the same new
+    # store: the switch is tried again, as transactions are (:meth:`ModelStore._retrying`).
+    deadline = time.monotonic() + _OPEN_SECONDS
+    attempt = 0
+    while True:
+        connection = None
+        try:
+            connection = sqlite3.connect(path, timeout=_OPEN_SECONDS, isolation_level=None)
+            connection.execute(f"PRAGMA busy_timeout = {int(_OPEN_SECONDS * 1000)}")
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            return connection
+        except sqlite3.DatabaseError as error:
+            if not _transient(error) or time.monotonic() > deadline:
+                raise InputError(
+                    f"cannot open the store ({error})", url, reason="bad-store"
+                ) from None
+            if connection is not None:
+                connection.close()
+            time.sleep(min(0.01 * 2**attempt, 1.0))
+            attempt += 1
 
 
 def _connect_postgresql(url: str) -> Any:
