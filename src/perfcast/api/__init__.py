@@ -115,8 +115,11 @@ if TYPE_CHECKING:
     from perfcast.analyze.convolve import Convolution as Convolution
     from perfcast.analyze.diagnosis import Diagnosis as Diagnosis
     from perfcast.analyze.extrapolate import Extrapolation as Extrapolation
+    from perfcast.analyze.matching import Matches as Matches
     from perfcast.analyze.optimize import Constraint as Constraint
     from perfcast.analyze.optimize import Optimum as Optimum
+    from perfcast.analyze.tuning import TuningResult as TuningResult
+    from perfcast.analyze.tuning import TuningSpace as TuningSpace
     from perfcast.io.machine_profile import MachineProfile as MachineProfile
     from perfcast.io.online_store import ModelStore as ModelStore
     from perfcast.io.run_table import RunTable as RunTable
@@ -126,14 +129,9 @@ if TYPE_CHECKING:
     from perfcast.model.learned import RunPrediction as RunPrediction
     from perfcast.model.online import OnlineModeler as OnlineModeler
     from perfcast.static.features import InstrumentedSource as InstrumentedSource
+    from perfcast.static.hcfg import CodeGraph as CodeGraph
     from perfcast.static.instruction_mix import InstructionMix as InstructionMix
     from perfcast.static.report import StaticReport as StaticReport
-
-if TYPE_CHECKING:  # Meliora (issue 18)
-    from perfcast.analyze.matching import Matches as Matches
-    from perfcast.analyze.tuning import TuningResult as TuningResult
-    from perfcast.analyze.tuning import TuningSpace as TuningSpace
-    from perfcast.static.hcfg import CodeGraph as CodeGraph
 
 
 #: Public name -> (module, name there), imported on first use.
