@@ -220,15 +220,15 @@ class StaticReport:
         list of str
         """
         shown: list[str] = []
-        seen = hidden = 0
+        seen = 0
         for message in self.diagnostics:
             if message.endswith(ERROR_PATH_NOTE):
                 seen += 1
                 if seen > error_paths:
-                    hidden += 1
                     continue
             shown.append(message)
-        if hidden:
+        hidden = seen - error_paths
+        if hidden > 0:
             shown.append(
                 f"... and {hidden} more branches {ERROR_PATH_NOTE} (every one is in the JSON "
                 "report's diagnostics)"
