@@ -147,10 +147,31 @@ def _kernel_warnings(
     return found
 
 
+def shape_groups(
+    models: Sequence[Model], points: np.ndarray
+) -> list[tuple[list[int], np.ndarray, np.ndarray]]:
+    """The unsegmented ``models`` grouped by their terms, so that a group shares one design
+    matrix: per group the models' indices, their coefficients (constant first, one row per
+    model) and the design at ``points`` (:meth:`Model.design`)."""
+    by_shape: dict[tuple[tuple[Any, ...], ...], list[int]] = {}
+    for i, model in enumerate(models):
+        if not model.segments:
+            by_shape.setdefault(tuple(t.factors for t in model.terms), []).append(i)
+    return [
+        (
+            members,
+            np.array(
+                [[models[i].constant] + [t.coefficient for t in models[i].terms] for i in members]
+            ),
+            models[members[0]].design(points),
+        )
+        for members in by_shape.values()
+    ]
+
+
 def _evaluate(models: Sequence[Model], points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each model's values at ``points`` and the sum of its terms' absolute values there, shape
     (n_models, n_points) each; models of the same terms share one design matrix."""
-    by_shape: dict[tuple[tuple[Any, ...], ...], list[int]] = {}
     fitted = np.empty((len(models), len(points)))
     magnitude = np.empty_like(fitted)
     for i, model in enumerate(models):
@@ -160,13 +181,7 @@ def _evaluate(models: Sequence[Model], points: np.ndarray) -> tuple[np.ndarray, 
                 rows = np.flatnonzero(index == j)
                 part_fitted, part_magnitude = _evaluate([segment.model], points[rows])
                 fitted[i, rows], magnitude[i, rows] = part_fitted[0], part_magnitude[0]
-        else:
-            by_shape.setdefault(tuple(t.factors for t in model.terms), []).append(i)
-    for members in by_shape.values():
-        design = models[members[0]].design(points)
-        coefficients = np.array(
-            [[models[i].constant] + [t.coefficient for t in models[i].terms] for i in members]
-        )
+    for members, coefficients, design in shape_groups(models, points):
         with np.errstate(over="ignore", invalid="ignore"):
             fitted[members] = coefficients @ design.T
             magnitude[members] = np.abs(coefficients) @ np.abs(design).T

@@ -53,6 +53,7 @@ from perfcast.model.fitting.candidates import (
 from perfcast.model.fitting.data import FitData
 from perfcast.model.fitting.least_squares import PoolMoments
 from perfcast.model.fitting.location import NOISE_FLOOR
+from perfcast.model.gates import shape_groups
 
 #: Distinct values a parameter needs: the step beyond the largest is measured from the two
 #: largest, and one value more leaves a single block something to fit.
@@ -272,17 +273,10 @@ def _chosen_beyond(series: Series, j: int, beyond: float, models: Sequence[Model
 def _evaluate_all(models: Sequence[Model], points: np.ndarray) -> np.ndarray:
     """Every model at ``points``, shape (K, P); models of the same terms share one design."""
     values = np.empty((len(models), len(points)))
-    by_shape: dict[tuple[object, ...], list[int]] = {}
     for i, model in enumerate(models):
         if model.segments:
             values[i] = model.evaluate(points)
-        else:
-            by_shape.setdefault(tuple(t.factors for t in model.terms), []).append(i)
-    for members in by_shape.values():
-        design = models[members[0]].design(points)
-        coefficients = np.array(
-            [[models[i].constant] + [t.coefficient for t in models[i].terms] for i in members]
-        )
+    for members, coefficients, design in shape_groups(models, points):
         with np.errstate(over="ignore", invalid="ignore"):
             values[members] = coefficients @ design.T
     return values
