@@ -57,6 +57,15 @@ from typing import Any
 
 import numpy as np
 
+from perfcast.analyze.extrapolate_interval import (
+    ambiguities,
+    element_interval,
+    horizon,
+    influential_kernels,
+    intervals_metadata,
+    is_plausible,
+    largest_point_blocks,
+)
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
 from perfcast.static.signature import (
@@ -182,6 +191,11 @@ class ElementFit:
         The raw prediction lay outside the feature's range and was clamped.
     alternative : dict or None
         With ``both``: the other family's form, value and validation error.
+    low, high : float or None
+        The interval the value may lie in (:mod:`perfcast.analyze.extrapolate_interval`);
+        None when nothing estimates it (a PMNF fit that could not be checked).
+    ambiguous : list of str
+        Why the extrapolation is ambiguous (empty when it is not).
     """
 
     kernel: str
@@ -193,6 +207,9 @@ class ElementFit:
     validation_error: float | None
     clamped: bool = False
     alternative: dict[str, Any] | None = None
+    low: float | None = None
+    high: float | None = None
+    ambiguous: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -206,6 +223,8 @@ class ElementFit:
             "validation_error": self.validation_error,
             "clamped": self.clamped,
             "alternative": self.alternative,
+            "interval": None if self.low is None else [self.low, self.high],
+            "ambiguous": self.ambiguous,
         }
 
 
@@ -286,11 +305,24 @@ def choose_form(
     (CanonicalForm, coefficients, validation error)
         The coefficients are refitted on all points.
     """
+    ranked = _ranked_forms(p, y, bounds=bounds, holdouts=holdouts, relative=relative)
+    error, form, coefficients = _best(ranked)
+    return form, coefficients, error
+
+
+_Ranked = tuple[float, int, int, CanonicalForm, tuple[float, float]]
+
+
+def _ranked_forms(
+    p: np.ndarray, y: np.ndarray, *, bounds: tuple[float, float], holdouts: int, relative: bool
+) -> list[_Ranked]:
+    """Every canonical form that fits: (validation error, size, position, form, coefficients
+    refitted on all points)."""
     order = np.argsort(p)
     p, y = p[order], y[order]
     scale = float(np.max(np.abs(y))) if len(y) else 0.0
     low, high = bounds
-    ranked: list[tuple[float, int, int, CanonicalForm, tuple[float, float]]] = []
+    ranked: list[_Ranked] = []
     for position, form in enumerate(CANONICAL_FORMS):
         if len(p) - 1 < form.size:
             continue
@@ -314,11 +346,16 @@ def choose_form(
         if len(errors) < len(ends):
             continue
         ranked.append((max(errors), form.size, position, form, refitted))
+    return ranked
+
+
+def _best(ranked: list[_Ranked]) -> tuple[float, CanonicalForm, tuple[float, float]]:
+    """The smallest validation error; ties to fewer coefficients, then the earlier form."""
     best_error = min(r[0] for r in ranked)
     tolerance = _TIE * max(1.0, best_error)
     tied = [r for r in ranked if r[0] <= best_error + tolerance]
     error, _size, _position, form, coefficients = min(tied, key=lambda r: (r[1], r[2]))
-    return form, coefficients, error
+    return error, form, coefficients
 
 
 def _bounds(feature: str) -> tuple[float, float]:
@@ -514,9 +551,37 @@ def extrapolate(
         )
     if unfitted:
         warnings.append(f"{unfitted} element(s) PMNF fitted no model to were left out")
+    warnings += _trust_warnings(elements, largest_point_blocks(series))
     return Extrapolation(
         _as_signature(signature, elements, parameter, at), elements, skipped, warnings
     )
+
+
+def _trust_warnings(
+    elements: list[ElementFit], blocks: Mapping[str, Mapping[str, float]]
+) -> list[str]:
+    """Warnings on the ambiguous extrapolations of influential blocks, and on elements that
+    have no interval."""
+    warnings = []
+    influential = influential_kernels(blocks)
+    ambiguous = [e for e in elements if e.ambiguous and e.kernel in influential]
+    ambiguous.sort(key=lambda e: -len(e.ambiguous))  # the most reasons first
+    if ambiguous:
+        shown = "; ".join(
+            f"'{e.kernel}' {e.feature}: {', '.join(e.ambiguous)}" for e in ambiguous[:3]
+        )
+        more = f" and {len(ambiguous) - 3} more" if len(ambiguous) > 3 else ""
+        warnings.append(
+            f"{len(ambiguous)} element(s) of influential blocks have an ambiguous "
+            f"extrapolation ({shown}{more}): their intervals, and the time's, are the guide"
+        )
+    unbounded = sum(e.low is None for e in elements if math.isfinite(e.value))
+    if unbounded:
+        warnings.append(
+            f"{unbounded} element(s) have no uncertainty estimate (a fit that could not be "
+            "checked against a left-out core count): intervals leave them out"
+        )
+    return warnings
 
 
 def running_regime(
@@ -568,17 +633,30 @@ def _element(
     order = np.argsort(p)
     p, y = p[order], y[order]
     canonical: ElementFit | None = None
+    bounds = _bounds(feature)
+    p_run, y_run = running_regime(kernel, feature, p, y)
+    spread = 0.0
     if forms != "pmnf":
-        p_run, y_run = running_regime(kernel, feature, p, y)
-        form, coefficients, validation = choose_form(
-            p_run, y_run, bounds=_bounds(feature), holdouts=holdouts, relative=relative
-        )
+        ranked = _ranked_forms(p_run, y_run, bounds=bounds, holdouts=holdouts, relative=relative)
+        validation, form, coefficients = _best(ranked)
         raw = float(form.evaluate(coefficients, np.array([at]))[0])
         fitted = form.evaluate(coefficients, p_run)
         canonical = ElementFit(
             kernel, feature, form.name, form.formula(coefficients, parameter), raw,
             _fit_error(y_run, fitted), validation,
         )  # fmt: skip
+        value = _clamp(feature, raw)[0]
+        plausible = [value] + [
+            _clamp(feature, float(r[3].evaluate(r[4], np.array([at]))[0]))[0]
+            for r in ranked
+            if is_plausible(r[0], validation)
+        ]
+        interval = element_interval(value, validation, horizon(p_run, at), plausible, bounds)
+        if interval is not None:
+            canonical.low, canonical.high = interval
+            spread = (max(plausible) - min(plausible)) / max(
+                abs(value), float(np.max(np.abs(y))) * 1e-12, 1e-300
+            )
     searched: ElementFit | None = None
     if forms != "pmac" and key in pmnf:
         raw, formula = pmnf[key]
@@ -586,10 +664,17 @@ def _element(
         scale = float(np.max(np.abs(y)))
         checked = _relative(early[0], float(y[-1]), scale) if early else None
         searched = ElementFit(kernel, feature, "pmnf", formula, raw, math.nan, checked)
+        interval = element_interval(_clamp(feature, raw)[0], checked, horizon(p, at), (), bounds)
+        if interval is not None:
+            searched.low, searched.high = interval
     chosen = _pick(canonical, searched)
     if chosen is None:
         return None
     chosen.value, chosen.clamped = _clamp(feature, chosen.value)
+    fitted_from = float(p_run[0]) if chosen is canonical else float(p[0])
+    chosen.ambiguous = ambiguities(
+        feature, p, y, fitted_from, spread if chosen is canonical else 0.0
+    )
     other = searched if chosen is canonical else canonical
     if forms == "both" and other is not None:
         chosen.alternative = {
@@ -609,7 +694,8 @@ def derive_hit_rates(elements: list[ElementFit]) -> list[ElementFit]:
     ``ll.cumulative_hit_rate = 1 - ll.misses / accesses``, with the first level's misses bounded
     by the accesses and the last level's by the first level's (a bound that binds marks the
     rate clamped). The fit error of a derived rate is the largest of the counts' it comes from
-    (NaN when none of them has one, as for PMNF fits).
+    (NaN when none of them has one, as for PMNF fits); its interval is the miss count's (more
+    misses, a lower rate), the last level's misses bounded by the first level's.
 
     Parameters
     ----------
@@ -635,18 +721,26 @@ def derive_hit_rates(elements: list[ElementFit]) -> list[ElementFit]:
         accesses = sum(features[name].value for name in _ACCESSES if name in features)
         if accesses <= 0:
             continue
-        bound = accesses
+        bound = low_bound = high_bound = accesses
         errors = [c.fit_error for c in present if math.isfinite(c.fit_error)]
         fit_error = max(errors) if errors else math.nan  # PMNF fits report none
         for rate, misses_name in RATE_MISSES.items():
-            misses = features[misses_name].value
+            counted = features[misses_name]
+            misses = counted.value
             bounded = min(misses, bound)
             bound = bounded  # the next level misses no more than this one
-            derived[(kernel, rate)] = ElementFit(
+            rate_fit = ElementFit(
                 kernel, rate, "derived",
                 f"1 - {misses_name}/({' + '.join(n for n in _ACCESSES if n in features)})",
                 1.0 - bounded / accesses, fit_error, None, clamped=bounded != misses,
             )  # fmt: skip
+            if counted.low is not None and counted.high is not None:
+                # more misses, a lower rate: the rate's interval from the count's
+                low_bound = min(counted.high, low_bound)
+                high_bound = min(counted.low, high_bound)
+                rate_fit.low = min(1.0 - low_bound / accesses, rate_fit.value)
+                rate_fit.high = max(1.0 - high_bound / accesses, rate_fit.value)
+            derived[(kernel, rate)] = rate_fit
     kept = [e for e in elements if (e.kernel, e.feature) not in derived]
     return kept + list(derived.values())
 
@@ -669,6 +763,11 @@ def _as_signature(
     metadata["extrapolated"] = {
         "from": sorted({float(v) for v in signature.points()[:, 0]}),
         "to": {parameter: at},
+        "intervals": intervals_metadata(
+            (e.kernel, e.feature, e.low, e.high)
+            for e in kept
+            if e.low is not None and e.high is not None
+        ),
     }
     return Experiment.from_columns(
         [e.kernel for e in kept],
