@@ -20,6 +20,11 @@ the smaller ones (forward validation: the question extrapolation asks); ties go 
 with fewer coefficients, then to the earlier form in the list above. The chosen form is then
 refitted on all points.
 
+The cache miss counts (``l1.misses``, ``ll.misses``) may also take the ``exchange`` form
+``a + b*(p-1)/p^2`` (:data:`MISS_FORMS`): the data a rank receives in an all-to-all
+redistribution of a fixed problem, whose first touch misses the caches (a sort's exchanged
+keys). It competes only on series without a 0 (a step from 0 fits it through one point).
+
 ``forms="pmnf"`` fits perfcast's PMNF search (:mod:`perfcast.model.pmnf`) to each series;
 ``forms="both"`` fits both and, per element, keeps the one with the smaller forward-validation
 error (PMNF needs three points besides the largest one for that; with fewer, the canonical form
@@ -167,6 +172,14 @@ CANONICAL_FORMS: tuple[CanonicalForm, ...] = (
     CanonicalForm("power", np.log, True, "{a}*{p}^{b}"),
 )
 
+#: Forms for the cache miss counts (``l1.misses``, ``ll.misses``) besides the canonical ones.
+#: ``exchange``: what a rank receives when a fixed problem block-distributed over ``p`` ranks
+#: is redistributed all-to-all, ``(p - 1) / p`` of its ``n / p`` elements; data landing in
+#: memory the rank has not touched yet misses the caches once per line.
+MISS_FORMS: tuple[CanonicalForm, ...] = (
+    CanonicalForm("exchange", lambda p: (p - 1.0) / p**2, False, "{a} + {b}*({p}-1)/{p}^2"),
+)
+
 
 @dataclass
 class ElementFit:
@@ -305,7 +318,9 @@ def choose_form(
     (CanonicalForm, coefficients, validation error)
         The coefficients are refitted on all points.
     """
-    ranked = _ranked_forms(p, y, bounds=bounds, holdouts=holdouts, relative=relative)
+    ranked = _ranked_forms(
+        p, y, CANONICAL_FORMS, bounds=bounds, holdouts=holdouts, relative=relative
+    )
     error, form, coefficients = _best(ranked)
     return form, coefficients, error
 
@@ -314,7 +329,13 @@ _Ranked = tuple[float, int, int, CanonicalForm, tuple[float, float]]
 
 
 def _ranked_forms(
-    p: np.ndarray, y: np.ndarray, *, bounds: tuple[float, float], holdouts: int, relative: bool
+    p: np.ndarray,
+    y: np.ndarray,
+    forms: tuple[CanonicalForm, ...],
+    *,
+    bounds: tuple[float, float],
+    holdouts: int,
+    relative: bool,
 ) -> list[_Ranked]:
     """Every canonical form that fits: (validation error, size, position, form, coefficients
     refitted on all points)."""
@@ -323,7 +344,7 @@ def _ranked_forms(
     scale = float(np.max(np.abs(y))) if len(y) else 0.0
     low, high = bounds
     ranked: list[_Ranked] = []
-    for position, form in enumerate(CANONICAL_FORMS):
+    for position, form in enumerate(forms):
         if len(p) - 1 < form.size:
             continue
         # a multiplicative form fits positive values only: the largest point may be 0 (a count
@@ -637,7 +658,10 @@ def _element(
     p_run, y_run = running_regime(kernel, feature, p, y)
     spread = 0.0
     if forms != "pmnf":
-        ranked = _ranked_forms(p_run, y_run, bounds=bounds, holdouts=holdouts, relative=relative)
+        ranked = _ranked_forms(
+            p_run, y_run, _forms_for(feature, y_run), bounds=bounds, holdouts=holdouts,
+            relative=relative,
+        )  # fmt: skip
         validation, form, coefficients = _best(ranked)
         raw = float(form.evaluate(coefficients, np.array([at]))[0])
         fitted = form.evaluate(coefficients, p_run)
@@ -684,6 +708,15 @@ def _element(
             "validation_error": other.validation_error,
         }
     return chosen
+
+
+def _forms_for(feature: str, y: np.ndarray) -> tuple[CanonicalForm, ...]:
+    """The canonical forms, and for a cache miss count that is not 0 at any point fitted the
+    :data:`MISS_FORMS` too (a series with a 0 is a step the exchange form would fit through its
+    value at ``p = 1`` alone)."""
+    if feature in RATE_MISSES.values() and not np.any(y == 0):
+        return CANONICAL_FORMS + MISS_FORMS
+    return CANONICAL_FORMS
 
 
 def derive_hit_rates(elements: list[ElementFit]) -> list[ElementFit]:
