@@ -251,3 +251,18 @@ def test_commands_show_the_intervals_in_text_and_json(tmp_path, capsys):
     low, high = document["interval_seconds"]
     assert low <= document["total_seconds"] <= high < math.inf
     assert any("ambiguous" in w for w in document["warnings"])
+
+
+def test_mispredictions_are_warned_about_apart_and_rank_spreads_not_at_all():
+    blocks = {
+        "bb:k+0x0": {
+            "loads": [8e6, 4e6, 2e6],
+            "branch.mispredictions": [30.0, 5.0, 40.0],  # tens of events that turn
+            "instructions.rank_spread": [0.0, 0.03, 0.01],  # a property of the ranks
+        }
+    }
+    result = extrapolate(_series(blocks), {"p": 16})
+    assert NOT_MONOTONE in _element(result, "bb:k+0x0", "branch.mispredictions").ambiguous
+    assert NOT_MONOTONE in _element(result, "bb:k+0x0", "instructions.rank_spread").ambiguous
+    assert not any("element(s) of influential blocks" in w for w in result.warnings)
+    assert any(w.startswith("1 branch misprediction count(s)") for w in result.warnings)

@@ -88,6 +88,7 @@ _TIE = 1e-9
 _RELATIVE_FLOOR = 1e-6
 _NO_PMNF = "PMNF fitted no model"
 _ACCESSES = ("loads", "stores")
+_MISPREDICTIONS = "branch.mispredictions"
 
 
 @dataclass(frozen=True)
@@ -585,8 +586,15 @@ def _trust_warnings(
     have no interval."""
     warnings = []
     influential = influential_kernels(blocks)
-    ambiguous = [e for e in elements if e.ambiguous and e.kernel in influential]
+    flagged = [
+        e
+        for e in elements
+        if e.ambiguous and e.kernel in influential and not e.feature.endswith("_spread")
+    ]  # a spread over the ranks describes the ranks, not the work
+    # mispredictions are not in PMaC's vector (tens of events a block): counted apart
+    ambiguous = [e for e in flagged if e.feature != _MISPREDICTIONS]
     ambiguous.sort(key=lambda e: -len(e.ambiguous))  # the most reasons first
+    mispredicted = len(flagged) - len(ambiguous)
     if ambiguous:
         shown = "; ".join(
             f"'{e.kernel}' {e.feature}: {', '.join(e.ambiguous)}" for e in ambiguous[:3]
@@ -595,6 +603,11 @@ def _trust_warnings(
         warnings.append(
             f"{len(ambiguous)} element(s) of influential blocks have an ambiguous "
             f"extrapolation ({shown}{more}): their intervals, and the time's, are the guide"
+        )
+    if mispredicted:
+        warnings.append(
+            f"{mispredicted} branch misprediction count(s) of influential blocks have an "
+            "ambiguous extrapolation (see each element's 'ambiguous')"
         )
     unbounded = sum(e.low is None for e in elements if math.isfinite(e.value))
     if unbounded:
