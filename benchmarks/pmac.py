@@ -18,7 +18,9 @@
    against the one from the collected signature (paper: within 5 %, target 2 %). Beside it,
    the time's interval from the extrapolation's uncertainty
    (:mod:`perfcast.analyze.extrapolate_interval`), whether the collected signature's time lies
-   inside it, and how many of the paper's elements lie inside their own interval.
+   inside it, how many of the paper's elements lie inside their own interval, and what the
+   commands warn about: how many elements of influential blocks they call ambiguous, and
+   whether the time's interval reaches more than 5 % from the prediction.
 2. Convolution against measured time: each example on one rank; the measured computation time is
    the CPU time (user + system) of the run minus that of a trivial problem (MPI start-up),
    fastest of three each (CPU time, because other jobs on a shared machine inflate wall time).
@@ -292,6 +294,9 @@ def accuracy_row(
     inside, judged = element_coverage(intervals, collected)
     low, high = convolution.interval or (predicted, predicted)
     covered = "yes" if low <= truth_time <= high else "**no**"
+    warned = [w for w in result.warnings if "element(s) of influential blocks" in w]
+    flagged = warned[0].split(" ", 1)[0] if warned else "0"
+    time_warned = any("not to be trusted" in w for w in convolution.warnings)
     worst_miss = max(mispredicted, default=0.0)
     return (
         f"{fitting.label()} | {len(paper)} | {_share(paper, 0.2)} / {_share(paper, 0.1)} | "
@@ -301,7 +306,8 @@ def accuracy_row(
         f"{worst_miss:.0f} ({worst_miss * penalty:.3g} ns) | "
         f"{predicted:.4g} s | {truth_time:.4g} s | {time_error:.2%} | "
         f"{low:.4g}-{high:.4g} s (-{(predicted - low) / predicted:.1%} / "
-        f"+{(high - predicted) / predicted:.1%}) | {covered} | {inside}/{judged} |"
+        f"+{(high - predicted) / predicted:.1%}) | {covered} | {inside}/{judged} | "
+        f"{flagged} / {'yes' if time_warned else 'no'} |"
     )
 
 
@@ -426,8 +432,11 @@ def main(argv: list[str] | None = None) -> int:
                   "counts: max error | hit rates: max abs. error | "
                   "mispredictions: max abs. error | "
                   "time (extrapolated) | time (collected) | time error | "
-                  "time interval | collected time inside | paper's elements inside |")  # fmt: skip
-            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+                  "time interval | collected time inside | paper's elements inside | "
+                  "warned: ambiguous elements / time interval |")  # fmt: skip
+            print(
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+            )
             targets = (8,) if args.quick else (8, 16)
             if args.targets:
                 targets = tuple(int(p) for p in args.targets.split(","))
