@@ -149,6 +149,35 @@ def test_mpi_traffic_is_counted_and_reduced_over_ranks(tmp_path):
     assert any(f.kind == "mpi_bytes" for f in result.features)
 
 
+C89_FLAGS = ["-std=c89", "-pedantic-errors", "-Wall", "-Werror", "-Wdeclaration-after-statement"]
+
+
+@pytest.mark.parametrize(
+    ("compiler", "tolerated"),
+    [("gcc", []), ("clang-16", ["-Wno-strict-prototypes", "-Wno-deprecated-non-prototype"])],
+)
+def test_a_c89_program_builds_instrumented_with_its_strict_c89_command(
+    tmp_path, compiler, tolerated
+):
+    if shutil.which(compiler) is None:
+        pytest.skip(f"needs {compiler}")
+    shutil.copy(PROGRAMS / "old_style.c", tmp_path / "old_style.c")
+    instrument_features([tmp_path / "old_style.c"], tmp_path / "out", ["-std=c89"])
+    binaries = []
+    for source, binary in ((tmp_path / "old_style.c", "original"),
+                           (tmp_path / "out" / "old_style.c", "instrumented")):  # fmt: skip
+        command = [compiler, *C89_FLAGS, *tolerated, "-o", str(tmp_path / binary), str(source)]
+        subprocess.run(command, check=True, capture_output=True)
+        binaries.append(str(tmp_path / binary))
+    records = tmp_path / "old.jsonl"
+    assert _run([binaries[1], "20"], records) == _run([binaries[0], "20"], tmp_path / "none")
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    assert record["old_style.c:23:loop:for"] == 20
+    assert record["old_style.c:21:assign:steps"] == 5
+    assert record["old_style.c:38:loop:for"] == 5 * 18  # relax: i = 1..n-2, steps times
+    assert record["elapsed"] > 0 and record["cpu"] >= 0
+
+
 def test_two_translation_units_with_crlf_line_ends_link_and_report_together(tmp_path):
     (tmp_path / "a.c").write_text(
         "#include <stdio.h>\nint work(int n);\nint main(int argc, char **argv) {\n"
