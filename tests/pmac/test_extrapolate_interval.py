@@ -266,3 +266,31 @@ def test_mispredictions_are_warned_about_apart_and_rank_spreads_not_at_all():
     assert NOT_MONOTONE in _element(result, "bb:k+0x0", "instructions.rank_spread").ambiguous
     assert not any("element(s) of influential blocks" in w for w in result.warnings)
     assert any(w.startswith("1 branch misprediction count(s)") for w in result.warnings)
+
+
+def test_elements_without_an_estimate_are_said_to_have_none(tmp_path):
+    # PMNF from three core counts cannot be checked against a left-out one
+    blocks = {"bb:solve+0x10": {"fp.add.f64.scalar": [4e9, 2e9, 1e9]}}
+    result = extrapolate(_series(blocks), {"p": 16}, "pmnf")
+    assert all(e.low is None and e.high is None for e in result.elements)
+    assert any("have no uncertainty estimate" in w for w in result.warnings)
+    assert result.signature.metadata["extrapolated"]["without_interval"] == len(result.elements)
+    path = tmp_path / "machine.json"
+    path.write_text(json.dumps(MACHINE))
+    convolution = convolve(result.signature, read_machine(path))
+    assert convolution.interval is None
+    assert any(w.endswith("the time has no interval") for w in convolution.warnings)
+
+
+def test_a_malformed_count_of_elements_without_interval_is_refused(tmp_path):
+    signature = _extrapolated_two_blocks()
+    document = json.loads(json.dumps(signature.metadata))
+    document["extrapolated"]["without_interval"] = -1
+    broken = Experiment.from_frame(
+        signature.frame, parameters=signature.parameters, metadata=document, source="x.json"
+    )
+    path = tmp_path / "machine.json"
+    path.write_text(json.dumps(MACHINE))
+    with pytest.raises(InputError, match="without_interval") as raised:
+        convolve(broken, read_machine(path))
+    assert raised.value.source == "x.json"

@@ -51,7 +51,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from perfcast.analyze.extrapolate_interval import read_intervals
+from perfcast.analyze.extrapolate_interval import count_without_interval, read_intervals
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
 from perfcast.io.machine_profile import MachineProfile
@@ -287,6 +287,16 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
     functions = dict(sorted(functions.items(), key=lambda item: (-item[1], item[0])))
     total = sum(b.time for b in times)
     interval = time_interval(blocks, read_intervals(signature), machine, signature.source)
+    unbounded = count_without_interval(signature)
+    if unbounded:
+        warnings.append(
+            f"{unbounded} element(s) of the extrapolated signature have no uncertainty estimate: "
+            + (
+                "the time's interval leaves them out"
+                if interval is not None
+                else "the time has no interval"
+            )
+        )
     if interval is not None and total > 0 and math.isfinite(total):
         below, above = (total - interval[0]) / total, (interval[1] - total) / total
         if max(below, above) > UNCERTAIN:

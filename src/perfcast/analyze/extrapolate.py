@@ -613,7 +613,7 @@ def _trust_warnings(
     if unbounded:
         warnings.append(
             f"{unbounded} element(s) have no uncertainty estimate (a fit that could not be "
-            "checked against a left-out core count): intervals leave them out"
+            "checked against a left-out core count)"
         )
     return warnings
 
@@ -814,6 +814,7 @@ def _as_signature(
             for e in kept
             if e.low is not None and e.high is not None
         ),
+        "without_interval": sum(e.low is None or e.high is None for e in kept),
     }
     return Experiment.from_columns(
         [e.kernel for e in kept],

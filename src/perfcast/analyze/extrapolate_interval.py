@@ -240,6 +240,28 @@ def read_intervals(signature: Experiment) -> dict[tuple[str, str], tuple[float, 
     return out
 
 
+def count_without_interval(signature: Experiment) -> int:
+    """How many elements of an extrapolated signature have no interval (0 for a collected one).
+
+    Raises
+    ------
+    InputError
+        When ``metadata.extrapolated.without_interval`` is not a whole number of at least 0.
+    """
+    extrapolated = signature.metadata.get("extrapolated")
+    if not isinstance(extrapolated, Mapping):
+        return 0
+    count = extrapolated.get("without_interval", 0)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise InputError(
+            "'metadata.extrapolated.without_interval' must be a whole number of at least 0",
+            signature.source,
+            reason="bad-interval",
+            value=count if isinstance(count, (str, int, float)) else str(count)[:80],
+        )
+    return count
+
+
 def _is_interval(entry: object) -> bool:
     if not isinstance(entry, Sequence) or isinstance(entry, str) or len(entry) != 4:
         return False
