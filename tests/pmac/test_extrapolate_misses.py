@@ -49,3 +49,25 @@ def test_a_miss_count_that_steps_from_zero_is_not_fitted_as_an_exchange():
     misses = next(e for e in result.elements if e.feature == "ll.misses")
     assert misses.form != "exchange"
     assert np.isfinite(misses.value)
+
+
+def test_a_count_that_starts_at_two_ranks_and_stays_is_a_step():
+    # rank 0's reduction: 0 at p = 1, the same count from p = 2 on; measured at 1, 2, 4 the
+    # forms through the 0 predict 2/3 of it (the constant) or less
+    ps = (1, 2, 4)
+    features = {"loads": [1e6, 1e6, 1e6], "ll.misses": [0.0, 16384.0, 16384.0]}
+    result = extrapolate(_series(features, ps), {"p": 16})
+    misses = next(e for e in result.elements if e.feature == "ll.misses")
+    assert misses.value == pytest.approx(16384.0)
+    assert misses.validation_error == pytest.approx(0.0, abs=1e-12)
+
+
+def test_a_late_count_that_falls_is_not_taken_for_a_step():
+    # 0, then 16000 and 10000: the step (their mean, 13000) predicts 16000 where 10000 ran,
+    # 60 % off; the mean of all three predicts 8000 there, 20 % off, and wins
+    ps = (1, 2, 4)
+    features = {"loads": [1e6, 1e6, 1e6], "instructions": [0.0, 16000.0, 10000.0]}
+    result = extrapolate(_series(features, ps), {"p": 16})
+    element = next(e for e in result.elements if e.feature == "instructions")
+    assert element.validation_error == pytest.approx(0.2)
+    assert element.value != pytest.approx(13000.0)

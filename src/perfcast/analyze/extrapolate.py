@@ -50,7 +50,10 @@ counts there are 0, and are fitted as such
 (:func:`perfcast.static.signature.fill_unexecuted`), so the element is extrapolated from every
 point rather than left out for lack of points. A count that is 0 at the smallest core counts
 only is fitted from the first count where it is not, when that leaves three points or more
-(:func:`running_regime`).
+(:func:`running_regime`). When it leaves two (0 at 1, running at 2 and 4), a *step* competes
+with the forms fitted through the zeros: the constant of the two running points, checked by
+predicting the second from the first (a reduction that starts at ``p = 2`` and then stays,
+``(0, 16384, 16384)``, is a step; no form through the 0 predicts it).
 """
 
 from __future__ import annotations
@@ -671,10 +674,13 @@ def _element(
     p_run, y_run = running_regime(kernel, feature, p, y)
     spread = 0.0
     if forms != "pmnf":
+        late = _late_start(kernel, feature, y_run)
         ranked = _ranked_forms(
             p_run, y_run, _forms_for(feature, y_run), bounds=bounds, holdouts=holdouts,
             relative=relative,
         )  # fmt: skip
+        if late:
+            ranked.append(_step(p_run, y_run, len(ranked)))
         validation, form, coefficients = _best(ranked)
         raw = float(form.evaluate(coefficients, np.array([at]))[0])
         fitted = form.evaluate(coefficients, p_run)
@@ -725,11 +731,29 @@ def _element(
 
 def _forms_for(feature: str, y: np.ndarray) -> tuple[CanonicalForm, ...]:
     """The canonical forms, and for a cache miss count that is not 0 at any point fitted the
-    :data:`MISS_FORMS` too (a series with a 0 is a step the exchange form would fit through its
-    value at ``p = 1`` alone)."""
+    :data:`MISS_FORMS` too (a step from 0 to a constant fits the exchange form through its value
+    at ``p = 1`` alone)."""
     if feature in RATE_MISSES.values() and not np.any(y == 0):
         return CANONICAL_FORMS + MISS_FORMS
     return CANONICAL_FORMS
+
+
+def _late_start(kernel: str, feature: str, y: np.ndarray) -> bool:
+    """A signature count that is 0 at its smallest core counts and runs at the last two only
+    (a block that starts at ``p = 2`` measured at 1, 2, 4): too few points for
+    :func:`running_regime`, one to check a step against."""
+    if not kernel.startswith(SIGNATURE_PREFIXES) or not is_count_feature(feature):
+        return False
+    running = np.flatnonzero(y)
+    return len(running) == MIN_POINTS - 1 and running[0] == len(y) - (MIN_POINTS - 1)
+
+
+def _step(p: np.ndarray, y: np.ndarray, position: int) -> _Ranked:
+    """The step candidate of a late start: the constant of the points where the count runs,
+    checked by the last of them predicted from the one before."""
+    constant = CANONICAL_FORMS[0]
+    error = _relative(float(y[-2]), float(y[-1]), float(np.max(np.abs(y))))
+    return error, constant.size, position, constant, (float(np.mean(y[-2:])), 0.0)
 
 
 def derive_hit_rates(elements: list[ElementFit]) -> list[ElementFit]:
