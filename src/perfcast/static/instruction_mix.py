@@ -322,6 +322,7 @@ class _Catalog:
         for kernel in kernels:
             if kernel.kind == "loop":
                 self.loops[kernel.function].append(kernel)
+        self.loop_named = {k.name: k for k in kernels if k.kind == "loop"}
         self._chains: dict[tuple, tuple[_Place, ...]] = {}
 
     def function_count(self, name: str) -> sympy.Expr:
@@ -403,6 +404,45 @@ class _Catalog:
                 current = guarded
             path += ((name, file, line),)
         return tuple(chain), tuple(guards)
+
+    def entry_share(self, function: str, insn: BinaryInstruction, key: tuple) -> _Place:
+        """The share of the runs of the place enclosing the source loop ``key`` (its enclosing
+        source loop, else the function) in which that loop is entered, seen from an
+        instruction of the loop: the ``if`` blocks between the two, in the loop's own function
+        and around the call sites it is inlined through. None with the reason when a block's
+        count is undefined."""
+        chain = self.chain(function, insn)
+        index = next((i for i, place in enumerate(chain) if place.key == key), None)
+        if index is None:
+            return _Place(key, sympy.Integer(1), None)
+        share: sympy.Expr = sympy.Integer(1)
+        for guard in self.guards(function, insn):
+            if guard.loops == index:  # a call site's block between the enclosing loop and it
+                share = share * guard.share.defined()
+        loop = self.loop_named.get(key[1]) if len(key) > 1 else None
+        if loop is None:
+            return _Place(key, share, None)
+        around = [k for k in self.loops_at(loop.function, loop.file, loop.line) if k is not loop]
+        outer = around[-1] if around else None
+        branch = self.branch_at(loop.function, loop.file, loop.line, outer)
+        if branch is None:
+            return _Place(key, share, None)
+        if branch.count is None:
+            return _Place(
+                key,
+                None,
+                f"source loop {loop.name} is entered only in block {branch.name}, whose count "
+                f"is undefined: {branch.undef_reason}",
+            )
+        enclosing = outer if outer is not None else self.functions.get(loop.function)
+        if enclosing is None or enclosing.count is None:
+            reason = f"count of the region around source loop {loop.name} undefined"
+            return _Place(key, None, reason)
+        ratio = _share(
+            _Place(key, _normalized(branch.count), None),
+            _Place(key, _normalized(enclosing.count), None),
+        )
+        return _Place(key, sympy.expand(share * ratio.defined()), None)
 
 
 @dataclass(frozen=True)
@@ -517,7 +557,9 @@ def _cfg_counts(
         for index in loop.blocks:
             around[index].append(loop)
     place_of = _match_loops(function.name, blocks, machine_loops, around, catalog)
-    machine_counts = _MachineCounts(blocks, around, place_of, function_count)
+    machine_counts = _MachineCounts(
+        blocks, around, place_of, function_count, catalog, function.name
+    )
     runs = machine_counts.counts(machine_loops, notes)
     remainders = _remainder_counts(function.name, blocks, around, machine_counts, catalog, notes)
     error_paths = doomed(blocks)
@@ -586,8 +628,12 @@ class _MachineCounts:
         around: dict[int, list[Loop]],
         place_of: dict[int, _Place],
         function_count: sympy.Expr,
+        catalog: _Catalog,
+        function: str,
     ) -> None:
         self.blocks = blocks
+        self.catalog = catalog
+        self.function = function
         self.around = around
         self.place_of = place_of
         self.function_count = _Place((), function_count, None)
@@ -624,6 +670,16 @@ class _MachineCounts:
                 self.remainders[key] = _Remainder(left[0], left[1], tuple(group), entry)
         return runs
 
+    def _entry_share(self, loop: Loop, place: _Place) -> _Place:
+        """The share of its enclosing runs in which the source loop of a machine loop is
+        entered (see :meth:`_Catalog.entry_share`), from the loop's first instruction that
+        belongs to it."""
+        for index in sorted(self._own(loop)):
+            for insn in self.blocks[index].instructions:
+                if any(p.key == place.key for p in self.catalog.chain(self.function, insn)):
+                    return self.catalog.entry_share(self.function, insn, place.key)
+        return _Place(place.key, sympy.Integer(1), None)
+
     def _group(
         self, group: list[Loop], entry: _Place, source_entry: _Place, notes: list[str]
     ) -> tuple[dict[int, _Place], tuple[sympy.Expr, int] | None]:
@@ -640,11 +696,17 @@ class _MachineCounts:
         if place.count is not None and source_entry.count is not None:
             per_entry = sympy.cancel(place.count / source_entry.count)
         if all(t is not None for t in trips.values()):
+            # a trip count is per entry of the loop: entered only under an if, it runs in that
+            # block's share of the enclosing runs
+            share = self._entry_share(group[0], place)
+            if share.count is None:
+                return {loop.header: _Place(place.key, None, share.reason) for loop in group}, None
             result = {}
             for loop in group:
                 trip = trips[loop.header]
-                result[loop.header] = _Place(place.key, sympy.expand(trip * entry.count), None)
-                if per_entry != trip:
+                runs = sympy.expand(trip * share.count * entry.count)
+                result[loop.header] = _Place(place.key, runs, None)
+                if per_entry != trip * share.count:
                     notes.append(
                         f"machine loop at {self.blocks[loop.header].start:#x} runs {trip} times "
                         f"per entry (read from the binary), source loop {name} "
