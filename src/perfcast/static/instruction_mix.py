@@ -39,6 +39,7 @@ machine loop leaves, ``C - 2*floor(C/2)`` per entry; after wider passes it is un
 from __future__ import annotations
 
 import os
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -221,14 +222,23 @@ def instruction_mix(
         if not any(_normal(i.file) in catalog.files for i in function.instructions if i.file):
             continue
         kernel = catalog.functions.get(function.name)
+        source = function.name
         if kernel is None:
             base = function.name.split(".")[0]
-            unmodeled[function.name] = (
-                f"compiler-made copy of {base} (not modeled)"
-                if base != function.name and base in catalog.functions
-                else "no function kernel in the static report"
+            clone = _whole_clone(
+                function.name, base, catalog, binary, inlined, measured, low=function.low
             )
-            continue
+            if isinstance(clone, FunctionMix):
+                mixes[function.name] = clone
+                continue
+            if clone is None:
+                unmodeled[function.name] = (
+                    f"compiler-made copy of {base} (not modeled)"
+                    if base != function.name and base in catalog.functions
+                    else "no function kernel in the static report"
+                )
+                continue
+            source = base
         if function.name in inlined and ("entry", function.name, function.low) not in measured:
             how = "at some call sites" if function.low in called else "at every call site"
             reason = (
@@ -239,7 +249,7 @@ def instruction_mix(
                 function.name, None, reason, len(function.instructions)
             )
             continue
-        mixes[function.name] = _function_mix(function, catalog, attribution, measured)
+        mixes[function.name] = _function_mix(function, catalog, attribution, measured, source)
     if not mixes and not unmodeled:
         raise InputError(
             "no function of the binary has line information from the analyzed sources "
@@ -258,6 +268,49 @@ def instruction_mix(
     # symbols the report introduced (an annotation standing for an unknown bound) come last
     names = tuple(parameters) + tuple(s for s in symbols if s not in parameters)
     return InstructionMix(str(binary.path), names, mixes, unmodeled, attribution)
+
+
+#: first element of the key of a machine loop that implements no source loop of the report
+_UNMATCHED = "no source loop"
+
+#: suffixes gcc gives a specialized copy of a whole function (constant or scalarized arguments)
+_WHOLE_CLONE = re.compile(r"^[A-Za-z_]\w*(\.(constprop|isra)\.\d+)+$")
+
+
+def _whole_clone(
+    name: str,
+    base: str,
+    catalog: _Catalog,
+    binary: Binary,
+    inlined: set[str],
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
+    *,
+    low: int,
+) -> FunctionMix | bool | None:
+    """Whether a compiler-made copy stands for its source function: True when it is a whole
+    copy (``f.constprop.0``, ``f.isra.0``) and the only code of ``f`` in the binary (no other
+    copy, nowhere inlined), so it runs at every call of ``f``; an undefined
+    :class:`FunctionMix` naming the other copies when calls are split between copies (unless
+    the profile measured this copy's calls); None for other copies (``.part``, ``.cold``)."""
+    if base == name or base not in catalog.functions or not _WHOLE_CLONE.match(name):
+        return None
+    others = sorted(
+        other
+        for other in binary.functions
+        if other != name and (other == base or other.split(".")[0] == base)
+    )
+    if not others and base not in inlined:
+        return True
+    if ("entry", name, low) in measured:
+        return True
+    where = ", ".join(others) if others else f"inlined copies of {base}"
+    return FunctionMix(
+        name,
+        None,
+        f"{name} is a compiler-made copy of {base}, whose calls are split with {where}: "
+        "how often this copy runs is unknown",
+        len(binary.functions[name].instructions),
+    )
 
 
 def _normal(path: str | None) -> str:
@@ -502,28 +555,42 @@ def _function_mix(
     catalog: _Catalog,
     attribution: str,
     measured: Mapping[tuple[str, str, int], sympy.Expr],
+    source: str,
 ) -> FunctionMix:
+    """The mix of one function of the binary; ``source`` is the source function its code
+    comes from (its own name, or the function a compiler-made whole copy was made of)."""
     notes: list[str] = []
     try:
         entry = ("entry", function.name, function.low)
         try:
-            function_count = catalog.function_count(function.name)
+            function_count = catalog.function_count(source)
         except _Undefined:
             if entry not in measured:
                 raise
             function_count = measured[entry]
             notes.append(f"calls of {function.name}: measured")
-        if function.name in catalog.inlined and entry in measured:
+        if source != function.name:
+            if entry in measured:
+                function_count = measured[entry]
+                notes.append(
+                    f"calls of {function.name}, a compiler-made copy of {source}: measured"
+                )
+            else:
+                notes.append(
+                    f"{function.name} is a compiler-made copy of {source} and its only code in "
+                    f"the binary: counted as {source}"
+                )
+        elif function.name in catalog.inlined and entry in measured:
             function_count = measured[entry]
             notes.append(f"calls of the stand-alone copy of {function.name}: measured")
         counted: list[tuple[BinaryInstruction, sympy.Expr]]
         if attribution == "line":
             counted = []
             for insn in function.instructions:
-                chain = catalog.chain(function.name, insn)
+                chain = catalog.chain(source, insn)
                 counted.append((insn, chain[-1].defined() if chain else function_count))
         else:
-            counted = _cfg_counts(function, function_count, catalog, notes, measured)
+            counted = _cfg_counts(function, function_count, catalog, notes, measured, source)
     except _Undefined as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
     multiplicity: dict[str, dict[sympy.Expr, int]] = {key: defaultdict(int) for key in COUNT_KEYS}
@@ -547,6 +614,7 @@ def _cfg_counts(
     catalog: _Catalog,
     notes: list[str],
     measured: Mapping[tuple[str, str, int], sympy.Expr],
+    source: str,
 ) -> list[tuple[BinaryInstruction, sympy.Expr]]:
     blocks = basic_blocks(function)
     live = reachable(blocks)
@@ -556,12 +624,10 @@ def _cfg_counts(
     for loop in machine_loops:
         for index in loop.blocks:
             around[index].append(loop)
-    place_of = _match_loops(function.name, blocks, machine_loops, around, catalog)
-    machine_counts = _MachineCounts(
-        blocks, around, place_of, function_count, catalog, function.name
-    )
+    place_of = _match_loops(source, blocks, machine_loops, around, catalog)
+    machine_counts = _MachineCounts(blocks, around, place_of, function_count, catalog, source)
     runs = machine_counts.counts(machine_loops, notes)
-    remainders = _remainder_counts(function.name, blocks, around, machine_counts, catalog, notes)
+    remainders = _remainder_counts(source, blocks, around, machine_counts, catalog, notes)
     error_paths = doomed(blocks)
     measured_places: set[tuple] = set()
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
@@ -594,7 +660,7 @@ def _cfg_counts(
                 count = count + outer
         for insn in block.instructions:
             share = sympy.Integer(1)
-            for guard in catalog.guards(function.name, insn):
+            for guard in catalog.guards(source, insn):
                 if guard.loops >= len(chain):  # inside the innermost machine loop around it
                     share = share * guard.share.defined()
             counted.append((insn, count if share == 1 else sympy.expand(count * share)))
@@ -686,6 +752,8 @@ class _MachineCounts:
         """Counts of the machine loops of one source loop, and, when they take passes of
         known widths, the iterations per entry they leave and the width of the last."""
         place = self.place_of[group[0].header]
+        if place.key[:1] == (_UNMATCHED,):  # no source loop: nothing to derive a count from
+            return {loop.header: place for loop in group}, None
         name = place.key[1] if len(place.key) > 1 else "?"
         own = {loop.header: self._own(loop) for loop in group}
         found = {loop.header: induction(self.blocks, loop, own[loop.header]) for loop in group}
@@ -851,10 +919,14 @@ def _match_loops(
                     votes[place.key] += 1
                     candidates[place.key] = place
         if not votes:
+            # undefined, unless a profile measured its blocks
             address = blocks[loop.header].start
-            raise _Undefined(
+            matched[loop.header] = _Place(
+                (_UNMATCHED, address),
+                None,
                 f"machine loop at {address:#x} has no source loop at depth {depth} "
-                "(the static report misses a loop, or the compiler restructured it)"
+                "(the static report misses a loop, or the compiler restructured it)",
             )
+            continue
         matched[loop.header] = candidates[max(votes, key=votes.__getitem__)]
     return matched
