@@ -14,7 +14,6 @@ from clang.cindex import (
     SourceLocation,
     TranslationUnit,
     c_object_p,
-    callbacks,
     conf,
 )
 
@@ -23,6 +22,8 @@ LOOPS = {CursorKind.FOR_STMT, CursorKind.WHILE_STMT, CursorKind.DO_STMT}
 
 # Name of the attribute a translation unit keeps its tree of children in (see _tree).
 _TREE = "_perfcast_children"
+# Name of the attribute a cursor of that tree keeps its own children in.
+_KIDS = "_perfcast_kids"
 _RECURSE = 2  # CXChildVisit_Recurse
 _CONTINUE = 1  # CXChildVisit_Continue: the next sibling, not this cursor's children
 _LANGUAGE_C = 1  # CXLanguage_C
@@ -45,12 +46,40 @@ def children(cursor: Cursor) -> list[Cursor]:
     remembers its enclosing declaration even below another statement (``get_children`` on a
     statement leaves it empty), which only cursor equality and ``semantic_parent`` see.
     """
+    found = getattr(cursor, _KIDS, None)  # a cursor of the tree holds its children
+    if found is not None:
+        return list(found)
     unit = getattr(cursor, "_tu", None)
     if unit is not None:
         found = _tree(unit).get(bytes(cursor))
         if found is not None:
             return list(found)
     return list(cursor.get_children())
+
+
+class _TreeCursor(Cursor):
+    """A cursor of a unit's tree (see :func:`_tree`): its kind and the list of its children
+    are read once, when the traversal meets it, and kept as plain attributes.
+
+    The bindings' ``kind`` property converts libclang's number at every use (an analysis asks
+    a few hundred thousand times); here it is an attribute of the instance.
+    """
+
+    kind = None  # set per instance by the traversal
+
+
+# The traversal's callback, whose cursors are made as _TreeCursor (the bindings' callback type
+# makes plain cursors), and libclang's visit declared for it: a function object of its own, so
+# the bindings' declaration (used by get_children) stays as it is.
+_TREE_VISIT = ctypes.CFUNCTYPE(ctypes.c_int, _TreeCursor, _TreeCursor, ctypes.py_object)
+
+
+@cache
+def _visit_children() -> Callable:
+    function = conf.lib["clang_visitChildren"]  # indexing makes a new function object
+    function.argtypes = [Cursor, _TREE_VISIT, ctypes.py_object]
+    function.restype = ctypes.c_uint
+    return function
 
 
 def _tree(unit: TranslationUnit) -> dict[bytes, list[Cursor]]:
@@ -60,22 +89,32 @@ def _tree(unit: TranslationUnit) -> dict[bytes, list[Cursor]]:
     Python's ``get_children`` per node costs a libclang call, a callback and a null-cursor
     comparison per child; the whole-unit visit costs one callback per node, and the cursors
     it makes are shared, so the properties they cache (extent, spelling) are computed once.
+    Each cursor of the visit also keeps its kind and its list of children (the list of the
+    dictionary, so that a cursor met twice has, like its key, the children of its last visit).
     """
     tree: dict[bytes, list[Cursor]] | None = getattr(unit, _TREE, None)
     if tree is not None:
         return tree
     root = unit.cursor
     tree = {bytes(root): []}
+    from_id = CursorKind.from_id
 
-    def visit(child: Cursor, parent: Cursor, _data: object) -> int:
+    def visit(child: _TreeCursor, parent: _TreeCursor, _data: object) -> int:
         child._tu = unit
+        child.kind = from_id(child._kind_id)
         tree[bytes(parent)].append(child)
         if declares_only(child):
             return _CONTINUE
-        tree[bytes(child)] = []  # a cursor met twice gets the children of its last visit
+        identity = bytes(child)
+        kids = tree.get(identity)
+        if kids is None:
+            kids = tree[identity] = []
+        else:
+            kids.clear()  # a cursor met twice gets the children of its last visit
+        setattr(child, _KIDS, kids)
         return _RECURSE
 
-    conf.lib.clang_visitChildren(root, callbacks["cursor_visit"](visit), None)
+    _visit_children()(root, _TREE_VISIT(visit), None)
     setattr(unit, _TREE, tree)
     return tree
 
@@ -250,6 +289,14 @@ def expansion_span(cursor: Cursor, names: dict[int, str]) -> tuple[str | None, i
     return name, int(offset.value), int(end.value)
 
 
+def in_file(location: SourceLocation) -> bool:
+    """``location.file is not None`` without the bindings' objects for its file, line, column
+    and offset (one libclang call for the file alone)."""
+    handle = c_object_p()
+    conf.lib.clang_getInstantiationLocation(location, ctypes.byref(handle), None, None, None)
+    return bool(handle)
+
+
 def single_pass(loop: Cursor) -> bool:
     """True for ``do { ... } while (0)``: a block that runs once (the body of many macros)."""
     if loop.kind != CursorKind.DO_STMT:
@@ -260,13 +307,11 @@ def single_pass(loop: Cursor) -> bool:
 
 def walk(cursor: Cursor) -> Iterator[Cursor]:
     """Pre-order walk of the sub-tree (the cursor itself first)."""
-    unit = getattr(cursor, "_tu", None)
-    tree = _tree(unit) if unit is not None else {}
     pending = [cursor]
     while pending:
         node = pending.pop()
         yield node
-        found = tree.get(bytes(node))
+        found = getattr(node, _KIDS, None)
         pending.extend(reversed(found if found is not None else children(node)))
 
 

@@ -13,10 +13,11 @@ a note, so that the loop or the function holding the check is still counted. A
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 from clang.cindex import Cursor, CursorKind, SourceLocation, SourceRange
 
-from perfcast.static.cursors import children, integer_value, strip, walk
+from perfcast.static.cursors import children, integer_value, spelling_location, strip, walk
 from perfcast.static.library_calls import NORETURN_CALLS
 
 _NORETURN_SPELLINGS = frozenset({"_Noreturn", "noreturn", "__noreturn__"})
@@ -31,7 +32,10 @@ def noreturn_functions(functions: dict[str, Cursor]) -> set[str]:
     ends in a call of one that never returns (followed until nothing changes).
     """
     found = set(NORETURN_CALLS)
+    texts: dict[str | None, bytes] = {}
     for name, function in functions.items():
+        if not _may_say_noreturn(function, texts):
+            continue
         body_start = next(
             (
                 k.extent.start.offset
@@ -57,6 +61,20 @@ def noreturn_functions(functions: dict[str, Cursor]) -> set[str]:
                 found.add(name)
                 changed = True
     return found
+
+
+def _may_say_noreturn(function: Cursor, texts: dict[str | None, bytes]) -> bool:
+    """False when no token of the function can be a noreturn specifier: libclang tokenizes a
+    cursor's extent in the one file its start is spelled in, and that file's text has no
+    ``oreturn`` anywhere (``_Noreturn``, ``noreturn``, ``__noreturn__``); reading a file once
+    spares tokenizing every function of a header that never says it."""
+    file, _ = spelling_location(function)
+    if file not in texts:
+        try:
+            texts[file] = Path(file).read_bytes() if file is not None else b"oreturn"
+        except OSError:
+            texts[file] = b"oreturn"  # unreadable here: tokenize as before
+    return b"oreturn" in texts[file]
 
 
 def _last_statement(statement: Cursor) -> Cursor | None:

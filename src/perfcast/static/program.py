@@ -18,7 +18,7 @@ from perfcast.static.cursors import (
     contains,
     declares_only,
     expansion_span,
-    is_write,
+    in_file,
     key,
     operator,
     single_pass,
@@ -191,7 +191,7 @@ def collect(sources: list[ParsedSource]) -> Program:
             if cursor.kind == CursorKind.INCLUSION_DIRECTIVE:
                 continue
             location = cursor.location
-            if location.is_in_system_header or location.file is None:
+            if location.is_in_system_header or not in_file(location):
                 continue
             if cursor.kind == CursorKind.MACRO_DEFINITION:
                 program.macros.define(cursor)
@@ -276,6 +276,7 @@ def _scan(
         program.variable_files[entity] = str(top.location.file)
     # the loops of the definition a name stands for (not of a second one of the same name)
     listed = bool(function) and program.functions.get(function) == top
+    pointer_types = pointers.declarations
     for cursor in walk(top):
         kind = cursor.kind
         if kind in LOOPS and listed and not single_pass(cursor):
@@ -302,31 +303,51 @@ def _scan(
             else:
                 pointers.calls.append(CallSite(function, callee.spelling, cursor, source))
                 pointers.callee_refs.add(callee.hash)
-        elif kind in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR):
+        elif kind in _REFERENCES:
             referenced = cursor.referenced
-            if referenced is not None and referenced.kind == CursorKind.FUNCTION_DECL:
+            if referenced is None:
+                continue
+            referenced_kind = referenced.kind
+            if referenced_kind == CursorKind.FUNCTION_DECL:
                 function_refs.append(cursor)
                 program.references[entity].add(referenced.spelling)
-            elif referenced is not None and _is_function_pointer(referenced):
+                continue
+            # a declaration's type is asked once, however often it is referenced
+            identity = bytes(referenced)
+            pointer = pointer_types.get(identity)
+            if pointer is None:
+                pointer = pointer_types[identity] = _is_function_pointer(referenced)
+            if pointer:
                 pointers.references.append(cursor)
-            if referenced is not None and referenced.kind == CursorKind.VAR_DECL:
+            if referenced_kind == CursorKind.VAR_DECL:
                 program.references[entity].add(f"var:{key(referenced)}")
-        elif is_write(cursor):
-            target = assignment_target(cursor)
-            if target is not None:
-                program.writes[key(target)].append(cursor)
-                program.write_function[cursor.hash] = function
-                if _is_function_pointer(target):
-                    value = children(cursor)[1] if operator(cursor) == "=" else None
-                    pointers.stores.append((target, value))
-                    pointers.written_refs.add(strip(children(cursor)[0]).hash)
-        if kind == CursorKind.UNARY_OPERATOR and operator(cursor) == "&":
-            target = strip(children(cursor)[0]) if children(cursor) else None
-            if target is not None and target.kind in (
-                CursorKind.DECL_REF_EXPR,
-                CursorKind.MEMBER_REF_EXPR,
-            ):
-                program.address_of.add(key(target.referenced))
+        else:
+            spelled = operator(cursor)
+            if _writes(kind, spelled):
+                target = assignment_target(cursor)
+                if target is not None:
+                    program.writes[key(target)].append(cursor)
+                    program.write_function[cursor.hash] = function
+                    if _is_function_pointer(target):
+                        value = children(cursor)[1] if spelled == "=" else None
+                        pointers.stores.append((target, value))
+                        pointers.written_refs.add(strip(children(cursor)[0]).hash)
+            if kind == CursorKind.UNARY_OPERATOR and spelled == "&":
+                target = strip(children(cursor)[0]) if children(cursor) else None
+                if target is not None and target.kind in _REFERENCES:
+                    program.address_of.add(key(target.referenced))
+
+
+_REFERENCES = (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR)
+
+
+def _writes(kind: CursorKind, spelled: str) -> bool:
+    """:func:`is_write` for an operator of ``kind`` whose :func:`operator` is ``spelled``."""
+    if kind == CursorKind.COMPOUND_ASSIGNMENT_OPERATOR:
+        return True
+    if kind == CursorKind.BINARY_OPERATOR:
+        return spelled == "="
+    return kind == CursorKind.UNARY_OPERATOR and spelled in ("++", "--", "post++", "post--")
 
 
 # The kinds _scan looks at (every other cursor only leads to these).
@@ -379,6 +400,8 @@ class _PointerUses:
     references: list[Cursor] = field(default_factory=list)
     callee_refs: set[int] = field(default_factory=set)
     written_refs: set[int] = field(default_factory=set)
+    # whether a declaration (by libclang's bytes of its cursor) is a function pointer
+    declarations: dict[bytes, bool] = field(default_factory=dict)
 
 
 def _is_function_pointer(declaration: Cursor) -> bool:
