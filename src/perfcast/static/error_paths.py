@@ -32,9 +32,9 @@ def noreturn_functions(functions: dict[str, Cursor]) -> set[str]:
     ends in a call of one that never returns (followed until nothing changes).
     """
     found = set(NORETURN_CALLS)
-    texts: dict[str | None, bytes] = {}
+    says: dict[str | None, bool] = {}
     for name, function in functions.items():
-        if not _may_say_noreturn(function, texts):
+        if not _may_say_noreturn(function, says):
             continue
         body_start = next(
             (
@@ -63,18 +63,21 @@ def noreturn_functions(functions: dict[str, Cursor]) -> set[str]:
     return found
 
 
-def _may_say_noreturn(function: Cursor, texts: dict[str | None, bytes]) -> bool:
+def _may_say_noreturn(function: Cursor, says: dict[str | None, bool]) -> bool:
     """False when no token of the function can be a noreturn specifier: libclang tokenizes a
     cursor's extent in the one file its start is spelled in, and that file's text has no
     ``oreturn`` anywhere (``_Noreturn``, ``noreturn``, ``__noreturn__``); reading a file once
-    spares tokenizing every function of a header that never says it."""
+    (``says`` keeps the answer per file) spares tokenizing every function of a header that
+    never says it."""
     file, _ = spelling_location(function)
-    if file not in texts:
+    found = says.get(file)
+    if found is None:
         try:
-            texts[file] = Path(file).read_bytes() if file is not None else b"oreturn"
+            found = file is None or b"oreturn" in Path(file).read_bytes()
         except OSError:
-            texts[file] = b"oreturn"  # unreadable here: tokenize as before
-    return b"oreturn" in texts[file]
+            found = True  # unreadable here: tokenize as before
+        says[file] = found
+    return found
 
 
 def _last_statement(statement: Cursor) -> Cursor | None:

@@ -136,7 +136,7 @@ def exits(body: Cursor, ignored: frozenset[int] = frozenset()) -> str | None:
         if kind == CursorKind.CALL_EXPR and cursor.spelling in ("exit", "abort", "longjmp"):
             return f"call to {cursor.spelling} at line {cursor.location.line}"
         inner = breakable or kind in LOOPS or kind == CursorKind.SWITCH_STMT
-        for child in cursor.get_children():
+        for child in children(cursor):
             found = visit(child, inner)
             if found:
                 return found
@@ -247,7 +247,7 @@ def writes_in(cursor: Cursor, declaration: Cursor, skip: Cursor | None = None) -
             inner = strip(children(node)[0])
             if inner.kind == CursorKind.DECL_REF_EXPR and key(inner.referenced) == target:
                 found.append(node)
-        for child in node.get_children():
+        for child in children(node):
             visit(child)
 
     visit(cursor)
@@ -322,7 +322,7 @@ def _start_before(preceding: list[Cursor], variable: Cursor) -> Cursor:
 
 def outside_inner_loops(cursor: Cursor) -> Iterator[Cursor]:
     """Every node under ``cursor`` except those inside nested loops and switches."""
-    for child in cursor.get_children():
+    for child in children(cursor):
         yield child
         if child.kind not in LOOPS and child.kind != CursorKind.SWITCH_STMT:
             yield from outside_inner_loops(child)
@@ -330,7 +330,7 @@ def outside_inner_loops(cursor: Cursor) -> Iterator[Cursor]:
 
 def _declares(statement: Cursor, variable: Cursor) -> bool:
     return statement.kind == CursorKind.DECL_STMT and any(
-        key(c) == key(variable) for c in statement.get_children()
+        key(c) == key(variable) for c in children(statement)
     )
 
 
@@ -339,7 +339,7 @@ def _initial(statement: Cursor, variable: Cursor) -> Cursor | None:
     from perfcast.static.program import initializer
 
     if statement.kind == CursorKind.DECL_STMT:
-        for declaration in statement.get_children():
+        for declaration in children(statement):
             if key(declaration) == key(variable):
                 return initializer(declaration)
         return None
