@@ -538,17 +538,19 @@ class _Analysis:
                 else list
             )
             self.calls[cursor.hash] = CallRecord(call_context, translate)
-        kids = children(cursor)
-        if kind == CursorKind.CONDITIONAL_OPERATOR:
-            flags = [conditional] + [True] * (len(kids) - 1)
-        elif kind == CursorKind.BINARY_OPERATOR and operator(cursor) in ("&&", "||"):
-            flags = [conditional, True]
-        else:
-            flags = [conditional] * len(kids)
-        for kid, flag in zip(kids, flags, strict=False):
+        # the operands after the first of ?:, && and || run only under a condition
+        later = (
+            True
+            if kind == CursorKind.CONDITIONAL_OPERATOR
+            or (kind == CursorKind.BINARY_OPERATOR and operator(cursor) in ("&&", "||"))
+            else conditional
+        )
+        flag = conditional
+        for kid in children(cursor):
             kid_kind = kid.kind
             if kid_kind not in _VISITED_STATEMENTS:
                 self._calls_in(kid, context, flag, kid_kind)
+            flag = later
 
     def _arguments(self, call: Cursor, context: Context) -> list:
         return [self._argument(a, context) for a in call.get_arguments()]

@@ -24,6 +24,8 @@ LOOPS = {CursorKind.FOR_STMT, CursorKind.WHILE_STMT, CursorKind.DO_STMT}
 _TREE = "_perfcast_children"
 # Name of the attribute a cursor of that tree keeps its own children in.
 _KIDS = "_perfcast_kids"
+# Name of the attribute a translation unit keeps the keys of its cursors in (see key).
+_KEYS = "_perfcast_keys"
 _RECURSE = 2  # CXChildVisit_Recurse
 _CONTINUE = 1  # CXChildVisit_Continue: the next sibling, not this cursor's children
 _LANGUAGE_C = 1  # CXLanguage_C
@@ -101,9 +103,9 @@ def _tree(unit: TranslationUnit) -> dict[bytes, list[Cursor]]:
 
     def visit(child: _TreeCursor, parent: _TreeCursor, _data: object) -> int:
         child._tu = unit
-        child.kind = from_id(child._kind_id)
+        kind = child.kind = from_id(child._kind_id)
         tree[bytes(parent)].append(child)
-        if declares_only(child):
+        if kind in _MAY_DECLARE_ONLY and declares_only(child):
             return _CONTINUE
         identity = bytes(child)
         kids = tree.get(identity)
@@ -111,7 +113,7 @@ def _tree(unit: TranslationUnit) -> dict[bytes, list[Cursor]]:
             kids = tree[identity] = []
         else:
             kids.clear()  # a cursor met twice gets the children of its last visit
-        setattr(child, _KIDS, kids)
+        child._perfcast_kids = kids  # _KIDS
         return _RECURSE
 
     _visit_children()(root, _TREE_VISIT(visit), None)
@@ -124,6 +126,10 @@ def release_tree(unit: TranslationUnit) -> None:
     asking for its children builds again."""
     if hasattr(unit, _TREE):
         delattr(unit, _TREE)
+
+
+# The kinds declares_only can be true of.
+_MAY_DECLARE_ONLY = _TYPE_DECLARATIONS | {CursorKind.FUNCTION_DECL}
 
 
 def declares_only(cursor: Cursor) -> bool:
@@ -332,10 +338,18 @@ def key(cursor: Cursor | None) -> str | None:
     """A program-wide identity for a declaration (its USR, or file:offset when it has none)."""
     if cursor is None:
         return None
-    usr = cursor.get_usr()
-    if usr:
-        return usr
-    return f"{cursor.location.file}:{cursor.location.offset}"
+    unit = getattr(cursor, "_tu", None)
+    known: dict[bytes, str] | None = getattr(unit, _KEYS, None) if unit is not None else None
+    if known is None:
+        known = {}
+        if unit is not None:
+            setattr(unit, _KEYS, known)
+    identity = bytes(cursor)  # the same declaration is reached through many references
+    found = known.get(identity)
+    if found is None:
+        usr = cursor.get_usr()
+        found = known[identity] = usr or f"{cursor.location.file}:{cursor.location.offset}"
+    return found
 
 
 def assignment_target(cursor: Cursor) -> Cursor | None:

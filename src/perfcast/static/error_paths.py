@@ -136,16 +136,17 @@ def error_path(arm: Cursor, function: str, noreturn: set[str], by_value: bool = 
     # The first two tokens decide; all of them are read only for the message. A value
     # expanded from a macro can have an extent spanning much of the file: tokenizing it for
     # every return made the analysis of a 27,000-line file take minutes. Such a value is no
-    # constant written out (``EXIT_FAILURE``, ``-1``), so it is not tokenized.
-    head = _first_tokens(value) if _short(value) else []
+    # constant written out (``EXIT_FAILURE``, ``-1``), so it is not tokenized. Outside main
+    # only a unary minus can be an error value: other values are not tokenized either.
     if function == "main":
+        head = _first_tokens(value) if _short(value) else []
         number = integer_value(value)
         if head == ["EXIT_FAILURE"] or (number is not None and number != 0):
             return f"returns the failure status {_text(value)} from main at line {line}"
         return None
     if (
         value.kind == CursorKind.UNARY_OPERATOR
-        and head[:1] == ["-"]
+        and (_first_tokens(value) if _short(value) else [])[:1] == ["-"]
         and integer_value(value) is not None
     ):
         return f"returns the error value {_text(value)} at line {line}"
