@@ -446,13 +446,13 @@ class _Analysis:
         source = self.program.function_source[name]
         context = Context(name)
         if name in self.program.ambiguous:
-            context = replace(context, undef=f"two functions are called {name}")
+            context = context.changed(undef=f"two functions are called {name}")
         self._record(name, "function", function, source, 0, context)
-        context = replace(context, region=name)
+        context = context.changed(region=name)
         jump = self.jumps.get(name)
         if jump is not None and context.undef is None:
             # A goto can skip or repeat any statement of the function.
-            context = replace(context, undef=f"the function uses goto at line {jump.location.line}")
+            context = context.changed(undef=f"the function uses goto at line {jump.location.line}")
         body = _body(function)
         if body is not None:
             self._visit(body, context, [], source)
@@ -475,8 +475,8 @@ class _Analysis:
             and context.undef is None
             and cursor.extent.start.offset > early.extent.start.offset
         ):
-            return replace(
-                context, undef=f"the function may return early at line {early.location.line}"
+            return context.changed(
+                undef=f"the function may return early at line {early.location.line}"
             )
         return context
 
@@ -497,7 +497,7 @@ class _Analysis:
             inner = (
                 context
                 if context.undef
-                else replace(context, undef=f"inside the switch at line {cursor.location.line}")
+                else context.changed(undef=f"inside the switch at line {cursor.location.line}")
             )
             for kid in children(cursor):
                 self._visit(kid, inner, [], source)
@@ -509,8 +509,7 @@ class _Analysis:
             inner = (
                 context
                 if context.undef
-                else replace(
-                    context,
+                else context.changed(
                     undef=f"inside an unsupported statement ({what}) at line "
                     f"{cursor.location.line}",
                 )
@@ -529,7 +528,7 @@ class _Analysis:
         if kind == CursorKind.CALL_EXPR:
             call_context = context
             if conditional and context.undef is None:
-                call_context = replace(context, undef="the call is conditional (?:, && or ||)")
+                call_context = context.changed(undef="the call is conditional (?:, && or ||)")
             # Only the arguments of calls of defined functions are ever substituted.
             defined = self.program.functions
             translate = (
@@ -571,8 +570,7 @@ class _Analysis:
         ]
         if leaving and context.undef is None:
             what = "break" if leaving[0].kind == CursorKind.BREAK_STMT else "continue"
-            context = replace(
-                context,
+            context = context.changed(
                 undef=f"inside the do {{ }} while (0) at line {cursor.location.line}, which the "
                 f"{what} at line {leaving[0].location.line} may leave early",
             )
@@ -597,8 +595,7 @@ class _Analysis:
         ignored = frozenset(h for h in self.error_arms if h in inside)
         exit_reason = exits(body, ignored)
         if ignored:
-            context = replace(
-                context,
+            context = context.changed(
                 notes=context.notes
                 + (f"counted as if the error paths in the loop at line {line} never run",),
             )
@@ -613,23 +610,23 @@ class _Analysis:
         if context.undef is not None:
             own = context
         elif reason is not None:
-            own = replace(context, undef=reason)
+            own = context.changed(undef=reason)
         else:
             assert level is not None, "a loop with no failure reason has its level"
-            own = replace(context, levels=context.levels + (level,))
-        own = replace(own, seeds=context.seeds + seeds)
-        own = replace(own, depth=context.depth + 1)
+            own = context.changed(levels=context.levels + (level,))
+        own = own.changed(seeds=context.seeds + seeds)
+        own = own.changed(depth=context.depth + 1)
         self._record(name, "loop", cursor, source, own.depth, own)
         inner = own
         if reason is not None and context.undef is None:
-            inner = replace(
-                own, undef=f"inside the loop at line {line}, which is not countable ({reason})"
+            inner = own.changed(
+                undef=f"inside the loop at line {line}, which is not countable ({reason})"
             )
         elif level is not None and parts is not None:
-            inner = replace(
-                inner, bindings=inner.bindings + ((key(parts.variable), level.variable, cursor),)
+            inner = inner.changed(
+                bindings=inner.bindings + ((key(parts.variable), level.variable, cursor),)
             )
-        self._visit_body(body, replace(inner, region=name), parts, level, cursor, source)
+        self._visit_body(body, inner.changed(region=name), parts, level, cursor, source)
 
     def _loop_header(
         self, cursor: Cursor, preceding: list
@@ -665,8 +662,7 @@ class _Analysis:
 
     def _header_calls(self, cursor: Cursor, context: Context) -> None:
         """Record the calls in a loop's header: those in its guard or update run uncounted."""
-        checked = replace(
-            context,
+        checked = context.changed(
             undef=context.undef
             or f"called in the guard or update of the loop at line {cursor.location.line}",
         )
@@ -702,8 +698,8 @@ class _Analysis:
             self._visit(kid, current, kids[:index], source)
             if kid.hash == update.hash:
                 after = level.variable + level.step if level.step is not None else None
-                current = replace(
-                    current, bindings=current.bindings + ((key(parts.variable), after, loop),)
+                current = current.changed(
+                    bindings=current.bindings + ((key(parts.variable), after, loop),)
                 )
 
     def _level(self, cursor, parts, context, kind, symbol_note, name) -> Level:
@@ -767,9 +763,9 @@ class _Analysis:
         self._calls_in(condition, context, False)
         then_context, else_context = self._branch_contexts(cursor, condition, context, source)
         seeds = context.seeds + (condition,)
-        self._visit_arm("then", then, cursor, replace(then_context, seeds=seeds), source)
+        self._visit_arm("then", then, cursor, then_context.changed(seeds=seeds), source)
         if other is not None:
-            self._visit_arm("else", other, cursor, replace(else_context, seeds=seeds), source)
+            self._visit_arm("else", other, cursor, else_context.changed(seeds=seeds), source)
 
     def _branch_contexts(
         self, cursor: Cursor, condition: Cursor, context: Context, source
@@ -788,23 +784,21 @@ class _Analysis:
                 f"{source.path}:{cursor.location.line}: the {('then', 'else')[arm]} branch "
                 f"{errors[arm]}: {ERROR_PATH_NOTE}"
             )
-            never = replace(context, guards=context.guards + (Factor(sympy.Integer(0)),))
+            never = context.changed(guards=context.guards + (Factor(sympy.Integer(0)),))
             return (never, context) if arm == 0 else (context, never)
         if probability is not None:
             self.extra_symbols |= {str(s) for s in probability.value.free_symbols}
-            then_context = replace(context, guards=context.guards + (Factor(probability.value),))
-            else_context = replace(
-                context, guards=context.guards + (Factor(1 - probability.value),)
-            )
+            then_context = context.changed(guards=context.guards + (Factor(probability.value),))
+            else_context = context.changed(guards=context.guards + (Factor(1 - probability.value),))
             return then_context, else_context
         try:
             guards = self.guards.of(condition, context, True)
         except FAILURES as error:
             reason = f"guarded by the condition at line {cursor.location.line} ({describe(error)})"
-            undefined = replace(context, undef=reason)
+            undefined = context.changed(undef=reason)
             return undefined, undefined
-        then_context = replace(context, guards=context.guards + tuple(guards))
-        else_context = replace(context, guards=context.guards + (Negation(tuple(guards)),))
+        then_context = context.changed(guards=context.guards + tuple(guards))
+        else_context = context.changed(guards=context.guards + (Negation(tuple(guards)),))
         return then_context, else_context
 
     def _visit_arm(
@@ -815,7 +809,7 @@ class _Analysis:
         self.branches.append(
             KernelRecord(name, "branch", statement, source, context.depth, context)
         )
-        self._visit(statement, replace(context, region=name), [], source)
+        self._visit(statement, context.changed(region=name), [], source)
 
 
 class _Counting:

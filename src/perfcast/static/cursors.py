@@ -60,14 +60,15 @@ def children(cursor: Cursor) -> list[Cursor]:
 
 
 class _TreeCursor(Cursor):
-    """A cursor of a unit's tree (see :func:`_tree`): its kind and the list of its children
-    are read once, when the traversal meets it, and kept as plain attributes.
+    """A cursor perfcast made itself (in the unit's tree, see :func:`_tree`, or as what a
+    reference names, see :func:`referenced`): its kind is read once, when it is made, and
+    kept as a plain attribute; a cursor of the tree also keeps the list of its children.
 
     The bindings' ``kind`` property converts libclang's number at every use (an analysis asks
     a few hundred thousand times); here it is an attribute of the instance.
     """
 
-    kind = None  # set per instance by the traversal
+    kind = None  # set per instance where it is made
 
 
 # The traversal's callback, whose cursors are made as _TreeCursor (the bindings' callback type
@@ -119,6 +120,39 @@ def _tree(unit: TranslationUnit) -> dict[bytes, list[Cursor]]:
     _visit_children()(root, _TREE_VISIT(visit), None)
     setattr(unit, _TREE, tree)
     return tree
+
+
+@cache
+def _referenced_function() -> Callable:
+    function = conf.lib["clang_getCursorReferenced"]  # a function object of its own
+    function.argtypes = [Cursor]
+    function.restype = _TreeCursor
+    return function
+
+
+@cache
+def _null_cursor() -> bytes:
+    return bytes(conf.lib.clang_getNullCursor())
+
+
+def referenced(cursor: Cursor) -> Cursor | None:
+    """``cursor.referenced``, the declaration a reference names (None for none), in one
+    libclang call instead of the bindings' three, with its kind read once.
+
+    Kept where the bindings keep it, so that ``cursor.referenced`` gives the same object.
+    """
+    if hasattr(cursor, "_referenced"):
+        found: Cursor | None = cursor._referenced
+        return found
+    made = _referenced_function()(cursor)
+    if bytes(made) == _null_cursor():  # what the bindings compare with
+        found = None
+    else:
+        made._tu = cursor._tu
+        made.kind = CursorKind.from_id(made._kind_id)
+        found = made
+    cursor._referenced = found
+    return found
 
 
 def release_tree(unit: TranslationUnit) -> None:
@@ -359,7 +393,7 @@ def assignment_target(cursor: Cursor) -> Cursor | None:
         return None
     target = strip(kids[0])
     if target.kind in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR):
-        return target.referenced
+        return referenced(target)
     return None
 
 

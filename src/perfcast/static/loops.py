@@ -21,6 +21,7 @@ from perfcast.static.cursors import (
     is_write,
     key,
     operator,
+    referenced,
     strip,
     walk,
 )
@@ -161,8 +162,8 @@ def _comparison(condition: Cursor | None, updated: Cursor | None = None):
     left, right = (strip(k) for k in children(condition))
     candidates = []
     for side, other, this_op in ((left, right, op), (right, left, FLIP[op])):
-        if side.kind == CursorKind.DECL_REF_EXPR and side.referenced is not None:
-            declaration = side.referenced
+        declaration = referenced(side) if side.kind == CursorKind.DECL_REF_EXPR else None
+        if declaration is not None:
             if declaration.kind not in (CursorKind.VAR_DECL, CursorKind.PARM_DECL):
                 continue
             if _mentions(other, declaration):
@@ -179,7 +180,7 @@ def _comparison(condition: Cursor | None, updated: Cursor | None = None):
 def _mentions(cursor: Cursor, declaration: Cursor) -> bool:
     target = key(declaration)
     return any(
-        c.kind == CursorKind.DECL_REF_EXPR and key(c.referenced) == target for c in walk(cursor)
+        c.kind == CursorKind.DECL_REF_EXPR and key(referenced(c)) == target for c in walk(cursor)
     )
 
 
@@ -228,7 +229,7 @@ def update_of(statement: Cursor, declaration: Cursor) -> Update | None:
 
 def _is_variable(cursor: Cursor, declaration: Cursor) -> bool:
     cursor = strip(cursor)
-    return cursor.kind == CursorKind.DECL_REF_EXPR and key(cursor.referenced) == key(declaration)
+    return cursor.kind == CursorKind.DECL_REF_EXPR and key(referenced(cursor)) == key(declaration)
 
 
 def writes_in(cursor: Cursor, declaration: Cursor, skip: Cursor | None = None) -> list[Cursor]:
@@ -245,7 +246,7 @@ def writes_in(cursor: Cursor, declaration: Cursor, skip: Cursor | None = None) -
                 found.append(node)
         if node.kind == CursorKind.UNARY_OPERATOR and operator(node) == "&":
             inner = strip(children(node)[0])
-            if inner.kind == CursorKind.DECL_REF_EXPR and key(inner.referenced) == target:
+            if inner.kind == CursorKind.DECL_REF_EXPR and key(referenced(inner)) == target:
                 found.append(node)
         for child in children(node):
             visit(child)

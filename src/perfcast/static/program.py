@@ -21,6 +21,7 @@ from perfcast.static.cursors import (
     in_file,
     key,
     operator,
+    referenced,
     single_pass,
     strip,
     walk,
@@ -115,7 +116,7 @@ class Program:
         value = children(write)[1]
         references = (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR)
         for node in walk(value):
-            if node.kind in references and key(node.referenced) == target:
+            if node.kind in references and key(referenced(node)) == target:
                 return False
         return not any(contains(loop, write) for loop in self.loops)
 
@@ -292,9 +293,10 @@ def _scan(
         elif kind == CursorKind.CALL_EXPR:
             kids = children(cursor)
             callee = _callee(kids[0]) if kids else None
+            named = referenced(callee) if callee is not None else None
             if callee is None:
                 pass
-            elif callee.referenced is None or callee.referenced.kind == CursorKind.FUNCTION_DECL:
+            elif named is None or named.kind == CursorKind.FUNCTION_DECL:
                 callee_refs.add(callee.hash)
                 program.calls[cursor.spelling].append(
                     CallSite(function, cursor.spelling, cursor, source)
@@ -304,23 +306,23 @@ def _scan(
                 pointers.calls.append(CallSite(function, callee.spelling, cursor, source))
                 pointers.callee_refs.add(callee.hash)
         elif kind in _REFERENCES:
-            referenced = cursor.referenced
-            if referenced is None:
+            named = referenced(cursor)
+            if named is None:
                 continue
-            referenced_kind = referenced.kind
-            if referenced_kind == CursorKind.FUNCTION_DECL:
+            named_kind = named.kind
+            if named_kind == CursorKind.FUNCTION_DECL:
                 function_refs.append(cursor)
-                program.references[entity].add(referenced.spelling)
+                program.references[entity].add(named.spelling)
                 continue
             # a declaration's type is asked once, however often it is referenced
-            identity = bytes(referenced)
+            identity = bytes(named)
             pointer = pointer_types.get(identity)
             if pointer is None:
-                pointer = pointer_types[identity] = _is_function_pointer(referenced)
+                pointer = pointer_types[identity] = _is_function_pointer(named)
             if pointer:
                 pointers.references.append(cursor)
-            if referenced_kind == CursorKind.VAR_DECL:
-                program.references[entity].add(f"var:{key(referenced)}")
+            if named_kind == CursorKind.VAR_DECL:
+                program.references[entity].add(f"var:{key(named)}")
         else:
             spelled = operator(cursor)
             if _writes(kind, spelled):
@@ -335,7 +337,9 @@ def _scan(
             if kind == CursorKind.UNARY_OPERATOR and spelled == "&":
                 target = strip(children(cursor)[0]) if children(cursor) else None
                 if target is not None and target.kind in _REFERENCES:
-                    program.address_of.add(key(target.referenced))
+                    named = referenced(target)
+                    if named is not None:
+                        program.address_of.add(key(named))
 
 
 _REFERENCES = (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR)
@@ -432,8 +436,8 @@ def _stored_function(value: Cursor | None) -> Cursor | None:
     value = strip(value)
     if value.kind == CursorKind.UNARY_OPERATOR and operator(value) == "&":
         value = strip(children(value)[0])
-    referenced = value.referenced if value.kind == CursorKind.DECL_REF_EXPR else None
-    if referenced is not None and referenced.kind == CursorKind.FUNCTION_DECL:
+    named = referenced(value) if value.kind == CursorKind.DECL_REF_EXPR else None
+    if named is not None and named.kind == CursorKind.FUNCTION_DECL:
         return value
     return None
 
