@@ -27,6 +27,7 @@ from perfcast.static.cursors import (
     children,
     contains,
     key,
+    offset_of,
     operator,
     release_tree,
     single_pass,
@@ -473,7 +474,7 @@ class _Analysis:
         if (
             early is not None
             and context.undef is None
-            and cursor.extent.start.offset > early.extent.start.offset
+            and offset_of(cursor.extent.start) > offset_of(early.extent.start)
         ):
             return context.changed(
                 undef=f"the function may return early at line {early.location.line}"

@@ -243,12 +243,12 @@ def _operator_from_tokens(cursor: Cursor) -> str:
     if not tokens or not kids:
         return ""
     if cursor.kind == CursorKind.UNARY_OPERATOR:
-        if tokens[0].extent.start.offset == kids[0].extent.start.offset and len(tokens) > 1:
+        if offset_of(tokens[0].extent.start) == offset_of(kids[0].extent.start) and len(tokens) > 1:
             return "post" + tokens[-1].spelling
         return tokens[0].spelling
-    end = kids[0].extent.end.offset
+    end = offset_of(kids[0].extent.end)
     for token in tokens:
-        if token.extent.start.offset >= end:
+        if offset_of(token.extent.start) >= end:
             return token.spelling
     return ""
 
@@ -337,6 +337,14 @@ def in_file(location: SourceLocation) -> bool:
     return bool(handle)
 
 
+def offset_of(location: SourceLocation) -> int:
+    """``location.offset`` (at the expansion), without the line and column the bindings
+    compute with it (finding a line is most of the cost of asking for an offset)."""
+    offset = ctypes.c_uint()
+    conf.lib.clang_getInstantiationLocation(location, None, None, None, ctypes.byref(offset))
+    return int(offset.value)
+
+
 def single_pass(loop: Cursor) -> bool:
     """True for ``do { ... } while (0)``: a block that runs once (the body of many macros)."""
     if loop.kind != CursorKind.DO_STMT:
@@ -358,8 +366,8 @@ def walk(cursor: Cursor) -> Iterator[Cursor]:
 def contains(outer: Cursor, inner: Cursor) -> bool:
     """True when ``inner`` lies inside ``outer``'s source extent (same file)."""
     return (
-        outer.extent.start.offset <= inner.extent.start.offset
-        and inner.extent.end.offset <= outer.extent.end.offset
+        offset_of(outer.extent.start) <= offset_of(inner.extent.start)
+        and offset_of(inner.extent.end) <= offset_of(outer.extent.end)
         and str(outer.extent.start.file) == str(inner.extent.start.file)
     )
 

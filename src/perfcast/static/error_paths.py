@@ -17,7 +17,14 @@ from pathlib import Path
 
 from clang.cindex import Cursor, CursorKind, SourceLocation, SourceRange
 
-from perfcast.static.cursors import children, integer_value, spelling_location, strip, walk
+from perfcast.static.cursors import (
+    children,
+    integer_value,
+    offset_of,
+    spelling_location,
+    strip,
+    walk,
+)
 from perfcast.static.library_calls import NORETURN_CALLS
 
 _NORETURN_SPELLINGS = frozenset({"_Noreturn", "noreturn", "__noreturn__"})
@@ -38,14 +45,14 @@ def noreturn_functions(functions: dict[str, Cursor]) -> set[str]:
             continue
         body_start = next(
             (
-                k.extent.start.offset
+                offset_of(k.extent.start)
                 for k in children(function)
                 if k.kind == CursorKind.COMPOUND_STMT
             ),
             None,
         )
         for token in function.get_tokens():
-            if body_start is not None and token.extent.start.offset >= body_start:
+            if body_start is not None and offset_of(token.extent.start) >= body_start:
                 break
             if token.spelling in _NORETURN_SPELLINGS:
                 found.add(name)

@@ -20,6 +20,7 @@ from perfcast.static.cursors import (
     children,
     is_write,
     key,
+    offset_of,
     operator,
     referenced,
     strip,
@@ -78,7 +79,7 @@ def for_parts(loop: Cursor) -> tuple[Cursor | None, Cursor | None, Cursor | None
         return None, None, None, body
     parts: list[Cursor | None] = [None, None, None]
     for kid in kids[:-1]:
-        start = kid.extent.start.offset
+        start = offset_of(kid.extent.start)
         index = 0 if start < semicolons[0] else 1 if start < semicolons[1] else 2
         parts[index] = kid
     return parts[0], parts[1], parts[2], body
@@ -93,7 +94,7 @@ def _header_semicolons(loop: Cursor) -> tuple[list[int], int | None]:
     if (
         not tokens
         or tokens[0].spelling != "for"
-        or tokens[0].extent.start.offset != start.offset
+        or offset_of(tokens[0].extent.start) != offset_of(start)
         or str(tokens[0].extent.start.file) != str(start.file)
     ):
         return [], None
@@ -106,9 +107,9 @@ def _header_semicolons(loop: Cursor) -> tuple[list[int], int | None]:
         elif spelling == ")":
             depth -= 1
             if depth == 0:
-                return semicolons, token.extent.start.offset
+                return semicolons, offset_of(token.extent.start)
         elif spelling == ";" and depth == 1:
-            semicolons.append(token.extent.start.offset)
+            semicolons.append(offset_of(token.extent.start))
     return semicolons, None
 
 

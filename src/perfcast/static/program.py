@@ -20,6 +20,7 @@ from perfcast.static.cursors import (
     expansion_span,
     in_file,
     key,
+    offset_of,
     operator,
     referenced,
     single_pass,
@@ -127,7 +128,7 @@ class Program:
     def macro_at(self, cursor: Cursor) -> str | None:
         """Name of the macro whose expansion is exactly this expression, if any."""
         extent = cursor.extent
-        if extent.start.offset not in self.instantiation_offsets:
+        if offset_of(extent.start) not in self.instantiation_offsets:
             return None
         found = self.instantiations.get((str(extent.start.file), extent.start.offset))
         if found and found[0] == extent.end.offset:
@@ -168,10 +169,10 @@ def initializer(declaration: Cursor) -> Cursor | None:
     kids = [k for k in children(declaration) if k.kind != CursorKind.TYPE_REF]
     if not kids:
         return None
-    bound = kids[-1].extent.start.offset
+    bound = offset_of(kids[-1].extent.start)
     before = None  # the last token ending before the last child (tokens come in file order)
     for token in declaration.get_tokens():
-        if token.extent.end.offset > bound:
+        if offset_of(token.extent.end) > bound:
             break
         before = token
     if before is not None and before.spelling == "=":
@@ -258,7 +259,7 @@ def _macro(cursor: Cursor) -> Macro:
     function_like = (
         len(tokens) > 1
         and tokens[1].spelling == "("
-        and tokens[1].extent.start.offset == tokens[0].extent.end.offset
+        and offset_of(tokens[1].extent.start) == offset_of(tokens[0].extent.end)
     )
     return Macro(cursor.spelling, tuple(t.spelling for t in tokens[1:]), function_like)
 
