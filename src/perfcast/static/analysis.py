@@ -8,9 +8,7 @@ its count per program run multiplies that, call site by call site, by the count 
 from __future__ import annotations
 
 import difflib
-import gc
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -18,6 +16,7 @@ from pathlib import Path
 import sympy
 from clang.cindex import Cursor, CursorKind
 
+from perfcast.core.collector import collector_paused
 from perfcast.core.errors import InputError
 from perfcast.static.annotations import Annotation, parse_annotations
 from perfcast.static.cache import cached_report, included_files, report_key, store_report
@@ -141,13 +140,13 @@ def analyze(
     key = None
     if cache is not None:
         key = report_key(sources, parameters, compile_args, selected)
-        with _collector_paused():  # unpickling makes many objects: no passes over old ones
+        with collector_paused():  # unpickling makes many objects: no passes over old ones
             cached = cached_report(cache, key)
         if cached is not None:
             return cached
     # One pause for the whole analysis: re-enabling the collector in between would make its
     # next pass go over every object made so far (the unit's tree among them).
-    with _collector_paused():
+    with collector_paused():
         session = StaticSession(sources, parameters, compile_args)
         report = session.report(selected, progress)
         if cache is not None and key is not None:
@@ -186,7 +185,7 @@ class StaticSession:
         parameters: Sequence[str],
         compile_args: Sequence[str] = (),
     ) -> None:
-        with _collector_paused():
+        with collector_paused():
             self.parsed, self._warnings = parse_sources(sources, compile_args)
             check_parameters(self.parsed, parameters, compile_args)
             self._analysis = _Analysis(collect(self.parsed), list(parameters))
@@ -222,7 +221,7 @@ class StaticSession:
         InputError
             When a name is defined in none of the sources (with the closest names).
         """
-        with _collector_paused():
+        with collector_paused():
             return self._analysis.report(self._warnings, progress, functions)
 
     def close(self) -> None:
@@ -237,24 +236,6 @@ class StaticSession:
         self.parsed = []
         self._analysis.calls.clear()  # their arguments' translations refer to the analysis
         del self._analysis
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for the duration of one analysis.
-
-    The analysis keeps tens of thousands of cursors alive (the unit's tree) and makes many
-    short-lived objects; every generation-2 pass re-scans all of them, which took a third of
-    the time on a 4,000-line file. Reference counting still frees what is dropped; cycles
-    wait for the next pass after the analysis.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _Analysis:
