@@ -232,6 +232,25 @@ class _Rewriter:
         file = cursor.extent.start.file
         return file is not None and Path(file.name) == self.path
 
+    def _tokens(self, cursor: Cursor) -> list[Token]:
+        """The cursor's tokens if they are the text at its extent in this file, else none.
+
+        A statement expanded from a macro has its extent at the macro's use but its tokens,
+        and their offsets, in the macro's definition: in a header (glibc's ``assert`` holds an
+        ``if``) or further up this file (``#define LOAD(f) do { ... } while (0)``).
+        """
+        tokens = list(cursor.get_tokens())
+        if not tokens:
+            return []
+        first, last = tokens[0], tokens[-1]
+        for token in (first, last):
+            file = token.location.file
+            if file is None or Path(file.name) != self.path:
+                return []
+        if first.extent.start.offset != cursor.extent.start.offset:
+            return []
+        return tokens
+
     def feature(self, line: int, kind: str, name: str) -> int:
         """Register a feature; returns its index."""
         if kind == "assign" and name in self.parameters and name not in self.named:
@@ -298,7 +317,7 @@ class _Rewriter:
     # ------------------------------------------------------------------ sites
 
     def branch(self, cursor: Cursor) -> None:
-        tokens = list(cursor.get_tokens())
+        tokens = self._tokens(cursor)
         condition = _parenthesized(tokens, 0)
         if not tokens or tokens[0].spelling != "if" or condition is None:
             self.skip(cursor, "if statement spelled by a macro")
@@ -313,7 +332,7 @@ class _Rewriter:
         self.wraps.append(_Wrap(start, end, f"PERFCAST_BRANCH({index}, ", ")"))
 
     def loop(self, cursor: Cursor) -> None:
-        tokens = list(cursor.get_tokens())
+        tokens = self._tokens(cursor)
         keyword = {
             CursorKind.FOR_STMT: "for",
             CursorKind.WHILE_STMT: "while",
@@ -326,7 +345,7 @@ class _Rewriter:
         if cursor.kind == CursorKind.DO_STMT:
             condition = children(cursor)[-1]
             start, end = condition.extent.start.offset, condition.extent.end.offset
-            if not self.safe(start, end):
+            if not self._tokens(condition) or not self.safe(start, end):
                 self.skip(cursor, "do loop condition partly in a macro")
                 return
             index = self.feature(line, "loop", keyword)
@@ -361,7 +380,7 @@ class _Rewriter:
         target = strip(children(cursor)[0])
         if target.kind != CursorKind.DECL_REF_EXPR or not _scalar(target.type):
             return
-        tokens = [t.spelling for t in cursor.get_tokens()]
+        tokens = [t.spelling for t in self._tokens(cursor)]
         start, end = cursor.extent.start.offset, cursor.extent.end.offset
         if spelled not in tokens or target.spelling not in tokens or not self.safe(start, end):
             self.skip(cursor, f"assignment to {target.spelling} spelled by a macro")
@@ -370,7 +389,7 @@ class _Rewriter:
         self.wraps.append(_Wrap(end, end, f", PERFCAST_VALUE({index}, {target.spelling})"))
 
     def declaration(self, cursor: Cursor) -> None:
-        tokens = list(cursor.get_tokens())
+        tokens = self._tokens(cursor)
         end = cursor.extent.end.offset
         if (
             not tokens
@@ -398,7 +417,7 @@ class _Rewriter:
         name = cursor.spelling
         if name not in ("MPI_Init", "MPI_Init_thread", "MPI_Finalize", *MPI_ROUTINES):
             return
-        tokens = list(cursor.get_tokens())
+        tokens = self._tokens(cursor)
         start, end = cursor.extent.start.offset, cursor.extent.end.offset
         if not tokens or tokens[0].spelling != name or not self.safe(start, end):
             self.skip(cursor, f"{name} call spelled by a macro")
