@@ -100,11 +100,15 @@ def _tree(unit: TranslationUnit) -> dict[bytes, list[Cursor]]:
         return tree
     root = unit.cursor
     tree = {bytes(root): []}
-    from_id = CursorKind.from_id
+    kinds: dict[int, CursorKind] = {}  # libclang's number -> the bindings' kind
 
     def visit(child: _TreeCursor, parent: _TreeCursor, _data: object) -> int:
         child._tu = unit
-        kind = child.kind = from_id(child._kind_id)
+        number = child._kind_id
+        kind = kinds.get(number)
+        if kind is None:
+            kind = kinds[number] = CursorKind.from_id(number)
+        child.kind = kind
         tree[bytes(parent)].append(child)
         if kind in _MAY_DECLARE_ONLY and declares_only(child):
             return _CONTINUE
