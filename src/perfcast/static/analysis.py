@@ -26,6 +26,7 @@ from perfcast.static.cursors import (
     children,
     contains,
     key,
+    line_of,
     offset_of,
     operator,
     release_tree,
@@ -754,7 +755,7 @@ class _Analysis:
     ) -> tuple[Context, Context]:
         """The contexts of the then and else arms: guarded by the condition or its negation,
         weighted by a ``probability`` annotation, or undefined with the reason."""
-        notes = self.annotations[str(source.path)].get(cursor.location.line, [])
+        notes = self.annotations[str(source.path)].get(line_of(cursor.location), [])
         probability = next((a for a in notes if a.kind == "probability"), None)
         if context.undef is not None:
             return context, context
@@ -843,7 +844,7 @@ class _Counting:
             note = "; ".join(((note,) if note else ()) + context.notes)
         cursor = record.cursor
         body = {"loop": loop_body, "function": _body}.get(record.kind, lambda c: c)(cursor)
-        end_line = (body or cursor).extent.end.line
+        end_line = line_of((body or cursor).extent.end)
         reached = self.reach.kernel(record.context.seeds, context.function)
         if count is not None:
             reached |= {str(s) for s in count.free_symbols}

@@ -341,6 +341,14 @@ def in_file(location: SourceLocation) -> bool:
     return bool(handle)
 
 
+def line_of(location: SourceLocation) -> int:
+    """``location.line`` (at the expansion), without the column, offset and file object the
+    bindings make with it."""
+    line = ctypes.c_uint()
+    conf.lib.clang_getInstantiationLocation(location, None, ctypes.byref(line), None, None)
+    return int(line.value)
+
+
 def offset_of(location: SourceLocation) -> int:
     """``location.offset`` (at the expansion), without the line and column the bindings
     compute with it (finding a line is most of the cost of asking for an offset)."""
