@@ -393,7 +393,7 @@ class _Analysis:
         statements = self._top_level(name, function)
         arms = []
         leaving = []  # returns and gotos, in the order of the walk
-        for cursor in walk(function):
+        for cursor in self.program.control.get(name, ()):  # the scan's walk of the function
             kind = cursor.kind
             if kind in _EXITS:
                 leaving.append(cursor)

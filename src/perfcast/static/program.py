@@ -104,6 +104,8 @@ class Program:
     # functions (called or not) and variables (``var:`` keys); and the file of each variable
     references: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     variable_files: dict[str, str] = field(default_factory=dict)
+    # The returns, gotos and if statements of each function (by name), in walk order
+    control: dict[str, list[Cursor]] = field(default_factory=lambda: defaultdict(list))
 
     def in_same_loop(self, first: Cursor, second: Cursor) -> bool:
         """True when some loop contains both cursors."""
@@ -279,10 +281,13 @@ def _scan(
     # the loops of the definition a name stands for (not of a second one of the same name)
     listed = bool(function) and program.functions.get(function) == top
     pointer_types = pointers.declarations
+    control = program.control[function] if listed else []
     for cursor in walk(top):
         kind = cursor.kind
         if kind in LOOPS and listed and not single_pass(cursor):
             program.loops.append(cursor)
+        if kind in _CONTROL:
+            control.append(cursor)
         if kind not in _SCANNED:
             continue
         if kind == CursorKind.VAR_DECL:
@@ -344,6 +349,12 @@ def _scan(
 
 
 _REFERENCES = (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR)
+_CONTROL = {
+    CursorKind.RETURN_STMT,
+    CursorKind.GOTO_STMT,
+    CursorKind.INDIRECT_GOTO_STMT,
+    CursorKind.IF_STMT,
+}
 
 
 def _writes(kind: CursorKind, spelled: str) -> bool:
