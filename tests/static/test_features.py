@@ -164,6 +164,36 @@ def test_statements_spelled_by_macros_elsewhere_are_left_alone(tmp_path):
     assert any(note.startswith("macro_statements.c:17: do loop") for note in result.skipped)
 
 
+@pytest.mark.parametrize("openmp", [True, False])
+def test_openmp_loops_keep_their_headers_and_count_every_thread(tmp_path, monkeypatch, openmp):
+    shutil.copy(PROGRAMS / "openmp.c", tmp_path / "openmp.c")
+    flags = ["-fopenmp"] if openmp else []
+    (result,) = instrument_features([tmp_path / "openmp.c"], tmp_path / "out", flags)
+    binaries = []
+    for source, binary in ((tmp_path / "openmp.c", "original"),
+                           (tmp_path / "out" / "openmp.c", "instrumented")):  # fmt: skip
+        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
+        subprocess.run([*command, "-o", str(tmp_path / binary), str(source)], check=True)
+        binaries.append(str(tmp_path / binary))
+    records = tmp_path / "omp.jsonl"
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    n = "30000"
+    assert _run([binaries[1], n], records) == _run([binaries[0], n], tmp_path / "none")
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    assert record["openmp.c:11:loop:for"] == 30000
+    assert record["openmp.c:13:branch:then:if"] == 10000
+    assert record["openmp.c:13:branch:else:if"] == 20000
+    assert "openmp.c:18:loop:for" not in record  # the outer loop of collapse(2)
+    assert record["openmp.c:19:loop:for"] == 3000  # the inner one: every trip of the nest
+    assert record["openmp.c:20:branch:then:if"] == 1500
+    assert record["openmp.c:26:loop:for"] == 30000  # one statement, braced with its counter
+    assert record["openmp.c:29:loop:for"] == 10  # no directive: its condition is wrapped
+    assert result.skipped == ["openmp.c:18: for loop under a collapse(2) directive (counted "
+                              "innermost)"]  # fmt: skip
+    text = (tmp_path / "out" / "openmp.c").read_text()
+    assert "for (i = 0; i < n; i++) {" in text and "for (j = 0; j < 30; j++) {" in text
+
+
 C89_FLAGS = ["-std=c89", "-pedantic-errors", "-Wall", "-Werror", "-Wdeclaration-after-statement"]
 
 

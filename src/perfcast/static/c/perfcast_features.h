@@ -73,14 +73,42 @@ __attribute__((unused)) static double perfcast_features_cpu(void) {
 #endif
 }
 
+#ifdef _OPENMP
+/* Under OpenMP the threads of a team update the same counters, so every update is atomic
+ * (relaxed: the counts are read after the threads have joined). Contended counters in hot
+ * parallel loops cost more than the plain updates, and the calibration below measures the
+ * atomic ones. */
+__attribute__((unused)) static void perfcast_features_add(double *target, double amount) {
+    double seen, wanted;
+    __atomic_load(target, &seen, __ATOMIC_RELAXED);
+    do
+        wanted = seen + amount;
+    while (!__atomic_compare_exchange(target, &seen, &wanted, 0, __ATOMIC_RELAXED,
+                                      __ATOMIC_RELAXED));
+}
+__attribute__((unused)) static void perfcast_features_set(double *target, double value) {
+    __atomic_store(target, &value, __ATOMIC_RELAXED);
+}
+#define PERFCAST_COUNT_UPDATE(u) __atomic_fetch_add(&(u), 1, __ATOMIC_RELAXED)
+#else
+#define perfcast_features_add(target, amount) (*(target) += (amount))
+#define perfcast_features_set(target, value) (*(target) = (value))
+#define PERFCAST_COUNT_UPDATE(u) ((u)++)
+#endif
+
 /* Seconds one counter update takes here: a timed loop of updates like the inserted ones, run
  * once per process (an early-phase record and the exit record share it). A million rounds cost
  * 8 million instructions, more than many short runs' own work; 100000 still last far longer
  * than the clock's resolution. */
 __attribute__((weak)) double perfcast_features_seconds_per_update = 0.0;
 __attribute__((unused)) static double perfcast_features_update_cost(void) {
+#ifdef _OPENMP
+    static double sink[1];
+    static perfcast_features_count ticks[1];
+#else
     static volatile double sink[1];
     static volatile perfcast_features_count ticks[1];
+#endif
     const int rounds = 100000;
     double begin;
     int i;
@@ -88,8 +116,8 @@ __attribute__((unused)) static double perfcast_features_update_cost(void) {
         return perfcast_features_seconds_per_update;
     begin = perfcast_features_now();
     for (i = 0; i < rounds; ++i) {
-        sink[0] += 1.0;
-        ticks[0] += 1;
+        perfcast_features_add(&sink[0], 1.0);
+        PERFCAST_COUNT_UPDATE(ticks[0]);
     }
     perfcast_features_seconds_per_update = (perfcast_features_now() - begin) / rounds;
     return perfcast_features_seconds_per_update;
@@ -173,7 +201,9 @@ __attribute__((constructor)) static void perfcast_features_register(void) {
 }
 
 /* A counter: a branch outcome, a loop trip, an MPI call. */
-#define PERFCAST_HIT(i) (perfcast_features_value[i] += 1.0, perfcast_features_updates[i]++)
+#define PERFCAST_HIT(i)                                                                          \
+    (perfcast_features_add(&perfcast_features_value[i], 1.0),                                   \
+     PERFCAST_COUNT_UPDATE(perfcast_features_updates[i]))
 /* A branch: counts the outcome, keeps the condition's truth. */
 #define PERFCAST_BRANCH(i, c) ((c) ? (PERFCAST_HIT(i), 1) : (PERFCAST_HIT((i) + 1), 0))
 /* A for or while loop: counts the trips (the condition's true outcomes). */
@@ -182,7 +212,8 @@ __attribute__((constructor)) static void perfcast_features_register(void) {
 #define PERFCAST_DO(i, c) (PERFCAST_HIT(i), (c))
 /* The value of a scalar variable after an assignment. */
 #define PERFCAST_VALUE(i, v)                                                                     \
-    (perfcast_features_value[i] = (double)(v), perfcast_features_updates[i]++)
+    (perfcast_features_set(&perfcast_features_value[i], (double)(v)),                           \
+     PERFCAST_COUNT_UPDATE(perfcast_features_updates[i]))
 
 #ifdef MPI_VERSION
 #ifndef PERFCAST_FEATURES_MPI_H
@@ -231,8 +262,8 @@ __attribute__((unused)) static void perfcast_features_finalize(void) {
 __attribute__((unused)) static void perfcast_features_mpi_bytes(int i, double n, MPI_Datatype t) {
     int size = 0;
     MPI_Type_size(t, &size);
-    perfcast_features_value[i] += n * size;
-    perfcast_features_updates[i]++;
+    perfcast_features_add(&perfcast_features_value[i], n * size);
+    PERFCAST_COUNT_UPDATE(perfcast_features_updates[i]);
 }
 #define PERFCAST_SNAPSHOT() perfcast_features_reduce_and_write("features_end")
 #else
