@@ -53,6 +53,7 @@ from perfcast.static.control_flow import (
     Block,
     Loop,
     basic_blocks,
+    dominators,
     doomed,
     natural_loops,
     reachable,
@@ -458,6 +459,34 @@ class _Catalog:
             path += ((name, file, line),)
         return tuple(chain), tuple(guards)
 
+    def branch_share(self, function: str, insn: BinaryInstruction, loop_name: str) -> _Place:
+        """The share of the iterations of source loop ``loop_name`` in which an instruction
+        runs: that of the innermost ``if`` block holding its line inside the loop, in the
+        function whose code it is (the innermost inlined one); 1 outside any block or on the
+        block's first line (there the condition's code and the block's share one line); None
+        with the reason when the block's count is undefined."""
+        if insn.inlined:
+            function = insn.inlined[-1].callee  # the code of the innermost inlined function
+        loops = self.loops_at(function, insn.file, insn.line)
+        inner = loops[-1] if loops else None
+        if inner is None or inner.name != loop_name:
+            return _Place((), sympy.Integer(1), None)
+        branch = self.branch_at(function, insn.file, insn.line, inner)
+        if branch is None or insn.line <= branch.line:
+            return _Place((), sympy.Integer(1), None)
+        if branch.count is None:
+            return _Place(
+                (),
+                None,
+                f"code of block {branch.name} runs in some iterations of {loop_name} only, "
+                f"and how many is undefined: {branch.undef_reason}",
+            )
+        if inner.count is None:
+            return _Place((), None, f"count of loop {loop_name} undefined: {inner.undef_reason}")
+        return _share(
+            _Place((), _normalized(branch.count), None), _Place((), _normalized(inner.count), None)
+        )
+
     def entry_share(self, function: str, insn: BinaryInstruction, key: tuple) -> _Place:
         """The share of the runs of the place enclosing the source loop ``key`` (its enclosing
         source loop, else the function) in which that loop is entered, seen from an
@@ -631,8 +660,10 @@ def _cfg_counts(
     error_paths = doomed(blocks)
     measured_places: set[tuple] = set()
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
+    dominating = dominators(blocks)
     for block in blocks:
         chain = around[block.index]
+        conditional: str | None = None  # the source loop whose iterations skip this block
         if block.index not in live or block.index in error_paths:
             # alignment padding after a return or jump, or an error path ending the program
             count = sympy.Integer(0)
@@ -658,8 +689,15 @@ def _cfg_counts(
             if innermost.exits_at_header and block.index == innermost.header:
                 outer = runs[chain[-2].header].defined() if len(chain) > 1 else function_count
                 count = count + outer
+            elif any(block.index not in dominating[latch] for latch in innermost.latches):
+                # a block some iterations skip: its own code runs in its if block's share
+                loop_key = place_of[innermost.header].key
+                if len(loop_key) > 2 and loop_key[0] != _UNMATCHED:
+                    conditional = loop_key[1]
         for insn in block.instructions:
             share = sympy.Integer(1)
+            if conditional is not None:
+                share = catalog.branch_share(source, insn, conditional).defined()
             for guard in catalog.guards(source, insn):
                 if guard.loops >= len(chain):  # inside the innermost machine loop around it
                     share = share * guard.share.defined()
