@@ -694,11 +694,25 @@ def _cfg_counts(
                 loop_key = place_of[innermost.header].key
                 if len(loop_key) > 2 and loop_key[0] != _UNMATCHED:
                     conditional = loop_key[1]
-        for insn in block.instructions:
-            share = sympy.Integer(1)
-            if conditional is not None:
-                share = catalog.branch_share(source, insn, conditional).defined()
-            for guard in catalog.guards(source, insn):
+        shares = [sympy.Integer(1)] * len(block.instructions)
+        from_profile = False
+        if conditional is not None:
+            try:
+                shares = [
+                    catalog.branch_share(source, insn, conditional).defined()
+                    for insn in block.instructions
+                ]
+            except _Undefined as reason:
+                key = ("block", function.name, block.start)
+                if key not in measured:
+                    raise
+                count = measured[key]  # the profile tells how often the block ran
+                from_profile = True
+                if key not in measured_places:
+                    measured_places.add(key)
+                    notes.append(f"block at {block.start:#x}: count measured ({reason})")
+        for insn, share in zip(block.instructions, shares, strict=True):
+            for guard in () if from_profile else catalog.guards(source, insn):
                 if guard.loops >= len(chain):  # inside the innermost machine loop around it
                     share = share * guard.share.defined()
             counted.append((insn, count if share == 1 else sympy.expand(count * share)))
