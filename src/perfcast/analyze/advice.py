@@ -12,19 +12,14 @@ of a parameter the interval also holds the backtested error of the model search
 beyond the largest value shrinks it by bringing the data closer.
 
 One score rates a candidate: the reduction of the total's variance at the target it promises,
-fit part, form part and committee part together. The form part (:class:`_FormPart`) is the
-rival forms' disagreement and the extrapolation error at the target, scaled down by how much of
-a Gaussian process's variance at the target the measured points have already closed
+fit part and form part together. The form part (:class:`_FormPart`) is the rival forms'
+disagreement and the extrapolation error at the target, scaled down by how much of a Gaussian
+process's variance at the target the measured points have already closed
 (:class:`~perfcast.analyze.coverage.Coverage`, length scales fitted to the measured totals by
 marginal likelihood); a candidate near the target and unlike the measured points closes much of
-it. A third part is the spread at the target of a committee of the model's bootstrap refits
-(:mod:`perfcast.analyze.committee`: the term search on resampled repetitions), which a candidate
-lowers by ``Cov(T, Y_x)^2 / (Var(Y_x) + noise / r)`` of the committee's predictions: most where
-the refits that disagree at the target also disagree, often off the lines measured, where the
-parameters combine. The advice is greedy over that score, every covariance, the committee and
-the process updated as if the point had been measured (so that a batch holds no redundant
-points), until the budget is spent, the interval is as narrow as asked, or no candidate promises
-any reduction. Two greedy plans are
+it. The advice is greedy over that score, every covariance and the process updated as if the
+point had been measured (so that a batch holds no redundant points), until the budget is spent,
+the interval is as narrow as asked, or no candidate promises any reduction. Two greedy plans are
 made, one by reduction per core-hour (or per run, when the models predict no time) and one by
 reduction alone within the budget, and the one that leaves less variance at the target is kept
 (the cost-effective budgeted selection of Leskovec et al., KDD 2007): cost-weighted greed alone
@@ -52,7 +47,6 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from perfcast.analyze.committee import Committee, bootstrap_models
 from perfcast.analyze.coverage import Coverage
 from perfcast.analyze.points import doubling_grid, parameter_roles
 from perfcast.analyze.rivals import rival_models
@@ -67,9 +61,6 @@ from perfcast.model.gates import MIN_DISTINCT_VALUES
 LARGEST_PREDICTION = 1e100
 #: Most candidate points considered (the product of the values given for every parameter).
 MAX_CANDIDATES = 100_000
-#: Kernels (those with the largest predictions at the target) given a committee of bootstrap
-#: refits: each costs a term search per resample.
-COMMITTEE_KERNELS = 8
 #: Budget when none is given: this many points at the usual number of repetitions.
 DEFAULT_POINTS = 5
 #: Seconds per unit of a time metric, by unit name.
@@ -293,8 +284,6 @@ class _Kernel:
     rival_target: np.ndarray = field(default_factory=lambda: np.zeros(0))
     rival_power: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     rival_weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    # Bootstrap refits of the model (:mod:`perfcast.analyze.committee`), None without.
-    committee: Committee | None = None
 
     def ambiguity(self, weights: np.ndarray | None = None) -> np.ndarray | float:
         """The variance at the target from the rival forms: their squared differences averaged
@@ -368,8 +357,6 @@ class _Kernel:
         if self.informative[candidate] and len(self.rival_target):
             power = self.rival_power[:, candidate]
             self.rival_weights = self.rival_weights * np.exp(-repetitions * power / 2)
-        if self.committee is not None:
-            self.committee.add(candidate, repetitions)
         if self.informative[candidate]:
             for column, value in self.largest.items():
                 self.largest[column] = max(value, float(self.candidate_grid[candidate, column]))
@@ -437,7 +424,6 @@ def advise(
     z = float(special.ndtri(0.5 + level / 2))
     kernels, warnings = _kernels(models, point, grid, names)
     _add_rivals(kernels, experiment, metric, point, grid, repetitions)
-    _add_committees(kernels, models, experiment, metric, point, grid)
     totals = np.sum([m.evaluate(grid) for m in models], axis=0) if models else np.zeros(len(grid))
     prediction = float(sum(float(m.evaluate(point)[0]) for m in models))
     cores = _cores(experiment, names, grid)
@@ -564,8 +550,7 @@ def _plan(
 
     def remaining() -> float:
         fit = sum(max(k.fit_variance() + k.irreducible, k.floor) for k in kernels)
-        spread = sum(k.committee.variance() for k in kernels if k.committee is not None)
-        return float(fit + form.variance() + spread)
+        return float(fit + form.variance())
 
     distinct = {n: set(context.measured[:, j]) for j, n in enumerate(names)}
     available = np.ones(len(grid), dtype=bool)
@@ -574,11 +559,7 @@ def _plan(
     while context.goal is None or width(kernels) > context.goal:
         fit_gains = np.sum([k.gains(repetitions) for k in kernels], axis=0) + np.zeros(len(grid))
         form_gains = form.gains(grid, repetitions)
-        committee_gains = np.zeros(len(grid))
-        for kernel in kernels:
-            if kernel.committee is not None:
-                committee_gains += kernel.committee.gains(repetitions)
-        gains = fit_gains + form_gains + committee_gains
+        gains = fit_gains + form_gains
         affordable = available & (spent + context.cost <= context.budget * (1 + 1e-9))
         few = [n for n in names if len(distinct[n]) < MIN_DISTINCT_VALUES]
         chosen, reasons = _next(
@@ -590,11 +571,6 @@ def _plan(
         if reasons[0].startswith("narrows") and telling_apart > gains[chosen] / 2:
             reasons = [
                 "tells apart model forms that fit the measurements alike but differ at the target"
-            ]
-        elif reasons[0].startswith("narrows") and committee_gains[chosen] > gains[chosen] / 2:
-            reasons = [
-                "tells apart models that fit resampled measurements alike but differ at the "
-                "target" + (" most per cost" if per_cost else " most within the budget")
             ]
         elif reasons[0].startswith("narrows") and form_gains[chosen] > fit_gains[chosen]:
             reasons = [
@@ -796,45 +772,6 @@ def _add_rivals(
             )
         kernel.rival_power = np.where(np.isfinite(power), power, 0.0)
         kernel.rival_weights = np.array([r.plausibility for r in found])
-
-
-def _add_committees(
-    kernels: Sequence[_Kernel],
-    models: Sequence[Model],
-    experiment: Experiment,
-    metric: str,
-    point: np.ndarray,
-    grid: np.ndarray,
-) -> None:
-    """Give the :data:`COMMITTEE_KERNELS` kernels with the largest predictions at the target
-    (models not segmented) their committees of bootstrap refits."""
-    names = list(experiment.parameter_names)
-    measured = {
-        kernel: (series.points, series.values[index])
-        for series in experiment.series(metric)
-        for index, kernel in enumerate(series.kernels)
-    }
-    segmented = {model.kernel for model in models if model.segments}
-    largest = sorted(kernels, key=lambda k: k.target_square, reverse=True)[:COMMITTEE_KERNELS]
-    for kernel in largest:
-        if kernel.model.kernel not in measured or kernel.model.kernel in segmented:
-            continue
-        points, values = measured[kernel.model.kernel]
-        members = bootstrap_models(names, points, values)
-        if len(members) < 2:
-            continue
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            at_target = np.log(np.array([m.evaluate(point)[0] for m in members]))
-            at_candidates = np.log(np.array([m.evaluate(grid) for m in members]))
-            usable = np.isfinite(at_target) & np.isfinite(at_candidates).all(axis=1)
-            own = kernel.model.evaluate(grid)
-            noise = kernel.candidate_noise / own**2
-        if usable.sum() < 2:
-            continue
-        noise = np.where(kernel.informative & np.isfinite(noise) & (own > 0), noise, np.inf)
-        kernel.committee = Committee(
-            at_target[usable], at_candidates[usable], noise, kernel.target_square
-        )
 
 
 def _candidate_grid(
