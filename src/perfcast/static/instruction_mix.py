@@ -501,7 +501,9 @@ class _Catalog:
         share: sympy.Expr = sympy.Integer(1)
         for guard in self.guards(function, insn):
             if guard.loops == index:  # a call site's block between the enclosing loop and it
-                share = share * guard.share.defined()
+                if guard.share.count is None:
+                    return _Place(key, None, guard.share.reason)
+                share = share * guard.share.count
         loop = self.loop_named.get(key[1]) if len(key) > 1 else None
         if loop is None:
             return _Place(key, share, None)
@@ -723,9 +725,19 @@ def _cfg_counts(
                     else:
                         unexplained.append(block.start)
         for insn, share in zip(block.instructions, shares, strict=True):
-            for guard in () if from_profile else catalog.guards(source, insn):
-                if guard.loops >= len(chain):  # inside the innermost machine loop around it
-                    share = share * guard.share.defined()
+            try:
+                for guard in () if from_profile else catalog.guards(source, insn):
+                    if guard.loops >= len(chain):  # inside the innermost machine loop around it
+                        share = share * guard.share.defined()
+            except _Undefined as reason:
+                key = ("block", function.name, block.start)
+                if key not in measured:
+                    raise
+                if key not in measured_places:  # inlined code under a guard nobody can count
+                    measured_places.add(key)
+                    notes.append(f"block at {block.start:#x}: count measured ({reason})")
+                counted.append((insn, measured[key]))
+                continue
             counted.append((insn, count if share == 1 else sympy.expand(count * share)))
     if unexplained:
         starts = ", ".join(f"{start:#x}" for start in unexplained[:5])
