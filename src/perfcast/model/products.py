@@ -80,8 +80,10 @@ def forward_selection(base: np.ndarray, candidates: np.ndarray, target: np.ndarr
         squared = norms[columns]
         fitted = residual[:, None] - part * ((part.T @ residual) / squared)
         lever = leverage[:, None] + part**2 / squared
-        scores = np.sum((fitted / np.maximum(1.0 - lever, 1e-300)) ** 2, axis=0)
-        scores[np.max(lever, axis=0) > MAX_LEVERAGE] = math.inf
+        undefined = np.max(lever, axis=0) > MAX_LEVERAGE
+        left = np.where(lever > MAX_LEVERAGE, 1.0, 1.0 - lever)  # those columns score inf
+        scores = np.sum((fitted / left) ** 2, axis=0)
+        scores[undefined] = math.inf
         best = int(np.argmin(scores))
         if not scores[best] < (1.0 - MIN_GAIN) * press:
             break
