@@ -39,6 +39,7 @@ import numpy as np
 
 from benchmarks.learned import SHARES, _error, _split
 from benchmarks.learned_instructions import TARGET, parameters_of
+from perfcast.core.errors import InputError
 from perfcast.io.run_table import RunTable, from_columns, read_run_table
 from perfcast.model.learned import METHODS, LearnedModel
 
@@ -151,7 +152,8 @@ def correlation_reduced(table: RunTable, features: list[str]) -> list[str]:
 def reduction_choice(tables: dict[str, RunTable], seeds: list[int], trees: int) -> str:
     """At 10 % training share, per program: the held-out error of the method chosen by CV
     without reductions, and of the (method, reduction) pair chosen by CV, mean (min-max) over
-    the draws, with how often each reduction was chosen."""
+    the draws, with how often each reduction was chosen. A method that cannot learn a reduced
+    set (pmnf without a positive feature left) is no candidate."""
     share = SHARES[0]
     lines = [
         "| program | training runs | CV-chosen method, no reduction | CV-chosen method and "
@@ -175,7 +177,12 @@ def reduction_choice(tables: dict[str, RunTable], seeds: list[int], trees: int) 
                     features = correlation_reduced(training, all_features)
                 for method in METHODS:
                     model = LearnedModel(method, trees=trees, **options)  # type: ignore[arg-type]
-                    model.fit(training, TARGET, features=features)
+                    try:
+                        model.fit(training, TARGET, features=features)
+                    except InputError as error:  # pmnf with no positive feature left
+                        if error.reason != "no-features":
+                            raise
+                        continue
                     fits.append((model.cv_error_, reduction, _error(model, held)))
             unreduced = min(f for f in fits if f[1] == "none")
             chosen = min(fits)
