@@ -15,7 +15,12 @@
    per block); the same for the count features alone with their largest error; the largest
    absolute error of a hit rate (relative errors of rates near 0 say little: 0.011 against 0
    is an infinite relative error); and the convolved time from the extrapolated signature
-   against the one from the collected signature (paper: within 5 %, target 2 %).
+   against the one from the collected signature (paper: within 5 %, target 2 %). Beside it,
+   the time's interval from the extrapolation's uncertainty
+   (:mod:`perfcast.analyze.extrapolate_interval`), whether the collected signature's time lies
+   inside it, how many of the paper's elements lie inside their own interval, and what the
+   commands warn about: how many elements of influential blocks they call ambiguous, and
+   whether the time's interval reaches more than 5 % from the prediction.
 2. Convolution against measured time: each example on one rank; the measured computation time is
    the CPU time (user + system) of the run minus that of a trivial problem (MPI start-up),
    fastest of three each (CPU time, because other jobs on a shared machine inflate wall time).
@@ -37,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import resource
 import shlex
@@ -60,6 +66,7 @@ from perfcast.api import (
 
 REPO = Path(__file__).resolve().parents[1]
 INFLUENCE = 0.001
+_ROUNDING = 1e-9  # relative: an element within this of an interval's end is at the end
 MISS_COUNTS = ("l1.misses", "ll.misses")
 MISPREDICTIONS = "branch.mispredictions"  # not in the paper's feature vector
 PREDICTION_RATE = "branch.prediction_rate"  # judged like a hit rate, not fitted
@@ -182,6 +189,26 @@ def element_errors(extrapolated, collected) -> list[tuple[str, float, float]]:
     return errors
 
 
+def element_coverage(
+    intervals: dict[tuple[str, str], tuple[float, float]], collected
+) -> tuple[int, int]:
+    """How many of the paper's elements of the influential blocks (counts and hit rates) the
+    collected signature puts inside their extrapolated interval, out of how many; an element
+    without an interval (or not extrapolated) is outside. An exact fit's interval is a point
+    up to rounding: the ends are taken a billionth wider (a count of 1310720 predicted as
+    1310720.0000000012 is inside)."""
+    truth = _block_values(collected)
+    inside = judged = 0
+    for kernel in influential(truth):
+        for feature, actual in truth[kernel].items():
+            if feature in ("instructions.rank_spread", MISPREDICTIONS, *MISS_COUNTS):
+                continue
+            judged += 1
+            low, high = intervals.get((kernel, feature), (math.inf, -math.inf))
+            inside += low - _ROUNDING * abs(low) <= actual <= high + _ROUNDING * abs(high)
+    return inside, judged
+
+
 def _share(values: list[float], bound: float) -> str:
     return f"{sum(v <= bound for v in values) / len(values):.1%}" if values else "-"
 
@@ -256,8 +283,20 @@ def accuracy_row(
     mispredicted = [e[2] for e in errors if e[0] == MISPREDICTIONS]
     penalty = machine.core.get("misprediction_penalty", 0.0)
     truth_time = convolve(collected, machine).total
-    predicted = convolve(result.signature, machine).total
+    convolution = convolve(result.signature, machine)
+    predicted = convolution.total
     time_error = abs(predicted - truth_time) / truth_time
+    intervals = {
+        (e.kernel, e.feature): (e.low, e.high)
+        for e in result.elements
+        if e.low is not None and e.high is not None
+    }
+    inside, judged = element_coverage(intervals, collected)
+    low, high = convolution.interval or (predicted, predicted)
+    covered = "yes" if low <= truth_time <= high else "**no**"
+    warned = [w for w in result.warnings if "element(s) of influential blocks" in w]
+    flagged = warned[0].split(" ", 1)[0] if warned else "0"
+    time_warned = any("not to be trusted" in w for w in convolution.warnings)
     worst_miss = max(mispredicted, default=0.0)
     return (
         f"{fitting.label()} | {len(paper)} | {_share(paper, 0.2)} / {_share(paper, 0.1)} | "
@@ -265,7 +304,10 @@ def accuracy_row(
         f"{_share(with_rate, 0.2)} / {_share(with_rate, 0.1)} | "
         f"{max(counts, default=0.0):.1%} | {max(rates, default=0.0):.3f} | "
         f"{worst_miss:.0f} ({worst_miss * penalty:.3g} ns) | "
-        f"{predicted:.4g} s | {truth_time:.4g} s | {time_error:.2%} |"
+        f"{predicted:.4g} s | {truth_time:.4g} s | {time_error:.2%} | "
+        f"{low:.4g}-{high:.4g} s (-{(predicted - low) / predicted:.1%} / "
+        f"+{(high - predicted) / predicted:.1%}) | {covered} | {inside}/{judged} | "
+        f"{flagged} / {'yes' if time_warned else 'no'} |"
     )
 
 
@@ -389,8 +431,12 @@ def main(argv: list[str] | None = None) -> int:
                   "+ prediction rates: within 20 % / 10 % | "
                   "counts: max error | hit rates: max abs. error | "
                   "mispredictions: max abs. error | "
-                  "time (extrapolated) | time (collected) | time error |")  # fmt: skip
-            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+                  "time (extrapolated) | time (collected) | time error | "
+                  "time interval | collected time inside | paper's elements inside | "
+                  "warned: ambiguous elements / time interval |")  # fmt: skip
+            print(
+                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+            )
             targets = (8,) if args.quick else (8, 16)
             if args.targets:
                 targets = tuple(int(p) for p in args.targets.split(","))

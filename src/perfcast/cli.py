@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -129,7 +130,12 @@ def command_flags(parser: argparse.ArgumentParser, module: str | None) -> set[st
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 1 work failed, 2 bad input)."""
+    """Run the command line; returns the exit status (0 ok, 1 work failed, 2 bad input).
+
+    Called without ``argv`` (as the program: ``perfcast ...``, ``python -m perfcast.cli``), it
+    leaves the objects alive at its end to the operating system (see :func:`_leave_to_exit`).
+    """
+    as_program = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     module = chosen_command(argv)
     parser = build_parser(module)
@@ -161,6 +167,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
     finally:
         sys.stdout, sys.stderr = streams
+        if as_program:
+            _leave_to_exit()
+
+
+def _leave_to_exit() -> None:
+    """Collect the garbage once, then exempt every object still alive from the collector.
+
+    At exit the interpreter clears the modules and runs its cyclic collector over what they
+    held, in passes over every object left (sympy's classes and caches: about 0.04 s of a
+    bare ``import sympy``, 0.1 s after a static analysis), only to hand memory back that the
+    process is about to return anyway. After the collection here no unreachable object is left
+    unfinalized; the frozen objects are those still in use now, whose finalizers at shutdown
+    Python does not promise (``__del__`` of objects alive at exit); standard output and error
+    are still flushed and ``atexit`` functions (temporary directories) still run.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 if __name__ == "__main__":

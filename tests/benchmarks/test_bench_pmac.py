@@ -72,3 +72,20 @@ def test_a_count_the_collected_signature_lacks_is_zero_there():
     # and a block predicted without mispredictions where it had some: predicted 0
     errors = {feature: (rel, ab) for feature, rel, ab in element_errors(truth, guess)}
     assert errors["branch.mispredictions"] == (1.0, 2.0)
+
+
+def test_element_coverage_counts_the_papers_elements_inside_their_interval():
+    from benchmarks.pmac import element_coverage
+
+    truth = _signature(
+        {"bb:a+0x0": {"loads": 100.0, "l1.hit_rate": 0.9, "l1.misses": 10.0,
+                      "branch.mispredictions": 3.0, "stores": 1310720.0}}
+    )  # fmt: skip
+    intervals = {
+        ("bb:a+0x0", "loads"): (90.0, 110.0),  # inside
+        ("bb:a+0x0", "l1.hit_rate"): (0.95, 0.99),  # outside
+        ("bb:a+0x0", "stores"): (1310720.0000000012, 1310720.0000000047),  # rounding: inside
+    }
+    # miss counts and mispredictions are not the paper's elements
+    assert element_coverage(intervals, truth) == (2, 3)
+    assert element_coverage({}, truth) == (0, 3)  # no interval: outside

@@ -83,3 +83,55 @@ def test_command_line(campaign_file: Path, capsys):
     assert "--at: only with --advise" in capsys.readouterr().err
     assert run_cli(["run", str(campaign_file), "--advise", "--budget", "3"]) == 2
     assert "needs --at" in capsys.readouterr().err
+
+
+def _advised_runs(campaign) -> dict[tuple[float, float], int]:
+    """Run lines in the journal per point outside the campaign's grid."""
+    own = set(campaign.points())
+    counts: dict[tuple[float, float], int] = {}
+    for line in read_journal(campaign.results_path).runs.values():
+        point = (line["point"]["p"], line["point"]["n"])
+        if point not in own:
+            counts[point] = counts.get(point, 0) + 1
+    return counts
+
+
+def test_a_resumed_loop_counts_the_rounds_an_earlier_loop_took(campaign_file: Path):
+    # An earlier loop (other candidates: its advice differs from the resumed loop's) measured
+    # p=32, n=10 and stopped. Before the fix the resumed loop no longer saw that point (the
+    # journal's latest session is the campaign's again), spent its whole budget on two new
+    # rounds (9 advised runs against a budget of 6) and modeled without the point.
+    campaign = load_campaign(campaign_file)
+    run_advised(campaign, at="p=64,n=80", budget=3, candidates="p=32,n=10")
+    result, history, _, stop = run_advised(
+        campaign, at="p=64,n=80", budget=6, candidates="p=1..32*2,n=10,20,40,80"
+    )
+    assert [(r.point["p"], r.point["n"], r.resumed) for r in history[:1]] == [(32, 10, True)]
+    assert [r.resumed for r in history[1:]] == [False] and stop == "budget"
+    assert sum(_advised_runs(campaign).values()) == 6
+    in_experiment = {tuple(point) for point in result.experiment.points().tolist()}
+    assert (32, 10) in in_experiment and len(in_experiment) == 15 + 2
+    assert history[0].to_dict()["resumed"] is True
+
+
+def test_a_loop_killed_in_a_round_completes_that_round_and_spends_no_more(
+    campaign_file: Path, capsys
+):
+    arguments = ["run", str(campaign_file), "--advise", "--at", "p=64,n=80", "--budget", "6"]
+    arguments += ["--candidates", "p=1..32*2,n=10,20,40,80"]
+    assert run_cli(arguments) == 0
+    campaign = load_campaign(campaign_file)
+    whole = _advised_runs(campaign)
+    assert sum(whole.values()) == 6
+    # The state a kill -9 after the first run of the second round leaves: the append-only
+    # journal without its last two run lines.
+    journal = campaign.results_path
+    lines = journal.read_text().splitlines(keepends=True)
+    assert all(json.loads(line)["type"] == "run" for line in lines[-2:])
+    journal.write_text("".join(lines[:-2]))
+    capsys.readouterr()
+    assert run_cli(arguments) == 0
+    err = capsys.readouterr().err
+    assert err.count("taken before the resume") == 2 and "advised round 3" not in err
+    assert "2 runs done, 49 already recorded" in err  # the two lost runs, taken again
+    assert _advised_runs(campaign) == whole

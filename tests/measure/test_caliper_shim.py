@@ -81,3 +81,29 @@ def test_cxx_annotations_and_config_manager(tmp_path):
     assert result.stderr == ""
     visits = {k: v for (k, m), v in by_key(read_records(out)).items() if m == "visits"}
     assert visits == {"phase": 1, "phase->work": 2, "phase->work->body": 5}
+
+
+C89_PROGRAM = r"""
+#include <caliper/cali.h>
+static void step(void) {
+    cali_begin_region("step");
+    cali_end_region("step");
+}
+int main(void) {
+    int i;
+    cali_init();
+    CALI_MARK_BEGIN("main");
+    for (i = 0; i < 3; i++)
+        step();
+    CALI_MARK_END("main");
+    return 0;
+}
+"""
+
+
+def test_c89_code_builds_with_the_stand_in_header(tmp_path):
+    binary = build(tmp_path, C89_PROGRAM, "-std=c89", "-Wextra", "-Werror")
+    out = tmp_path / "out.jsonl"
+    assert run([str(binary)], out).stderr == ""
+    visits = {k: v for (k, m), v in by_key(read_records(out)).items() if m == "visits"}
+    assert visits == {"main": 1, "main->step": 3}

@@ -83,7 +83,7 @@ def test_sites_spelled_by_macros_are_left_alone_and_listed(tricky):
     folder, result, _, _ = tricky
     assert result.skipped == [
         "tricky.c:26: assignment to a spelled by a macro",
-        "tricky.c:48: for loop condition partly in a macro",
+        "tricky.c:48: for loop spelled by a macro",
     ]
     text = (folder / "out" / "tricky.c").read_text()
     assert "#define REPEAT(n) for (int r_ = 0; r_ < (n); r_++)" in text
@@ -147,6 +147,80 @@ def test_mpi_traffic_is_counted_and_reduced_over_ranks(tmp_path):
     assert values["assign:n"] == 50  # a value: the maximum over ranks, not the sum
     assert (values["branch:then:if"], values["branch:else:if"]) == (1, 2)
     assert any(f.kind == "mpi_bytes" for f in result.features)
+
+
+def test_statements_spelled_by_macros_elsewhere_are_left_alone(tmp_path):
+    shutil.copy(PROGRAMS / "macro_statements.c", tmp_path / "macro_statements.c")
+    (result,) = instrument_features([tmp_path / "macro_statements.c"], tmp_path / "out")
+    original = _build(tmp_path / "macro_statements.c", tmp_path / "original")
+    instrumented = _build(tmp_path / "out" / "macro_statements.c", tmp_path / "instrumented")
+    records = tmp_path / "m.jsonl"
+    assert _run([str(instrumented), "10"], records) == _run([str(original), "10"], tmp_path / "x")
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    assert record["macro_statements.c:18:loop:for"] == 10
+    assert record["macro_statements.c:19:branch:then:if"] == 4  # i = 0, 3, 6, 9
+    assert not [f.name for f in result.features if ":16:" in f.name or ":17:" in f.name]
+    assert any(note.startswith("macro_statements.c:16: if") for note in result.skipped)
+    assert any(note.startswith("macro_statements.c:17: do loop") for note in result.skipped)
+
+
+@pytest.mark.parametrize("openmp", [True, False])
+def test_openmp_loops_keep_their_headers_and_count_every_thread(tmp_path, monkeypatch, openmp):
+    shutil.copy(PROGRAMS / "openmp.c", tmp_path / "openmp.c")
+    flags = ["-fopenmp"] if openmp else []
+    (result,) = instrument_features([tmp_path / "openmp.c"], tmp_path / "out", flags)
+    binaries = []
+    for source, binary in ((tmp_path / "openmp.c", "original"),
+                           (tmp_path / "out" / "openmp.c", "instrumented")):  # fmt: skip
+        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
+        subprocess.run([*command, "-o", str(tmp_path / binary), str(source)], check=True)
+        binaries.append(str(tmp_path / binary))
+    records = tmp_path / "omp.jsonl"
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    n = "30000"
+    assert _run([binaries[1], n], records) == _run([binaries[0], n], tmp_path / "none")
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    assert record["openmp.c:11:loop:for"] == 30000
+    assert record["openmp.c:13:branch:then:if"] == 10000
+    assert record["openmp.c:13:branch:else:if"] == 20000
+    assert "openmp.c:18:loop:for" not in record  # the outer loop of collapse(2)
+    assert record["openmp.c:19:loop:for"] == 3000  # the inner one: every trip of the nest
+    assert record["openmp.c:20:branch:then:if"] == 1500
+    assert record["openmp.c:26:loop:for"] == 30000  # one statement, braced with its counter
+    assert record["openmp.c:29:loop:for"] == 10  # no directive: its condition is wrapped
+    assert result.skipped == ["openmp.c:18: for loop under a collapse(2) directive (counted "
+                              "innermost)"]  # fmt: skip
+    text = (tmp_path / "out" / "openmp.c").read_text()
+    assert "for (i = 0; i < n; i++) {" in text and "for (j = 0; j < 30; j++) {" in text
+
+
+C89_FLAGS = ["-std=c89", "-pedantic-errors", "-Wall", "-Werror", "-Wdeclaration-after-statement"]
+
+
+@pytest.mark.parametrize(
+    ("compiler", "tolerated"),
+    [("gcc", []), ("clang-16", ["-Wno-strict-prototypes", "-Wno-deprecated-non-prototype"])],
+)
+def test_a_c89_program_builds_instrumented_with_its_strict_c89_command(
+    tmp_path, compiler, tolerated
+):
+    if shutil.which(compiler) is None:
+        pytest.skip(f"needs {compiler}")
+    shutil.copy(PROGRAMS / "old_style.c", tmp_path / "old_style.c")
+    instrument_features([tmp_path / "old_style.c"], tmp_path / "out", ["-std=c89"])
+    binaries = []
+    for source, binary in ((tmp_path / "old_style.c", "original"),
+                           (tmp_path / "out" / "old_style.c", "instrumented")):  # fmt: skip
+        command = [compiler, *C89_FLAGS, *tolerated, "-o", str(tmp_path / binary), str(source)]
+        subprocess.run(command, check=True, capture_output=True)
+        binaries.append(str(tmp_path / binary))
+    records = tmp_path / "old.jsonl"
+    assert _run([binaries[1], "20"], records) == _run([binaries[0], "20"], tmp_path / "none")
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    assert record["old_style.c:23:loop:for"] == 20
+    assert record["old_style.c:21:assign:steps"] == 5
+    assert record["old_style.c:38:loop:for"] == 5 * 18  # relax: i = 1..n-2, steps times
+    assert record["elapsed"] > 0 and record["cpu"] >= 0
 
 
 def test_two_translation_units_with_crlf_line_ends_link_and_report_together(tmp_path):
@@ -309,3 +383,23 @@ def test_counters_of_the_busiest_rank_and_the_early_phase_under_mpi(
         assert not any(name.endswith(":rank_max") for name in final)
     table = read_feature_records(records)
     assert ("uneven.c:15:loop:for:rank_max" in table.costs) == bool(rank_max)
+
+
+def test_the_command_shows_ten_sites_left_alone_and_counts_the_rest(tmp_path, capsys):
+    uses = "".join(f"    TWICE(x{i});\n" for i in range(12))
+    declarations = "".join(f"    int x{i} = argc;\n" for i in range(12))
+    source = tmp_path / "many.c"
+    source.write_text(
+        "#define TWICE(v) v = v * 2\nint main(int argc, char **argv) {\n"
+        f"{declarations}    (void)argv;\n{uses}    return x0;\n}}\n"
+    )
+    assert main(["features", str(source), "-o", str(tmp_path / "out")]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if "left alone" in line]
+    assert len(notes) == 11
+    assert notes[0] == "perfcast: note: left alone: many.c:16: assignment to x0 spelled by a macro"
+    assert notes[-1] == (
+        f"perfcast: note: ... and 2 more sites left alone (every one is listed in "
+        f"{tmp_path / 'out' / 'features.json'})"
+    )
+    listed = json.loads((tmp_path / "out" / "features.json").read_text())["skipped"]
+    assert len(listed) == 12

@@ -871,6 +871,32 @@ def _measured_totals(experiment: Experiment, metric: str, measured: np.ndarray) 
     return totals
 
 
+def measured_core_hours(
+    experiment: Experiment, metric: str, point: Mapping[str, float], runs: int
+) -> float | None:
+    """Core-hours ``runs`` runs at ``point`` took as measured: the mean total of ``metric`` over
+    the kernels there, in hours, times the cores a run occupies and ``runs`` (the price
+    :func:`advise` puts on a candidate, with measured values in place of the models').
+
+    Returns
+    -------
+    float or None
+        None when ``metric`` is no time or ``point`` was not measured.
+    """
+    seconds = _seconds_per_unit(experiment, metric)
+    names = experiment.parameter_names
+    row = np.array([[float(point[n]) for n in names]])
+    total, found = 0.0, False
+    for series in experiment.series(metric):
+        at = np.flatnonzero(np.all(series.points == row, axis=1))
+        if len(at):
+            total += float(np.nansum(series.means[:, at[0]]))
+            found = True
+    if seconds is None or not found:
+        return None
+    return max(total, 0.0) * seconds * float(_cores(experiment, names, row)[0]) * runs / 3600
+
+
 def _measured_points(experiment: Experiment, metric: str) -> np.ndarray:
     return np.concatenate([s.points for s in experiment.series(metric)])
 
@@ -915,12 +941,17 @@ class AdvisedRound:
         Their predicted cost (None when the models predict no time).
     width_before : float
         Relative half-width of the interval at the target before this round.
+    resumed : bool
+        The round was advised by an earlier process whose loop was interrupted: its point comes
+        from the results journal (completed here if runs were missing) and ``core_hours`` is
+        what its runs took as measured.
     """
 
     point: dict[str, float]
     runs: int
     core_hours: float | None
     width_before: float
+    resumed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary for JSON."""
@@ -929,6 +960,7 @@ class AdvisedRound:
             "runs": self.runs,
             "core_hours": self.core_hours,
             "width_before": self.width_before,
+            "resumed": self.resumed,
         }
 
 

@@ -51,6 +51,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from perfcast.analyze.extrapolate_interval import count_without_interval, read_intervals
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
 from perfcast.io.machine_profile import MachineProfile
@@ -70,6 +71,9 @@ MISPREDICTIONS = "branch.mispredictions"
 #: Bytes per access of the probe's streams (see perfcast.measure.probe).
 _PROBE_ACCESS_BYTES = 8
 _DEFAULT_LINE = 64
+#: An interval reaching further than this share of the time either way is warned about (the
+#: accuracy PMaC reports for its predicted times).
+UNCERTAIN = 0.05
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,9 @@ class Convolution:
         Seconds of the whole signature.
     warnings : list of str
         Reasons not to trust the figure.
+    interval : (float, float) or None
+        Where the total may lie given the uncertainty of an extrapolated signature's elements
+        (:func:`time_interval`; None for a collected signature).
     """
 
     machine: str
@@ -130,6 +137,7 @@ class Convolution:
     functions: dict[str, float]
     total: float
     warnings: list[str] = field(default_factory=list)
+    interval: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -137,6 +145,7 @@ class Convolution:
             "machine": self.machine,
             "point": self.point,
             "total_seconds": self.total,
+            "interval_seconds": None if self.interval is None else list(self.interval),
             "functions": [{"function": f, "seconds": t} for f, t in self.functions.items()],
             "blocks": [
                 {
@@ -270,58 +279,32 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
         rates = [features[n] for n in HIT_RATES if n in features]
         if any(not 0.0 <= r <= 1.0 for r in rates) or (len(rates) == 2 and rates[1] < rates[0]):
             out_of_range.add(kernel)
-        fp_time = sum(
-            count / machine.fp_rate(name[len("fp.") :])
-            for name, count in features.items()
-            if is_fp_feature(name) and count > 0
-        )
-        moved = {name: features.get(name, 0.0) for name in MEMORY_FEATURES}
-        memory_time = instruction_time = branch_time = 0.0
-        if machine.core:
-            instruction_time = features.get("instructions", 0.0) / (
-                machine.core["instructions"] * 1e9
-            )
-            branch_time = features.get(MISPREDICTIONS, 0.0) * (
-                machine.core["misprediction_penalty"] * 1e-9
-            )
-        if any(moved.values()):
-            missing = [name for name in HIT_RATES if name not in features]
-            if missing:
-                raise InputError(
-                    f"kernel '{kernel}' moves data but has no feature '{missing[0]}'",
-                    signature.source,
-                    reason="missing-feature",
-                    value=missing[0],
-                )
-            l1_hit, ll_hit = features[L1_RATE], features[LL_RATE]
-            references = features.get("loads", 0.0) + features.get("stores", 0.0)
-            streaming = 0.0
-            if references > 0:
-                per_reference = sum(moved.values()) / references
-                streaming = streaming_share(l1_hit, per_reference, line_bytes(machine))
-            for name, access in zip(MEMORY_FEATURES, ("load", "store"), strict=True):
-                cost = byte_cost(machine, access, l1_hit, ll_hit, streaming)
-                memory_time += moved[name] * cost
-        total_time = combined_time(
-            fp_time, memory_time, instruction_time, branch_time, machine.overlap
-        )
-        times.append(
-            BlockTime(
-                kernel,
-                _function_of(kernel),
-                fp_time,
-                memory_time,
-                instruction_time,
-                branch_time,
-                total_time,
-            )
-        )
+        times.append(_block_time(kernel, features, machine, signature.source))
     times.sort(key=lambda b: (-b.time, b.kernel))
     functions: dict[str, float] = {}
     for block in times:
         functions[block.function] = functions.get(block.function, 0.0) + block.time
     functions = dict(sorted(functions.items(), key=lambda item: (-item[1], item[0])))
     total = sum(b.time for b in times)
+    interval = time_interval(blocks, read_intervals(signature), machine, signature.source)
+    unbounded = count_without_interval(signature)
+    if unbounded:
+        warnings.append(
+            f"{unbounded} element(s) of the extrapolated signature have no uncertainty estimate: "
+            + (
+                "the time's interval leaves them out"
+                if interval is not None
+                else "the time has no interval"
+            )
+        )
+    if interval is not None and total > 0 and math.isfinite(total):
+        below, above = (total - interval[0]) / total, (interval[1] - total) / total
+        if max(below, above) > UNCERTAIN:
+            warnings.append(
+                f"the extrapolated signature's uncertainty puts the time between "
+                f"{interval[0]:.4g} s and {interval[1]:.4g} s (-{below:.1%} / +{above:.1%}): "
+                f"the prediction is not to be trusted to {UNCERTAIN:.0%}"
+            )
     if negative:
         warnings.append(
             f"{len(negative)} block(s) count negative bytes or operations (e.g. "
@@ -352,4 +335,87 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
             "instruction issue limits and branch mispredictions is not modeled (the machine "
             "profile has no 'core' figures)"
         )
-    return Convolution(machine.name, point, times, functions, total, warnings)
+    return Convolution(machine.name, point, times, functions, total, warnings, interval)
+
+
+def _block_time(
+    kernel: str, features: dict[str, float], machine: MachineProfile, source: str | None
+) -> BlockTime:
+    """One block's parts and their combination (the module docstring)."""
+    fp_time = sum(
+        count / machine.fp_rate(name[len("fp.") :])
+        for name, count in features.items()
+        if is_fp_feature(name) and count > 0
+    )
+    moved = {name: features.get(name, 0.0) for name in MEMORY_FEATURES}
+    memory_time = instruction_time = branch_time = 0.0
+    if machine.core:
+        instruction_time = features.get("instructions", 0.0) / (machine.core["instructions"] * 1e9)
+        branch_time = features.get(MISPREDICTIONS, 0.0) * (
+            machine.core["misprediction_penalty"] * 1e-9
+        )
+    if any(moved.values()):
+        missing = [name for name in HIT_RATES if name not in features]
+        if missing:
+            raise InputError(
+                f"kernel '{kernel}' moves data but has no feature '{missing[0]}'",
+                source,
+                reason="missing-feature",
+                value=missing[0],
+            )
+        l1_hit, ll_hit = features[L1_RATE], features[LL_RATE]
+        references = features.get("loads", 0.0) + features.get("stores", 0.0)
+        streaming = 0.0
+        if references > 0:
+            per_reference = sum(moved.values()) / references
+            streaming = streaming_share(l1_hit, per_reference, line_bytes(machine))
+        for name, access in zip(MEMORY_FEATURES, ("load", "store"), strict=True):
+            memory_time += moved[name] * byte_cost(machine, access, l1_hit, ll_hit, streaming)
+    total_time = combined_time(fp_time, memory_time, instruction_time, branch_time, machine.overlap)
+    return BlockTime(
+        kernel, _function_of(kernel), fp_time, memory_time, instruction_time, branch_time,
+        total_time,
+    )  # fmt: skip
+
+
+def time_interval(
+    blocks: dict[str, dict[str, float]],
+    intervals: dict[tuple[str, str], tuple[float, float]],
+    machine: MachineProfile,
+    source: str | None = None,
+) -> tuple[float, float] | None:
+    """The total time's interval from the elements' intervals (None without any).
+
+    Each block is convolved at its costly corner (every count at the top of its interval,
+    every hit rate at the bottom) and at its cheap corner (the reverse); the block's interval
+    is the hull of these and its nominal time, and the blocks' intervals add up (the worst
+    case: every block's errors in the same direction).
+
+    Parameters
+    ----------
+    blocks : dict
+        Features per block (:func:`block_features`).
+    intervals : dict
+        ``(kernel, feature) -> (low, high)``
+        (:func:`perfcast.analyze.extrapolate_interval.read_intervals`).
+    machine : MachineProfile
+    source : str, optional
+        Where the signature came from, for error messages.
+    """
+    if not intervals:
+        return None
+    low = high = 0.0
+    for kernel, features in blocks.items():
+        corners = [features]
+        for costly in (True, False):
+            corner = dict(features)
+            for name in features:
+                bounds = intervals.get((kernel, name))
+                if bounds is not None:
+                    upper = costly != (name in HIT_RATES)  # fewer hits cost more
+                    corner[name] = bounds[1] if upper else bounds[0]
+            corners.append(corner)
+        block_times = [_block_time(kernel, c, machine, source).time for c in corners]
+        low += min(block_times)
+        high += max(block_times)
+    return low, high

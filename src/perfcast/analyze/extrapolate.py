@@ -20,6 +20,11 @@ the smaller ones (forward validation: the question extrapolation asks); ties go 
 with fewer coefficients, then to the earlier form in the list above. The chosen form is then
 refitted on all points.
 
+The cache miss counts (``l1.misses``, ``ll.misses``) may also take the ``exchange`` form
+``a + b*(p-1)/p^2`` (:data:`MISS_FORMS`): the data a rank receives in an all-to-all
+redistribution of a fixed problem, whose first touch misses the caches (a sort's exchanged
+keys). It competes only on series without a 0 (a step from 0 fits it through one point).
+
 ``forms="pmnf"`` fits perfcast's PMNF search (:mod:`perfcast.model.pmnf`) to each series;
 ``forms="both"`` fits both and, per element, keeps the one with the smaller forward-validation
 error (PMNF needs three points besides the largest one for that; with fewer, the canonical form
@@ -45,7 +50,10 @@ counts there are 0, and are fitted as such
 (:func:`perfcast.static.signature.fill_unexecuted`), so the element is extrapolated from every
 point rather than left out for lack of points. A count that is 0 at the smallest core counts
 only is fitted from the first count where it is not, when that leaves three points or more
-(:func:`running_regime`).
+(:func:`running_regime`). When it leaves two (0 at 1, running at 2 and 4), a *step* competes
+with the forms fitted through the zeros: the constant of the two running points, checked by
+predicting the second from the first (a reduction that starts at ``p = 2`` and then stays,
+``(0, 16384, 16384)``, is a step; no form through the 0 predicts it).
 """
 
 from __future__ import annotations
@@ -57,6 +65,15 @@ from typing import Any
 
 import numpy as np
 
+from perfcast.analyze.extrapolate_interval import (
+    ambiguities,
+    element_interval,
+    horizon,
+    influential_kernels,
+    intervals_metadata,
+    is_plausible,
+    largest_point_blocks,
+)
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
 from perfcast.static.signature import (
@@ -74,6 +91,7 @@ _TIE = 1e-9
 _RELATIVE_FLOOR = 1e-6
 _NO_PMNF = "PMNF fitted no model"
 _ACCESSES = ("loads", "stores")
+_MISPREDICTIONS = "branch.mispredictions"
 
 
 @dataclass(frozen=True)
@@ -158,6 +176,14 @@ CANONICAL_FORMS: tuple[CanonicalForm, ...] = (
     CanonicalForm("power", np.log, True, "{a}*{p}^{b}"),
 )
 
+#: Forms for the cache miss counts (``l1.misses``, ``ll.misses``) besides the canonical ones.
+#: ``exchange``: what a rank receives when a fixed problem block-distributed over ``p`` ranks
+#: is redistributed all-to-all, ``(p - 1) / p`` of its ``n / p`` elements; data landing in
+#: memory the rank has not touched yet misses the caches once per line.
+MISS_FORMS: tuple[CanonicalForm, ...] = (
+    CanonicalForm("exchange", lambda p: (p - 1.0) / p**2, False, "{a} + {b}*({p}-1)/{p}^2"),
+)
+
 
 @dataclass
 class ElementFit:
@@ -182,6 +208,11 @@ class ElementFit:
         The raw prediction lay outside the feature's range and was clamped.
     alternative : dict or None
         With ``both``: the other family's form, value and validation error.
+    low, high : float or None
+        The interval the value may lie in (:mod:`perfcast.analyze.extrapolate_interval`);
+        None when nothing estimates it (a PMNF fit that could not be checked).
+    ambiguous : list of str
+        Why the extrapolation is ambiguous (empty when it is not).
     """
 
     kernel: str
@@ -193,6 +224,9 @@ class ElementFit:
     validation_error: float | None
     clamped: bool = False
     alternative: dict[str, Any] | None = None
+    low: float | None = None
+    high: float | None = None
+    ambiguous: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -206,6 +240,8 @@ class ElementFit:
             "validation_error": self.validation_error,
             "clamped": self.clamped,
             "alternative": self.alternative,
+            "interval": None if self.low is None else [self.low, self.high],
+            "ambiguous": self.ambiguous,
         }
 
 
@@ -286,12 +322,33 @@ def choose_form(
     (CanonicalForm, coefficients, validation error)
         The coefficients are refitted on all points.
     """
+    ranked = _ranked_forms(
+        p, y, CANONICAL_FORMS, bounds=bounds, holdouts=holdouts, relative=relative
+    )
+    error, form, coefficients = _best(ranked)
+    return form, coefficients, error
+
+
+_Ranked = tuple[float, int, int, CanonicalForm, tuple[float, float]]
+
+
+def _ranked_forms(
+    p: np.ndarray,
+    y: np.ndarray,
+    forms: tuple[CanonicalForm, ...],
+    *,
+    bounds: tuple[float, float],
+    holdouts: int,
+    relative: bool,
+) -> list[_Ranked]:
+    """Every canonical form that fits: (validation error, size, position, form, coefficients
+    refitted on all points)."""
     order = np.argsort(p)
     p, y = p[order], y[order]
     scale = float(np.max(np.abs(y))) if len(y) else 0.0
     low, high = bounds
-    ranked: list[tuple[float, int, int, CanonicalForm, tuple[float, float]]] = []
-    for position, form in enumerate(CANONICAL_FORMS):
+    ranked: list[_Ranked] = []
+    for position, form in enumerate(forms):
         if len(p) - 1 < form.size:
             continue
         # a multiplicative form fits positive values only: the largest point may be 0 (a count
@@ -314,11 +371,16 @@ def choose_form(
         if len(errors) < len(ends):
             continue
         ranked.append((max(errors), form.size, position, form, refitted))
+    return ranked
+
+
+def _best(ranked: list[_Ranked]) -> tuple[float, CanonicalForm, tuple[float, float]]:
+    """The smallest validation error; ties to fewer coefficients, then the earlier form."""
     best_error = min(r[0] for r in ranked)
     tolerance = _TIE * max(1.0, best_error)
     tied = [r for r in ranked if r[0] <= best_error + tolerance]
     error, _size, _position, form, coefficients = min(tied, key=lambda r: (r[1], r[2]))
-    return form, coefficients, error
+    return error, form, coefficients
 
 
 def _bounds(feature: str) -> tuple[float, float]:
@@ -514,9 +576,49 @@ def extrapolate(
         )
     if unfitted:
         warnings.append(f"{unfitted} element(s) PMNF fitted no model to were left out")
+    warnings += _trust_warnings(elements, largest_point_blocks(series))
     return Extrapolation(
         _as_signature(signature, elements, parameter, at), elements, skipped, warnings
     )
+
+
+def _trust_warnings(
+    elements: list[ElementFit], blocks: Mapping[str, Mapping[str, float]]
+) -> list[str]:
+    """Warnings on the ambiguous extrapolations of influential blocks, and on elements that
+    have no interval."""
+    warnings = []
+    influential = influential_kernels(blocks)
+    flagged = [
+        e
+        for e in elements
+        if e.ambiguous and e.kernel in influential and not e.feature.endswith("_spread")
+    ]  # a spread over the ranks describes the ranks, not the work
+    # mispredictions are not in PMaC's vector (tens of events a block): counted apart
+    ambiguous = [e for e in flagged if e.feature != _MISPREDICTIONS]
+    ambiguous.sort(key=lambda e: -len(e.ambiguous))  # the most reasons first
+    mispredicted = len(flagged) - len(ambiguous)
+    if ambiguous:
+        shown = "; ".join(
+            f"'{e.kernel}' {e.feature}: {', '.join(e.ambiguous)}" for e in ambiguous[:3]
+        )
+        more = f" and {len(ambiguous) - 3} more" if len(ambiguous) > 3 else ""
+        warnings.append(
+            f"{len(ambiguous)} element(s) of influential blocks have an ambiguous "
+            f"extrapolation ({shown}{more}): their intervals, and the time's, are the guide"
+        )
+    if mispredicted:
+        warnings.append(
+            f"{mispredicted} branch misprediction count(s) of influential blocks have an "
+            "ambiguous extrapolation (see each element's 'ambiguous')"
+        )
+    unbounded = sum(e.low is None for e in elements if math.isfinite(e.value))
+    if unbounded:
+        warnings.append(
+            f"{unbounded} element(s) have no uncertainty estimate (a fit that could not be "
+            "checked against a left-out core count)"
+        )
+    return warnings
 
 
 def running_regime(
@@ -568,17 +670,36 @@ def _element(
     order = np.argsort(p)
     p, y = p[order], y[order]
     canonical: ElementFit | None = None
+    bounds = _bounds(feature)
+    p_run, y_run = running_regime(kernel, feature, p, y)
+    spread = 0.0
     if forms != "pmnf":
-        p_run, y_run = running_regime(kernel, feature, p, y)
-        form, coefficients, validation = choose_form(
-            p_run, y_run, bounds=_bounds(feature), holdouts=holdouts, relative=relative
-        )
+        late = _late_start(kernel, feature, y_run)
+        ranked = _ranked_forms(
+            p_run, y_run, _forms_for(feature, y_run), bounds=bounds, holdouts=holdouts,
+            relative=relative,
+        )  # fmt: skip
+        if late:
+            ranked.append(_step(p_run, y_run, len(ranked)))
+        validation, form, coefficients = _best(ranked)
         raw = float(form.evaluate(coefficients, np.array([at]))[0])
         fitted = form.evaluate(coefficients, p_run)
         canonical = ElementFit(
             kernel, feature, form.name, form.formula(coefficients, parameter), raw,
             _fit_error(y_run, fitted), validation,
         )  # fmt: skip
+        value = _clamp(feature, raw)[0]
+        plausible = [value] + [
+            _clamp(feature, float(r[3].evaluate(r[4], np.array([at]))[0]))[0]
+            for r in ranked
+            if is_plausible(r[0], validation)
+        ]
+        interval = element_interval(value, validation, horizon(p_run, at), plausible, bounds)
+        if interval is not None:
+            canonical.low, canonical.high = interval
+            spread = (max(plausible) - min(plausible)) / max(
+                abs(value), float(np.max(np.abs(y))) * 1e-12, 1e-300
+            )
     searched: ElementFit | None = None
     if forms != "pmac" and key in pmnf:
         raw, formula = pmnf[key]
@@ -586,10 +707,17 @@ def _element(
         scale = float(np.max(np.abs(y)))
         checked = _relative(early[0], float(y[-1]), scale) if early else None
         searched = ElementFit(kernel, feature, "pmnf", formula, raw, math.nan, checked)
+        interval = element_interval(_clamp(feature, raw)[0], checked, horizon(p, at), (), bounds)
+        if interval is not None:
+            searched.low, searched.high = interval
     chosen = _pick(canonical, searched)
     if chosen is None:
         return None
     chosen.value, chosen.clamped = _clamp(feature, chosen.value)
+    fitted_from = float(p_run[0]) if chosen is canonical else float(p[0])
+    chosen.ambiguous = ambiguities(
+        feature, p, y, fitted_from, spread if chosen is canonical else 0.0
+    )
     other = searched if chosen is canonical else canonical
     if forms == "both" and other is not None:
         chosen.alternative = {
@@ -601,6 +729,33 @@ def _element(
     return chosen
 
 
+def _forms_for(feature: str, y: np.ndarray) -> tuple[CanonicalForm, ...]:
+    """The canonical forms, and for a cache miss count that is not 0 at any point fitted the
+    :data:`MISS_FORMS` too (a step from 0 to a constant fits the exchange form through its value
+    at ``p = 1`` alone)."""
+    if feature in RATE_MISSES.values() and not np.any(y == 0):
+        return CANONICAL_FORMS + MISS_FORMS
+    return CANONICAL_FORMS
+
+
+def _late_start(kernel: str, feature: str, y: np.ndarray) -> bool:
+    """A signature count that is 0 at its smallest core counts and runs at the last two only
+    (a block that starts at ``p = 2`` measured at 1, 2, 4): too few points for
+    :func:`running_regime`, one to check a step against."""
+    if not kernel.startswith(SIGNATURE_PREFIXES) or not is_count_feature(feature):
+        return False
+    running = np.flatnonzero(y)
+    return len(running) == MIN_POINTS - 1 and running[0] == len(y) - (MIN_POINTS - 1)
+
+
+def _step(p: np.ndarray, y: np.ndarray, position: int) -> _Ranked:
+    """The step candidate of a late start: the constant of the points where the count runs,
+    checked by the last of them predicted from the one before."""
+    constant = CANONICAL_FORMS[0]
+    error = _relative(float(y[-2]), float(y[-1]), float(np.max(np.abs(y))))
+    return error, constant.size, position, constant, (float(np.mean(y[-2:])), 0.0)
+
+
 def derive_hit_rates(elements: list[ElementFit]) -> list[ElementFit]:
     """Replace fitted hit rates by those of the extrapolated miss and access counts.
 
@@ -609,7 +764,8 @@ def derive_hit_rates(elements: list[ElementFit]) -> list[ElementFit]:
     ``ll.cumulative_hit_rate = 1 - ll.misses / accesses``, with the first level's misses bounded
     by the accesses and the last level's by the first level's (a bound that binds marks the
     rate clamped). The fit error of a derived rate is the largest of the counts' it comes from
-    (NaN when none of them has one, as for PMNF fits).
+    (NaN when none of them has one, as for PMNF fits); its interval is the miss count's (more
+    misses, a lower rate), the last level's misses bounded by the first level's.
 
     Parameters
     ----------
@@ -635,18 +791,26 @@ def derive_hit_rates(elements: list[ElementFit]) -> list[ElementFit]:
         accesses = sum(features[name].value for name in _ACCESSES if name in features)
         if accesses <= 0:
             continue
-        bound = accesses
+        bound = low_bound = high_bound = accesses
         errors = [c.fit_error for c in present if math.isfinite(c.fit_error)]
         fit_error = max(errors) if errors else math.nan  # PMNF fits report none
         for rate, misses_name in RATE_MISSES.items():
-            misses = features[misses_name].value
+            counted = features[misses_name]
+            misses = counted.value
             bounded = min(misses, bound)
             bound = bounded  # the next level misses no more than this one
-            derived[(kernel, rate)] = ElementFit(
+            rate_fit = ElementFit(
                 kernel, rate, "derived",
                 f"1 - {misses_name}/({' + '.join(n for n in _ACCESSES if n in features)})",
                 1.0 - bounded / accesses, fit_error, None, clamped=bounded != misses,
             )  # fmt: skip
+            if counted.low is not None and counted.high is not None:
+                # more misses, a lower rate: the rate's interval from the count's
+                low_bound = min(counted.high, low_bound)
+                high_bound = min(counted.low, high_bound)
+                rate_fit.low = min(1.0 - low_bound / accesses, rate_fit.value)
+                rate_fit.high = max(1.0 - high_bound / accesses, rate_fit.value)
+            derived[(kernel, rate)] = rate_fit
     kept = [e for e in elements if (e.kernel, e.feature) not in derived]
     return kept + list(derived.values())
 
@@ -669,6 +833,12 @@ def _as_signature(
     metadata["extrapolated"] = {
         "from": sorted({float(v) for v in signature.points()[:, 0]}),
         "to": {parameter: at},
+        "intervals": intervals_metadata(
+            (e.kernel, e.feature, e.low, e.high)
+            for e in kept
+            if e.low is not None and e.high is not None
+        ),
+        "without_interval": sum(e.low is None or e.high is None for e in kept),
     }
     return Experiment.from_columns(
         [e.kernel for e in kept],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from perfcast.api.analysis import models_of_metric
 from perfcast.api.campaigns import run_campaign
@@ -147,10 +147,11 @@ def run_advised(
     """
     import dataclasses
 
-    from perfcast.analyze.advice import RUNS, AdvisedRound, parse_budget
+    from perfcast.analyze.advice import RUNS, AdvisedRound, measured_core_hours, parse_budget
     from perfcast.core.points import plain_value
 
     total = parse_budget(str(budget))
+    earlier = _earlier_rounds(campaign)
     result = run_campaign(campaign)
     measured = result.experiment
     executed, skipped, failures = result.executed, result.skipped, list(result.failures)
@@ -172,7 +173,22 @@ def run_advised(
         taken = {tuple(row) for row in measured.points().tolist()}
         names = measured.parameter_names
         fresh = [s for s in advice.suggestions if tuple(s.point[n] for n in names) not in taken]
-        if goal is not None and advice.width_before <= goal:
+        if earlier:
+            # A round an earlier, interrupted loop took: measured (or completed) and counted
+            # first, whatever the advice says now; its point is outside the campaign, so the
+            # journal's latest session (the campaign's) no longer shows it.
+            point = earlier.pop(0)
+            result = run_campaign(dataclasses.replace(campaign, parameters=point))
+            executed, skipped = executed + result.executed, skipped + result.skipped
+            failures += result.failures
+            measured = _joined(measured, result.experiment)
+            replayed = {name: float(v[0]) for name, v in point.items()}
+            cost = measured_core_hours(measured, advice.metric, replayed, campaign.repetitions)
+            spent += campaign.repetitions if total.unit == RUNS else cost or 0.0
+            history.append(
+                AdvisedRound(replayed, campaign.repetitions, cost, advice.width_before, True)
+            )
+        elif goal is not None and advice.width_before <= goal:
             stop = "goal"
         elif left <= 0:
             stop = "budget"
@@ -201,6 +217,26 @@ def run_advised(
         result, experiment=measured, executed=executed, skipped=skipped, failures=failures
     )
     return total_result, history, advice, stop
+
+
+def _earlier_rounds(campaign: Campaign) -> list[dict[str, list[Any]]]:
+    """The points of the advised rounds the campaign's results journal holds, in the order
+    they were taken: the sessions of this campaign's command (same fingerprint) at one point
+    outside its own grid, each as the campaign's parameters for that point."""
+    from perfcast.io.campaign_results import read_journal
+
+    own = set(campaign.points())
+    names = list(campaign.parameter_names)
+    found: list[dict[str, list[Any]]] = []
+    for session in read_journal(campaign.results_path).sessions:
+        parameters = session["campaign"].get("parameters", {})
+        single = all(len(parameters.get(name, [])) == 1 for name in names)
+        if session["fingerprint"] != campaign.fingerprint or not single:
+            continue
+        point = {name: list(parameters[name]) for name in names}
+        if tuple(v[0] for v in point.values()) not in own and point not in found:
+            found.append(point)
+    return found
 
 
 def _joined(first: Experiment, second: Experiment) -> Experiment:

@@ -119,8 +119,11 @@ def extrapolate_signature(
     Returns
     -------
     Extrapolation
-        ``signature`` (the experiment at the target), ``elements`` (form, formula, fit and
-        validation error per element), ``skipped`` and ``warnings``.
+        ``signature`` (the experiment at the target, carrying each element's interval in its
+        metadata), ``elements`` (form, formula, fit and validation error, ``low``/``high``
+        interval and the reasons its extrapolation is ``ambiguous``, per element), ``skipped``
+        and ``warnings`` (among them the ambiguous elements of influential blocks;
+        :mod:`perfcast.analyze.extrapolate_interval`).
     """
     from perfcast.analyze.extrapolate import extrapolate
 
@@ -175,7 +178,9 @@ def convolve(signature: Experiment, machine: MachineProfile) -> Convolution:
     at the bandwidth of the cache levels its cumulative hit rates say serve them, streams at
     the stream bandwidths) and instruction time overlap as the machine's ``overlap`` says, and
     its branch mispredictions add their penalty; summed per function and in total
-    (:mod:`perfcast.analyze.convolve`).
+    (:mod:`perfcast.analyze.convolve`). An extrapolated signature's element intervals give the
+    total's ``interval`` (each block at its costly and its cheap corner, added up), with a
+    warning when it reaches more than 5 % from the prediction.
 
     Raises
     ------

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfcast.core import progress as progress_bars
+from perfcast.core.collector import collector_paused
 from perfcast.core.errors import InputError, WorkError
 from perfcast.core.progress import ProgressBar
 
@@ -99,8 +100,9 @@ def analyze_source(
         (reason ``unknown-parameter``, with the closest names), or a name of ``functions``
         is defined in none of them.
     """
-    from perfcast.static import analyze
-    from perfcast.static.cache import default_directory
+    with collector_paused():  # the first call imports the analysis, sympy with it
+        from perfcast.static import analyze
+        from perfcast.static.cache import default_directory
 
     fixed = dict(values or {})
     names = list(parameters) + [name for name in fixed if name not in parameters]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
 
 from perfcast.api import InputError, instrument_features, load_feature_records, save_run_table
 
@@ -65,8 +66,7 @@ def run(args: argparse.Namespace) -> int:
     results = instrument_features(args.sources, args.out, flags, parameters=args.param)
     for result in results:
         print(f"{result.original} -> {result.path}: {len(result.features)} features")
-        for skipped in result.skipped:
-            print(f"perfcast: note: left alone: {skipped}", file=sys.stderr)
+        _print_skipped(result.skipped, Path(args.out) / "features.json")
     found = {feature.name for result in results for feature in result.features}
     for name in dict.fromkeys(args.param):
         if name not in found:
@@ -76,3 +76,20 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     return 0
+
+
+#: Sites left alone shown per source; the rest are counted (all are in features.json).
+SKIPPED_SHOWN = 10
+
+
+def _print_skipped(skipped: list[str], listing: Path) -> None:
+    """The first distinct sites left alone, and how many more there are."""
+    distinct = list(dict.fromkeys(skipped))
+    for note in distinct[:SKIPPED_SHOWN]:
+        print(f"perfcast: note: left alone: {note}", file=sys.stderr)
+    if len(distinct) > SKIPPED_SHOWN:
+        print(
+            f"perfcast: note: ... and {len(distinct) - SKIPPED_SHOWN} more sites left alone "
+            f"(every one is listed in {listing})",
+            file=sys.stderr,
+        )

@@ -254,7 +254,8 @@ def _run_advised(campaign: Campaign, args: argparse.Namespace) -> CampaignResult
     for number, advised in enumerate(history, 1):
         point = ",".join(f"{k}={v:g}" for k, v in advised.point.items())
         print(
-            f"perfcast: advised round {number}: measured {point} ({advised.runs} runs); the "
+            f"perfcast: advised round {number}: measured {point} ({advised.runs} runs"
+            f"{', taken before the resume' if advised.resumed else ''}); the "
             f"interval at the target was ±{advised.width_before:.1%}",
             file=sys.stderr,
         )

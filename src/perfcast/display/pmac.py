@@ -19,9 +19,13 @@ def convolution_text(result: Convolution) -> str:
     lines = [
         f"predicted computation time on {result.machine} at {format_point(result.point)}: "
         f"{_seconds(result.total)}",
-        "",
-        "per function:",
     ]
+    if result.interval is not None:
+        low, high = result.interval
+        lines.append(
+            f"interval from the extrapolation's uncertainty: {_seconds(low)} to {_seconds(high)}"
+        )
+    lines += ["", "per function:"]
     width = max((len(f) for f in result.functions), default=8)
     for function, seconds in result.functions.items():
         share = seconds / result.total if result.total > 0 else 0.0
@@ -60,9 +64,15 @@ def extrapolation_text(result: Extrapolation, shown: int = 30) -> str:
     for element in ranked:
         check = "n/a" if element.validation_error is None else f"{element.validation_error:.2%}"
         name = f"{element.kernel} {element.feature}"
+        interval = (
+            "interval n/a"
+            if element.low is None
+            else f"interval {element.low:.6g} to {element.high:.6g}"
+        )
         lines.append(
             f"  {name:<{width}}  {element.value:>14.6g}  {element.form:<11}  "
-            f"check {check}{'  (clamped)' if element.clamped else ''}"
+            f"check {check:<7}  {interval}{'  (clamped)' if element.clamped else ''}"
+            + (f"  ambiguous: {', '.join(element.ambiguous)}" if element.ambiguous else "")
         )
     lines += [f"warning: {w}" for w in result.warnings]
     return "\n".join(lines) + "\n"

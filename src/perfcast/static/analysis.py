@@ -8,9 +8,7 @@ its count per program run multiplies that, call site by call site, by the count 
 from __future__ import annotations
 
 import difflib
-import gc
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -18,6 +16,7 @@ from pathlib import Path
 import sympy
 from clang.cindex import Cursor, CursorKind
 
+from perfcast.core.collector import collector_paused
 from perfcast.core.errors import InputError
 from perfcast.static.annotations import Annotation, parse_annotations
 from perfcast.static.cache import cached_report, included_files, report_key, store_report
@@ -27,6 +26,8 @@ from perfcast.static.cursors import (
     children,
     contains,
     key,
+    line_of,
+    offset_of,
     operator,
     release_tree,
     single_pass,
@@ -140,13 +141,13 @@ def analyze(
     key = None
     if cache is not None:
         key = report_key(sources, parameters, compile_args, selected)
-        with _collector_paused():  # unpickling makes many objects: no passes over old ones
+        with collector_paused():  # unpickling makes many objects: no passes over old ones
             cached = cached_report(cache, key)
         if cached is not None:
             return cached
     # One pause for the whole analysis: re-enabling the collector in between would make its
     # next pass go over every object made so far (the unit's tree among them).
-    with _collector_paused():
+    with collector_paused():
         session = StaticSession(sources, parameters, compile_args)
         report = session.report(selected, progress)
         if cache is not None and key is not None:
@@ -185,7 +186,7 @@ class StaticSession:
         parameters: Sequence[str],
         compile_args: Sequence[str] = (),
     ) -> None:
-        with _collector_paused():
+        with collector_paused():
             self.parsed, self._warnings = parse_sources(sources, compile_args)
             check_parameters(self.parsed, parameters, compile_args)
             self._analysis = _Analysis(collect(self.parsed), list(parameters))
@@ -221,7 +222,7 @@ class StaticSession:
         InputError
             When a name is defined in none of the sources (with the closest names).
         """
-        with _collector_paused():
+        with collector_paused():
             return self._analysis.report(self._warnings, progress, functions)
 
     def close(self) -> None:
@@ -236,24 +237,6 @@ class StaticSession:
         self.parsed = []
         self._analysis.calls.clear()  # their arguments' translations refer to the analysis
         del self._analysis
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for the duration of one analysis.
-
-    The analysis keeps tens of thousands of cursors alive (the unit's tree) and makes many
-    short-lived objects; every generation-2 pass re-scans all of them, which took a third of
-    the time on a 4,000-line file. Reference counting still frees what is dropped; cycles
-    wait for the next pass after the analysis.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class _Analysis:
@@ -410,7 +393,7 @@ class _Analysis:
         statements = self._top_level(name, function)
         arms = []
         leaving = []  # returns and gotos, in the order of the walk
-        for cursor in walk(function):
+        for cursor in self.program.control.get(name, ()):  # the scan's walk of the function
             kind = cursor.kind
             if kind in _EXITS:
                 leaving.append(cursor)
@@ -446,13 +429,13 @@ class _Analysis:
         source = self.program.function_source[name]
         context = Context(name)
         if name in self.program.ambiguous:
-            context = replace(context, undef=f"two functions are called {name}")
+            context = context.changed(undef=f"two functions are called {name}")
         self._record(name, "function", function, source, 0, context)
-        context = replace(context, region=name)
+        context = context.changed(region=name)
         jump = self.jumps.get(name)
         if jump is not None and context.undef is None:
             # A goto can skip or repeat any statement of the function.
-            context = replace(context, undef=f"the function uses goto at line {jump.location.line}")
+            context = context.changed(undef=f"the function uses goto at line {jump.location.line}")
         body = _body(function)
         if body is not None:
             self._visit(body, context, [], source)
@@ -473,10 +456,10 @@ class _Analysis:
         if (
             early is not None
             and context.undef is None
-            and cursor.extent.start.offset > early.extent.start.offset
+            and offset_of(cursor.extent.start) > offset_of(early.extent.start)
         ):
-            return replace(
-                context, undef=f"the function may return early at line {early.location.line}"
+            return context.changed(
+                undef=f"the function may return early at line {early.location.line}"
             )
         return context
 
@@ -497,7 +480,7 @@ class _Analysis:
             inner = (
                 context
                 if context.undef
-                else replace(context, undef=f"inside the switch at line {cursor.location.line}")
+                else context.changed(undef=f"inside the switch at line {cursor.location.line}")
             )
             for kid in children(cursor):
                 self._visit(kid, inner, [], source)
@@ -509,8 +492,7 @@ class _Analysis:
             inner = (
                 context
                 if context.undef
-                else replace(
-                    context,
+                else context.changed(
                     undef=f"inside an unsupported statement ({what}) at line "
                     f"{cursor.location.line}",
                 )
@@ -529,7 +511,7 @@ class _Analysis:
         if kind == CursorKind.CALL_EXPR:
             call_context = context
             if conditional and context.undef is None:
-                call_context = replace(context, undef="the call is conditional (?:, && or ||)")
+                call_context = context.changed(undef="the call is conditional (?:, && or ||)")
             # Only the arguments of calls of defined functions are ever substituted.
             defined = self.program.functions
             translate = (
@@ -538,17 +520,19 @@ class _Analysis:
                 else list
             )
             self.calls[cursor.hash] = CallRecord(call_context, translate)
-        kids = children(cursor)
-        if kind == CursorKind.CONDITIONAL_OPERATOR:
-            flags = [conditional] + [True] * (len(kids) - 1)
-        elif kind == CursorKind.BINARY_OPERATOR and operator(cursor) in ("&&", "||"):
-            flags = [conditional, True]
-        else:
-            flags = [conditional] * len(kids)
-        for kid, flag in zip(kids, flags, strict=False):
+        # the operands after the first of ?:, && and || run only under a condition
+        later = (
+            True
+            if kind == CursorKind.CONDITIONAL_OPERATOR
+            or (kind == CursorKind.BINARY_OPERATOR and operator(cursor) in ("&&", "||"))
+            else conditional
+        )
+        flag = conditional
+        for kid in children(cursor):
             kid_kind = kid.kind
             if kid_kind not in _VISITED_STATEMENTS:
                 self._calls_in(kid, context, flag, kid_kind)
+            flag = later
 
     def _arguments(self, call: Cursor, context: Context) -> list:
         return [self._argument(a, context) for a in call.get_arguments()]
@@ -569,8 +553,7 @@ class _Analysis:
         ]
         if leaving and context.undef is None:
             what = "break" if leaving[0].kind == CursorKind.BREAK_STMT else "continue"
-            context = replace(
-                context,
+            context = context.changed(
                 undef=f"inside the do {{ }} while (0) at line {cursor.location.line}, which the "
                 f"{what} at line {leaving[0].location.line} may leave early",
             )
@@ -595,8 +578,7 @@ class _Analysis:
         ignored = frozenset(h for h in self.error_arms if h in inside)
         exit_reason = exits(body, ignored)
         if ignored:
-            context = replace(
-                context,
+            context = context.changed(
                 notes=context.notes
                 + (f"counted as if the error paths in the loop at line {line} never run",),
             )
@@ -611,23 +593,23 @@ class _Analysis:
         if context.undef is not None:
             own = context
         elif reason is not None:
-            own = replace(context, undef=reason)
+            own = context.changed(undef=reason)
         else:
             assert level is not None, "a loop with no failure reason has its level"
-            own = replace(context, levels=context.levels + (level,))
-        own = replace(own, seeds=context.seeds + seeds)
-        own = replace(own, depth=context.depth + 1)
+            own = context.changed(levels=context.levels + (level,))
+        own = own.changed(seeds=context.seeds + seeds)
+        own = own.changed(depth=context.depth + 1)
         self._record(name, "loop", cursor, source, own.depth, own)
         inner = own
         if reason is not None and context.undef is None:
-            inner = replace(
-                own, undef=f"inside the loop at line {line}, which is not countable ({reason})"
+            inner = own.changed(
+                undef=f"inside the loop at line {line}, which is not countable ({reason})"
             )
         elif level is not None and parts is not None:
-            inner = replace(
-                inner, bindings=inner.bindings + ((key(parts.variable), level.variable, cursor),)
+            inner = inner.changed(
+                bindings=inner.bindings + ((key(parts.variable), level.variable, cursor),)
             )
-        self._visit_body(body, replace(inner, region=name), parts, level, cursor, source)
+        self._visit_body(body, inner.changed(region=name), parts, level, cursor, source)
 
     def _loop_header(
         self, cursor: Cursor, preceding: list
@@ -663,8 +645,7 @@ class _Analysis:
 
     def _header_calls(self, cursor: Cursor, context: Context) -> None:
         """Record the calls in a loop's header: those in its guard or update run uncounted."""
-        checked = replace(
-            context,
+        checked = context.changed(
             undef=context.undef
             or f"called in the guard or update of the loop at line {cursor.location.line}",
         )
@@ -700,8 +681,8 @@ class _Analysis:
             self._visit(kid, current, kids[:index], source)
             if kid.hash == update.hash:
                 after = level.variable + level.step if level.step is not None else None
-                current = replace(
-                    current, bindings=current.bindings + ((key(parts.variable), after, loop),)
+                current = current.changed(
+                    bindings=current.bindings + ((key(parts.variable), after, loop),)
                 )
 
     def _level(self, cursor, parts, context, kind, symbol_note, name) -> Level:
@@ -765,16 +746,16 @@ class _Analysis:
         self._calls_in(condition, context, False)
         then_context, else_context = self._branch_contexts(cursor, condition, context, source)
         seeds = context.seeds + (condition,)
-        self._visit_arm("then", then, cursor, replace(then_context, seeds=seeds), source)
+        self._visit_arm("then", then, cursor, then_context.changed(seeds=seeds), source)
         if other is not None:
-            self._visit_arm("else", other, cursor, replace(else_context, seeds=seeds), source)
+            self._visit_arm("else", other, cursor, else_context.changed(seeds=seeds), source)
 
     def _branch_contexts(
         self, cursor: Cursor, condition: Cursor, context: Context, source
     ) -> tuple[Context, Context]:
         """The contexts of the then and else arms: guarded by the condition or its negation,
         weighted by a ``probability`` annotation, or undefined with the reason."""
-        notes = self.annotations[str(source.path)].get(cursor.location.line, [])
+        notes = self.annotations[str(source.path)].get(line_of(cursor.location), [])
         probability = next((a for a in notes if a.kind == "probability"), None)
         if context.undef is not None:
             return context, context
@@ -786,23 +767,21 @@ class _Analysis:
                 f"{source.path}:{cursor.location.line}: the {('then', 'else')[arm]} branch "
                 f"{errors[arm]}: {ERROR_PATH_NOTE}"
             )
-            never = replace(context, guards=context.guards + (Factor(sympy.Integer(0)),))
+            never = context.changed(guards=context.guards + (Factor(sympy.Integer(0)),))
             return (never, context) if arm == 0 else (context, never)
         if probability is not None:
             self.extra_symbols |= {str(s) for s in probability.value.free_symbols}
-            then_context = replace(context, guards=context.guards + (Factor(probability.value),))
-            else_context = replace(
-                context, guards=context.guards + (Factor(1 - probability.value),)
-            )
+            then_context = context.changed(guards=context.guards + (Factor(probability.value),))
+            else_context = context.changed(guards=context.guards + (Factor(1 - probability.value),))
             return then_context, else_context
         try:
             guards = self.guards.of(condition, context, True)
         except FAILURES as error:
             reason = f"guarded by the condition at line {cursor.location.line} ({describe(error)})"
-            undefined = replace(context, undef=reason)
+            undefined = context.changed(undef=reason)
             return undefined, undefined
-        then_context = replace(context, guards=context.guards + tuple(guards))
-        else_context = replace(context, guards=context.guards + (Negation(tuple(guards)),))
+        then_context = context.changed(guards=context.guards + tuple(guards))
+        else_context = context.changed(guards=context.guards + (Negation(tuple(guards)),))
         return then_context, else_context
 
     def _visit_arm(
@@ -813,7 +792,7 @@ class _Analysis:
         self.branches.append(
             KernelRecord(name, "branch", statement, source, context.depth, context)
         )
-        self._visit(statement, replace(context, region=name), [], source)
+        self._visit(statement, context.changed(region=name), [], source)
 
 
 class _Counting:
@@ -865,7 +844,7 @@ class _Counting:
             note = "; ".join(((note,) if note else ()) + context.notes)
         cursor = record.cursor
         body = {"loop": loop_body, "function": _body}.get(record.kind, lambda c: c)(cursor)
-        end_line = (body or cursor).extent.end.line
+        end_line = line_of((body or cursor).extent.end)
         reached = self.reach.kernel(record.context.seeds, context.function)
         if count is not None:
             reached |= {str(s) for s in count.free_symbols}

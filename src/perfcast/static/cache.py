@@ -21,7 +21,6 @@ import pickle
 import platform
 import tempfile
 from collections.abc import Iterable, Sequence
-from importlib import metadata
 from pathlib import Path
 
 import sympy
@@ -143,6 +142,10 @@ def _analysis_code_digest() -> str:
 
 def _libclang_version() -> str:
     """The version of the installed libclang bindings (which ship the library)."""
+    # imported here: importlib.metadata is a tenth of the analysis' imports, and an
+    # uncached run (--no-cache) never asks
+    from importlib import metadata
+
     try:
         return f"libclang {metadata.version('libclang')}"
     except metadata.PackageNotFoundError:

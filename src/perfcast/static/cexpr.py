@@ -13,7 +13,7 @@ from collections.abc import Callable
 import sympy
 from clang.cindex import Cursor, CursorKind
 
-from perfcast.static.cursors import children, integer_value, operator, spelling_location
+from perfcast.static.cursors import children, integer_value, offset_of, operator, spelling_location
 from perfcast.static.program import Program
 from perfcast.static.symbolic import Undefined
 
@@ -174,7 +174,7 @@ class Translator:
             later = (
                 self.program.write_function.get(write.hash) == self.function_of(use)
                 and str(write.location.file) == str(use.location.file)
-                and write.extent.start.offset > use.extent.start.offset
+                and offset_of(write.extent.start) > offset_of(use.extent.start)
             )
             if self.program.is_setup(write):
                 if later:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Any
 
 import sympy
 from clang.cindex import Cursor
@@ -36,6 +37,15 @@ class Context:
     region: str = ""  # innermost enclosing function, loop or branch block
     depth: int = 0  # enclosing loops, countable or not
     notes: tuple[str, ...] = ()  # assumptions the counts below rest on (error paths not taken)
+
+    def changed(self, **changes: Any) -> Context:
+        """A copy with ``changes``: what ``dataclasses.replace`` makes, without its checks of
+        every field at each call (the walk makes one at nearly every statement)."""
+        copy = object.__new__(Context)
+        fields = copy.__dict__
+        fields.update(self.__dict__)
+        fields.update(changes)
+        return copy
 
     def binding(self, name: str):
         """``(value, loop)`` bound to a variable key, or None."""

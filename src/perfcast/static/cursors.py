@@ -14,7 +14,6 @@ from clang.cindex import (
     SourceLocation,
     TranslationUnit,
     c_object_p,
-    callbacks,
     conf,
 )
 
@@ -23,6 +22,10 @@ LOOPS = {CursorKind.FOR_STMT, CursorKind.WHILE_STMT, CursorKind.DO_STMT}
 
 # Name of the attribute a translation unit keeps its tree of children in (see _tree).
 _TREE = "_perfcast_children"
+# Name of the attribute a cursor of that tree keeps its own children in.
+_KIDS = "_perfcast_kids"
+# Name of the attribute a translation unit keeps the keys of its cursors in (see key).
+_KEYS = "_perfcast_keys"
 _RECURSE = 2  # CXChildVisit_Recurse
 _CONTINUE = 1  # CXChildVisit_Continue: the next sibling, not this cursor's children
 _LANGUAGE_C = 1  # CXLanguage_C
@@ -45,12 +48,41 @@ def children(cursor: Cursor) -> list[Cursor]:
     remembers its enclosing declaration even below another statement (``get_children`` on a
     statement leaves it empty), which only cursor equality and ``semantic_parent`` see.
     """
+    found = getattr(cursor, _KIDS, None)  # a cursor of the tree holds its children
+    if found is not None:
+        return list(found)
     unit = getattr(cursor, "_tu", None)
     if unit is not None:
         found = _tree(unit).get(bytes(cursor))
         if found is not None:
             return list(found)
     return list(cursor.get_children())
+
+
+class _TreeCursor(Cursor):
+    """A cursor perfcast made itself (in the unit's tree, see :func:`_tree`, or as what a
+    reference names, see :func:`referenced`): its kind is read once, when it is made, and
+    kept as a plain attribute; a cursor of the tree also keeps the list of its children.
+
+    The bindings' ``kind`` property converts libclang's number at every use (an analysis asks
+    a few hundred thousand times); here it is an attribute of the instance.
+    """
+
+    kind = None  # set per instance where it is made
+
+
+# The traversal's callback, whose cursors are made as _TreeCursor (the bindings' callback type
+# makes plain cursors), and libclang's visit declared for it: a function object of its own, so
+# the bindings' declaration (used by get_children) stays as it is.
+_TREE_VISIT = ctypes.CFUNCTYPE(ctypes.c_int, _TreeCursor, _TreeCursor, ctypes.py_object)
+
+
+@cache
+def _visit_children() -> Callable:
+    function = conf.lib["clang_visitChildren"]  # indexing makes a new function object
+    function.argtypes = [Cursor, _TREE_VISIT, ctypes.py_object]
+    function.restype = ctypes.c_uint
+    return function
 
 
 def _tree(unit: TranslationUnit) -> dict[bytes, list[Cursor]]:
@@ -60,24 +92,71 @@ def _tree(unit: TranslationUnit) -> dict[bytes, list[Cursor]]:
     Python's ``get_children`` per node costs a libclang call, a callback and a null-cursor
     comparison per child; the whole-unit visit costs one callback per node, and the cursors
     it makes are shared, so the properties they cache (extent, spelling) are computed once.
+    Each cursor of the visit also keeps its kind and its list of children (the list of the
+    dictionary, so that a cursor met twice has, like its key, the children of its last visit).
     """
     tree: dict[bytes, list[Cursor]] | None = getattr(unit, _TREE, None)
     if tree is not None:
         return tree
     root = unit.cursor
     tree = {bytes(root): []}
+    kinds: dict[int, CursorKind] = {}  # libclang's number -> the bindings' kind
 
-    def visit(child: Cursor, parent: Cursor, _data: object) -> int:
+    def visit(child: _TreeCursor, parent: _TreeCursor, _data: object) -> int:
         child._tu = unit
+        number = child._kind_id
+        kind = kinds.get(number)
+        if kind is None:
+            kind = kinds[number] = CursorKind.from_id(number)
+        child.kind = kind
         tree[bytes(parent)].append(child)
-        if declares_only(child):
+        if kind in _MAY_DECLARE_ONLY and declares_only(child):
             return _CONTINUE
-        tree[bytes(child)] = []  # a cursor met twice gets the children of its last visit
+        identity = bytes(child)
+        kids = tree.get(identity)
+        if kids is None:
+            kids = tree[identity] = []
+        else:
+            kids.clear()  # a cursor met twice gets the children of its last visit
+        child._perfcast_kids = kids  # _KIDS
         return _RECURSE
 
-    conf.lib.clang_visitChildren(root, callbacks["cursor_visit"](visit), None)
+    _visit_children()(root, _TREE_VISIT(visit), None)
     setattr(unit, _TREE, tree)
     return tree
+
+
+@cache
+def _referenced_function() -> Callable:
+    function = conf.lib["clang_getCursorReferenced"]  # a function object of its own
+    function.argtypes = [Cursor]
+    function.restype = _TreeCursor
+    return function
+
+
+@cache
+def _null_cursor() -> bytes:
+    return bytes(conf.lib.clang_getNullCursor())
+
+
+def referenced(cursor: Cursor) -> Cursor | None:
+    """``cursor.referenced``, the declaration a reference names (None for none), in one
+    libclang call instead of the bindings' three, with its kind read once.
+
+    Kept where the bindings keep it, so that ``cursor.referenced`` gives the same object.
+    """
+    if hasattr(cursor, "_referenced"):
+        found: Cursor | None = cursor._referenced
+        return found
+    made = _referenced_function()(cursor)
+    if bytes(made) == _null_cursor():  # what the bindings compare with
+        found = None
+    else:
+        made._tu = cursor._tu
+        made.kind = CursorKind.from_id(made._kind_id)
+        found = made
+    cursor._referenced = found
+    return found
 
 
 def release_tree(unit: TranslationUnit) -> None:
@@ -85,6 +164,10 @@ def release_tree(unit: TranslationUnit) -> None:
     asking for its children builds again."""
     if hasattr(unit, _TREE):
         delattr(unit, _TREE)
+
+
+# The kinds declares_only can be true of.
+_MAY_DECLARE_ONLY = _TYPE_DECLARATIONS | {CursorKind.FUNCTION_DECL}
 
 
 def declares_only(cursor: Cursor) -> bool:
@@ -164,12 +247,12 @@ def _operator_from_tokens(cursor: Cursor) -> str:
     if not tokens or not kids:
         return ""
     if cursor.kind == CursorKind.UNARY_OPERATOR:
-        if tokens[0].extent.start.offset == kids[0].extent.start.offset and len(tokens) > 1:
+        if offset_of(tokens[0].extent.start) == offset_of(kids[0].extent.start) and len(tokens) > 1:
             return "post" + tokens[-1].spelling
         return tokens[0].spelling
-    end = kids[0].extent.end.offset
+    end = offset_of(kids[0].extent.end)
     for token in tokens:
-        if token.extent.start.offset >= end:
+        if offset_of(token.extent.start) >= end:
             return token.spelling
     return ""
 
@@ -250,6 +333,30 @@ def expansion_span(cursor: Cursor, names: dict[int, str]) -> tuple[str | None, i
     return name, int(offset.value), int(end.value)
 
 
+def in_file(location: SourceLocation) -> bool:
+    """``location.file is not None`` without the bindings' objects for its file, line, column
+    and offset (one libclang call for the file alone)."""
+    handle = c_object_p()
+    conf.lib.clang_getInstantiationLocation(location, ctypes.byref(handle), None, None, None)
+    return bool(handle)
+
+
+def line_of(location: SourceLocation) -> int:
+    """``location.line`` (at the expansion), without the column, offset and file object the
+    bindings make with it."""
+    line = ctypes.c_uint()
+    conf.lib.clang_getInstantiationLocation(location, None, ctypes.byref(line), None, None)
+    return int(line.value)
+
+
+def offset_of(location: SourceLocation) -> int:
+    """``location.offset`` (at the expansion), without the line and column the bindings
+    compute with it (finding a line is most of the cost of asking for an offset)."""
+    offset = ctypes.c_uint()
+    conf.lib.clang_getInstantiationLocation(location, None, None, None, ctypes.byref(offset))
+    return int(offset.value)
+
+
 def single_pass(loop: Cursor) -> bool:
     """True for ``do { ... } while (0)``: a block that runs once (the body of many macros)."""
     if loop.kind != CursorKind.DO_STMT:
@@ -260,21 +367,19 @@ def single_pass(loop: Cursor) -> bool:
 
 def walk(cursor: Cursor) -> Iterator[Cursor]:
     """Pre-order walk of the sub-tree (the cursor itself first)."""
-    unit = getattr(cursor, "_tu", None)
-    tree = _tree(unit) if unit is not None else {}
     pending = [cursor]
     while pending:
         node = pending.pop()
         yield node
-        found = tree.get(bytes(node))
+        found = getattr(node, _KIDS, None)
         pending.extend(reversed(found if found is not None else children(node)))
 
 
 def contains(outer: Cursor, inner: Cursor) -> bool:
     """True when ``inner`` lies inside ``outer``'s source extent (same file)."""
     return (
-        outer.extent.start.offset <= inner.extent.start.offset
-        and inner.extent.end.offset <= outer.extent.end.offset
+        offset_of(outer.extent.start) <= offset_of(inner.extent.start)
+        and offset_of(inner.extent.end) <= offset_of(outer.extent.end)
         and str(outer.extent.start.file) == str(inner.extent.start.file)
     )
 
@@ -287,10 +392,18 @@ def key(cursor: Cursor | None) -> str | None:
     """A program-wide identity for a declaration (its USR, or file:offset when it has none)."""
     if cursor is None:
         return None
-    usr = cursor.get_usr()
-    if usr:
-        return usr
-    return f"{cursor.location.file}:{cursor.location.offset}"
+    unit = getattr(cursor, "_tu", None)
+    known: dict[bytes, str] | None = getattr(unit, _KEYS, None) if unit is not None else None
+    if known is None:
+        known = {}
+        if unit is not None:
+            setattr(unit, _KEYS, known)
+    identity = bytes(cursor)  # the same declaration is reached through many references
+    found = known.get(identity)
+    if found is None:
+        usr = cursor.get_usr()
+        found = known[identity] = usr or f"{cursor.location.file}:{cursor.location.offset}"
+    return found
 
 
 def assignment_target(cursor: Cursor) -> Cursor | None:
@@ -300,7 +413,7 @@ def assignment_target(cursor: Cursor) -> Cursor | None:
         return None
     target = strip(kids[0])
     if target.kind in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR):
-        return target.referenced
+        return referenced(target)
     return None
 
 

@@ -13,10 +13,18 @@ a note, so that the loop or the function holding the check is still counted. A
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 from clang.cindex import Cursor, CursorKind, SourceLocation, SourceRange
 
-from perfcast.static.cursors import children, integer_value, strip, walk
+from perfcast.static.cursors import (
+    children,
+    integer_value,
+    offset_of,
+    spelling_location,
+    strip,
+    walk,
+)
 from perfcast.static.library_calls import NORETURN_CALLS
 
 _NORETURN_SPELLINGS = frozenset({"_Noreturn", "noreturn", "__noreturn__"})
@@ -31,17 +39,20 @@ def noreturn_functions(functions: dict[str, Cursor]) -> set[str]:
     ends in a call of one that never returns (followed until nothing changes).
     """
     found = set(NORETURN_CALLS)
+    says: dict[str | None, bool] = {}
     for name, function in functions.items():
+        if not _may_say_noreturn(function, says):
+            continue
         body_start = next(
             (
-                k.extent.start.offset
+                offset_of(k.extent.start)
                 for k in children(function)
                 if k.kind == CursorKind.COMPOUND_STMT
             ),
             None,
         )
         for token in function.get_tokens():
-            if body_start is not None and token.extent.start.offset >= body_start:
+            if body_start is not None and offset_of(token.extent.start) >= body_start:
                 break
             if token.spelling in _NORETURN_SPELLINGS:
                 found.add(name)
@@ -56,6 +67,23 @@ def noreturn_functions(functions: dict[str, Cursor]) -> set[str]:
             if body and _ends_in_noreturn(body[-1], found) is not None:
                 found.add(name)
                 changed = True
+    return found
+
+
+def _may_say_noreturn(function: Cursor, says: dict[str | None, bool]) -> bool:
+    """False when no token of the function can be a noreturn specifier: libclang tokenizes a
+    cursor's extent in the one file its start is spelled in, and that file's text has no
+    ``oreturn`` anywhere (``_Noreturn``, ``noreturn``, ``__noreturn__``); reading a file once
+    (``says`` keeps the answer per file) spares tokenizing every function of a header that
+    never says it."""
+    file, _ = spelling_location(function)
+    found = says.get(file)
+    if found is None:
+        try:
+            found = file is None or b"oreturn" in Path(file).read_bytes()
+        except OSError:
+            found = True  # unreadable here: tokenize as before
+        says[file] = found
     return found
 
 
@@ -115,16 +143,17 @@ def error_path(arm: Cursor, function: str, noreturn: set[str], by_value: bool = 
     # The first two tokens decide; all of them are read only for the message. A value
     # expanded from a macro can have an extent spanning much of the file: tokenizing it for
     # every return made the analysis of a 27,000-line file take minutes. Such a value is no
-    # constant written out (``EXIT_FAILURE``, ``-1``), so it is not tokenized.
-    head = _first_tokens(value) if _short(value) else []
+    # constant written out (``EXIT_FAILURE``, ``-1``), so it is not tokenized. Outside main
+    # only a unary minus can be an error value: other values are not tokenized either.
     if function == "main":
+        head = _first_tokens(value) if _short(value) else []
         number = integer_value(value)
         if head == ["EXIT_FAILURE"] or (number is not None and number != 0):
             return f"returns the failure status {_text(value)} from main at line {line}"
         return None
     if (
         value.kind == CursorKind.UNARY_OPERATOR
-        and head[:1] == ["-"]
+        and (_first_tokens(value) if _short(value) else [])[:1] == ["-"]
         and integer_value(value) is not None
     ):
         return f"returns the error value {_text(value)} at line {line}"

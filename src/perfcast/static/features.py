@@ -24,6 +24,7 @@ sources, so they build with the original command.
 
 from __future__ import annotations
 
+import bisect
 import json
 import shutil
 from collections.abc import Iterable, Sequence
@@ -227,10 +228,32 @@ class _Rewriter:
             if c.kind == CursorKind.MACRO_DEFINITION
         ]
         self.mpi = False
+        self.file_tokens = list(unit.get_tokens(extent=unit.cursor.extent))
+        self.directed = _loop_directives(self.file_tokens, data)
+        self.token_offsets: list[int] | None = None
 
     def _here(self, cursor: Cursor) -> bool:
         file = cursor.extent.start.file
         return file is not None and Path(file.name) == self.path
+
+    def _tokens(self, cursor: Cursor) -> list[Token]:
+        """The cursor's tokens if they are the text at its extent in this file, else none.
+
+        A statement expanded from a macro has its extent at the macro's use but its tokens,
+        and their offsets, in the macro's definition: in a header (glibc's ``assert`` holds an
+        ``if``) or further up this file (``#define LOAD(f) do { ... } while (0)``).
+        """
+        tokens = list(cursor.get_tokens())
+        if not tokens:
+            return []
+        first, last = tokens[0], tokens[-1]
+        for token in (first, last):
+            file = token.location.file
+            if file is None or Path(file.name) != self.path:
+                return []
+        if first.extent.start.offset != cursor.extent.start.offset:
+            return []
+        return tokens
 
     def feature(self, line: int, kind: str, name: str) -> int:
         """Register a feature; returns its index."""
@@ -298,7 +321,7 @@ class _Rewriter:
     # ------------------------------------------------------------------ sites
 
     def branch(self, cursor: Cursor) -> None:
-        tokens = list(cursor.get_tokens())
+        tokens = self._tokens(cursor)
         condition = _parenthesized(tokens, 0)
         if not tokens or tokens[0].spelling != "if" or condition is None:
             self.skip(cursor, "if statement spelled by a macro")
@@ -313,7 +336,7 @@ class _Rewriter:
         self.wraps.append(_Wrap(start, end, f"PERFCAST_BRANCH({index}, ", ")"))
 
     def loop(self, cursor: Cursor) -> None:
-        tokens = list(cursor.get_tokens())
+        tokens = self._tokens(cursor)
         keyword = {
             CursorKind.FOR_STMT: "for",
             CursorKind.WHILE_STMT: "while",
@@ -323,10 +346,13 @@ class _Rewriter:
             self.skip(cursor, f"{keyword} loop spelled by a macro")
             return
         line = cursor.extent.start.line
+        if cursor.extent.start.offset in self.directed:
+            self.directed_loop(cursor, self.directed[cursor.extent.start.offset])
+            return
         if cursor.kind == CursorKind.DO_STMT:
             condition = children(cursor)[-1]
             start, end = condition.extent.start.offset, condition.extent.end.offset
-            if not self.safe(start, end):
+            if not self._tokens(condition) or not self.safe(start, end):
                 self.skip(cursor, "do loop condition partly in a macro")
                 return
             index = self.feature(line, "loop", keyword)
@@ -354,6 +380,47 @@ class _Rewriter:
         index = self.feature(line, "loop", keyword)
         self.wraps.append(_Wrap(start, end, f"PERFCAST_LOOP({index}, ", ")"))
 
+    def directed_loop(self, cursor: Cursor, nest: int) -> None:
+        """A loop an OpenMP or OpenACC directive binds: its header must stay as written, so the
+        trips are counted at the start of its body (of the innermost of a ``collapse(n)``
+        nest, whose outer loops are left alone)."""
+        body = children(cursor)[-1]
+        if nest > 1:
+            self.skip(cursor, f"for loop under a collapse({nest}) directive (counted innermost)")
+            inner = body
+            while inner.kind == CursorKind.COMPOUND_STMT and len(children(inner)) == 1:
+                inner = children(inner)[0]
+            if inner.kind == CursorKind.FOR_STMT:
+                self.directed[inner.extent.start.offset] = nest - 1
+            return
+        tokens = self._tokens(body)
+        braced = bool(tokens) and (tokens[0].spelling, tokens[-1].spelling) == ("{", "}")
+        if braced:  # the body goes into a block of its own, so its declarations stay first
+            start, end = tokens[0].extent.end.offset, tokens[-1].extent.start.offset
+        else:  # one expression statement: braced together with the counter
+            start = body.extent.start.offset
+            simple = tokens and body.kind not in (CursorKind.IF_STMT, *LOOPS)
+            end = self._semicolon_after(tokens[-1]) if simple else None
+        if end is None or not self.safe(start, end):
+            self.skip(cursor, "for loop under a loop directive: its body is not a block or one "
+                      "expression statement")  # fmt: skip
+            return
+        index = self.feature(cursor.extent.start.line, "loop", "for")
+        counter = f"PERFCAST_HIT({index});"
+        if braced:
+            self.wraps.append(_Wrap(start, end, f" {counter} {{", "} "))
+        else:
+            self.wraps.append(_Wrap(start, end, f"{{ {counter} ", " }"))
+
+    def _semicolon_after(self, token: Token) -> int | None:
+        """End offset of the ``;`` right after ``token`` in this file, if that is what follows."""
+        if self.token_offsets is None:
+            self.token_offsets = [t.extent.start.offset for t in self.file_tokens]
+        after = bisect.bisect_right(self.token_offsets, token.extent.start.offset)
+        if after < len(self.file_tokens) and self.file_tokens[after].spelling == ";":
+            return int(self.file_tokens[after].extent.end.offset)
+        return None
+
     def assignment(self, cursor: Cursor) -> None:
         spelled = operator(cursor)
         if spelled not in _SIDE_EFFECTS - {"++", "--"}:
@@ -361,7 +428,7 @@ class _Rewriter:
         target = strip(children(cursor)[0])
         if target.kind != CursorKind.DECL_REF_EXPR or not _scalar(target.type):
             return
-        tokens = [t.spelling for t in cursor.get_tokens()]
+        tokens = [t.spelling for t in self._tokens(cursor)]
         start, end = cursor.extent.start.offset, cursor.extent.end.offset
         if spelled not in tokens or target.spelling not in tokens or not self.safe(start, end):
             self.skip(cursor, f"assignment to {target.spelling} spelled by a macro")
@@ -370,7 +437,7 @@ class _Rewriter:
         self.wraps.append(_Wrap(end, end, f", PERFCAST_VALUE({index}, {target.spelling})"))
 
     def declaration(self, cursor: Cursor) -> None:
-        tokens = list(cursor.get_tokens())
+        tokens = self._tokens(cursor)
         end = cursor.extent.end.offset
         if (
             not tokens
@@ -398,7 +465,7 @@ class _Rewriter:
         name = cursor.spelling
         if name not in ("MPI_Init", "MPI_Init_thread", "MPI_Finalize", *MPI_ROUTINES):
             return
-        tokens = list(cursor.get_tokens())
+        tokens = self._tokens(cursor)
         start, end = cursor.extent.start.offset, cursor.extent.end.offset
         if not tokens or tokens[0].spelling != name or not self.safe(start, end):
             self.skip(cursor, f"{name} call spelled by a macro")
@@ -429,7 +496,7 @@ class _Rewriter:
 
     def pragmas(self) -> None:
         """``#pragma perfcast features_end`` lines, found as tokens, become snapshots."""
-        tokens = list(self.unit.get_tokens(extent=self.unit.cursor.extent))
+        tokens = self.file_tokens
         for i in range(len(tokens) - 3):
             window = [_spelling(t) for t in tokens[i : i + 4]]
             same_line = tokens[i].location.line == tokens[i + 3].location.line
@@ -439,6 +506,50 @@ class _Rewriter:
 
     def _text(self, cursor: Cursor) -> str:
         return self.data[cursor.extent.start.offset : cursor.extent.end.offset].decode()
+
+
+#: Words of an OpenMP or OpenACC directive that bind it to the loop that follows.
+_LOOP_DIRECTIVE_WORDS = frozenset({"for", "simd", "loop", "taskloop", "distribute"})
+
+
+def _loop_directives(tokens: Sequence[Token], data: bytes) -> dict[int, int]:
+    """Loops bound by ``#pragma omp``/``#pragma acc`` loop directives: the byte offset of the
+    first token after each directive, and how many nested loops it binds (``collapse(n)``,
+    ``ordered(n)``; 1 otherwise)."""
+    bound: dict[int, int] = {}
+    for i in range(len(tokens) - 2):
+        if _spelling(tokens[i]) != "#" or _spelling(tokens[i + 1]) != "pragma":
+            continue
+        if _spelling(tokens[i + 2]) not in ("omp", "acc"):
+            continue
+        end = _directive_end(data, tokens[i].extent.start.offset)
+        words = []
+        j = i + 3
+        while j < len(tokens) and tokens[j].extent.start.offset < end:
+            words.append(_spelling(tokens[j]))
+            j += 1
+        if j == len(tokens) or not _LOOP_DIRECTIVE_WORDS.intersection(words):
+            continue
+        nest = 1
+        for k in range(len(words) - 3):
+            clause, opening, number, closing = words[k : k + 4]
+            if clause in ("collapse", "ordered") and (opening, closing) == ("(", ")"):
+                nest = max(nest, int(number)) if number.isdigit() else nest
+        bound[tokens[j].extent.start.offset] = nest
+    return bound
+
+
+def _directive_end(data: bytes, start: int) -> int:
+    """Byte offset of the end of the preprocessor line starting at ``start`` (continued by
+    backslashes)."""
+    position = start
+    while True:
+        newline = data.find(b"\n", position)
+        if newline < 0:
+            return len(data)
+        if not data[position:newline].rstrip(b"\r \t").endswith(b"\\"):
+            return newline
+        position = newline + 1
 
 
 def _spelling(token: Token) -> str:

@@ -20,7 +20,9 @@ from perfcast.static.cursors import (
     children,
     is_write,
     key,
+    offset_of,
     operator,
+    referenced,
     strip,
     walk,
 )
@@ -77,7 +79,7 @@ def for_parts(loop: Cursor) -> tuple[Cursor | None, Cursor | None, Cursor | None
         return None, None, None, body
     parts: list[Cursor | None] = [None, None, None]
     for kid in kids[:-1]:
-        start = kid.extent.start.offset
+        start = offset_of(kid.extent.start)
         index = 0 if start < semicolons[0] else 1 if start < semicolons[1] else 2
         parts[index] = kid
     return parts[0], parts[1], parts[2], body
@@ -92,7 +94,7 @@ def _header_semicolons(loop: Cursor) -> tuple[list[int], int | None]:
     if (
         not tokens
         or tokens[0].spelling != "for"
-        or tokens[0].extent.start.offset != start.offset
+        or offset_of(tokens[0].extent.start) != offset_of(start)
         or str(tokens[0].extent.start.file) != str(start.file)
     ):
         return [], None
@@ -105,9 +107,9 @@ def _header_semicolons(loop: Cursor) -> tuple[list[int], int | None]:
         elif spelling == ")":
             depth -= 1
             if depth == 0:
-                return semicolons, token.extent.start.offset
+                return semicolons, offset_of(token.extent.start)
         elif spelling == ";" and depth == 1:
-            semicolons.append(token.extent.start.offset)
+            semicolons.append(offset_of(token.extent.start))
     return semicolons, None
 
 
@@ -136,7 +138,7 @@ def exits(body: Cursor, ignored: frozenset[int] = frozenset()) -> str | None:
         if kind == CursorKind.CALL_EXPR and cursor.spelling in ("exit", "abort", "longjmp"):
             return f"call to {cursor.spelling} at line {cursor.location.line}"
         inner = breakable or kind in LOOPS or kind == CursorKind.SWITCH_STMT
-        for child in cursor.get_children():
+        for child in children(cursor):
             found = visit(child, inner)
             if found:
                 return found
@@ -161,8 +163,8 @@ def _comparison(condition: Cursor | None, updated: Cursor | None = None):
     left, right = (strip(k) for k in children(condition))
     candidates = []
     for side, other, this_op in ((left, right, op), (right, left, FLIP[op])):
-        if side.kind == CursorKind.DECL_REF_EXPR and side.referenced is not None:
-            declaration = side.referenced
+        declaration = referenced(side) if side.kind == CursorKind.DECL_REF_EXPR else None
+        if declaration is not None:
             if declaration.kind not in (CursorKind.VAR_DECL, CursorKind.PARM_DECL):
                 continue
             if _mentions(other, declaration):
@@ -179,7 +181,7 @@ def _comparison(condition: Cursor | None, updated: Cursor | None = None):
 def _mentions(cursor: Cursor, declaration: Cursor) -> bool:
     target = key(declaration)
     return any(
-        c.kind == CursorKind.DECL_REF_EXPR and key(c.referenced) == target for c in walk(cursor)
+        c.kind == CursorKind.DECL_REF_EXPR and key(referenced(c)) == target for c in walk(cursor)
     )
 
 
@@ -228,7 +230,7 @@ def update_of(statement: Cursor, declaration: Cursor) -> Update | None:
 
 def _is_variable(cursor: Cursor, declaration: Cursor) -> bool:
     cursor = strip(cursor)
-    return cursor.kind == CursorKind.DECL_REF_EXPR and key(cursor.referenced) == key(declaration)
+    return cursor.kind == CursorKind.DECL_REF_EXPR and key(referenced(cursor)) == key(declaration)
 
 
 def writes_in(cursor: Cursor, declaration: Cursor, skip: Cursor | None = None) -> list[Cursor]:
@@ -245,9 +247,9 @@ def writes_in(cursor: Cursor, declaration: Cursor, skip: Cursor | None = None) -
                 found.append(node)
         if node.kind == CursorKind.UNARY_OPERATOR and operator(node) == "&":
             inner = strip(children(node)[0])
-            if inner.kind == CursorKind.DECL_REF_EXPR and key(inner.referenced) == target:
+            if inner.kind == CursorKind.DECL_REF_EXPR and key(referenced(inner)) == target:
                 found.append(node)
-        for child in node.get_children():
+        for child in children(node):
             visit(child)
 
     visit(cursor)
@@ -322,7 +324,7 @@ def _start_before(preceding: list[Cursor], variable: Cursor) -> Cursor:
 
 def outside_inner_loops(cursor: Cursor) -> Iterator[Cursor]:
     """Every node under ``cursor`` except those inside nested loops and switches."""
-    for child in cursor.get_children():
+    for child in children(cursor):
         yield child
         if child.kind not in LOOPS and child.kind != CursorKind.SWITCH_STMT:
             yield from outside_inner_loops(child)
@@ -330,7 +332,7 @@ def outside_inner_loops(cursor: Cursor) -> Iterator[Cursor]:
 
 def _declares(statement: Cursor, variable: Cursor) -> bool:
     return statement.kind == CursorKind.DECL_STMT and any(
-        key(c) == key(variable) for c in statement.get_children()
+        key(c) == key(variable) for c in children(statement)
     )
 
 
@@ -339,7 +341,7 @@ def _initial(statement: Cursor, variable: Cursor) -> Cursor | None:
     from perfcast.static.program import initializer
 
     if statement.kind == CursorKind.DECL_STMT:
-        for declaration in statement.get_children():
+        for declaration in children(statement):
             if key(declaration) == key(variable):
                 return initializer(declaration)
         return None

@@ -15,7 +15,7 @@ from clang.cindex import Cursor, CursorKind
 
 from perfcast.static.cexpr import Translator
 from perfcast.static.context import Context
-from perfcast.static.cursors import children, contains, key, operator
+from perfcast.static.cursors import children, contains, key, offset_of, operator
 from perfcast.static.program import Program
 from perfcast.static.symbolic import Undefined, prove_nonnegative
 
@@ -93,7 +93,7 @@ class Names:
             function = self.program.write_function.get(write.hash, "")
             if operator(write) == "=" and write.hash in self.top_level.get(function, set()):
                 same_function = function == context.function
-                if same_function and use.extent.start.offset < write.extent.start.offset:
+                if same_function and offset_of(use.extent.start) < offset_of(write.extent.start):
                     raise Undefined(
                         f"{name} is used before its assignment at line {write.location.line}"
                     )

@@ -18,9 +18,11 @@ from perfcast.static.cursors import (
     contains,
     declares_only,
     expansion_span,
-    is_write,
+    in_file,
     key,
+    offset_of,
     operator,
+    referenced,
     single_pass,
     strip,
     walk,
@@ -102,6 +104,8 @@ class Program:
     # functions (called or not) and variables (``var:`` keys); and the file of each variable
     references: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     variable_files: dict[str, str] = field(default_factory=dict)
+    # The returns, gotos and if statements of each function (by name), in walk order
+    control: dict[str, list[Cursor]] = field(default_factory=lambda: defaultdict(list))
 
     def in_same_loop(self, first: Cursor, second: Cursor) -> bool:
         """True when some loop contains both cursors."""
@@ -115,7 +119,7 @@ class Program:
         value = children(write)[1]
         references = (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR)
         for node in walk(value):
-            if node.kind in references and key(node.referenced) == target:
+            if node.kind in references and key(referenced(node)) == target:
                 return False
         return not any(contains(loop, write) for loop in self.loops)
 
@@ -126,7 +130,7 @@ class Program:
     def macro_at(self, cursor: Cursor) -> str | None:
         """Name of the macro whose expansion is exactly this expression, if any."""
         extent = cursor.extent
-        if extent.start.offset not in self.instantiation_offsets:
+        if offset_of(extent.start) not in self.instantiation_offsets:
             return None
         found = self.instantiations.get((str(extent.start.file), extent.start.offset))
         if found and found[0] == extent.end.offset:
@@ -167,10 +171,10 @@ def initializer(declaration: Cursor) -> Cursor | None:
     kids = [k for k in children(declaration) if k.kind != CursorKind.TYPE_REF]
     if not kids:
         return None
-    bound = kids[-1].extent.start.offset
+    bound = offset_of(kids[-1].extent.start)
     before = None  # the last token ending before the last child (tokens come in file order)
     for token in declaration.get_tokens():
-        if token.extent.end.offset > bound:
+        if offset_of(token.extent.end) > bound:
             break
         before = token
     if before is not None and before.spelling == "=":
@@ -191,7 +195,7 @@ def collect(sources: list[ParsedSource]) -> Program:
             if cursor.kind == CursorKind.INCLUSION_DIRECTIVE:
                 continue
             location = cursor.location
-            if location.is_in_system_header or location.file is None:
+            if location.is_in_system_header or not in_file(location):
                 continue
             if cursor.kind == CursorKind.MACRO_DEFINITION:
                 program.macros.define(cursor)
@@ -257,7 +261,7 @@ def _macro(cursor: Cursor) -> Macro:
     function_like = (
         len(tokens) > 1
         and tokens[1].spelling == "("
-        and tokens[1].extent.start.offset == tokens[0].extent.end.offset
+        and offset_of(tokens[1].extent.start) == offset_of(tokens[0].extent.end)
     )
     return Macro(cursor.spelling, tuple(t.spelling for t in tokens[1:]), function_like)
 
@@ -276,10 +280,14 @@ def _scan(
         program.variable_files[entity] = str(top.location.file)
     # the loops of the definition a name stands for (not of a second one of the same name)
     listed = bool(function) and program.functions.get(function) == top
+    pointer_types = pointers.declarations
+    control = program.control[function] if listed else []
     for cursor in walk(top):
         kind = cursor.kind
         if kind in LOOPS and listed and not single_pass(cursor):
             program.loops.append(cursor)
+        if kind in _CONTROL:
+            control.append(cursor)
         if kind not in _SCANNED:
             continue
         if kind == CursorKind.VAR_DECL:
@@ -291,9 +299,10 @@ def _scan(
         elif kind == CursorKind.CALL_EXPR:
             kids = children(cursor)
             callee = _callee(kids[0]) if kids else None
+            named = referenced(callee) if callee is not None else None
             if callee is None:
                 pass
-            elif callee.referenced is None or callee.referenced.kind == CursorKind.FUNCTION_DECL:
+            elif named is None or named.kind == CursorKind.FUNCTION_DECL:
                 callee_refs.add(callee.hash)
                 program.calls[cursor.spelling].append(
                     CallSite(function, cursor.spelling, cursor, source)
@@ -302,31 +311,59 @@ def _scan(
             else:
                 pointers.calls.append(CallSite(function, callee.spelling, cursor, source))
                 pointers.callee_refs.add(callee.hash)
-        elif kind in (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR):
-            referenced = cursor.referenced
-            if referenced is not None and referenced.kind == CursorKind.FUNCTION_DECL:
+        elif kind in _REFERENCES:
+            named = referenced(cursor)
+            if named is None:
+                continue
+            named_kind = named.kind
+            if named_kind == CursorKind.FUNCTION_DECL:
                 function_refs.append(cursor)
-                program.references[entity].add(referenced.spelling)
-            elif referenced is not None and _is_function_pointer(referenced):
+                program.references[entity].add(named.spelling)
+                continue
+            # a declaration's type is asked once, however often it is referenced
+            identity = bytes(named)
+            pointer = pointer_types.get(identity)
+            if pointer is None:
+                pointer = pointer_types[identity] = _is_function_pointer(named)
+            if pointer:
                 pointers.references.append(cursor)
-            if referenced is not None and referenced.kind == CursorKind.VAR_DECL:
-                program.references[entity].add(f"var:{key(referenced)}")
-        elif is_write(cursor):
-            target = assignment_target(cursor)
-            if target is not None:
-                program.writes[key(target)].append(cursor)
-                program.write_function[cursor.hash] = function
-                if _is_function_pointer(target):
-                    value = children(cursor)[1] if operator(cursor) == "=" else None
-                    pointers.stores.append((target, value))
-                    pointers.written_refs.add(strip(children(cursor)[0]).hash)
-        if kind == CursorKind.UNARY_OPERATOR and operator(cursor) == "&":
-            target = strip(children(cursor)[0]) if children(cursor) else None
-            if target is not None and target.kind in (
-                CursorKind.DECL_REF_EXPR,
-                CursorKind.MEMBER_REF_EXPR,
-            ):
-                program.address_of.add(key(target.referenced))
+            if named_kind == CursorKind.VAR_DECL:
+                program.references[entity].add(f"var:{key(named)}")
+        else:
+            spelled = operator(cursor)
+            if _writes(kind, spelled):
+                target = assignment_target(cursor)
+                if target is not None:
+                    program.writes[key(target)].append(cursor)
+                    program.write_function[cursor.hash] = function
+                    if _is_function_pointer(target):
+                        value = children(cursor)[1] if spelled == "=" else None
+                        pointers.stores.append((target, value))
+                        pointers.written_refs.add(strip(children(cursor)[0]).hash)
+            if kind == CursorKind.UNARY_OPERATOR and spelled == "&":
+                target = strip(children(cursor)[0]) if children(cursor) else None
+                if target is not None and target.kind in _REFERENCES:
+                    named = referenced(target)
+                    if named is not None:
+                        program.address_of.add(key(named))
+
+
+_REFERENCES = (CursorKind.DECL_REF_EXPR, CursorKind.MEMBER_REF_EXPR)
+_CONTROL = {
+    CursorKind.RETURN_STMT,
+    CursorKind.GOTO_STMT,
+    CursorKind.INDIRECT_GOTO_STMT,
+    CursorKind.IF_STMT,
+}
+
+
+def _writes(kind: CursorKind, spelled: str) -> bool:
+    """:func:`is_write` for an operator of ``kind`` whose :func:`operator` is ``spelled``."""
+    if kind == CursorKind.COMPOUND_ASSIGNMENT_OPERATOR:
+        return True
+    if kind == CursorKind.BINARY_OPERATOR:
+        return spelled == "="
+    return kind == CursorKind.UNARY_OPERATOR and spelled in ("++", "--", "post++", "post--")
 
 
 # The kinds _scan looks at (every other cursor only leads to these).
@@ -379,6 +416,8 @@ class _PointerUses:
     references: list[Cursor] = field(default_factory=list)
     callee_refs: set[int] = field(default_factory=set)
     written_refs: set[int] = field(default_factory=set)
+    # whether a declaration (by libclang's bytes of its cursor) is a function pointer
+    declarations: dict[bytes, bool] = field(default_factory=dict)
 
 
 def _is_function_pointer(declaration: Cursor) -> bool:
@@ -409,8 +448,8 @@ def _stored_function(value: Cursor | None) -> Cursor | None:
     value = strip(value)
     if value.kind == CursorKind.UNARY_OPERATOR and operator(value) == "&":
         value = strip(children(value)[0])
-    referenced = value.referenced if value.kind == CursorKind.DECL_REF_EXPR else None
-    if referenced is not None and referenced.kind == CursorKind.FUNCTION_DECL:
+    named = referenced(value) if value.kind == CursorKind.DECL_REF_EXPR else None
+    if named is not None and named.kind == CursorKind.FUNCTION_DECL:
         return value
     return None
 

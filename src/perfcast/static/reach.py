@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 
 from clang.cindex import Cursor, CursorKind
 
-from perfcast.static.cursors import children, key, walk
+from perfcast.static.cursors import children, key, offset_of, walk
 from perfcast.static.program import Program
 
 
@@ -154,7 +154,7 @@ class Reach:
         offsets = self.program.instantiation_offsets
         for node in walk(cursor):
             start = node.extent.start
-            if start.offset in offsets:
+            if offset_of(start) in offsets:
                 macro = self.program.instantiations.get((str(start.file), start.offset))
                 if macro is not None:
                     params |= self.macro(macro[1], set())

@@ -138,7 +138,8 @@ PC_LOCAL void pc_rehash(pc_thread *t) {
     int *table = (int *)malloc(sizeof(int) * (mask + 1));
     if (!table) pc_die_oom();
     memset(table, 0xff, sizeof(int) * (mask + 1));
-    for (int idx = 1; idx < t->n_nodes; idx++) {
+    int idx;
+    for (idx = 1; idx < t->n_nodes; idx++) {
         unsigned i = pc_hash(t->nodes[idx].parent, t->nodes[idx].key) & mask;
         while (table[i] >= 0) i = (i + 1) & mask;
         table[i] = idx;
@@ -241,7 +242,8 @@ PC_LOCAL const char *pc_intern(pc_thread *t, const char *name) {
     if (++t->n_interned * 2 > t->interned_mask) {
         unsigned mask = t->interned_mask * 2 + 1;
         char **table = (char **)pc_alloc(sizeof(char *) * (mask + 1));
-        for (unsigned k = 0; k <= t->interned_mask; k++) {
+        unsigned k;
+        for (k = 0; k <= t->interned_mask; k++) {
             if (!t->interned[k]) continue;
             unsigned j = (unsigned)pc_string_hash(t->interned[k]) & mask;
             while (table[j]) j = (j + 1) & mask;
@@ -324,7 +326,8 @@ PC_LOCAL const char *pc_elf_symbol(const pc_elf_file *file, uintptr_t value) {
         ehdr->e_shoff + (size_t)ehdr->e_shnum * sizeof(Elf64_Shdr) > file->size)
         return NULL;
     const Elf64_Shdr *sections = (const Elf64_Shdr *)(file->image + ehdr->e_shoff);
-    for (int s = 0; s < ehdr->e_shnum; s++) {
+    int s;
+    for (s = 0; s < ehdr->e_shnum; s++) {
         const Elf64_Shdr *sec = &sections[s];
         if (sec->sh_type != SHT_SYMTAB || sec->sh_link >= ehdr->e_shnum) continue;
         const Elf64_Shdr *strtab = &sections[sec->sh_link];
@@ -333,7 +336,8 @@ PC_LOCAL const char *pc_elf_symbol(const pc_elf_file *file, uintptr_t value) {
             continue;
         const Elf64_Sym *symbols = (const Elf64_Sym *)(file->image + sec->sh_offset);
         size_t count = sec->sh_size / sizeof(Elf64_Sym);
-        for (size_t k = 0; k < count; k++) {
+        size_t k;
+        for (k = 0; k < count; k++) {
             if (ELF64_ST_TYPE(symbols[k].st_info) == STT_FUNC && symbols[k].st_value == value &&
                 symbols[k].st_name < strtab->sh_size)
                 return (const char *)(file->image + strtab->sh_offset + symbols[k].st_name);
@@ -381,7 +385,8 @@ PC_LOCAL void pc_map_grow_table(pc_map *m) {
     m->table = (int *)malloc(sizeof(int) * (m->mask + 1));
     if (!m->table) pc_die_oom();
     memset(m->table, 0xff, sizeof(int) * (m->mask + 1));
-    for (int k = 0; k < m->n; k++) {
+    int k;
+    for (k = 0; k < m->n; k++) {
         unsigned i = (unsigned)pc_string_hash(m->entries[k].path) & m->mask;
         while (m->table[i] >= 0) i = (i + 1) & m->mask;
         m->table[i] = k;
@@ -409,7 +414,8 @@ PC_LOCAL pc_entry *pc_map_get(pc_map *m, const char *path) {
 }
 
 PC_LOCAL void pc_map_free(pc_map *m) {
-    for (int k = 0; k < m->n; k++) free(m->entries[k].path);
+    int k;
+    for (k = 0; k < m->n; k++) free(m->entries[k].path);
     free(m->entries);
     free(m->table);
 }
@@ -465,8 +471,10 @@ PC_LOCAL void pc_collect(pc_map *map) {
     uint64_t now = pc_now();
     pc_buf path = {NULL, 0, 0};
     pthread_mutex_lock(&pc_threads_lock);
-    for (pc_thread *t = pc_threads; t; t = t->next) {
-        for (int idx = t->current; idx != 0; idx = t->nodes[idx].parent) {
+    pc_thread *t;
+    for (t = pc_threads; t; t = t->next) {
+        int idx;
+        for (idx = t->current; idx != 0; idx = t->nodes[idx].parent) {
             pc_node *node = &t->nodes[idx];
             node->total_ns += now - node->start_ns;
             if (!node->is_function)
@@ -477,7 +485,7 @@ PC_LOCAL void pc_collect(pc_map *map) {
         }
         /* one thread: nodes with the same path text (one name at several addresses) add up */
         pc_map mine = {NULL, 0, 0, NULL, 0};
-        for (int idx = 1; idx < t->n_nodes; idx++) {
+        for (idx = 1; idx < t->n_nodes; idx++) {
             path.len = 0;
             pc_node_path(t, idx, &path);
             pc_entry *e = pc_map_get(&mine, path.data);
@@ -485,7 +493,8 @@ PC_LOCAL void pc_collect(pc_map *map) {
             e->visits += (double)t->nodes[idx].visits;
         }
         /* across threads: time is the maximum, visits add up */
-        for (int k = 0; k < mine.n; k++) {
+        int k;
+        for (k = 0; k < mine.n; k++) {
             pc_entry *e = pc_map_get(map, mine.entries[k].path);
             if (mine.entries[k].time > e->time) e->time = mine.entries[k].time;
             e->visits += mine.entries[k].visits;
@@ -527,7 +536,8 @@ PC_LOCAL void pc_write(const pc_map *map, int ranks, int over_ranks) {
     const char *target = getenv("PERFCAST_OUTPUT");
     if (!target || !*target || (map->n == 0 && !over_ranks)) return;
     pc_buf out = {NULL, 0, 0};
-    for (int k = 0; k < map->n; k++) {
+    int k;
+    for (k = 0; k < map->n; k++) {
         const pc_entry *e = &map->entries[k];
         pc_record(&out, e->path, "time", e->time);
         if (over_ranks) pc_record(&out, e->path, "time.mean", e->time_sum / ranks);
@@ -568,7 +578,8 @@ PC_LOCAL int pc_mpi_aggregate(const pc_map *local, pc_map *global, int *ranks) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     *ranks = size;
     pc_buf packed = {NULL, 0, 0};
-    for (int k = 0; k < local->n; k++) {
+    int k;
+    for (k = 0; k < local->n; k++) {
         const pc_entry *e = &local->entries[k];
         uint32_t len = (uint32_t)strlen(e->path);
         pc_buf_put(&packed, &e->time, sizeof e->time);
@@ -585,7 +596,8 @@ PC_LOCAL int pc_mpi_aggregate(const pc_map *local, pc_map *global, int *ranks) {
     MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
     size_t total = 0;
     if (rank == 0) {
-        for (int r = 0; r < size; r++) {
+        int r;
+        for (r = 0; r < size; r++) {
             displs[r] = (int)total;
             total += (size_t)lens[r];
         }
@@ -593,7 +605,8 @@ PC_LOCAL int pc_mpi_aggregate(const pc_map *local, pc_map *global, int *ranks) {
     }
     MPI_Gatherv(packed.data ? packed.data : &empty, len, MPI_BYTE, all, lens, displs, MPI_BYTE, 0,
                 MPI_COMM_WORLD);
-    for (size_t pos = 0; rank == 0 && pos < total;) {
+    size_t pos;
+    for (pos = 0; rank == 0 && pos < total;) {
         double time, visits;
         uint32_t path_len;
         memcpy(&time, all + pos, sizeof time);

@@ -110,7 +110,8 @@ static int pco_enabled(void) {
  * every execution, skipped or not); the search beyond it and the claiming of a slot are not. */
 PCO_COLD static pco_kernel *pco_find_slow(const char *kernel) {
     size_t slot = ((uintptr_t)kernel >> 3) % PCO_KERNELS;
-    for (int probe = 0; probe < PCO_KERNELS; probe++) {
+    int probe;
+    for (probe = 0; probe < PCO_KERNELS; probe++) {
         pco_kernel *k = &pco_table[(slot + probe) % PCO_KERNELS];
         if (k->kernel == kernel) return k;
         if (k->kernel == NULL) {
@@ -121,16 +122,17 @@ PCO_COLD static pco_kernel *pco_find_slow(const char *kernel) {
     return NULL;
 }
 
-static inline pco_kernel *pco_find(const char *kernel) {
+static __inline__ pco_kernel *pco_find(const char *kernel) {
     pco_kernel *k = &pco_table[((uintptr_t)kernel >> 3) % PCO_KERNELS];
     return k->kernel == kernel ? k : pco_find_slow(kernel);
 }
 
 static uint64_t pco_fnv1a(const char *kernel, const char *metric) {
     uint64_t h = 0xcbf29ce484222325ULL;
-    for (const unsigned char *c = (const unsigned char *)kernel; *c; c++) h = (h ^ *c) * 0x100000001b3ULL;
+    const unsigned char *c;
+    for (c = (const unsigned char *)kernel; *c; c++) h = (h ^ *c) * 0x100000001b3ULL;
     h = (h ^ 0) * 0x100000001b3ULL;
-    for (const unsigned char *c = (const unsigned char *)metric; *c; c++) h = (h ^ *c) * 0x100000001b3ULL;
+    for (c = (const unsigned char *)metric; *c; c++) h = (h ^ *c) * 0x100000001b3ULL;
     return h;
 }
 
@@ -169,7 +171,8 @@ static void pco_hand_over(pco_kernel *k, int trailing_skips) {
                         "\"skipped\": %llu, \"params\": [",
                         *(const unsigned char *)&one ? "little" : "big", k->kernel, pco_metric,
                         k->filled, (unsigned long long)(trailing_skips ? k->skipped : 0));
-    for (int j = 0; j < k->count && used < (int)sizeof header; j++)
+    int j;
+    for (j = 0; j < k->count && used < (int)sizeof header; j++)
         used += snprintf(header + used, sizeof header - (size_t)used, "%s\"%s\"", j ? ", " : "",
                          k->names[j]);
     if (used < (int)sizeof header) used += snprintf(header + used, sizeof header - (size_t)used, "]}\n");
@@ -181,7 +184,8 @@ static void pco_hand_over(pco_kernel *k, int trailing_skips) {
         {k->skipped_before, sizeof(uint64_t) * (size_t)k->filled},
     };
     size_t total = 0;
-    for (int i = 0; i < 4; i++) total += parts[i].iov_len;
+    int i;
+    for (i = 0; i < 4; i++) total += parts[i].iov_len;
     int fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (fd < 0) return; /* the spool is gone: drop the batch rather than stop the program */
     ssize_t written = writev(fd, parts, 4);
@@ -200,7 +204,8 @@ static void pco_hand_over(pco_kernel *k, int trailing_skips) {
 PCO_COLD static int pco_first_execution(pco_kernel *k, const char *names, int count) {
     k->count = count;
     const char *at = names;
-    for (int j = 0; j < count; j++) {
+    int j;
+    for (j = 0; j < count; j++) {
         size_t length = strcspn(at, ",");
         if (length >= sizeof k->names[j]) length = sizeof k->names[j] - 1;
         memcpy(k->names[j], at, length);
@@ -300,7 +305,8 @@ void perfcast_online_end(const char *kernel) {
 
 void perfcast_online_flush(void) {
     if (pco_state <= 0) return;
-    for (int i = 0; i < PCO_KERNELS; i++) {
+    int i;
+    for (i = 0; i < PCO_KERNELS; i++) {
         pco_kernel *k = &pco_table[i];
         if (k->kernel && (k->filled || k->skipped)) {
             pco_hand_over(k, 1);

@@ -21,16 +21,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#ifndef CLOCK_MONOTONIC
+/* <time.h> without POSIX clocks (a strict -std=c89/c99 build): the wall clock from
+ * gettimeofday, CPU seconds from C's clock(). */
+#include <sys/time.h>
+#endif
+
+/* Update counts: unsigned long long, which C89 lacks and GCC and Clang provide. */
+__extension__ typedef unsigned long long perfcast_features_count;
 
 /* Kinds: 0 = counter (summed over ranks), 1 = value of a variable (maximum over ranks). */
 struct perfcast_features_unit {
     int count;
     double *values;
-    unsigned long long *updates;
+    perfcast_features_count *updates;
     /* Over the ranks: the values reduced (sum or maximum by kind), counters' maxima, updates. */
     double *reduced;
     double *rank_max;
-    unsigned long long *reduced_updates;
+    perfcast_features_count *reduced_updates;
     const char *const *names;
     const unsigned char *kinds;
     struct perfcast_features_unit *next;
@@ -43,17 +51,50 @@ __attribute__((weak)) double perfcast_features_start = 0.0;
 __attribute__((weak)) double perfcast_features_cpu_start = 0.0;
 
 __attribute__((unused)) static double perfcast_features_now(void) {
+#ifdef CLOCK_MONOTONIC
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+#else
+    struct timeval t;
+    gettimeofday(&t, 0);
+    return (double)t.tv_sec + 1e-6 * (double)t.tv_usec;
+#endif
 }
 
 /* CPU seconds this process has used. */
 __attribute__((unused)) static double perfcast_features_cpu(void) {
+#ifdef CLOCK_PROCESS_CPUTIME_ID
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+#else
+    return (double)clock() / CLOCKS_PER_SEC;
+#endif
 }
+
+#ifdef _OPENMP
+/* Under OpenMP the threads of a team update the same counters, so every update is atomic
+ * (relaxed: the counts are read after the threads have joined). Contended counters in hot
+ * parallel loops cost more than the plain updates, and the calibration below measures the
+ * atomic ones. */
+__attribute__((unused)) static void perfcast_features_add(double *target, double amount) {
+    double seen, wanted;
+    __atomic_load(target, &seen, __ATOMIC_RELAXED);
+    do
+        wanted = seen + amount;
+    while (!__atomic_compare_exchange(target, &seen, &wanted, 0, __ATOMIC_RELAXED,
+                                      __ATOMIC_RELAXED));
+}
+__attribute__((unused)) static void perfcast_features_set(double *target, double value) {
+    __atomic_store(target, &value, __ATOMIC_RELAXED);
+}
+#define PERFCAST_COUNT_UPDATE(u) __atomic_fetch_add(&(u), 1, __ATOMIC_RELAXED)
+#else
+#define perfcast_features_add(target, amount) (*(target) += (amount))
+#define perfcast_features_set(target, value) (*(target) = (value))
+#define PERFCAST_COUNT_UPDATE(u) ((u)++)
+#endif
 
 /* Seconds one counter update takes here: a timed loop of updates like the inserted ones, run
  * once per process (an early-phase record and the exit record share it). A million rounds cost
@@ -61,15 +102,22 @@ __attribute__((unused)) static double perfcast_features_cpu(void) {
  * than the clock's resolution. */
 __attribute__((weak)) double perfcast_features_seconds_per_update = 0.0;
 __attribute__((unused)) static double perfcast_features_update_cost(void) {
+#ifdef _OPENMP
+    static double sink[1];
+    static perfcast_features_count ticks[1];
+#else
     static volatile double sink[1];
-    static volatile unsigned long long ticks[1];
+    static volatile perfcast_features_count ticks[1];
+#endif
     const int rounds = 100000;
+    double begin;
+    int i;
     if (perfcast_features_seconds_per_update > 0.0)
         return perfcast_features_seconds_per_update;
-    double begin = perfcast_features_now();
-    for (int i = 0; i < rounds; ++i) {
-        sink[0] += 1.0;
-        ticks[0] += 1;
+    begin = perfcast_features_now();
+    for (i = 0; i < rounds; ++i) {
+        perfcast_features_add(&sink[0], 1.0);
+        PERFCAST_COUNT_UPDATE(ticks[0]);
     }
     perfcast_features_seconds_per_update = (perfcast_features_now() - begin) / rounds;
     return perfcast_features_seconds_per_update;
@@ -86,16 +134,19 @@ __attribute__((unused)) static int perfcast_features_rank_max_wanted(void) {
 __attribute__((unused)) static void perfcast_features_write(const char *phase, int reduced, double elapsed, double cpu) {
     const char *path = getenv("PERFCAST_FEATURES_FILE");
     FILE *out = fopen(path && *path ? path : "perfcast-features.jsonl", "a");
+    double cost;
+    int rank_max, i;
+    struct perfcast_features_unit *u;
     if (!out) {
         perror("perfcast features: cannot open the output file");
         return;
     }
-    double cost = perfcast_features_update_cost();
+    cost = perfcast_features_update_cost();
     fprintf(out, "{\"phase\": \"%s\", \"elapsed\": %.9g, \"cpu\": %.9g, \"ranks_reduced\": %d",
             phase, elapsed, cpu, reduced);
-    int rank_max = perfcast_features_rank_max_wanted();
-    for (struct perfcast_features_unit *u = perfcast_features_units; u; u = u->next)
-        for (int i = 0; i < u->count; ++i) {
+    rank_max = perfcast_features_rank_max_wanted();
+    for (u = perfcast_features_units; u; u = u->next)
+        for (i = 0; i < u->count; ++i) {
             double value = reduced ? u->reduced[i] : u->values[i];
             double spent = cost * (double)(reduced ? u->reduced_updates[i] : u->updates[i]);
             fprintf(out, ", \"%s\": %.17g, \"cost:%s\": %.9g", u->names[i], value, u->names[i],
@@ -127,10 +178,10 @@ __attribute__((unused)) static void perfcast_features_at_exit(void) {
 
 /* Per translation unit (this part is read once per instrumented source). */
 static double perfcast_features_value[PERFCAST_FEATURES_COUNT];
-static unsigned long long perfcast_features_updates[PERFCAST_FEATURES_COUNT];
+static perfcast_features_count perfcast_features_updates[PERFCAST_FEATURES_COUNT];
 static double perfcast_features_reduced[PERFCAST_FEATURES_COUNT];
 static double perfcast_features_rank_max[PERFCAST_FEATURES_COUNT];
-static unsigned long long perfcast_features_reduced_updates[PERFCAST_FEATURES_COUNT];
+static perfcast_features_count perfcast_features_reduced_updates[PERFCAST_FEATURES_COUNT];
 static const char *const perfcast_features_names[PERFCAST_FEATURES_COUNT] = PERFCAST_FEATURES_NAMES;
 static const unsigned char perfcast_features_kinds[PERFCAST_FEATURES_COUNT] = PERFCAST_FEATURES_KINDS;
 static struct perfcast_features_unit perfcast_features_this_unit = {
@@ -150,7 +201,9 @@ __attribute__((constructor)) static void perfcast_features_register(void) {
 }
 
 /* A counter: a branch outcome, a loop trip, an MPI call. */
-#define PERFCAST_HIT(i) (perfcast_features_value[i] += 1.0, perfcast_features_updates[i]++)
+#define PERFCAST_HIT(i)                                                                          \
+    (perfcast_features_add(&perfcast_features_value[i], 1.0),                                   \
+     PERFCAST_COUNT_UPDATE(perfcast_features_updates[i]))
 /* A branch: counts the outcome, keeps the condition's truth. */
 #define PERFCAST_BRANCH(i, c) ((c) ? (PERFCAST_HIT(i), 1) : (PERFCAST_HIT((i) + 1), 0))
 /* A for or while loop: counts the trips (the condition's true outcomes). */
@@ -159,7 +212,8 @@ __attribute__((constructor)) static void perfcast_features_register(void) {
 #define PERFCAST_DO(i, c) (PERFCAST_HIT(i), (c))
 /* The value of a scalar variable after an assignment. */
 #define PERFCAST_VALUE(i, v)                                                                     \
-    (perfcast_features_value[i] = (double)(v), perfcast_features_updates[i]++)
+    (perfcast_features_set(&perfcast_features_value[i], (double)(v)),                           \
+     PERFCAST_COUNT_UPDATE(perfcast_features_updates[i]))
 
 #ifdef MPI_VERSION
 #ifndef PERFCAST_FEATURES_MPI_H
@@ -167,10 +221,12 @@ __attribute__((constructor)) static void perfcast_features_register(void) {
 /* Counters summed over the ranks (and their maxima kept), values their maximum, into the
  * reduced arrays (the counters themselves run on); rank 0 writes. Collective. */
 __attribute__((unused)) static void perfcast_features_reduce_and_write(const char *phase) {
-    int initialized = 0, finalized = 0, rank = 0;
-    double times[2] = {perfcast_features_now() - perfcast_features_start,
-                       perfcast_features_cpu() - perfcast_features_cpu_start};
+    int initialized = 0, finalized = 0, rank = 0, i;
+    double times[2];
     double slowest[2] = {0.0, 0.0};
+    struct perfcast_features_unit *u;
+    times[0] = perfcast_features_now() - perfcast_features_start;
+    times[1] = perfcast_features_cpu() - perfcast_features_cpu_start;
     MPI_Initialized(&initialized);
     MPI_Finalized(&finalized);
     if (!initialized || finalized) {
@@ -179,8 +235,8 @@ __attribute__((unused)) static void perfcast_features_reduce_and_write(const cha
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Allreduce(times, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    for (struct perfcast_features_unit *u = perfcast_features_units; u; u = u->next) {
-        for (int i = 0; i < u->count; ++i) {
+    for (u = perfcast_features_units; u; u = u->next) {
+        for (i = 0; i < u->count; ++i) {
             MPI_Allreduce(&u->values[i], &u->reduced[i], 1, MPI_DOUBLE,
                           u->kinds[i] ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD);
             MPI_Allreduce(&u->values[i], &u->rank_max[i], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -202,12 +258,12 @@ __attribute__((unused)) static void perfcast_features_finalize(void) {
 
 /* An MPI call: its count (feature i) and its bytes (feature i + 1). */
 #define PERFCAST_MPI(i, n, t, call)                                                              \
-    (PERFCAST_HIT(i), perfcast_features_mpi_bytes((i) + 1, (long long)(n), (t)), (call))
-__attribute__((unused)) static void perfcast_features_mpi_bytes(int i, long long n, MPI_Datatype t) {
+    (PERFCAST_HIT(i), perfcast_features_mpi_bytes((i) + 1, (double)(n), (t)), (call))
+__attribute__((unused)) static void perfcast_features_mpi_bytes(int i, double n, MPI_Datatype t) {
     int size = 0;
     MPI_Type_size(t, &size);
-    perfcast_features_value[i] += (double)n * size;
-    perfcast_features_updates[i]++;
+    perfcast_features_add(&perfcast_features_value[i], n * size);
+    PERFCAST_COUNT_UPDATE(perfcast_features_updates[i]);
 }
 #define PERFCAST_SNAPSHOT() perfcast_features_reduce_and_write("features_end")
 #else

@@ -27,9 +27,9 @@
 #define CALI_MARK_ITERATION_BEGIN(loop_id, iter) ((void)0)
 #define CALI_MARK_ITERATION_END(loop_id) ((void)0)
 
-static inline void cali_begin_region(const char *name) { perfcast_region_begin_dynamic(name); }
-static inline void cali_end_region(const char *name) { perfcast_region_end_dynamic(name); }
-static inline void cali_init(void) {}
+static __inline__ void cali_begin_region(const char *name) { perfcast_region_begin_dynamic(name); }
+static __inline__ void cali_end_region(const char *name) { perfcast_region_end_dynamic(name); }
+static __inline__ void cali_init(void) {}
 
 #ifdef __cplusplus
 struct perfcast_scoped_region {
