@@ -403,3 +403,35 @@ def test_the_command_shows_ten_sites_left_alone_and_counts_the_rest(tmp_path, ca
     )
     listed = json.loads((tmp_path / "out" / "features.json").read_text())["skipped"]
     assert len(listed) == 12
+
+
+@pytest.mark.parametrize("openmp", [True, False])
+def test_openmp_header_and_atomic_statements_build_and_count(tmp_path, monkeypatch, openmp):
+    """A third-party OpenMP code includes omp.h (which the libclang package lacks) and puts
+    assignments under ``#pragma omp atomic``: before, the first stopped the parse and the second
+    got a counter that made the directive's statement invalid."""
+    shutil.copy(PROGRAMS / "openmp_atomic.c", tmp_path / "openmp_atomic.c")
+    flags = ["-fopenmp"] if openmp else []
+    (result,) = instrument_features([tmp_path / "openmp_atomic.c"], tmp_path / "out", flags)
+    binaries = []
+    for source, binary in ((tmp_path / "openmp_atomic.c", "original"),
+                           (tmp_path / "out" / "openmp_atomic.c", "instrumented")):  # fmt: skip
+        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
+        runtime = [] if openmp else ["-lgomp"]  # omp.h's functions are called all the same
+        subprocess.run([*command, "-o", str(tmp_path / binary), str(source), *runtime],
+                       check=True)  # fmt: skip
+        binaries.append(str(tmp_path / binary))
+    records = tmp_path / "omp.jsonl"
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert _run([binaries[1], "1000"], records) == _run([binaries[0], "1000"], tmp_path / "none")
+    assert _run([binaries[0], "1000"], tmp_path / "none") == "250 3000.0 1 1\n"
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    assert record["openmp_atomic.c:12:loop:for"] == 1000
+    assert record["openmp_atomic.c:13:branch:then:if"] == 250
+    assert record["openmp_atomic.c:25:assign:team"] == 1  # under single: still counted
+    assert record["openmp_atomic.c:27:assign:seen"] == (2 if openmp else 1)  # under critical
+    atomic_lines = {18, 20, 30, 32}
+    for line in atomic_lines:
+        assert not [name for name in record if f"openmp_atomic.c:{line}:" in name]
+    notes = [note for note in result.skipped if "atomic directive" in note]
+    assert sorted(int(note.split(":")[1]) for note in notes) == sorted(atomic_lines)

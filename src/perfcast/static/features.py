@@ -230,6 +230,7 @@ class _Rewriter:
         self.mpi = False
         self.file_tokens = list(unit.get_tokens(extent=unit.cursor.extent))
         self.directed = _loop_directives(self.file_tokens, data)
+        self.atomic = _atomic_statements(self.file_tokens, data)
         self.token_offsets: list[int] | None = None
 
     def _here(self, cursor: Cursor) -> bool:
@@ -298,6 +299,10 @@ class _Rewriter:
 
     def visit(self, cursor: Cursor, in_loop: bool, statement: bool) -> None:
         kind = cursor.kind
+        if cursor.extent.start.offset in self.atomic and kind != CursorKind.COMPOUND_STMT:
+            if kind in _ATOMIC_SITES:
+                self.skip(cursor, "statement under an atomic directive (its form is fixed)")
+            return
         if kind == CursorKind.IF_STMT:
             self.branch(cursor)
         elif kind in LOOPS:
@@ -537,6 +542,33 @@ def _loop_directives(tokens: Sequence[Token], data: bytes) -> dict[int, int]:
                 nest = max(nest, int(number)) if number.isdigit() else nest
         bound[tokens[j].extent.start.offset] = nest
     return bound
+
+
+#: Statements under an atomic directive that would otherwise get a counter (a note says so).
+_ATOMIC_SITES = frozenset(
+    {CursorKind.IF_STMT, CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR}
+)
+
+
+def _atomic_statements(tokens: Sequence[Token], data: bytes) -> frozenset[int]:
+    """Byte offsets of the first token after each ``#pragma omp atomic`` or ``#pragma acc
+    atomic`` directive: the statement there has a form the directive fixes (``x += e;``, or the
+    ``if`` of ``atomic compare``), so no counter may be added to it."""
+    starts = set()
+    for i in range(len(tokens) - 3):
+        if _spelling(tokens[i]) != "#" or _spelling(tokens[i + 1]) != "pragma":
+            continue
+        if _spelling(tokens[i + 2]) not in ("omp", "acc"):
+            continue
+        end = _directive_end(data, tokens[i].extent.start.offset)
+        j = i + 3
+        words = []
+        while j < len(tokens) and tokens[j].extent.start.offset < end:
+            words.append(_spelling(tokens[j]))
+            j += 1
+        if j < len(tokens) and "atomic" in words:
+            starts.add(tokens[j].extent.start.offset)
+    return frozenset(starts)
 
 
 def _directive_end(data: bytes, start: int) -> int:
