@@ -435,3 +435,32 @@ def test_openmp_header_and_atomic_statements_build_and_count(tmp_path, monkeypat
         assert not [name for name in record if f"openmp_atomic.c:{line}:" in name]
     notes = [note for note in result.skipped if "atomic directive" in note]
     assert sorted(int(note.split(":")[1]) for note in notes) == sorted(atomic_lines)
+
+
+def test_mpi_reached_through_the_projects_own_headers(tmp_path):
+    """mpi.h included by a header of a header (before: the MPI calls were left alone, with a
+    note that mpi.h was not included, and every rank wrote an unreduced record of its own)."""
+    if shutil.which("mpicc") is None or shutil.which("mpirun") is None:
+        pytest.skip("needs mpicc and mpirun")
+    shutil.copytree(PROGRAMS / "mpi_header", tmp_path / "src")
+    sources = [tmp_path / "src" / "main.c", tmp_path / "src" / "halo.c"]
+    results = instrument_features(sources, tmp_path / "out")
+    assert not [note for result in results for note in result.skipped if "mpi.h" in note]
+    for header in ("halo.h", "halo_types.h"):  # the original build: headers beside the sources
+        shutil.copy(tmp_path / "src" / header, tmp_path / "out" / header)
+    binaries = []
+    for folder, name in ((tmp_path / "src", "original"), (tmp_path / "out", "instrumented")):
+        command = ["mpicc", "-O1", "-Wall", "-Werror", "-o", str(tmp_path / name)]
+        subprocess.run([*command, str(folder / "main.c"), str(folder / "halo.c")], check=True)
+        binaries.append(str(tmp_path / name))
+    launch = ["mpirun", "--oversubscribe", "-np", "3"]
+    records = tmp_path / "halo.jsonl"
+    output = _run([*launch, binaries[1], "5"], records)
+    assert output == _run([*launch, binaries[0], "5"], tmp_path / "none")
+    assert output == "15\n"  # the last step, s = 4, over ranks 0, 1, 2: 3 * 4 + 3
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]  # one, reduced
+    assert record["ranks_reduced"] == 1
+    assert record["halo.c:7:loop:for"] == 15  # 5 steps on each of 3 ranks
+    assert record["halo.c:9:mpi_calls:MPI_Allreduce"] == 15
+    assert record["halo.c:9:mpi_bytes:MPI_Allreduce"] == 15 * 8
+    assert record["main.c:12:assign:steps"] == 5

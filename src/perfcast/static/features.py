@@ -596,13 +596,7 @@ def _spelling(token: Token) -> str:
 def _rewrite(rewriter: _Rewriter) -> bytes:
     unit, path, data, result = rewriter.unit, rewriter.path, rewriter.data, rewriter.result
     insert_at, line = _prelude_position(unit, path, data)
-    rewriter.mpi = any(
-        c.kind == CursorKind.INCLUSION_DIRECTIVE
-        and c.spelling == "mpi.h"
-        and c.extent.start.offset < insert_at
-        for c in unit.cursor.get_children()
-        if rewriter._here(c)
-    )
+    rewriter.mpi = _includes_mpi_before(unit, path, insert_at)
     rewriter.run()
     rewriter.pragmas()
     if not result.features:
@@ -618,6 +612,30 @@ def _rewrite(rewriter: _Rewriter) -> bytes:
     )
     wraps = [*rewriter.wraps, _Wrap(insert_at, insert_at, prelude)]
     return _apply(data, wraps)
+
+
+def _includes_mpi_before(unit, path: Path, offset: int) -> bool:
+    """Whether ``mpi.h`` is read before byte ``offset`` of the file: included there, or by a
+    header included there (a project's own ``comm.h`` or ``parallel.h``, as multi-file MPI
+    codes do), at any depth."""
+    includes: dict[str, set[str]] = {}
+    pending = []
+    for inclusion in unit.get_includes():
+        source = inclusion.source.name if inclusion.source is not None else ""
+        if Path(source) == path:
+            if inclusion.location.offset < offset:
+                pending.append(inclusion.include.name)
+        else:
+            includes.setdefault(source, set()).add(inclusion.include.name)
+    seen: set[str] = set()
+    while pending:
+        header = pending.pop()
+        if Path(header).name == "mpi.h":
+            return True
+        if header not in seen:
+            seen.add(header)
+            pending.extend(includes.get(header, ()))
+    return False
 
 
 def _prelude_position(unit, path: Path, data: bytes) -> tuple[int, int]:
