@@ -464,3 +464,33 @@ def test_mpi_reached_through_the_projects_own_headers(tmp_path):
     assert record["halo.c:9:mpi_calls:MPI_Allreduce"] == 15
     assert record["halo.c:9:mpi_bytes:MPI_Allreduce"] == 15 * 8
     assert record["main.c:12:assign:steps"] == 5
+
+
+@pytest.mark.parametrize("openmp", [True, False])
+def test_directed_loops_with_one_statement_bodies_count_their_trips(tmp_path, monkeypatch, openmp):
+    """``#pragma omp parallel for`` over a loop whose body is an inner loop, an if/else or a
+    do/while loop without braces (the row loop of a matrix product): before, such loops were
+    left alone, so the parallel loop's trips were missing from the record."""
+    shutil.copy(PROGRAMS / "openmp_unbraced.c", tmp_path / "openmp_unbraced.c")
+    flags = ["-fopenmp"] if openmp else []
+    (result,) = instrument_features([tmp_path / "openmp_unbraced.c"], tmp_path / "out", flags)
+    assert result.skipped == []
+    binaries = []
+    for source, binary in ((tmp_path / "openmp_unbraced.c", "original"),
+                           (tmp_path / "out" / "openmp_unbraced.c", "instrumented")):  # fmt: skip
+        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
+        subprocess.run([*command, "-o", str(tmp_path / binary), str(source)], check=True)
+        binaries.append(str(tmp_path / binary))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    records = tmp_path / "omp.jsonl"
+    output = _run([binaries[1], "30"], records)
+    assert output == _run([binaries[0], "30"], tmp_path / "none") == "59015.0 26 5.0\n"
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    counts = {int(name.split(":")[1]): record[name] for name in record
+              if name.startswith("openmp_unbraced.c:") and ":loop:" in name}  # fmt: skip
+    # every parallel loop 30 trips; inner loops 30 per outer trip; the do loop's condition is
+    # evaluated 6 + 3 + 2 + 1 times for rows 0-3 (set to -1, 2, 3, 4) and once for the others
+    assert counts == {10: 30, 11: 900, 14: 30, 15: 900, 16: 27000, 19: 30, 25: 30, 26: 38,
+                      30: 30, 31: 0}  # fmt: skip
+    assert record["openmp_unbraced.c:20:branch:then:if"] == 26
+    assert record["openmp_unbraced.c:20:branch:else:if"] == 4

@@ -402,13 +402,11 @@ class _Rewriter:
         braced = bool(tokens) and (tokens[0].spelling, tokens[-1].spelling) == ("{", "}")
         if braced:  # the body goes into a block of its own, so its declarations stay first
             start, end = tokens[0].extent.end.offset, tokens[-1].extent.start.offset
-        else:  # one expression statement: braced together with the counter
+        else:  # one statement (an expression, if, loop...): braced together with the counter
             start = body.extent.start.offset
-            simple = tokens and body.kind not in (CursorKind.IF_STMT, *LOOPS)
-            end = self._semicolon_after(tokens[-1]) if simple else None
+            end = self._statement_end(tokens[-1]) if tokens else None
         if end is None or not self.safe(start, end):
-            self.skip(cursor, "for loop under a loop directive: its body is not a block or one "
-                      "expression statement")  # fmt: skip
+            self.skip(cursor, "for loop under a loop directive: its body is spelled by a macro")
             return
         index = self.feature(cursor.extent.start.line, "loop", "for")
         counter = f"PERFCAST_HIT({index});"
@@ -416,6 +414,14 @@ class _Rewriter:
             self.wraps.append(_Wrap(start, end, f" {counter} {{", "} "))
         else:
             self.wraps.append(_Wrap(start, end, f"{{ {counter} ", " }"))
+
+    def _statement_end(self, last: Token) -> int | None:
+        """End offset of the statement whose extent ends with token ``last``: that token when
+        it closes a block or is a ``;``, else the ``;`` right after it (an expression's extent,
+        also at the end of an ``if`` or a loop, stops before its semicolon)."""
+        if last.spelling in ("}", ";"):
+            return int(last.extent.end.offset)
+        return self._semicolon_after(last)
 
     def _semicolon_after(self, token: Token) -> int | None:
         """End offset of the ``;`` right after ``token`` in this file, if that is what follows."""
