@@ -494,3 +494,27 @@ def test_directed_loops_with_one_statement_bodies_count_their_trips(tmp_path, mo
                       30: 30, 31: 0}  # fmt: skip
     assert record["openmp_unbraced.c:20:branch:then:if"] == 26
     assert record["openmp_unbraced.c:20:branch:else:if"] == 4
+
+
+@pytest.mark.parametrize("openmp", [True, False])
+def test_comments_between_a_directive_and_its_statement(tmp_path, monkeypatch, openmp):
+    """Before, the comment counted as the directive's statement: the loop's condition was
+    wrapped (GCC: "invalid controlling predicate") and the atomic update got a counter."""
+    shutil.copy(PROGRAMS / "openmp_comments.c", tmp_path / "openmp_comments.c")
+    flags = ["-fopenmp"] if openmp else []
+    (result,) = instrument_features([tmp_path / "openmp_comments.c"], tmp_path / "out", flags)
+    assert result.skipped == ["openmp_comments.c:18: statement under an atomic directive (its "
+                              "form is fixed)"]  # fmt: skip
+    binaries = []
+    for source, binary in ((tmp_path / "openmp_comments.c", "original"),
+                           (tmp_path / "out" / "openmp_comments.c", "instrumented")):  # fmt: skip
+        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
+        subprocess.run([*command, "-o", str(tmp_path / binary), str(source)], check=True)
+        binaries.append(str(tmp_path / binary))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    records = tmp_path / "omp.jsonl"
+    output = _run([binaries[1], "50"], records)
+    assert output == _run([binaries[0], "50"], tmp_path / "none") == "600\n"  # sum of i // 2
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    assert record["openmp_comments.c:12:loop:for"] == 50
+    assert record["openmp_comments.c:15:loop:for"] == 50

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
-from clang.cindex import Cursor, CursorKind, Token, TypeKind
+from clang.cindex import Cursor, CursorKind, Token, TokenKind, TypeKind
 
 from perfcast.core.errors import InputError
 from perfcast.static.cursors import LOOPS, children, operator, strip
@@ -228,7 +228,10 @@ class _Rewriter:
             if c.kind == CursorKind.MACRO_DEFINITION
         ]
         self.mpi = False
-        self.file_tokens = list(unit.get_tokens(extent=unit.cursor.extent))
+        # comments are no code: a directive binds the statement after a comment between them
+        self.file_tokens = [
+            t for t in unit.get_tokens(extent=unit.cursor.extent) if t.kind != TokenKind.COMMENT
+        ]
         self.directed = _loop_directives(self.file_tokens, data)
         self.atomic = _atomic_statements(self.file_tokens, data)
         self.token_offsets: list[int] | None = None
