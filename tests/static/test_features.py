@@ -518,3 +518,29 @@ def test_comments_between_a_directive_and_its_statement(tmp_path, monkeypatch, o
     (record,) = [json.loads(line) for line in records.read_text().splitlines()]
     assert record["openmp_comments.c:12:loop:for"] == 50
     assert record["openmp_comments.c:15:loop:for"] == 50
+
+
+@pytest.mark.parametrize("openmp", [True, False])
+def test_directives_guarded_by_ifdef_openmp_bind_their_loops(tmp_path, monkeypatch, openmp):
+    """``#ifdef _OPENMP`` / ``#pragma omp parallel for`` / ``#endif`` before a loop: before, the
+    ``#endif`` counted as the bound statement, the loop's condition was wrapped and GCC
+    rejected it ("invalid controlling predicate")."""
+    shutil.copy(PROGRAMS / "openmp_guarded.c", tmp_path / "openmp_guarded.c")
+    flags = ["-fopenmp"] if openmp else []
+    (result,) = instrument_features([tmp_path / "openmp_guarded.c"], tmp_path / "out", flags)
+    assert result.skipped == ["openmp_guarded.c:24: statement under an atomic directive (its "
+                              "form is fixed)"]  # fmt: skip
+    binaries = []
+    for source, binary in ((tmp_path / "openmp_guarded.c", "original"),
+                           (tmp_path / "out" / "openmp_guarded.c", "instrumented")):  # fmt: skip
+        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
+        subprocess.run([*command, "-o", str(tmp_path / binary), str(source)], check=True)
+        binaries.append(str(tmp_path / binary))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    records = tmp_path / "omp.jsonl"
+    output = _run([binaries[1], "40"], records)
+    assert output == _run([binaries[0], "40"], tmp_path / "none") == "381.0\n"  # 0+2+..+38, +1
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    assert record["openmp_guarded.c:12:loop:for"] == 40
+    assert record["openmp_guarded.c:18:loop:for"] == 40
+    assert record["openmp_guarded.c:19:branch:then:if"] == 20

@@ -542,6 +542,7 @@ def _loop_directives(tokens: Sequence[Token], data: bytes) -> dict[int, int]:
         while j < len(tokens) and tokens[j].extent.start.offset < end:
             words.append(_spelling(tokens[j]))
             j += 1
+        j = _after_directives(tokens, j, data)
         if j == len(tokens) or not _LOOP_DIRECTIVE_WORDS.intersection(words):
             continue
         nest = 1
@@ -575,9 +576,21 @@ def _atomic_statements(tokens: Sequence[Token], data: bytes) -> frozenset[int]:
         while j < len(tokens) and tokens[j].extent.start.offset < end:
             words.append(_spelling(tokens[j]))
             j += 1
+        j = _after_directives(tokens, j, data)
         if j < len(tokens) and "atomic" in words:
             starts.add(tokens[j].extent.start.offset)
     return frozenset(starts)
+
+
+def _after_directives(tokens: Sequence[Token], j: int, data: bytes) -> int:
+    """Index of the first token from ``j`` on that is not part of a preprocessor line: the
+    statement a directive binds also when ``#endif`` (of ``#ifdef _OPENMP``) or another
+    directive line stands between them."""
+    while j < len(tokens) and _spelling(tokens[j]) == "#":
+        end = _directive_end(data, tokens[j].extent.start.offset)
+        while j < len(tokens) and tokens[j].extent.start.offset < end:
+            j += 1
+    return j
 
 
 def _directive_end(data: bytes, start: int) -> int:
