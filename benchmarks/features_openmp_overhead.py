@@ -73,14 +73,14 @@ def main() -> int:
         work = Path(folder)
         (work / "app.c").write_text(PROGRAM)
         instrument_features([work / "app.c"], work / "out", ["-fopenmp"])
-        binaries = {}
+        binaries: dict[str, str] = {}
         for name, source in (
             ("original", work / "app.c"),
             ("instrumented", work / "out" / "app.c"),
         ):
-            binary = work / name
-            subprocess.run(["gcc", "-O3", "-fopenmp", "-o", str(binary), str(source)], check=True)
-            binaries[name] = str(binary)
+            built = work / name
+            subprocess.run(["gcc", "-O3", "-fopenmp", "-o", str(built), str(source)], check=True)
+            binaries[name] = str(built)
         print("| part | original user s | instrumented user s | ratio |")
         print("|---|---|---|---|")
         for mode, part in ((0, "serial loops"), (1, "parallel loop")):
