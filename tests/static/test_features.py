@@ -544,3 +544,29 @@ def test_directives_guarded_by_ifdef_openmp_bind_their_loops(tmp_path, monkeypat
     assert record["openmp_guarded.c:12:loop:for"] == 40
     assert record["openmp_guarded.c:18:loop:for"] == 40
     assert record["openmp_guarded.c:19:branch:then:if"] == 20
+
+
+@pytest.mark.parametrize("openmp", [True, False])
+def test_pragma_operator_directives_bind_their_loops(tmp_path, monkeypatch, openmp):
+    """``_Pragma("omp parallel for")``, also from a macro: before, the loops' conditions were
+    wrapped (GCC: "invalid controlling predicate") and the atomic update got a counter."""
+    shutil.copy(PROGRAMS / "openmp_pragma_operator.c", tmp_path / "openmp_pragma_operator.c")
+    flags = ["-fopenmp"] if openmp else []
+    source = tmp_path / "openmp_pragma_operator.c"
+    (result,) = instrument_features([source], tmp_path / "out", flags)
+    assert result.skipped == ["openmp_pragma_operator.c:18: statement under an atomic directive "
+                              "(its form is fixed)"]  # fmt: skip
+    binaries = []
+    for program, binary in ((source, "original"),
+                            (tmp_path / "out" / source.name, "instrumented")):  # fmt: skip
+        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
+        subprocess.run([*command, "-o", str(tmp_path / binary), str(program)], check=True)
+        binaries.append(str(tmp_path / binary))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    records = tmp_path / "omp.jsonl"
+    output = _run([binaries[1], "30"], records)
+    assert output == _run([binaries[0], "30"], tmp_path / "none") == "15 29.0\n"
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    assert record["openmp_pragma_operator.c:13:loop:for"] == 30
+    assert record["openmp_pragma_operator.c:15:loop:for"] == 30
+    assert record["openmp_pragma_operator.c:16:branch:then:if"] == 15

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
-from clang.cindex import Cursor, CursorKind, Token, TokenKind, TypeKind
+from clang.cindex import Cursor, CursorKind, Token, TokenKind, TranslationUnit, TypeKind
 
 from perfcast.core.errors import InputError
 from perfcast.static.cursors import LOOPS, children, operator, strip
@@ -232,8 +233,9 @@ class _Rewriter:
         self.file_tokens = [
             t for t in unit.get_tokens(extent=unit.cursor.extent) if t.kind != TokenKind.COMMENT
         ]
-        self.directed = _loop_directives(self.file_tokens, data)
-        self.atomic = _atomic_statements(self.file_tokens, data)
+        pragma_macros = _pragma_macros(unit)
+        self.directed = _loop_directives(self.file_tokens, data, pragma_macros)
+        self.atomic = _atomic_statements(self.file_tokens, data, pragma_macros)
         self.token_offsets: list[int] | None = None
 
     def _here(self, cursor: Cursor) -> bool:
@@ -526,23 +528,74 @@ class _Rewriter:
 _LOOP_DIRECTIVE_WORDS = frozenset({"for", "simd", "loop", "taskloop", "distribute"})
 
 
-def _loop_directives(tokens: Sequence[Token], data: bytes) -> dict[int, int]:
-    """Loops bound by ``#pragma omp``/``#pragma acc`` loop directives: the byte offset of the
-    first token after each directive, and how many nested loops it binds (``collapse(n)``,
-    ``ordered(n)``; 1 otherwise)."""
+def _directives(
+    tokens: Sequence[Token], data: bytes, pragma_macros: dict[str, list[str]]
+) -> list[tuple[list[str], int]]:
+    """Every OpenMP or OpenACC directive of the file: its words after ``omp``/``acc`` and the
+    index of the first token of the statement it binds (past comments and preprocessor lines
+    such as the ``#endif`` of ``#ifdef _OPENMP``). A directive is a ``#pragma`` line, the
+    ``_Pragma("omp ...")`` operator, or a macro whose definition is such an operator
+    (``pragma_macros``: its name and words)."""
+    found: list[tuple[list[str], int]] = []
+    i = 0
+    while i < len(tokens):
+        spelling = _spelling(tokens[i])
+        words: list[str] | None = None
+        if spelling == "#":  # a preprocessor line: a #pragma, else skipped whole (#define)
+            end = _directive_end(data, tokens[i].extent.start.offset)
+            j = i + 1
+            line = []
+            while j < len(tokens) and tokens[j].extent.start.offset < end:
+                line.append(_spelling(tokens[j]))
+                j += 1
+            if len(line) > 1 and line[0] == "pragma" and line[1] in ("omp", "acc"):
+                words = line[2:]
+        elif spelling == "_Pragma" and i + 3 < len(tokens) and _spelling(tokens[i + 1]) == "(":
+            words = _pragma_operator_words(_spelling(tokens[i + 2]))
+            j = i + 4 if _spelling(tokens[i + 3]) == ")" else i + 3
+        elif spelling in pragma_macros and tokens[i].kind == TokenKind.IDENTIFIER:
+            words = pragma_macros[spelling]
+            j = i + 1
+        else:
+            i += 1
+            continue
+        if words is not None:
+            found.append((words, _after_directives(tokens, j, data)))
+        i = max(j, i + 1)
+    return found
+
+
+def _pragma_operator_words(literal: str) -> list[str] | None:
+    """The words after ``omp``/``acc`` of a ``_Pragma`` string literal, else None."""
+    if len(literal) < 2 or not literal.endswith('"'):
+        return None
+    words = re.findall(r"\w+|[^\s\w]", literal[literal.index('"') + 1 : -1])
+    return words[1:] if words and words[0] in ("omp", "acc") else None
+
+
+def _pragma_macros(unit: TranslationUnit) -> dict[str, list[str]]:
+    """Macros (of the file or its headers) whose definition is ``_Pragma("omp ...")``: their
+    names and the directive's words."""
+    macros: dict[str, list[str]] = {}
+    for cursor in unit.cursor.get_children():
+        if cursor.kind != CursorKind.MACRO_DEFINITION:
+            continue
+        body = [_spelling(t) for t in cursor.get_tokens()][1:]
+        if len(body) >= 3 and body[0] == "_Pragma" and body[1] == "(":
+            words = _pragma_operator_words(body[2])
+            if words is not None:
+                macros[cursor.spelling] = words
+    return macros
+
+
+def _loop_directives(
+    tokens: Sequence[Token], data: bytes, pragma_macros: dict[str, list[str]]
+) -> dict[int, int]:
+    """Loops bound by OpenMP or OpenACC loop directives: the byte offset of the first token
+    after each directive, and how many nested loops it binds (``collapse(n)``, ``ordered(n)``;
+    1 otherwise)."""
     bound: dict[int, int] = {}
-    for i in range(len(tokens) - 2):
-        if _spelling(tokens[i]) != "#" or _spelling(tokens[i + 1]) != "pragma":
-            continue
-        if _spelling(tokens[i + 2]) not in ("omp", "acc"):
-            continue
-        end = _directive_end(data, tokens[i].extent.start.offset)
-        words = []
-        j = i + 3
-        while j < len(tokens) and tokens[j].extent.start.offset < end:
-            words.append(_spelling(tokens[j]))
-            j += 1
-        j = _after_directives(tokens, j, data)
+    for words, j in _directives(tokens, data, pragma_macros):
         if j == len(tokens) or not _LOOP_DIRECTIVE_WORDS.intersection(words):
             continue
         nest = 1
@@ -560,26 +613,17 @@ _ATOMIC_SITES = frozenset(
 )
 
 
-def _atomic_statements(tokens: Sequence[Token], data: bytes) -> frozenset[int]:
-    """Byte offsets of the first token after each ``#pragma omp atomic`` or ``#pragma acc
-    atomic`` directive: the statement there has a form the directive fixes (``x += e;``, or the
-    ``if`` of ``atomic compare``), so no counter may be added to it."""
-    starts = set()
-    for i in range(len(tokens) - 3):
-        if _spelling(tokens[i]) != "#" or _spelling(tokens[i + 1]) != "pragma":
-            continue
-        if _spelling(tokens[i + 2]) not in ("omp", "acc"):
-            continue
-        end = _directive_end(data, tokens[i].extent.start.offset)
-        j = i + 3
-        words = []
-        while j < len(tokens) and tokens[j].extent.start.offset < end:
-            words.append(_spelling(tokens[j]))
-            j += 1
-        j = _after_directives(tokens, j, data)
-        if j < len(tokens) and "atomic" in words:
-            starts.add(tokens[j].extent.start.offset)
-    return frozenset(starts)
+def _atomic_statements(
+    tokens: Sequence[Token], data: bytes, pragma_macros: dict[str, list[str]]
+) -> frozenset[int]:
+    """Byte offsets of the first token after each OpenMP or OpenACC ``atomic`` directive: the
+    statement there has a form the directive fixes (``x += e;``, or the ``if`` of ``atomic
+    compare``), so no counter may be added to it."""
+    return frozenset(
+        tokens[j].extent.start.offset
+        for words, j in _directives(tokens, data, pragma_macros)
+        if j < len(tokens) and "atomic" in words
+    )
 
 
 def _after_directives(tokens: Sequence[Token], j: int, data: bytes) -> int:
