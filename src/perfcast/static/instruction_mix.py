@@ -39,6 +39,7 @@ machine loop leaves, ``C - 2*floor(C/2)`` per entry; after wider passes it is un
 from __future__ import annotations
 
 import os
+import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ from perfcast.static.control_flow import (
     Block,
     Loop,
     basic_blocks,
+    dominators,
     doomed,
     natural_loops,
     reachable,
@@ -221,14 +223,23 @@ def instruction_mix(
         if not any(_normal(i.file) in catalog.files for i in function.instructions if i.file):
             continue
         kernel = catalog.functions.get(function.name)
+        source = function.name
         if kernel is None:
             base = function.name.split(".")[0]
-            unmodeled[function.name] = (
-                f"compiler-made copy of {base} (not modeled)"
-                if base != function.name and base in catalog.functions
-                else "no function kernel in the static report"
+            clone = _whole_clone(
+                function.name, base, catalog, binary, inlined, measured, low=function.low
             )
-            continue
+            if isinstance(clone, FunctionMix):
+                mixes[function.name] = clone
+                continue
+            if clone is None:
+                unmodeled[function.name] = (
+                    f"compiler-made copy of {base} (not modeled)"
+                    if base != function.name and base in catalog.functions
+                    else "no function kernel in the static report"
+                )
+                continue
+            source = base
         if function.name in inlined and ("entry", function.name, function.low) not in measured:
             how = "at some call sites" if function.low in called else "at every call site"
             reason = (
@@ -239,7 +250,7 @@ def instruction_mix(
                 function.name, None, reason, len(function.instructions)
             )
             continue
-        mixes[function.name] = _function_mix(function, catalog, attribution, measured)
+        mixes[function.name] = _function_mix(function, catalog, attribution, measured, source)
     if not mixes and not unmodeled:
         raise InputError(
             "no function of the binary has line information from the analyzed sources "
@@ -258,6 +269,49 @@ def instruction_mix(
     # symbols the report introduced (an annotation standing for an unknown bound) come last
     names = tuple(parameters) + tuple(s for s in symbols if s not in parameters)
     return InstructionMix(str(binary.path), names, mixes, unmodeled, attribution)
+
+
+#: first element of the key of a machine loop that implements no source loop of the report
+_UNMATCHED = "no source loop"
+
+#: suffixes gcc gives a specialized copy of a whole function (constant or scalarized arguments)
+_WHOLE_CLONE = re.compile(r"^[A-Za-z_]\w*(\.(constprop|isra)\.\d+)+$")
+
+
+def _whole_clone(
+    name: str,
+    base: str,
+    catalog: _Catalog,
+    binary: Binary,
+    inlined: set[str],
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
+    *,
+    low: int,
+) -> FunctionMix | bool | None:
+    """Whether a compiler-made copy stands for its source function: True when it is a whole
+    copy (``f.constprop.0``, ``f.isra.0``) and the only code of ``f`` in the binary (no other
+    copy, nowhere inlined), so it runs at every call of ``f``; an undefined
+    :class:`FunctionMix` naming the other copies when calls are split between copies (unless
+    the profile measured this copy's calls); None for other copies (``.part``, ``.cold``)."""
+    if base == name or base not in catalog.functions or not _WHOLE_CLONE.match(name):
+        return None
+    others = sorted(
+        other
+        for other in binary.functions
+        if other != name and (other == base or other.split(".")[0] == base)
+    )
+    if not others and base not in inlined:
+        return True
+    if ("entry", name, low) in measured:
+        return True
+    where = ", ".join(others) if others else f"inlined copies of {base}"
+    return FunctionMix(
+        name,
+        None,
+        f"{name} is a compiler-made copy of {base}, whose calls are split with {where}: "
+        "how often this copy runs is unknown",
+        len(binary.functions[name].instructions),
+    )
 
 
 def _normal(path: str | None) -> str:
@@ -322,6 +376,7 @@ class _Catalog:
         for kernel in kernels:
             if kernel.kind == "loop":
                 self.loops[kernel.function].append(kernel)
+        self.loop_named = {k.name: k for k in kernels if k.kind == "loop"}
         self._chains: dict[tuple, tuple[_Place, ...]] = {}
 
     def function_count(self, name: str) -> sympy.Expr:
@@ -404,6 +459,73 @@ class _Catalog:
             path += ((name, file, line),)
         return tuple(chain), tuple(guards)
 
+    def branch_share(self, function: str, insn: BinaryInstruction, loop_name: str) -> _Place:
+        """The share of the iterations of source loop ``loop_name`` in which an instruction
+        runs: that of the innermost ``if`` block holding its line inside the loop, in the
+        function whose code it is (the innermost inlined one); 1 outside any block or on the
+        block's first line (there the condition's code and the block's share one line); None
+        with the reason when the block's count is undefined."""
+        if insn.inlined:
+            function = insn.inlined[-1].callee  # the code of the innermost inlined function
+        loops = self.loops_at(function, insn.file, insn.line)
+        inner = loops[-1] if loops else None
+        if inner is None or inner.name != loop_name:
+            return _Place((), sympy.Integer(1), None)
+        branch = self.branch_at(function, insn.file, insn.line, inner)
+        if branch is None or insn.line <= branch.line:
+            return _Place((), sympy.Integer(1), None)
+        if branch.count is None:
+            return _Place(
+                (),
+                None,
+                f"code of block {branch.name} runs in some iterations of {loop_name} only, "
+                f"and how many is undefined: {branch.undef_reason}",
+            )
+        if inner.count is None:
+            return _Place((), None, f"count of loop {loop_name} undefined: {inner.undef_reason}")
+        return _share(
+            _Place((), _normalized(branch.count), None), _Place((), _normalized(inner.count), None)
+        )
+
+    def entry_share(self, function: str, insn: BinaryInstruction, key: tuple) -> _Place:
+        """The share of the runs of the place enclosing the source loop ``key`` (its enclosing
+        source loop, else the function) in which that loop is entered, seen from an
+        instruction of the loop: the ``if`` blocks between the two, in the loop's own function
+        and around the call sites it is inlined through. None with the reason when a block's
+        count is undefined."""
+        chain = self.chain(function, insn)
+        index = next((i for i, place in enumerate(chain) if place.key == key), None)
+        if index is None:
+            return _Place(key, sympy.Integer(1), None)
+        share: sympy.Expr = sympy.Integer(1)
+        for guard in self.guards(function, insn):
+            if guard.loops == index:  # a call site's block between the enclosing loop and it
+                share = share * guard.share.defined()
+        loop = self.loop_named.get(key[1]) if len(key) > 1 else None
+        if loop is None:
+            return _Place(key, share, None)
+        around = [k for k in self.loops_at(loop.function, loop.file, loop.line) if k is not loop]
+        outer = around[-1] if around else None
+        branch = self.branch_at(loop.function, loop.file, loop.line, outer)
+        if branch is None:
+            return _Place(key, share, None)
+        if branch.count is None:
+            return _Place(
+                key,
+                None,
+                f"source loop {loop.name} is entered only in block {branch.name}, whose count "
+                f"is undefined: {branch.undef_reason}",
+            )
+        enclosing = outer if outer is not None else self.functions.get(loop.function)
+        if enclosing is None or enclosing.count is None:
+            reason = f"count of the region around source loop {loop.name} undefined"
+            return _Place(key, None, reason)
+        ratio = _share(
+            _Place(key, _normalized(branch.count), None),
+            _Place(key, _normalized(enclosing.count), None),
+        )
+        return _Place(key, sympy.expand(share * ratio.defined()), None)
+
 
 @dataclass(frozen=True)
 class _Guard:
@@ -462,28 +584,42 @@ def _function_mix(
     catalog: _Catalog,
     attribution: str,
     measured: Mapping[tuple[str, str, int], sympy.Expr],
+    source: str,
 ) -> FunctionMix:
+    """The mix of one function of the binary; ``source`` is the source function its code
+    comes from (its own name, or the function a compiler-made whole copy was made of)."""
     notes: list[str] = []
     try:
         entry = ("entry", function.name, function.low)
         try:
-            function_count = catalog.function_count(function.name)
+            function_count = catalog.function_count(source)
         except _Undefined:
             if entry not in measured:
                 raise
             function_count = measured[entry]
             notes.append(f"calls of {function.name}: measured")
-        if function.name in catalog.inlined and entry in measured:
+        if source != function.name:
+            if entry in measured:
+                function_count = measured[entry]
+                notes.append(
+                    f"calls of {function.name}, a compiler-made copy of {source}: measured"
+                )
+            else:
+                notes.append(
+                    f"{function.name} is a compiler-made copy of {source} and its only code in "
+                    f"the binary: counted as {source}"
+                )
+        elif function.name in catalog.inlined and entry in measured:
             function_count = measured[entry]
             notes.append(f"calls of the stand-alone copy of {function.name}: measured")
         counted: list[tuple[BinaryInstruction, sympy.Expr]]
         if attribution == "line":
             counted = []
             for insn in function.instructions:
-                chain = catalog.chain(function.name, insn)
+                chain = catalog.chain(source, insn)
                 counted.append((insn, chain[-1].defined() if chain else function_count))
         else:
-            counted = _cfg_counts(function, function_count, catalog, notes, measured)
+            counted = _cfg_counts(function, function_count, catalog, notes, measured, source)
     except _Undefined as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
     multiplicity: dict[str, dict[sympy.Expr, int]] = {key: defaultdict(int) for key in COUNT_KEYS}
@@ -507,6 +643,7 @@ def _cfg_counts(
     catalog: _Catalog,
     notes: list[str],
     measured: Mapping[tuple[str, str, int], sympy.Expr],
+    source: str,
 ) -> list[tuple[BinaryInstruction, sympy.Expr]]:
     blocks = basic_blocks(function)
     live = reachable(blocks)
@@ -516,15 +653,17 @@ def _cfg_counts(
     for loop in machine_loops:
         for index in loop.blocks:
             around[index].append(loop)
-    place_of = _match_loops(function.name, blocks, machine_loops, around, catalog)
-    machine_counts = _MachineCounts(blocks, around, place_of, function_count)
+    place_of = _match_loops(source, blocks, machine_loops, around, catalog)
+    machine_counts = _MachineCounts(blocks, around, place_of, function_count, catalog, source)
     runs = machine_counts.counts(machine_loops, notes)
-    remainders = _remainder_counts(function.name, blocks, around, machine_counts, catalog, notes)
+    remainders = _remainder_counts(source, blocks, around, machine_counts, catalog, notes)
     error_paths = doomed(blocks)
     measured_places: set[tuple] = set()
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
+    dominating = dominators(blocks)
     for block in blocks:
         chain = around[block.index]
+        conditional: str | None = None  # the source loop whose iterations skip this block
         if block.index not in live or block.index in error_paths:
             # alignment padding after a return or jump, or an error path ending the program
             count = sympy.Integer(0)
@@ -550,9 +689,30 @@ def _cfg_counts(
             if innermost.exits_at_header and block.index == innermost.header:
                 outer = runs[chain[-2].header].defined() if len(chain) > 1 else function_count
                 count = count + outer
-        for insn in block.instructions:
-            share = sympy.Integer(1)
-            for guard in catalog.guards(function.name, insn):
+            elif any(block.index not in dominating[latch] for latch in innermost.latches):
+                # a block some iterations skip: its own code runs in its if block's share
+                loop_key = place_of[innermost.header].key
+                if len(loop_key) > 2 and loop_key[0] != _UNMATCHED:
+                    conditional = loop_key[1]
+        shares = [sympy.Integer(1)] * len(block.instructions)
+        from_profile = False
+        if conditional is not None:
+            try:
+                shares = [
+                    catalog.branch_share(source, insn, conditional).defined()
+                    for insn in block.instructions
+                ]
+            except _Undefined as reason:
+                key = ("block", function.name, block.start)
+                if key not in measured:
+                    raise
+                count = measured[key]  # the profile tells how often the block ran
+                from_profile = True
+                if key not in measured_places:
+                    measured_places.add(key)
+                    notes.append(f"block at {block.start:#x}: count measured ({reason})")
+        for insn, share in zip(block.instructions, shares, strict=True):
+            for guard in () if from_profile else catalog.guards(source, insn):
                 if guard.loops >= len(chain):  # inside the innermost machine loop around it
                     share = share * guard.share.defined()
             counted.append((insn, count if share == 1 else sympy.expand(count * share)))
@@ -586,8 +746,12 @@ class _MachineCounts:
         around: dict[int, list[Loop]],
         place_of: dict[int, _Place],
         function_count: sympy.Expr,
+        catalog: _Catalog,
+        function: str,
     ) -> None:
         self.blocks = blocks
+        self.catalog = catalog
+        self.function = function
         self.around = around
         self.place_of = place_of
         self.function_count = _Place((), function_count, None)
@@ -624,12 +788,24 @@ class _MachineCounts:
                 self.remainders[key] = _Remainder(left[0], left[1], tuple(group), entry)
         return runs
 
+    def _entry_share(self, loop: Loop, place: _Place) -> _Place:
+        """The share of its enclosing runs in which the source loop of a machine loop is
+        entered (see :meth:`_Catalog.entry_share`), from the loop's first instruction that
+        belongs to it."""
+        for index in sorted(self._own(loop)):
+            for insn in self.blocks[index].instructions:
+                if any(p.key == place.key for p in self.catalog.chain(self.function, insn)):
+                    return self.catalog.entry_share(self.function, insn, place.key)
+        return _Place(place.key, sympy.Integer(1), None)
+
     def _group(
         self, group: list[Loop], entry: _Place, source_entry: _Place, notes: list[str]
     ) -> tuple[dict[int, _Place], tuple[sympy.Expr, int] | None]:
         """Counts of the machine loops of one source loop, and, when they take passes of
         known widths, the iterations per entry they leave and the width of the last."""
         place = self.place_of[group[0].header]
+        if place.key[:1] == (_UNMATCHED,):  # no source loop: nothing to derive a count from
+            return {loop.header: place for loop in group}, None
         name = place.key[1] if len(place.key) > 1 else "?"
         own = {loop.header: self._own(loop) for loop in group}
         found = {loop.header: induction(self.blocks, loop, own[loop.header]) for loop in group}
@@ -640,11 +816,17 @@ class _MachineCounts:
         if place.count is not None and source_entry.count is not None:
             per_entry = sympy.cancel(place.count / source_entry.count)
         if all(t is not None for t in trips.values()):
+            # a trip count is per entry of the loop: entered only under an if, it runs in that
+            # block's share of the enclosing runs
+            share = self._entry_share(group[0], place)
+            if share.count is None:
+                return {loop.header: _Place(place.key, None, share.reason) for loop in group}, None
             result = {}
             for loop in group:
                 trip = trips[loop.header]
-                result[loop.header] = _Place(place.key, sympy.expand(trip * entry.count), None)
-                if per_entry != trip:
+                runs = sympy.expand(trip * share.count * entry.count)
+                result[loop.header] = _Place(place.key, runs, None)
+                if per_entry != trip * share.count:
                     notes.append(
                         f"machine loop at {self.blocks[loop.header].start:#x} runs {trip} times "
                         f"per entry (read from the binary), source loop {name} "
@@ -789,10 +971,14 @@ def _match_loops(
                     votes[place.key] += 1
                     candidates[place.key] = place
         if not votes:
+            # undefined, unless a profile measured its blocks
             address = blocks[loop.header].start
-            raise _Undefined(
+            matched[loop.header] = _Place(
+                (_UNMATCHED, address),
+                None,
                 f"machine loop at {address:#x} has no source loop at depth {depth} "
-                "(the static report misses a loop, or the compiler restructured it)"
+                "(the static report misses a loop, or the compiler restructured it)",
             )
+            continue
         matched[loop.header] = candidates[max(votes, key=votes.__getitem__)]
     return matched
