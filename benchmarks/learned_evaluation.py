@@ -19,6 +19,11 @@ where collected ``APP.O2.plain.csv``, the uninstrumented build on the same first
 ``--early``
     A model learned from the early phase's features against one learned from the whole run's,
     the target in both the whole run's instructions.
+``--reduce-choice``
+    At 10 % training share: whether reducing the features before fitting helps the tiny
+    training sets, the reduction (none, importance 95 % or 80 %, or dropping features that
+    correlate above 0.99 with a better-ranked one) chosen together with the method by
+    cross-validation on the training share alone.
 
 Run from the repository root, e.g. ``.venv/bin/python -m benchmarks.learned_evaluation
 --tables /tmp/learn3-runs --apps bfs,solver --accuracy``.
@@ -34,6 +39,7 @@ import numpy as np
 
 from benchmarks.learned import SHARES, _error, _split
 from benchmarks.learned_instructions import TARGET, parameters_of
+from perfcast.core.errors import InputError
 from perfcast.io.run_table import RunTable, from_columns, read_run_table
 from perfcast.model.learned import METHODS, LearnedModel
 
@@ -110,6 +116,85 @@ def accuracy_over_draws(
                 means = " | ".join(f"{np.mean(e):.1%}" for e in per_method[m])
                 method_lines.append(f"| {app} | {label} | {m} | {means} |")
     return "\n".join(chosen_lines), "\n".join(method_lines)
+
+
+#: Features whose absolute correlation with a better-ranked feature exceeds this are dropped by
+#: the correlation reduction of ``--reduce-choice``.
+CORRELATED = 0.99
+#: The reductions ``--reduce-choice`` offers the cross-validation, by name.
+CHOICE_REDUCTIONS = ("none", "importance 95 %", "importance 80 %", "correlation 0.99")
+
+
+def correlation_reduced(table: RunTable, features: list[str]) -> list[str]:
+    """The numeric, non-constant ``features`` left after dropping each one whose absolute
+    correlation with a feature ranked before it exceeds ``CORRELATED``, ranked by the absolute
+    correlation of their logarithms (``log(1 + x)`` for values >= 0, else as they are) with the
+    logarithm of the target: of features that say the same, the one closest to the target
+    stays."""
+
+    def scaled(values: np.ndarray) -> np.ndarray:
+        return np.log1p(values) if values.min() >= 0 else values
+
+    target = np.log(table.numeric[TARGET])
+    columns = {
+        n: scaled(table.numeric[n])
+        for n in features
+        if n in table.numeric and np.ptp(table.numeric[n]) > 0
+    }
+    rank = {n: abs(float(np.corrcoef(c, target)[0, 1])) for n, c in columns.items()}
+    kept: list[str] = []
+    for name in sorted(columns, key=lambda n: -rank[n]):
+        if all(abs(np.corrcoef(columns[name], columns[k])[0, 1]) <= CORRELATED for k in kept):
+            kept.append(name)
+    return kept
+
+
+def reduction_choice(tables: dict[str, RunTable], seeds: list[int], trees: int) -> str:
+    """At 10 % training share, per program: the held-out error of the method chosen by CV
+    without reductions, and of the (method, reduction) pair chosen by CV, mean (min-max) over
+    the draws, with how often each reduction was chosen. A method that cannot learn a reduced
+    set (pmnf without a positive feature left) is no candidate."""
+    share = SHARES[0]
+    lines = [
+        "| program | training runs | CV-chosen method, no reduction | CV-chosen method and "
+        "reduction | reductions chosen |",
+        "|---|---|---|---|---|",
+    ]
+    for app, table in tables.items():
+        plain, reduced = [], []
+        counts = dict.fromkeys(CHOICE_REDUCTIONS, 0)
+        all_features = [n for n in table.columns if n not in (TARGET, "time", "cpu")]
+        for seed in seeds:
+            train, test = _split(table.rows, share, seed=seed)
+            training, held = table.take(train), table.take(test)
+            fits: list[tuple[float, str, float]] = []
+            for reduction in CHOICE_REDUCTIONS:
+                options: dict[str, float] = {}
+                features = all_features
+                if reduction.startswith("importance"):
+                    options["reduce_importance"] = float(reduction.split()[1]) / 100
+                elif reduction.startswith("correlation"):
+                    features = correlation_reduced(training, all_features)
+                for method in METHODS:
+                    model = LearnedModel(method, trees=trees, **options)  # type: ignore[arg-type]
+                    try:
+                        model.fit(training, TARGET, features=features)
+                    except InputError as error:  # pmnf with no positive feature left
+                        if error.reason != "no-features":
+                            raise
+                        continue
+                    fits.append((model.cv_error_, reduction, _error(model, held)))
+            unreduced = min(f for f in fits if f[1] == "none")
+            chosen = min(fits)
+            plain.append(unreduced[2])
+            reduced.append(chosen[2])
+            counts[chosen[1]] += 1
+        often = ", ".join(f"{r} {c}" for r, c in counts.items() if c)
+        lines.append(
+            f"| {app} | {len(train)} | {np.mean(plain):.1%} ({min(plain):.1%}-{max(plain):.1%}) "
+            f"| {np.mean(reduced):.1%} ({min(reduced):.1%}-{max(reduced):.1%}) | {often} |"
+        )
+    return "\n".join(lines)
 
 
 def updates_per_second(table: RunTable) -> np.ndarray:
@@ -225,7 +310,7 @@ def reductions_in_instructions(
         priced = less_fixed(in_instructions(table, per_update, fixed[app]), fixed[app])
         fits.append(f"| {app} | {row} | {costliest(priced)} |")
         features = [n for n in priced.costs if not n.endswith(RANK_MAX)]
-        for method in ("extra-trees", "nn-linear"):
+        for method in ("extra-trees", "nn-linear", "products"):
             for label, options in REDUCTIONS:
                 errors, kept, cost = [], [], []
                 for seed in seeds:
@@ -247,26 +332,38 @@ def early_phase(
     whole: dict[str, RunTable], early: dict[str, RunTable], seeds: list[int], trees: int
 ) -> str:
     """Held-out error of the whole run's instructions from the early phase's features and from
-    the whole run's, the method chosen by cross-validation on the training share."""
+    the whole run's, the method chosen by cross-validation on the training share (mean
+    (min-max) over the draws, and how often each method was chosen), then every method's
+    mean."""
     lines = [
         "| program | features of | " + " | ".join(f"{s:.0%} train" for s in SHARES) + " |",
         "|---|---|" + "---|" * len(SHARES),
+    ]
+    method_lines = [
+        "| program | features of | method | " + " | ".join(f"{s:.0%} train" for s in SHARES) + " |",
+        "|---|---|---|" + "---|" * len(SHARES),
     ]
     for app in early:
         if not np.array_equal(early[app].numeric[TARGET], whole[app].numeric[TARGET]):
             raise ValueError(f"{early[app].source}: not the runs of {whole[app].source}")
         for label, table in (("the whole run", whole[app]), ("the early phase", early[app])):
             cells = []
+            means: dict[str, list[str]] = {m: [] for m in METHODS}
             for share in SHARES:
-                picked = [
-                    errors[method]
-                    for errors, method in (
-                        held_out_errors(table, None, share, seed, trees) for seed in seeds
-                    )
-                ]
-                cells.append(f"{np.mean(picked):.1%} ({min(picked):.1%}-{max(picked):.1%})")
+                draws = [held_out_errors(table, None, share, seed, trees) for seed in seeds]
+                picked = [errors[method] for errors, method in draws]
+                counts = {m: sum(1 for _, chosen in draws if chosen == m) for m in METHODS}
+                often = ", ".join(f"{m} {c}" for m, c in counts.items() if c)
+                cells.append(
+                    f"{np.mean(picked):.1%} ({min(picked):.1%}-{max(picked):.1%}; {often})"
+                )
+                for m in METHODS:
+                    means[m].append(f"{np.mean([errors[m] for errors, _ in draws]):.1%}")
             lines.append(f"| {app} | {label} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+            method_lines.extend(
+                f"| {app} | {label} | {m} | " + " | ".join(means[m]) + " |" for m in METHODS
+            )
+    return "\n".join(lines) + "\n\nEvery method, mean over the draws:\n\n" + "\n".join(method_lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -276,11 +373,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--accuracy", action="store_true")
     parser.add_argument("--reductions", action="store_true")
     parser.add_argument("--early", action="store_true")
+    parser.add_argument("--reduce-choice", action="store_true")
     parser.add_argument("--seeds", type=int, default=5, help="training draws")
     parser.add_argument(
         "--less-fixed",
         action="store_true",
-        help="--accuracy, --early: the target less the collection's fixed instructions "
+        help="--accuracy, --early, --reduce-choice: the target less the collection's fixed "
+        "instructions "
         "(fitted on APP.O2.plain.csv)",
     )
     parser.add_argument("--trees", type=int, default=100)
@@ -315,6 +414,14 @@ def main(argv: list[str] | None = None) -> int:
         chosen, methods = accuracy_over_draws(learned, seeds, args.trees)
         print(f"Held-out error, method chosen by CV, mean (min-max) over {len(seeds)} draws:\n")
         print(chosen + "\n\nEvery method, mean over the draws:\n\n" + methods + "\n")
+    if args.reduce_choice:
+        learned = (
+            {a: less_fixed(t, fixed[a]) for a, t in tables.items()} if args.less_fixed else tables
+        )
+        print(
+            f"Reductions chosen by CV at {SHARES[0]:.0%} training, mean (min-max) over "
+            f"{len(seeds)} draws:\n\n" + reduction_choice(learned, seeds, args.trees) + "\n"
+        )
     if args.reductions:
         fits, lines = reductions_in_instructions(tables, plains, fixed, seeds, args.trees)
         print("Collection cost in instructions:\n\n" + fits + "\n\nReductions:\n\n" + lines + "\n")

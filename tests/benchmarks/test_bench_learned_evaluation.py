@@ -10,13 +10,16 @@ from benchmarks.learned_evaluation import (
     accuracy_over_draws,
     collection_cost,
     column_sets,
+    correlation_reduced,
     early_phase,
     in_instructions,
     less_fixed,
+    reduction_choice,
     reductions_in_instructions,
 )
 from benchmarks.learned_instructions import _appended, _check_replay
 from perfcast.io.run_table import from_columns
+from perfcast.model.learned import METHODS
 
 LOOP, CALLS = "solver.c:25:loop:for", "solver.c:30:mpi_calls:MPI_Allreduce"
 
@@ -84,7 +87,7 @@ def test_accuracy_and_reduction_tables_have_a_row_per_setting():
     chosen, methods = accuracy_over_draws({"solver": instrumented}, [11], trees=10)
     assert len(chosen.splitlines()) == 2 + 2  # features and parameters
     assert "| solver | 40 | features | " in chosen
-    assert len(methods.splitlines()) == 2 + 2 * 5
+    assert len(methods.splitlines()) == 2 + 2 * len(METHODS)
     fits, lines = reductions_in_instructions(
         {"solver": instrumented},
         {"solver": plain.take(np.arange(10))},
@@ -94,7 +97,7 @@ def test_accuracy_and_reduction_tables_have_a_row_per_setting():
     )
     assert "| solver | 10 | " in fits
     assert f"`{LOOP}`" in fits
-    assert len(lines.splitlines()) == 2 + 2 * 6
+    assert len(lines.splitlines()) == 2 + 3 * 6  # extra-trees, nn-linear, products
     assert "| solver | extra-trees | none | 2 of 2 |" in lines
 
 
@@ -131,3 +134,30 @@ def test_a_resumed_collection_appends_and_checks_the_replayed_draws():
     fewer = from_columns({k: first.column(k) for k in first.columns if k != "rhs"})
     with pytest.raises(RuntimeError, match="other columns"):
         _appended(first, fewer)
+
+
+def test_the_correlation_reduction_keeps_one_of_features_that_say_the_same():
+    instrumented, _ = _runs()
+    columns = {k: instrumented.column(k) for k in instrumented.columns}
+    twin = from_columns(
+        {**columns, "twin": 2 * columns[LOOP] + 1, "constant": np.ones(instrumented.rows)},
+        "made-up.csv",
+    )
+    names = [n for n in twin.columns if n not in ("instructions", "time")]
+    kept = correlation_reduced(twin, names)
+    assert (LOOP in kept) != ("twin" in kept)
+    assert "constant" not in kept and "n" in kept
+    assert set(kept) < set(names)
+
+
+@pytest.mark.slow
+def test_the_reduction_is_chosen_with_the_method_by_cross_validation():
+    instrumented, _ = _runs(rows=60)
+    table = reduction_choice({"solver": instrumented}, [11, 12], trees=10)
+    lines = table.splitlines()
+    assert len(lines) == 3
+    assert lines[2].startswith("| solver | 6 | ")
+    chosen = [part.rsplit(" ", 1) for part in lines[2].split("|")[5].strip().split(", ")]
+    assert sum(int(count) for _, count in chosen) == 2  # one choice per draw
+    assert {name for name, _ in chosen} <= {"none", "importance 95 %", "importance 80 %",
+                                            "correlation 0.99"}  # fmt: skip

@@ -403,3 +403,170 @@ def test_the_command_shows_ten_sites_left_alone_and_counts_the_rest(tmp_path, ca
     )
     listed = json.loads((tmp_path / "out" / "features.json").read_text())["skipped"]
     assert len(listed) == 12
+
+
+@pytest.mark.parametrize("openmp", [True, False])
+def test_openmp_header_and_atomic_statements_build_and_count(tmp_path, monkeypatch, openmp):
+    """A third-party OpenMP code includes omp.h (which the libclang package lacks) and puts
+    assignments under ``#pragma omp atomic``: before, the first stopped the parse and the second
+    got a counter that made the directive's statement invalid."""
+    shutil.copy(PROGRAMS / "openmp_atomic.c", tmp_path / "openmp_atomic.c")
+    flags = ["-fopenmp"] if openmp else []
+    (result,) = instrument_features([tmp_path / "openmp_atomic.c"], tmp_path / "out", flags)
+    binaries = []
+    for source, binary in ((tmp_path / "openmp_atomic.c", "original"),
+                           (tmp_path / "out" / "openmp_atomic.c", "instrumented")):  # fmt: skip
+        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
+        runtime = [] if openmp else ["-lgomp"]  # omp.h's functions are called all the same
+        subprocess.run([*command, "-o", str(tmp_path / binary), str(source), *runtime],
+                       check=True)  # fmt: skip
+        binaries.append(str(tmp_path / binary))
+    records = tmp_path / "omp.jsonl"
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert _run([binaries[1], "1000"], records) == _run([binaries[0], "1000"], tmp_path / "none")
+    assert _run([binaries[0], "1000"], tmp_path / "none") == "250 3000.0 1 1\n"
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    assert record["openmp_atomic.c:12:loop:for"] == 1000
+    assert record["openmp_atomic.c:13:branch:then:if"] == 250
+    assert record["openmp_atomic.c:25:assign:team"] == 1  # under single: still counted
+    assert record["openmp_atomic.c:27:assign:seen"] == (2 if openmp else 1)  # under critical
+    atomic_lines = {18, 20, 30, 32}
+    for line in atomic_lines:
+        assert not [name for name in record if f"openmp_atomic.c:{line}:" in name]
+    notes = [note for note in result.skipped if "atomic directive" in note]
+    assert sorted(int(note.split(":")[1]) for note in notes) == sorted(atomic_lines)
+
+
+def test_mpi_reached_through_the_projects_own_headers(tmp_path):
+    """mpi.h included by a header of a header (before: the MPI calls were left alone, with a
+    note that mpi.h was not included, and every rank wrote an unreduced record of its own)."""
+    if shutil.which("mpicc") is None or shutil.which("mpirun") is None:
+        pytest.skip("needs mpicc and mpirun")
+    shutil.copytree(PROGRAMS / "mpi_header", tmp_path / "src")
+    sources = [tmp_path / "src" / "main.c", tmp_path / "src" / "halo.c"]
+    results = instrument_features(sources, tmp_path / "out")
+    assert not [note for result in results for note in result.skipped if "mpi.h" in note]
+    for header in ("halo.h", "halo_types.h"):  # the original build: headers beside the sources
+        shutil.copy(tmp_path / "src" / header, tmp_path / "out" / header)
+    binaries = []
+    for folder, name in ((tmp_path / "src", "original"), (tmp_path / "out", "instrumented")):
+        command = ["mpicc", "-O1", "-Wall", "-Werror", "-o", str(tmp_path / name)]
+        subprocess.run([*command, str(folder / "main.c"), str(folder / "halo.c")], check=True)
+        binaries.append(str(tmp_path / name))
+    launch = ["mpirun", "--oversubscribe", "-np", "3"]
+    records = tmp_path / "halo.jsonl"
+    output = _run([*launch, binaries[1], "5"], records)
+    assert output == _run([*launch, binaries[0], "5"], tmp_path / "none")
+    assert output == "15\n"  # the last step, s = 4, over ranks 0, 1, 2: 3 * 4 + 3
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]  # one, reduced
+    assert record["ranks_reduced"] == 1
+    assert record["halo.c:7:loop:for"] == 15  # 5 steps on each of 3 ranks
+    assert record["halo.c:9:mpi_calls:MPI_Allreduce"] == 15
+    assert record["halo.c:9:mpi_bytes:MPI_Allreduce"] == 15 * 8
+    assert record["main.c:12:assign:steps"] == 5
+
+
+@pytest.mark.parametrize("openmp", [True, False])
+def test_directed_loops_with_one_statement_bodies_count_their_trips(tmp_path, monkeypatch, openmp):
+    """``#pragma omp parallel for`` over a loop whose body is an inner loop, an if/else or a
+    do/while loop without braces (the row loop of a matrix product): before, such loops were
+    left alone, so the parallel loop's trips were missing from the record."""
+    shutil.copy(PROGRAMS / "openmp_unbraced.c", tmp_path / "openmp_unbraced.c")
+    flags = ["-fopenmp"] if openmp else []
+    (result,) = instrument_features([tmp_path / "openmp_unbraced.c"], tmp_path / "out", flags)
+    assert result.skipped == []
+    binaries = []
+    for source, binary in ((tmp_path / "openmp_unbraced.c", "original"),
+                           (tmp_path / "out" / "openmp_unbraced.c", "instrumented")):  # fmt: skip
+        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
+        subprocess.run([*command, "-o", str(tmp_path / binary), str(source)], check=True)
+        binaries.append(str(tmp_path / binary))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    records = tmp_path / "omp.jsonl"
+    output = _run([binaries[1], "30"], records)
+    assert output == _run([binaries[0], "30"], tmp_path / "none") == "59015.0 26 5.0\n"
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    counts = {int(name.split(":")[1]): record[name] for name in record
+              if name.startswith("openmp_unbraced.c:") and ":loop:" in name}  # fmt: skip
+    # every parallel loop 30 trips; inner loops 30 per outer trip; the do loop's condition is
+    # evaluated 6 + 3 + 2 + 1 times for rows 0-3 (set to -1, 2, 3, 4) and once for the others
+    assert counts == {10: 30, 11: 900, 14: 30, 15: 900, 16: 27000, 19: 30, 25: 30, 26: 38,
+                      30: 30, 31: 0}  # fmt: skip
+    assert record["openmp_unbraced.c:20:branch:then:if"] == 26
+    assert record["openmp_unbraced.c:20:branch:else:if"] == 4
+
+
+@pytest.mark.parametrize("openmp", [True, False])
+def test_comments_between_a_directive_and_its_statement(tmp_path, monkeypatch, openmp):
+    """Before, the comment counted as the directive's statement: the loop's condition was
+    wrapped (GCC: "invalid controlling predicate") and the atomic update got a counter."""
+    shutil.copy(PROGRAMS / "openmp_comments.c", tmp_path / "openmp_comments.c")
+    flags = ["-fopenmp"] if openmp else []
+    (result,) = instrument_features([tmp_path / "openmp_comments.c"], tmp_path / "out", flags)
+    assert result.skipped == ["openmp_comments.c:18: statement under an atomic directive (its "
+                              "form is fixed)"]  # fmt: skip
+    binaries = []
+    for source, binary in ((tmp_path / "openmp_comments.c", "original"),
+                           (tmp_path / "out" / "openmp_comments.c", "instrumented")):  # fmt: skip
+        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
+        subprocess.run([*command, "-o", str(tmp_path / binary), str(source)], check=True)
+        binaries.append(str(tmp_path / binary))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    records = tmp_path / "omp.jsonl"
+    output = _run([binaries[1], "50"], records)
+    assert output == _run([binaries[0], "50"], tmp_path / "none") == "600\n"  # sum of i // 2
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    assert record["openmp_comments.c:12:loop:for"] == 50
+    assert record["openmp_comments.c:15:loop:for"] == 50
+
+
+@pytest.mark.parametrize("openmp", [True, False])
+def test_directives_guarded_by_ifdef_openmp_bind_their_loops(tmp_path, monkeypatch, openmp):
+    """``#ifdef _OPENMP`` / ``#pragma omp parallel for`` / ``#endif`` before a loop: before, the
+    ``#endif`` counted as the bound statement, the loop's condition was wrapped and GCC
+    rejected it ("invalid controlling predicate")."""
+    shutil.copy(PROGRAMS / "openmp_guarded.c", tmp_path / "openmp_guarded.c")
+    flags = ["-fopenmp"] if openmp else []
+    (result,) = instrument_features([tmp_path / "openmp_guarded.c"], tmp_path / "out", flags)
+    assert result.skipped == ["openmp_guarded.c:24: statement under an atomic directive (its "
+                              "form is fixed)"]  # fmt: skip
+    binaries = []
+    for source, binary in ((tmp_path / "openmp_guarded.c", "original"),
+                           (tmp_path / "out" / "openmp_guarded.c", "instrumented")):  # fmt: skip
+        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
+        subprocess.run([*command, "-o", str(tmp_path / binary), str(source)], check=True)
+        binaries.append(str(tmp_path / binary))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    records = tmp_path / "omp.jsonl"
+    output = _run([binaries[1], "40"], records)
+    assert output == _run([binaries[0], "40"], tmp_path / "none") == "381.0\n"  # 0+2+..+38, +1
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    assert record["openmp_guarded.c:12:loop:for"] == 40
+    assert record["openmp_guarded.c:18:loop:for"] == 40
+    assert record["openmp_guarded.c:19:branch:then:if"] == 20
+
+
+@pytest.mark.parametrize("openmp", [True, False])
+def test_pragma_operator_directives_bind_their_loops(tmp_path, monkeypatch, openmp):
+    """``_Pragma("omp parallel for")``, also from a macro: before, the loops' conditions were
+    wrapped (GCC: "invalid controlling predicate") and the atomic update got a counter."""
+    shutil.copy(PROGRAMS / "openmp_pragma_operator.c", tmp_path / "openmp_pragma_operator.c")
+    flags = ["-fopenmp"] if openmp else []
+    source = tmp_path / "openmp_pragma_operator.c"
+    (result,) = instrument_features([source], tmp_path / "out", flags)
+    assert result.skipped == ["openmp_pragma_operator.c:18: statement under an atomic directive "
+                              "(its form is fixed)"]  # fmt: skip
+    binaries = []
+    for program, binary in ((source, "original"),
+                            (tmp_path / "out" / source.name, "instrumented")):  # fmt: skip
+        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
+        subprocess.run([*command, "-o", str(tmp_path / binary), str(program)], check=True)
+        binaries.append(str(tmp_path / binary))
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    records = tmp_path / "omp.jsonl"
+    output = _run([binaries[1], "30"], records)
+    assert output == _run([binaries[0], "30"], tmp_path / "none") == "15 29.0\n"
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    assert record["openmp_pragma_operator.c:13:loop:for"] == 30
+    assert record["openmp_pragma_operator.c:15:loop:for"] == 30
+    assert record["openmp_pragma_operator.c:16:branch:then:if"] == 15

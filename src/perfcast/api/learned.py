@@ -79,9 +79,14 @@ def learn(
         The runs (a path is read with :func:`load_run_table`).
     target : str
         The column to predict.
-    method : {"extra-trees", "forest", "poly-lasso", "pmnf", "nn-linear"}
+    method : {"extra-trees", "forest", "poly-lasso", "pmnf", "nn-linear", "log-linear", \
+"products", "auto"}
         Extremely randomized trees (default), random forest, Lasso over a polynomial of the
-        features, or a PMNF hypothesis over the most important numeric features.
+        features, or a PMNF hypothesis over the most important numeric features; for
+        positive counts a non-negative sum of the features (``nn-linear``), a product of their
+        powers (``log-linear``) or a non-negative sum of features and pairwise products of
+        features (``products``); ``auto`` fits every method and keeps the one of least
+        cross-validated error on ``table`` (recorded in the model's ``selection_``).
     exclude : sequence of str
         Columns that are no features (other targets measured in the same runs).
     features : sequence of str, optional
@@ -209,9 +214,9 @@ def run_prediction_warnings(predictions: Sequence[RunPrediction]) -> str:
 
 def learning_methods() -> tuple[str, ...]:
     """The methods :func:`learn` takes."""
-    from perfcast.model.learned import METHODS
+    from perfcast.model.learned import AUTO, METHODS
 
-    return METHODS
+    return (*METHODS, AUTO)
 
 
 def transfer_methods() -> tuple[str, ...]:

@@ -102,12 +102,13 @@ def analyze_source(
     """
     with collector_paused():  # the first call imports the analysis, sympy with it
         from perfcast.static import analyze
-        from perfcast.static.cache import default_directory
 
     fixed = dict(values or {})
     names = list(parameters) + [name for name in fixed if name not in parameters]
     directory = None
     if cache is True:
+        from perfcast.static.cache import default_directory
+
         directory = default_directory()
     elif cache is not False:
         directory = Path(cache)

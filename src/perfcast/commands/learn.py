@@ -22,7 +22,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("table", metavar="TABLE", help="run table: one row per run (CSV, Parquet)")
     parser.add_argument("--target", default="time", help="the column to predict (default: time)")
     parser.add_argument(
-        "--method", choices=learning_methods(), default="extra-trees", help="default: extra-trees"
+        "--method",
+        choices=learning_methods(),
+        default="extra-trees",
+        help="default: extra-trees; log-linear and products form products of features (counts "
+        "of one step times the steps); auto fits every method and keeps the one of least "
+        "cross-validated error",
     )
     parser.add_argument(
         "--reduce",

@@ -85,6 +85,15 @@ def learned_summary(model: LearnedModel) -> str:
         f"cross-validated mean relative error: {model.cv_error_:.1%} "
         f"({min(settings['folds'], model.runs_)} folds)",
     ]
+    if model.selection_ is not None:
+        errors = model.selection_["errors"]
+        tried = ", ".join(f"{m} {e:.1%}" for m, e in sorted(errors.items(), key=lambda i: i[1]))
+        lines.append(
+            f"method chosen by cross-validation on these runs (the least error is optimistic "
+            f"for the one kept): {tried}"
+        )
+        for method, why in model.selection_["skipped"].items():
+            lines.append(f"  not tried: {method}: {why}")
     if model.transfer_ is not None and "step" in model.transfer_:
         transfer = model.transfer_
         mapped = (

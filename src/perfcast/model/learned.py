@@ -7,7 +7,12 @@ estimators are scikit-learn's: extremely randomized trees (``extra-trees``, the 
 random forest (``forest``), a Lasso over a polynomial expansion (``poly-lasso``) and, as the
 interpretable baseline, perfcast's own PMNF search over the most important numeric features
 (``pmnf``); and for counts (instructions, bytes) ``nn-linear``: a non-negative linear sum of
-the features, corrected by extremely randomized trees as a ratio (:class:`_CountsTimesTrees`).
+the features, corrected by extremely randomized trees as a ratio (:class:`_CountsTimesTrees`);
+and two that form products, which a sum over counts cannot (a run's steps times the counts of
+one step): ``log-linear``, a product of powers of the features, and ``products``, a
+non-negative sum of features and pairwise products of features, both with few terms chosen by
+their leave-one-out error (:mod:`perfcast.model.products`). ``auto`` fits every method and
+keeps the one whose cross-validated error is least, on the training runs alone.
 
 What the model does on top of the estimator:
 
@@ -50,9 +55,15 @@ import numpy as np
 from perfcast.core.errors import InputError
 from perfcast.core.version import __version__
 from perfcast.io.run_table import RunTable
+from perfcast.model.products import CountProducts, PowerProduct
 from perfcast.model.settings import check_int, check_open_interval
 
-METHODS = ("extra-trees", "forest", "poly-lasso", "pmnf", "nn-linear")
+METHODS = ("extra-trees", "forest", "poly-lasso", "pmnf", "nn-linear", "log-linear", "products")
+#: The method that tries every one of ``METHODS`` and keeps the one of least cross-validated
+#: error.
+AUTO = "auto"
+#: Methods for positive targets only: they learn a product or a sum of counts, and its logarithm.
+POSITIVE_METHODS = ("nn-linear", "log-linear", "products")
 #: Ways of transfer to another platform (see the module's docstring).
 TRANSFERS = ("map", "tradaboost", "map+tradaboost")
 #: Two-stage TrAdaBoost.R2: steps of stage 1, AdaBoost.R2' rounds of stage 2, and the
@@ -131,7 +142,10 @@ class LearnedModel:
 
     Parameters
     ----------
-    method : {"extra-trees", "forest", "poly-lasso", "pmnf", "nn-linear"}
+    method : {"extra-trees", "forest", "poly-lasso", "pmnf", "nn-linear", "log-linear", \
+"products", "auto"}
+        ``auto`` fits each of the others and keeps the one of least cross-validated error
+        (:attr:`selection_` records every method's error).
     trees : int
         Trees of the forest methods, 10 to 5000.
     log_target : bool
@@ -177,10 +191,16 @@ class LearnedModel:
     warnings_ : list of str
     source_ : str or None
         The model file it was loaded from (:meth:`from_json`), for messages.
+    selection_ : dict or None
+        Under ``method="auto"``: the cross-validated error of every method tried
+        (``errors``), the methods that could not learn this table and why (``skipped``), and
+        the one kept (``chosen``, also the model's ``method`` from then on).
     """
 
     #: Set by :meth:`from_json`; None for a model learned in this process.
     source_: str | None = None
+    #: Set by ``fit`` under ``method="auto"``.
+    selection_: dict[str, Any] | None = None
 
     def __init__(
         self,
@@ -195,8 +215,9 @@ class LearnedModel:
         seed: int = 0,
         transfer: str = "map",
     ) -> None:
-        if method not in METHODS:
-            raise ValueError(f"method: must be one of {', '.join(METHODS)}, not {method!r}")
+        if method not in (*METHODS, AUTO):
+            choices = ", ".join((*METHODS, AUTO))
+            raise ValueError(f"method: must be one of {choices}, not {method!r}")
         if transfer not in TRANSFERS:
             raise ValueError(f"transfer: must be one of {', '.join(TRANSFERS)}, not {transfer!r}")
         check_int("trees", trees, 10, 5000)
@@ -261,6 +282,8 @@ class LearnedModel:
             When the target or a named feature is missing, the target is categorical or not
             finite, or no feature is left.
         """
+        if self.method == AUTO:
+            return self._fit_auto(table, target, exclude, features, source)
         y = _target_column(table, target)
         if table.rows < MIN_RUNS:
             raise InputError(
@@ -280,15 +303,15 @@ class LearnedModel:
                 table.source,
                 reason="no-features",
             )
-        if self.method == "nn-linear" and not np.all(y > 0):
+        if self.method in POSITIVE_METHODS and not np.all(y > 0):
             raise InputError(
-                f"target {target!r} has values <= 0; the nn-linear method learns positive "
+                f"target {target!r} has values <= 0; the {self.method} method learns positive "
                 "counts (instructions, bytes, seconds); learn with another method",
                 table.source,
                 reason="bad-target",
                 value=target,
             )
-        wants_log = self.log_target or self.method == "nn-linear"
+        wants_log = self.log_target or self.method in POSITIVE_METHODS
         self.log_target_ = bool(wants_log and self.method != "pmnf" and np.all(y > 0))
         if self.log_target and self.method != "pmnf" and not self.log_target_:
             self.warnings_.append(
@@ -338,6 +361,40 @@ class LearnedModel:
         self.estimator_ = self._estimator(x.shape[1], len(y))
         self._fit_estimator(self.estimator_, x, y, weights)
         self._add_warnings(table.rows)
+        return self
+
+    def _fit_auto(
+        self,
+        table: RunTable,
+        target: str,
+        exclude: Sequence[str],
+        features: Sequence[str] | None,
+        source: RunTable | LearnedModel | None,
+    ) -> LearnedModel:
+        """Fit every method with these settings and become the one of least cross-validated
+        error (the held-out folds of the training runs decide, nothing else)."""
+        errors: dict[str, float] = {}
+        skipped: dict[str, str] = {}
+        best: LearnedModel | None = None
+        for method in METHODS:
+            candidate = LearnedModel(**{**self.get_params(), "method": method})
+            try:
+                candidate.fit(table, target, exclude=exclude, features=features, source=source)
+            except InputError as error:
+                if error.reason not in ("bad-target", "no-features"):
+                    raise
+                skipped[method] = error.message
+                continue
+            errors[method] = candidate.cv_error_
+            if best is None or candidate.cv_error_ < best.cv_error_:
+                best = candidate
+        if best is None:
+            reasons = "; ".join(f"{m}: {why}" for m, why in skipped.items())
+            raise InputError(
+                f"no method can learn this table ({reasons})", table.source, reason="no-features"
+            )
+        self.__dict__.update(best.__dict__)
+        self.selection_ = {"errors": errors, "skipped": skipped, "chosen": best.method}
         return self
 
     def _reduce_by_time(self, table: RunTable, names: list[str], y: np.ndarray) -> list[str]:
@@ -540,6 +597,10 @@ class LearnedModel:
             return _poly_lasso(columns, rows, self.seed, positive)
         if method == "nn-linear":
             return _CountsTimesTrees(_forest("extra-trees", self.trees, self.seed, leaf))
+        if method == "log-linear":
+            return PowerProduct(self._column_names())
+        if method == "products":
+            return CountProducts(self._column_names())
         chosen = self._pmnf_features()
         return _PMNFRegressor([slices[n].start for n in chosen], chosen)
 
@@ -585,6 +646,16 @@ class LearnedModel:
             slices[name] = slice(start, start + width)
             start += width
         return slices
+
+    def _column_names(self) -> list[str]:
+        """The name of every column of the feature matrix (``name=category`` for one-hot)."""
+        names: list[str] = []
+        for name in self.features_:
+            if name in self.categories_:
+                names.extend(f"{name}={category}" for category in self.categories_[name])
+            else:
+                names.append(name)
+        return names
 
     def _matrix(self, table: RunTable) -> np.ndarray:
         """The feature matrix of ``table``: numeric features as they are, categorical ones
@@ -662,6 +733,8 @@ class LearnedModel:
     def _extrapolation_note(self) -> str:
         if self.method == "nn-linear":
             return ": beyond it only the linear sum of the features follows a trend"
+        if self.method in ("log-linear", "products"):
+            return ": beyond it the fitted formula is extrapolated"
         if self.method not in ("extra-trees", "forest"):
             return ""
         if self.linear_base:
@@ -684,8 +757,9 @@ class LearnedModel:
         return tuple(notes)
 
     def expression(self) -> str | None:
-        """The fitted formula of the ``pmnf`` method (None for the others)."""
-        if isinstance(self.estimator_, _PMNFRegressor):
+        """The fitted formula of the ``pmnf``, ``log-linear`` and ``products`` methods (None for
+        the others)."""
+        if isinstance(self.estimator_, _PMNFRegressor | PowerProduct | CountProducts):
             return self.estimator_.expression()
         return None
 
@@ -735,6 +809,7 @@ class LearnedModel:
             "cross_validation": {"folds": self.folds, "mean_relative_error": self.cv_error_},
             "residuals": self.residuals_.tolist(),
             "transfer": self.transfer_,
+            "selection": self.selection_,
             "warnings": list(self.warnings_),
             "estimator": {
                 "encoding": "joblib+base64",
@@ -814,6 +889,7 @@ class LearnedModel:
             if residuals.ndim != 1 or not residuals.size or not np.isfinite(residuals).all():
                 raise ValueError("residuals: a non-empty list of finite numbers expected")
             model.transfer_ = data["transfer"]
+            model.selection_ = data.get("selection")
             model.warnings_ = list(data["warnings"])
             model.estimator_ = stored["estimator"]
             model.training_ = stored["training"]

@@ -19,7 +19,6 @@ from clang.cindex import Cursor, CursorKind
 from perfcast.core.collector import collector_paused
 from perfcast.core.errors import InputError
 from perfcast.static.annotations import Annotation, parse_annotations
-from perfcast.static.cache import cached_report, included_files, report_key, store_report
 from perfcast.static.context import FAILURES, CallRecord, Context, KernelRecord, describe
 from perfcast.static.cursors import (
     LOOPS,
@@ -140,6 +139,9 @@ def analyze(
     selected = tuple(functions) if functions is not None else None
     key = None
     if cache is not None:
+        # imported here: an uncached analysis (perfcast static --no-cache) needs none of it
+        from perfcast.static.cache import cached_report, included_files, report_key, store_report
+
         key = report_key(sources, parameters, compile_args, selected)
         with collector_paused():  # unpickling makes many objects: no passes over old ones
             cached = cached_report(cache, key)

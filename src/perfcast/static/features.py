@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import bisect
 import json
+import re
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
-from clang.cindex import Cursor, CursorKind, Token, TypeKind
+from clang.cindex import Cursor, CursorKind, Token, TokenKind, TranslationUnit, TypeKind
 
 from perfcast.core.errors import InputError
 from perfcast.static.cursors import LOOPS, children, operator, strip
@@ -228,8 +229,13 @@ class _Rewriter:
             if c.kind == CursorKind.MACRO_DEFINITION
         ]
         self.mpi = False
-        self.file_tokens = list(unit.get_tokens(extent=unit.cursor.extent))
-        self.directed = _loop_directives(self.file_tokens, data)
+        # comments are no code: a directive binds the statement after a comment between them
+        self.file_tokens = [
+            t for t in unit.get_tokens(extent=unit.cursor.extent) if t.kind != TokenKind.COMMENT
+        ]
+        pragma_macros = _pragma_macros(unit)
+        self.directed = _loop_directives(self.file_tokens, data, pragma_macros)
+        self.atomic = _atomic_statements(self.file_tokens, data, pragma_macros)
         self.token_offsets: list[int] | None = None
 
     def _here(self, cursor: Cursor) -> bool:
@@ -298,6 +304,10 @@ class _Rewriter:
 
     def visit(self, cursor: Cursor, in_loop: bool, statement: bool) -> None:
         kind = cursor.kind
+        if cursor.extent.start.offset in self.atomic and kind != CursorKind.COMPOUND_STMT:
+            if kind in _ATOMIC_SITES:
+                self.skip(cursor, "statement under an atomic directive (its form is fixed)")
+            return
         if kind == CursorKind.IF_STMT:
             self.branch(cursor)
         elif kind in LOOPS:
@@ -397,13 +407,11 @@ class _Rewriter:
         braced = bool(tokens) and (tokens[0].spelling, tokens[-1].spelling) == ("{", "}")
         if braced:  # the body goes into a block of its own, so its declarations stay first
             start, end = tokens[0].extent.end.offset, tokens[-1].extent.start.offset
-        else:  # one expression statement: braced together with the counter
+        else:  # one statement (an expression, if, loop...): braced together with the counter
             start = body.extent.start.offset
-            simple = tokens and body.kind not in (CursorKind.IF_STMT, *LOOPS)
-            end = self._semicolon_after(tokens[-1]) if simple else None
+            end = self._statement_end(tokens[-1]) if tokens else None
         if end is None or not self.safe(start, end):
-            self.skip(cursor, "for loop under a loop directive: its body is not a block or one "
-                      "expression statement")  # fmt: skip
+            self.skip(cursor, "for loop under a loop directive: its body is spelled by a macro")
             return
         index = self.feature(cursor.extent.start.line, "loop", "for")
         counter = f"PERFCAST_HIT({index});"
@@ -411,6 +419,14 @@ class _Rewriter:
             self.wraps.append(_Wrap(start, end, f" {counter} {{", "} "))
         else:
             self.wraps.append(_Wrap(start, end, f"{{ {counter} ", " }"))
+
+    def _statement_end(self, last: Token) -> int | None:
+        """End offset of the statement whose extent ends with token ``last``: that token when
+        it closes a block or is a ``;``, else the ``;`` right after it (an expression's extent,
+        also at the end of an ``if`` or a loop, stops before its semicolon)."""
+        if last.spelling in ("}", ";"):
+            return int(last.extent.end.offset)
+        return self._semicolon_after(last)
 
     def _semicolon_after(self, token: Token) -> int | None:
         """End offset of the ``;`` right after ``token`` in this file, if that is what follows."""
@@ -512,22 +528,74 @@ class _Rewriter:
 _LOOP_DIRECTIVE_WORDS = frozenset({"for", "simd", "loop", "taskloop", "distribute"})
 
 
-def _loop_directives(tokens: Sequence[Token], data: bytes) -> dict[int, int]:
-    """Loops bound by ``#pragma omp``/``#pragma acc`` loop directives: the byte offset of the
-    first token after each directive, and how many nested loops it binds (``collapse(n)``,
-    ``ordered(n)``; 1 otherwise)."""
+def _directives(
+    tokens: Sequence[Token], data: bytes, pragma_macros: dict[str, list[str]]
+) -> list[tuple[list[str], int]]:
+    """Every OpenMP or OpenACC directive of the file: its words after ``omp``/``acc`` and the
+    index of the first token of the statement it binds (past comments and preprocessor lines
+    such as the ``#endif`` of ``#ifdef _OPENMP``). A directive is a ``#pragma`` line, the
+    ``_Pragma("omp ...")`` operator, or a macro whose definition is such an operator
+    (``pragma_macros``: its name and words)."""
+    found: list[tuple[list[str], int]] = []
+    i = 0
+    while i < len(tokens):
+        spelling = _spelling(tokens[i])
+        words: list[str] | None = None
+        if spelling == "#":  # a preprocessor line: a #pragma, else skipped whole (#define)
+            end = _directive_end(data, tokens[i].extent.start.offset)
+            j = i + 1
+            line = []
+            while j < len(tokens) and tokens[j].extent.start.offset < end:
+                line.append(_spelling(tokens[j]))
+                j += 1
+            if len(line) > 1 and line[0] == "pragma" and line[1] in ("omp", "acc"):
+                words = line[2:]
+        elif spelling == "_Pragma" and i + 3 < len(tokens) and _spelling(tokens[i + 1]) == "(":
+            words = _pragma_operator_words(_spelling(tokens[i + 2]))
+            j = i + 4 if _spelling(tokens[i + 3]) == ")" else i + 3
+        elif spelling in pragma_macros and tokens[i].kind == TokenKind.IDENTIFIER:
+            words = pragma_macros[spelling]
+            j = i + 1
+        else:
+            i += 1
+            continue
+        if words is not None:
+            found.append((words, _after_directives(tokens, j, data)))
+        i = max(j, i + 1)
+    return found
+
+
+def _pragma_operator_words(literal: str) -> list[str] | None:
+    """The words after ``omp``/``acc`` of a ``_Pragma`` string literal, else None."""
+    if len(literal) < 2 or not literal.endswith('"'):
+        return None
+    words = re.findall(r"\w+|[^\s\w]", literal[literal.index('"') + 1 : -1])
+    return words[1:] if words and words[0] in ("omp", "acc") else None
+
+
+def _pragma_macros(unit: TranslationUnit) -> dict[str, list[str]]:
+    """Macros (of the file or its headers) whose definition is ``_Pragma("omp ...")``: their
+    names and the directive's words."""
+    macros: dict[str, list[str]] = {}
+    for cursor in unit.cursor.get_children():
+        if cursor.kind != CursorKind.MACRO_DEFINITION:
+            continue
+        body = [_spelling(t) for t in cursor.get_tokens()][1:]
+        if len(body) >= 3 and body[0] == "_Pragma" and body[1] == "(":
+            words = _pragma_operator_words(body[2])
+            if words is not None:
+                macros[cursor.spelling] = words
+    return macros
+
+
+def _loop_directives(
+    tokens: Sequence[Token], data: bytes, pragma_macros: dict[str, list[str]]
+) -> dict[int, int]:
+    """Loops bound by OpenMP or OpenACC loop directives: the byte offset of the first token
+    after each directive, and how many nested loops it binds (``collapse(n)``, ``ordered(n)``;
+    1 otherwise)."""
     bound: dict[int, int] = {}
-    for i in range(len(tokens) - 2):
-        if _spelling(tokens[i]) != "#" or _spelling(tokens[i + 1]) != "pragma":
-            continue
-        if _spelling(tokens[i + 2]) not in ("omp", "acc"):
-            continue
-        end = _directive_end(data, tokens[i].extent.start.offset)
-        words = []
-        j = i + 3
-        while j < len(tokens) and tokens[j].extent.start.offset < end:
-            words.append(_spelling(tokens[j]))
-            j += 1
+    for words, j in _directives(tokens, data, pragma_macros):
         if j == len(tokens) or not _LOOP_DIRECTIVE_WORDS.intersection(words):
             continue
         nest = 1
@@ -537,6 +605,36 @@ def _loop_directives(tokens: Sequence[Token], data: bytes) -> dict[int, int]:
                 nest = max(nest, int(number)) if number.isdigit() else nest
         bound[tokens[j].extent.start.offset] = nest
     return bound
+
+
+#: Statements under an atomic directive that would otherwise get a counter (a note says so).
+_ATOMIC_SITES = frozenset(
+    {CursorKind.IF_STMT, CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR}
+)
+
+
+def _atomic_statements(
+    tokens: Sequence[Token], data: bytes, pragma_macros: dict[str, list[str]]
+) -> frozenset[int]:
+    """Byte offsets of the first token after each OpenMP or OpenACC ``atomic`` directive: the
+    statement there has a form the directive fixes (``x += e;``, or the ``if`` of ``atomic
+    compare``), so no counter may be added to it."""
+    return frozenset(
+        tokens[j].extent.start.offset
+        for words, j in _directives(tokens, data, pragma_macros)
+        if j < len(tokens) and "atomic" in words
+    )
+
+
+def _after_directives(tokens: Sequence[Token], j: int, data: bytes) -> int:
+    """Index of the first token from ``j`` on that is not part of a preprocessor line: the
+    statement a directive binds also when ``#endif`` (of ``#ifdef _OPENMP``) or another
+    directive line stands between them."""
+    while j < len(tokens) and _spelling(tokens[j]) == "#":
+        end = _directive_end(data, tokens[j].extent.start.offset)
+        while j < len(tokens) and tokens[j].extent.start.offset < end:
+            j += 1
+    return j
 
 
 def _directive_end(data: bytes, start: int) -> int:
@@ -564,13 +662,7 @@ def _spelling(token: Token) -> str:
 def _rewrite(rewriter: _Rewriter) -> bytes:
     unit, path, data, result = rewriter.unit, rewriter.path, rewriter.data, rewriter.result
     insert_at, line = _prelude_position(unit, path, data)
-    rewriter.mpi = any(
-        c.kind == CursorKind.INCLUSION_DIRECTIVE
-        and c.spelling == "mpi.h"
-        and c.extent.start.offset < insert_at
-        for c in unit.cursor.get_children()
-        if rewriter._here(c)
-    )
+    rewriter.mpi = _includes_mpi_before(unit, path, insert_at)
     rewriter.run()
     rewriter.pragmas()
     if not result.features:
@@ -586,6 +678,30 @@ def _rewrite(rewriter: _Rewriter) -> bytes:
     )
     wraps = [*rewriter.wraps, _Wrap(insert_at, insert_at, prelude)]
     return _apply(data, wraps)
+
+
+def _includes_mpi_before(unit, path: Path, offset: int) -> bool:
+    """Whether ``mpi.h`` is read before byte ``offset`` of the file: included there, or by a
+    header included there (a project's own ``comm.h`` or ``parallel.h``, as multi-file MPI
+    codes do), at any depth."""
+    includes: dict[str, set[str]] = {}
+    pending = []
+    for inclusion in unit.get_includes():
+        source = inclusion.source.name if inclusion.source is not None else ""
+        if Path(source) == path:
+            if inclusion.location.offset < offset:
+                pending.append(inclusion.include.name)
+        else:
+            includes.setdefault(source, set()).add(inclusion.include.name)
+    seen: set[str] = set()
+    while pending:
+        header = pending.pop()
+        if Path(header).name == "mpi.h":
+            return True
+        if header not in seen:
+            seen.add(header)
+            pending.extend(includes.get(header, ()))
+    return False
 
 
 def _prelude_position(unit, path: Path, data: bytes) -> tuple[int, int]:

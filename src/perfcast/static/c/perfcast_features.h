@@ -74,12 +74,19 @@ __attribute__((unused)) static double perfcast_features_cpu(void) {
 }
 
 #ifdef _OPENMP
-/* Under OpenMP the threads of a team update the same counters, so every update is atomic
- * (relaxed: the counts are read after the threads have joined). Contended counters in hot
- * parallel loops cost more than the plain updates, and the calibration below measures the
- * atomic ones. */
+/* Under OpenMP the threads of a team update the same counters, so inside a parallel region
+ * every update is atomic (relaxed: the counts are read after the threads have joined). Outside
+ * one (serial code of an OpenMP program, often its set-up loops) one thread runs and the plain
+ * update is exact: atomics there made a program's serial hot loops several times slower.
+ * omp_in_parallel is declared here, so the header needs no omp.h. The calibration below runs
+ * outside a parallel region: counters updated inside one cost more than their cost says. */
+extern int omp_in_parallel(void);
 __attribute__((unused)) static void perfcast_features_add(double *target, double amount) {
     double seen, wanted;
+    if (!omp_in_parallel()) {
+        *target += amount;
+        return;
+    }
     __atomic_load(target, &seen, __ATOMIC_RELAXED);
     do
         wanted = seen + amount;
@@ -87,9 +94,13 @@ __attribute__((unused)) static void perfcast_features_add(double *target, double
                                       __ATOMIC_RELAXED));
 }
 __attribute__((unused)) static void perfcast_features_set(double *target, double value) {
-    __atomic_store(target, &value, __ATOMIC_RELAXED);
+    if (omp_in_parallel())
+        __atomic_store(target, &value, __ATOMIC_RELAXED);
+    else
+        *target = value;
 }
-#define PERFCAST_COUNT_UPDATE(u) __atomic_fetch_add(&(u), 1, __ATOMIC_RELAXED)
+#define PERFCAST_COUNT_UPDATE(u)                                                                 \
+    (omp_in_parallel() ? __atomic_fetch_add(&(u), 1, __ATOMIC_RELAXED) : (u)++)
 #else
 #define perfcast_features_add(target, amount) (*(target) += (amount))
 #define perfcast_features_set(target, value) (*(target) = (value))
