@@ -82,3 +82,28 @@ def test_a_machine_loop_without_a_source_loop_takes_its_measured_counts(tmp_path
     truth = measured_mix(binary, profile)["scale"]["total"]
     predicted = scale.evaluate({"n": 1000, "reps": 50})["total"]
     assert abs(predicted / truth - 1) < 0.01, (predicted, truth)
+
+
+DCE_GUARD = PROGRAMS_DIR / "dce_guard.c"
+
+
+@needs_tools
+@pytest.mark.parametrize("level", ["-O1", "-O2"])
+def test_inlined_code_under_a_run_time_guard_takes_its_measured_counts(tmp_path, level):
+    """PolyBench's polybench_prevent_dce: print_array inlined under `argc > 42 && !strcmp(...)`
+    left main undefined even with --profile (0 % coverage at -O1..-O3)."""
+    binary_path = tmp_path / f"dce{level}"
+    subprocess.run(["gcc", "-g", level, "-o", str(binary_path), str(DCE_GUARD)], check=True)
+    binary = read_binary(binary_path)
+    report = analyze([DCE_GUARD], ["n"])
+    static = instruction_mix(binary, report, ["n"]).functions["main"]
+    if static.counts is not None:
+        pytest.skip("this gcc does not inline dump under the guard")
+    assert "main:if@20:then" in static.undef_reason, static.undef_reason
+    profile = read_callgrind(run_callgrind(binary_path, (500,), tmp_path))
+    measured = dict(measured_loop_counts(binary, profile))
+    main = instruction_mix(binary, report, ["n"], measured=measured).functions["main"]
+    assert main.counts is not None, main.undef_reason
+    truth = measured_mix(binary, profile)["main"]["total"]
+    predicted = main.evaluate({"n": 500})["total"]
+    assert abs(predicted / truth - 1) < 0.01, (predicted, truth, main.notes)

@@ -22,7 +22,7 @@ import pandas as pd
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment, Metric, Parameter
 from perfcast.static.binary import Binary
-from perfcast.static.control_flow import basic_blocks, natural_loops
+from perfcast.static.control_flow import basic_blocks
 from perfcast.static.instruction_mix import COUNT_KEYS
 from perfcast.static.mix_output import metric_name
 
@@ -315,7 +315,8 @@ MeasuredKey = tuple[str, str, int]
 
 
 def measured_loop_counts(binary: Binary, profile: CallgrindProfile) -> dict[MeasuredKey, int]:
-    """How often each basic block inside a machine loop and each function ran in one run.
+    """How often each basic block inside a machine loop, each block outside loops (for code
+    under a guard no count can be given for) and each function ran in one run.
 
     A block runs as often as its first instruction; a function is entered as often as its
     first instruction runs. Link-time addresses are the keys, so the counts of several runs
@@ -338,8 +339,6 @@ def measured_loop_counts(binary: Binary, profile: CallgrindProfile) -> dict[Meas
     for function in binary.functions.values():
         counts["entry", function.name, function.low] = executed.get(function.low + offset, 0)
         blocks = basic_blocks(function)
-        for loop in natural_loops(blocks):
-            for index in loop.blocks:
-                start = blocks[index].start
-                counts["block", function.name, start] = executed.get(start + offset, 0)
+        for block in blocks:
+            counts["block", function.name, block.start] = executed.get(block.start + offset, 0)
     return counts

@@ -473,7 +473,7 @@ class _Catalog:
             return _Place((), sympy.Integer(1), None)
         branch = self.branch_at(function, insn.file, insn.line, inner)
         if branch is None or insn.line <= branch.line:
-            return _Place((), sympy.Integer(1), None)
+            return _Place((), sympy.Integer(1), None)  # key () : no block of the report
         if branch.count is None:
             return _Place(
                 (),
@@ -484,7 +484,8 @@ class _Catalog:
         if inner.count is None:
             return _Place((), None, f"count of loop {loop_name} undefined: {inner.undef_reason}")
         return _share(
-            _Place((), _normalized(branch.count), None), _Place((), _normalized(inner.count), None)
+            _Place((branch.name,), _normalized(branch.count), None),
+            _Place((branch.name,), _normalized(inner.count), None),
         )
 
     def entry_share(self, function: str, insn: BinaryInstruction, key: tuple) -> _Place:
@@ -500,7 +501,9 @@ class _Catalog:
         share: sympy.Expr = sympy.Integer(1)
         for guard in self.guards(function, insn):
             if guard.loops == index:  # a call site's block between the enclosing loop and it
-                share = share * guard.share.defined()
+                if guard.share.count is None:
+                    return _Place(key, None, guard.share.reason)
+                share = share * guard.share.count
         loop = self.loop_named.get(key[1]) if len(key) > 1 else None
         if loop is None:
             return _Place(key, share, None)
@@ -661,6 +664,7 @@ def _cfg_counts(
     measured_places: set[tuple] = set()
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
     dominating = dominators(blocks)
+    unexplained: list[int] = []  # blocks of loops counted in every iteration they may skip
     for block in blocks:
         chain = around[block.index]
         conditional: str | None = None  # the source loop whose iterations skip this block
@@ -697,13 +701,13 @@ def _cfg_counts(
         shares = [sympy.Integer(1)] * len(block.instructions)
         from_profile = False
         if conditional is not None:
+            key = ("block", function.name, block.start)
             try:
-                shares = [
-                    catalog.branch_share(source, insn, conditional).defined()
-                    for insn in block.instructions
+                places = [
+                    catalog.branch_share(source, insn, conditional) for insn in block.instructions
                 ]
+                shares = [place.defined() for place in places]
             except _Undefined as reason:
-                key = ("block", function.name, block.start)
                 if key not in measured:
                     raise
                 count = measured[key]  # the profile tells how often the block ran
@@ -711,11 +715,38 @@ def _cfg_counts(
                 if key not in measured_places:
                     measured_places.add(key)
                     notes.append(f"block at {block.start:#x}: count measured ({reason})")
+            else:
+                if not any(place.key for place in places):
+                    # skipped by some iterations, yet in no if block of the report: the arm
+                    # of a conditional operator or of a && / || condition
+                    if key in measured:
+                        count = measured[key]
+                        from_profile = True
+                    else:
+                        unexplained.append(block.start)
         for insn, share in zip(block.instructions, shares, strict=True):
-            for guard in () if from_profile else catalog.guards(source, insn):
-                if guard.loops >= len(chain):  # inside the innermost machine loop around it
-                    share = share * guard.share.defined()
+            try:
+                for guard in () if from_profile else catalog.guards(source, insn):
+                    if guard.loops >= len(chain):  # inside the innermost machine loop around it
+                        share = share * guard.share.defined()
+            except _Undefined as reason:
+                key = ("block", function.name, block.start)
+                if key not in measured:
+                    raise
+                if key not in measured_places:  # inlined code under a guard nobody can count
+                    measured_places.add(key)
+                    notes.append(f"block at {block.start:#x}: count measured ({reason})")
+                counted.append((insn, measured[key]))
+                continue
             counted.append((insn, count if share == 1 else sympy.expand(count * share)))
+    if unexplained:
+        starts = ", ".join(f"{start:#x}" for start in unexplained[:5])
+        more = f" and {len(unexplained) - 5} more" if len(unexplained) > 5 else ""
+        notes.append(
+            f"blocks at {starts}{more} run in some loop iterations only, under a condition "
+            "with no if block in the static report (a ?: operator, a && or || condition): "
+            "counted in every iteration (an upper bound; --profile measures them)"
+        )
     return counted
 
 

@@ -1,5 +1,6 @@
 /* Code under an if inside a loop runs in some iterations only: in the first ten (a guard the
-   analysis counts) and, in filter(), where the data says so (a guard it cannot count). */
+   analysis counts), in filter() where the data says so (a guard it cannot count), and in
+   folded() as the arm of a conditional operator (no if block of the report). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,6 +14,14 @@ static __attribute__((noinline)) double filter(const double *v, int n)
         }
     }
     return kept;
+}
+
+static __attribute__((noinline)) double folded(const double *v, int n)
+{
+    double total = 0.0;
+    for (int i = 0; i < n; i++)
+        total += v[i] > 0.9 ? v[i] * v[i] / (1.0 + v[i]) : 0.5;
+    return total;
 }
 
 int main(int argc, char **argv)
@@ -30,7 +39,7 @@ int main(int argc, char **argv)
     double *v = malloc(sizeof(double) * n);
     for (int i = 0; i < n; i++)
         v[i] = (double) rand() / RAND_MAX;
-    printf("%f %f %f\n", s, t, filter(v, n));
+    printf("%f %f %f %f\n", s, t, filter(v, n), folded(v, n));
     free(v);
     return 0;
 }
