@@ -847,6 +847,9 @@ class _MachineCounts:
         if place.count is not None and source_entry.count is not None:
             per_entry = sympy.cancel(place.count / source_entry.count)
         if all(t is not None for t in trips.values()):
+            versions = self._versions(group, found, trips, own, per_entry)
+            if versions is not None:
+                return {loop.header: _Place(place.key, None, versions) for loop in group}, None
             # a trip count is per entry of the loop: entered only under an if, it runs in that
             # block's share of the enclosing runs
             share = self._entry_share(group[0], place)
@@ -901,6 +904,41 @@ class _MachineCounts:
         )
         last = known[ordered[-1].header]
         return result, (sympy.expand(remaining), last) if last > 1 else None
+
+    def _versions(
+        self,
+        group: list[Loop],
+        found: dict[int, Induction | None],
+        trips: dict[int, int | None],
+        own: dict[int, set[int]],
+        per_entry: sympy.Expr | None,
+    ) -> str | None:
+        """Why the machine loops of one source loop cannot all be counted, when two of them
+        each cover all its iterations per entry: copies of the whole loop of which the program
+        picks one at run time (versions behind an alias or alignment check), or a loop split
+        in two; the binary's trip counts do not tell which runs. ``per_entry``, the source
+        loop's iterations per entry, when a number, must be what they cover (machine loops of
+        inner loops attributed to an outer source loop by their lines are no versions)."""
+        covered: dict[int, int] = {}
+        for loop in group:
+            width = _width(found[loop.header], self.blocks, own[loop.header])
+            trip = trips[loop.header]
+            if width is None or trip is None:
+                return None
+            covered[loop.header] = trip * width
+        seen: dict[int, int] = {}
+        for header, iterations in covered.items():
+            whole = per_entry is None or not per_entry.is_number or per_entry == iterations
+            if iterations > 1 and iterations in seen and whole:
+                name = self.place_of[header].key[1] if len(self.place_of[header].key) > 1 else "?"
+                return (
+                    f"machine loops at {self.blocks[seen[iterations]].start:#x} and "
+                    f"{self.blocks[header].start:#x} each cover all {iterations} iterations of "
+                    f"source loop {name} per entry: versions of which one runs (an alias or "
+                    "alignment check at run time) or a split loop, which the binary does not tell"
+                )
+            seen[iterations] = header
+        return None
 
 
 def _remainder_counts(
