@@ -32,6 +32,17 @@ def _run(command: list[str], records: Path) -> str:
     return done.stdout
 
 
+def _built_pair(folder: Path, name: str, flags: list[str]) -> list[str]:
+    """The original ``folder/name`` and its instrumented copy in ``folder/out``, built alike
+    with gcc (``flags``: -fopenmp or none); their paths, original first."""
+    binaries = []
+    for source, binary in ((folder / name, "original"), (folder / "out" / name, "instrumented")):
+        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
+        subprocess.run([*command, "-o", str(folder / binary), str(source)], check=True)
+        binaries.append(str(folder / binary))
+    return binaries
+
+
 @pytest.fixture(scope="module")
 def tricky(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tricky")
@@ -169,12 +180,7 @@ def test_openmp_loops_keep_their_headers_and_count_every_thread(tmp_path, monkey
     shutil.copy(PROGRAMS / "openmp.c", tmp_path / "openmp.c")
     flags = ["-fopenmp"] if openmp else []
     (result,) = instrument_features([tmp_path / "openmp.c"], tmp_path / "out", flags)
-    binaries = []
-    for source, binary in ((tmp_path / "openmp.c", "original"),
-                           (tmp_path / "out" / "openmp.c", "instrumented")):  # fmt: skip
-        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
-        subprocess.run([*command, "-o", str(tmp_path / binary), str(source)], check=True)
-        binaries.append(str(tmp_path / binary))
+    binaries = _built_pair(tmp_path, "openmp.c", flags)
     records = tmp_path / "omp.jsonl"
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     n = "30000"
@@ -475,12 +481,7 @@ def test_directed_loops_with_one_statement_bodies_count_their_trips(tmp_path, mo
     flags = ["-fopenmp"] if openmp else []
     (result,) = instrument_features([tmp_path / "openmp_unbraced.c"], tmp_path / "out", flags)
     assert result.skipped == []
-    binaries = []
-    for source, binary in ((tmp_path / "openmp_unbraced.c", "original"),
-                           (tmp_path / "out" / "openmp_unbraced.c", "instrumented")):  # fmt: skip
-        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
-        subprocess.run([*command, "-o", str(tmp_path / binary), str(source)], check=True)
-        binaries.append(str(tmp_path / binary))
+    binaries = _built_pair(tmp_path, "openmp_unbraced.c", flags)
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     records = tmp_path / "omp.jsonl"
     output = _run([binaries[1], "30"], records)
@@ -505,12 +506,7 @@ def test_comments_between_a_directive_and_its_statement(tmp_path, monkeypatch, o
     (result,) = instrument_features([tmp_path / "openmp_comments.c"], tmp_path / "out", flags)
     assert result.skipped == ["openmp_comments.c:18: statement under an atomic directive (its "
                               "form is fixed)"]  # fmt: skip
-    binaries = []
-    for source, binary in ((tmp_path / "openmp_comments.c", "original"),
-                           (tmp_path / "out" / "openmp_comments.c", "instrumented")):  # fmt: skip
-        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
-        subprocess.run([*command, "-o", str(tmp_path / binary), str(source)], check=True)
-        binaries.append(str(tmp_path / binary))
+    binaries = _built_pair(tmp_path, "openmp_comments.c", flags)
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     records = tmp_path / "omp.jsonl"
     output = _run([binaries[1], "50"], records)
@@ -530,12 +526,7 @@ def test_directives_guarded_by_ifdef_openmp_bind_their_loops(tmp_path, monkeypat
     (result,) = instrument_features([tmp_path / "openmp_guarded.c"], tmp_path / "out", flags)
     assert result.skipped == ["openmp_guarded.c:24: statement under an atomic directive (its "
                               "form is fixed)"]  # fmt: skip
-    binaries = []
-    for source, binary in ((tmp_path / "openmp_guarded.c", "original"),
-                           (tmp_path / "out" / "openmp_guarded.c", "instrumented")):  # fmt: skip
-        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
-        subprocess.run([*command, "-o", str(tmp_path / binary), str(source)], check=True)
-        binaries.append(str(tmp_path / binary))
+    binaries = _built_pair(tmp_path, "openmp_guarded.c", flags)
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     records = tmp_path / "omp.jsonl"
     output = _run([binaries[1], "40"], records)
