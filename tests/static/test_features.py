@@ -32,13 +32,16 @@ def _run(command: list[str], records: Path) -> str:
     return done.stdout
 
 
-def _built_pair(folder: Path, name: str, flags: list[str]) -> list[str]:
+def _built_pair(
+    folder: Path, name: str, flags: list[str], libraries: tuple[str, ...] = ()
+) -> list[str]:
     """The original ``folder/name`` and its instrumented copy in ``folder/out``, built alike
     with gcc (``flags``: -fopenmp or none); their paths, original first."""
     binaries = []
     for source, binary in ((folder / name, "original"), (folder / "out" / name, "instrumented")):
         command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
-        subprocess.run([*command, "-o", str(folder / binary), str(source)], check=True)
+        output = ["-o", str(folder / binary), str(source), *libraries]
+        subprocess.run([*command, *output], check=True)
         binaries.append(str(folder / binary))
     return binaries
 
@@ -419,14 +422,8 @@ def test_openmp_header_and_atomic_statements_build_and_count(tmp_path, monkeypat
     shutil.copy(PROGRAMS / "openmp_atomic.c", tmp_path / "openmp_atomic.c")
     flags = ["-fopenmp"] if openmp else []
     (result,) = instrument_features([tmp_path / "openmp_atomic.c"], tmp_path / "out", flags)
-    binaries = []
-    for source, binary in ((tmp_path / "openmp_atomic.c", "original"),
-                           (tmp_path / "out" / "openmp_atomic.c", "instrumented")):  # fmt: skip
-        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
-        runtime = [] if openmp else ["-lgomp"]  # omp.h's functions are called all the same
-        subprocess.run([*command, "-o", str(tmp_path / binary), str(source), *runtime],
-                       check=True)  # fmt: skip
-        binaries.append(str(tmp_path / binary))
+    runtime = () if openmp else ("-lgomp",)  # omp.h's functions are called all the same
+    binaries = _built_pair(tmp_path, "openmp_atomic.c", flags, runtime)
     records = tmp_path / "omp.jsonl"
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     assert _run([binaries[1], "1000"], records) == _run([binaries[0], "1000"], tmp_path / "none")
@@ -547,12 +544,7 @@ def test_pragma_operator_directives_bind_their_loops(tmp_path, monkeypatch, open
     (result,) = instrument_features([source], tmp_path / "out", flags)
     assert result.skipped == ["openmp_pragma_operator.c:18: statement under an atomic directive "
                               "(its form is fixed)"]  # fmt: skip
-    binaries = []
-    for program, binary in ((source, "original"),
-                            (tmp_path / "out" / source.name, "instrumented")):  # fmt: skip
-        command = ["gcc", "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *flags]
-        subprocess.run([*command, "-o", str(tmp_path / binary), str(program)], check=True)
-        binaries.append(str(tmp_path / binary))
+    binaries = _built_pair(tmp_path, source.name, flags)
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
     records = tmp_path / "omp.jsonl"
     output = _run([binaries[1], "30"], records)
