@@ -176,7 +176,8 @@ def extrapolation_warnings(
     if np.isnan([lower, upper]).any():  # its variance overflowed
         width = "a range too wide to compute"
     elif value != 0 and np.isfinite([value, lower, upper]).all():
-        width += f" (-{(value - lower) / abs(value):.2%}, +{(upper - value) / abs(value):.2%})"
+        below, above = (value - lower) / abs(value), (upper - value) / abs(value)
+        width += f" (-{_share(below)}, +{_share(above)})"
     return (
         ModelWarning(
             "extrapolation",
@@ -184,3 +185,8 @@ def extrapolation_warnings(
             "holds only if the model's form holds that far",
         ),
     )
+
+
+def _share(fraction: float) -> str:
+    """A relative distance as a percentage, as a factor once it is beyond 1000 %."""
+    return f"{fraction:.2%}" if abs(fraction) <= 10 else f"{fraction:.3g}x"
