@@ -42,6 +42,16 @@ struct perfcast_features_unit {
     const char *const *names;
     const unsigned char *kinds;
     struct perfcast_features_unit *next;
+    /* Under OpenMP: every thread's own counters of this unit (see perfcast_features_fold). */
+    struct perfcast_features_shadow *shadows;
+};
+
+/* One thread's counters of one unit (OpenMP): updated without atomics or shared cache lines,
+ * folded into the unit's at each record. Kept after the thread ends, so nothing is lost. */
+struct perfcast_features_shadow {
+    double *values;
+    perfcast_features_count *updates;
+    struct perfcast_features_shadow *next;
 };
 
 __attribute__((weak)) struct perfcast_features_unit *perfcast_features_units = 0;
@@ -73,39 +83,27 @@ __attribute__((unused)) static double perfcast_features_cpu(void) {
 #endif
 }
 
-#ifdef _OPENMP
-/* Under OpenMP the threads of a team update the same counters, so inside a parallel region
- * every update is atomic (relaxed: the counts are read after the threads have joined). Outside
- * one (serial code of an OpenMP program, often its set-up loops) one thread runs and the plain
- * update is exact: atomics there made a program's serial hot loops several times slower.
- * omp_in_parallel is declared here, so the header needs no omp.h. The calibration below runs
- * outside a parallel region: counters updated inside one cost more than their cost says. */
-extern int omp_in_parallel(void);
-__attribute__((unused)) static void perfcast_features_add(double *target, double amount) {
-    double seen, wanted;
-    if (!omp_in_parallel()) {
-        *target += amount;
-        return;
-    }
-    __atomic_load(target, &seen, __ATOMIC_RELAXED);
-    do
-        wanted = seen + amount;
-    while (!__atomic_compare_exchange(target, &seen, &wanted, 0, __ATOMIC_RELAXED,
-                                      __ATOMIC_RELAXED));
+/* Adds every thread's own counters (OpenMP) into the units' and clears them: called before a
+ * record is written, once the threads of the parallel regions have joined. A variable's value
+ * is the largest any thread holds (as over the ranks). Without OpenMP there are none. */
+__attribute__((unused)) static void perfcast_features_fold(void) {
+    struct perfcast_features_unit *u;
+    struct perfcast_features_shadow *s;
+    int i;
+    for (u = perfcast_features_units; u; u = u->next)
+        for (s = __atomic_load_n(&u->shadows, __ATOMIC_ACQUIRE); s; s = s->next)
+            for (i = 0; i < u->count; ++i) {
+                if (!s->updates[i])
+                    continue;
+                if (!u->kinds[i])
+                    u->values[i] += s->values[i];
+                else if (!u->updates[i] || s->values[i] > u->values[i])
+                    u->values[i] = s->values[i];
+                u->updates[i] += s->updates[i];
+                s->values[i] = 0.0;
+                s->updates[i] = 0;
+            }
 }
-__attribute__((unused)) static void perfcast_features_set(double *target, double value) {
-    if (omp_in_parallel())
-        __atomic_store(target, &value, __ATOMIC_RELAXED);
-    else
-        *target = value;
-}
-#define PERFCAST_COUNT_UPDATE(u)                                                                 \
-    (omp_in_parallel() ? __atomic_fetch_add(&(u), 1, __ATOMIC_RELAXED) : (u)++)
-#else
-#define perfcast_features_add(target, amount) (*(target) += (amount))
-#define perfcast_features_set(target, value) (*(target) = (value))
-#define PERFCAST_COUNT_UPDATE(u) ((u)++)
-#endif
 
 /* Seconds one counter update takes here: a timed loop of updates like the inserted ones, run
  * once per process (an early-phase record and the exit record share it). A million rounds cost
@@ -114,8 +112,8 @@ __attribute__((unused)) static void perfcast_features_set(double *target, double
 __attribute__((weak)) double perfcast_features_seconds_per_update = 0.0;
 __attribute__((unused)) static double perfcast_features_update_cost(void) {
 #ifdef _OPENMP
-    static double sink[1];
-    static perfcast_features_count ticks[1];
+    static __thread volatile double sink[1];
+    static __thread volatile perfcast_features_count ticks[1];
 #else
     static volatile double sink[1];
     static volatile perfcast_features_count ticks[1];
@@ -127,8 +125,8 @@ __attribute__((unused)) static double perfcast_features_update_cost(void) {
         return perfcast_features_seconds_per_update;
     begin = perfcast_features_now();
     for (i = 0; i < rounds; ++i) {
-        perfcast_features_add(&sink[0], 1.0);
-        PERFCAST_COUNT_UPDATE(ticks[0]);
+        sink[0] += 1.0;
+        ticks[0] += 1;
     }
     perfcast_features_seconds_per_update = (perfcast_features_now() - begin) / rounds;
     return perfcast_features_seconds_per_update;
@@ -152,6 +150,8 @@ __attribute__((unused)) static void perfcast_features_write(const char *phase, i
         perror("perfcast features: cannot open the output file");
         return;
     }
+    if (!reduced)
+        perfcast_features_fold();
     cost = perfcast_features_update_cost();
     fprintf(out, "{\"phase\": \"%s\", \"elapsed\": %.9g, \"cpu\": %.9g, \"ranks_reduced\": %d",
             phase, elapsed, cpu, reduced);
@@ -212,9 +212,35 @@ __attribute__((constructor)) static void perfcast_features_register(void) {
 }
 
 /* A counter: a branch outcome, a loop trip, an MPI call. */
-#define PERFCAST_HIT(i)                                                                          \
-    (perfcast_features_add(&perfcast_features_value[i], 1.0),                                   \
-     PERFCAST_COUNT_UPDATE(perfcast_features_updates[i]))
+#ifdef _OPENMP
+/* This thread's counters of this unit, made at its first update (OpenMP). */
+static __thread struct perfcast_features_shadow *perfcast_features_mine = 0;
+__attribute__((unused)) static struct perfcast_features_shadow *perfcast_features_own(void) {
+    struct perfcast_features_shadow *made = calloc(1, sizeof *made);
+    if (made) {
+        made->values = calloc(PERFCAST_FEATURES_COUNT, sizeof *made->values);
+        made->updates = calloc(PERFCAST_FEATURES_COUNT, sizeof *made->updates);
+    }
+    if (!made || !made->values || !made->updates) {
+        perror("perfcast features: no memory for a thread's counters");
+        abort();
+    }
+    made->next = __atomic_load_n(&perfcast_features_this_unit.shadows, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&perfcast_features_this_unit.shadows, &made->next, made,
+                                        0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+        ;
+    perfcast_features_mine = made;
+    return made;
+}
+#define PERFCAST_MINE() (perfcast_features_mine ? perfcast_features_mine : perfcast_features_own())
+#define PERFCAST_VALUES(i) (PERFCAST_MINE()->values[i])
+#define PERFCAST_UPDATES(i) (perfcast_features_mine->updates[i])
+#else
+#define PERFCAST_VALUES(i) (perfcast_features_value[i])
+#define PERFCAST_UPDATES(i) (perfcast_features_updates[i])
+#endif
+/* PERFCAST_VALUES comes first in each update: under OpenMP it makes the thread's counters. */
+#define PERFCAST_HIT(i) (PERFCAST_VALUES(i) += 1.0, PERFCAST_UPDATES(i)++)
 /* A branch: counts the outcome, keeps the condition's truth. */
 #define PERFCAST_BRANCH(i, c) ((c) ? (PERFCAST_HIT(i), 1) : (PERFCAST_HIT((i) + 1), 0))
 /* A for or while loop: counts the trips (the condition's true outcomes). */
@@ -222,9 +248,7 @@ __attribute__((constructor)) static void perfcast_features_register(void) {
 /* A do-while loop: counts the evaluations of its condition (the trips completed). */
 #define PERFCAST_DO(i, c) (PERFCAST_HIT(i), (c))
 /* The value of a scalar variable after an assignment. */
-#define PERFCAST_VALUE(i, v)                                                                     \
-    (perfcast_features_set(&perfcast_features_value[i], (double)(v)),                           \
-     PERFCAST_COUNT_UPDATE(perfcast_features_updates[i]))
+#define PERFCAST_VALUE(i, v) (PERFCAST_VALUES(i) = (double)(v), PERFCAST_UPDATES(i)++)
 
 #ifdef MPI_VERSION
 #ifndef PERFCAST_FEATURES_MPI_H
@@ -246,6 +270,7 @@ __attribute__((unused)) static void perfcast_features_reduce_and_write(const cha
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Allreduce(times, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    perfcast_features_fold();
     for (u = perfcast_features_units; u; u = u->next) {
         for (i = 0; i < u->count; ++i) {
             MPI_Allreduce(&u->values[i], &u->reduced[i], 1, MPI_DOUBLE,
@@ -273,8 +298,8 @@ __attribute__((unused)) static void perfcast_features_finalize(void) {
 __attribute__((unused)) static void perfcast_features_mpi_bytes(int i, double n, MPI_Datatype t) {
     int size = 0;
     MPI_Type_size(t, &size);
-    perfcast_features_add(&perfcast_features_value[i], n * size);
-    PERFCAST_COUNT_UPDATE(perfcast_features_updates[i]);
+    PERFCAST_VALUES(i) += n * size;
+    PERFCAST_UPDATES(i)++;
 }
 #define PERFCAST_SNAPSHOT() perfcast_features_reduce_and_write("features_end")
 #else
