@@ -34,9 +34,10 @@ def _update(level: str, directory: Path):
     binary = directory / f"versioned{level}"
     subprocess.run(["gcc", "-g", level, "-o", str(binary), str(SOURCE)], check=True)
     report = analyze([SOURCE], [], [])
+    machine_code = read_binary(binary)
     run = read_callgrind(run_callgrind(binary, (), directory))
-    measured = measured_mix(read_binary(binary), run)["update"]["total"]
-    static = instruction_mix(read_binary(binary), report, ()).functions["update"]
+    measured = measured_mix(machine_code, run)["update"]["total"]
+    static = instruction_mix(machine_code, report, ()).functions["update"]
     return static, measured
 
 

@@ -233,9 +233,9 @@ class _Rewriter:
         self.file_tokens = [
             t for t in unit.get_tokens(extent=unit.cursor.extent) if t.kind != TokenKind.COMMENT
         ]
-        pragma_macros = _pragma_macros(unit)
-        self.directed = _loop_directives(self.file_tokens, data, pragma_macros)
-        self.atomic = _atomic_statements(self.file_tokens, data, pragma_macros)
+        directives = _directives(self.file_tokens, data, _pragma_macros(unit))
+        self.directed = _loop_directives(self.file_tokens, directives)
+        self.atomic = _atomic_statements(self.file_tokens, directives)
         self.token_offsets: list[int] | None = None
 
     def _here(self, cursor: Cursor) -> bool:
@@ -589,13 +589,13 @@ def _pragma_macros(unit: TranslationUnit) -> dict[str, list[str]]:
 
 
 def _loop_directives(
-    tokens: Sequence[Token], data: bytes, pragma_macros: dict[str, list[str]]
+    tokens: Sequence[Token], directives: Sequence[tuple[list[str], int]]
 ) -> dict[int, int]:
-    """Loops bound by OpenMP or OpenACC loop directives: the byte offset of the first token
-    after each directive, and how many nested loops it binds (``collapse(n)``, ``ordered(n)``;
-    1 otherwise)."""
+    """Loops bound by OpenMP or OpenACC loop directives (of :func:`_directives`): the byte
+    offset of the first token after each directive, and how many nested loops it binds
+    (``collapse(n)``, ``ordered(n)``; 1 otherwise)."""
     bound: dict[int, int] = {}
-    for words, j in _directives(tokens, data, pragma_macros):
+    for words, j in directives:
         if j == len(tokens) or not _LOOP_DIRECTIVE_WORDS.intersection(words):
             continue
         nest = 1
@@ -614,14 +614,14 @@ _ATOMIC_SITES = frozenset(
 
 
 def _atomic_statements(
-    tokens: Sequence[Token], data: bytes, pragma_macros: dict[str, list[str]]
+    tokens: Sequence[Token], directives: Sequence[tuple[list[str], int]]
 ) -> frozenset[int]:
-    """Byte offsets of the first token after each OpenMP or OpenACC ``atomic`` directive: the
-    statement there has a form the directive fixes (``x += e;``, or the ``if`` of ``atomic
-    compare``), so no counter may be added to it."""
+    """Byte offsets of the first token after each OpenMP or OpenACC ``atomic`` directive (of
+    :func:`_directives`): the statement there has a form the directive fixes (``x += e;``, or
+    the ``if`` of ``atomic compare``), so no counter may be added to it."""
     return frozenset(
         tokens[j].extent.start.offset
-        for words, j in _directives(tokens, data, pragma_macros)
+        for words, j in directives
         if j < len(tokens) and "atomic" in words
     )
 

@@ -847,7 +847,7 @@ class _MachineCounts:
         if place.count is not None and source_entry.count is not None:
             per_entry = sympy.cancel(place.count / source_entry.count)
         if all(t is not None for t in trips.values()):
-            versions = self._versions(group, found, trips, own, per_entry)
+            versions = self._versions(group, found, trips, own, per_entry, name)
             if versions is not None:
                 return {loop.header: _Place(place.key, None, versions) for loop in group}, None
             # a trip count is per entry of the loop: entered only under an if, it runs in that
@@ -912,8 +912,9 @@ class _MachineCounts:
         trips: dict[int, int | None],
         own: dict[int, set[int]],
         per_entry: sympy.Expr | None,
+        name: str,
     ) -> str | None:
-        """Why the machine loops of one source loop cannot all be counted, when two of them
+        """Why the machine loops of source loop ``name`` cannot all be counted, when two of them
         each cover all its iterations per entry: copies of the whole loop of which the program
         picks one at run time (versions behind an alias or alignment check), or a loop split
         in two; the binary's trip counts do not tell which runs. ``per_entry``, the source
@@ -930,7 +931,6 @@ class _MachineCounts:
         for header, iterations in covered.items():
             whole = per_entry is None or not per_entry.is_number or per_entry == iterations
             if iterations > 1 and iterations in seen and whole:
-                name = self.place_of[header].key[1] if len(self.place_of[header].key) > 1 else "?"
                 return (
                     f"machine loops at {self.blocks[seen[iterations]].start:#x} and "
                     f"{self.blocks[header].start:#x} each cover all {iterations} iterations of "
