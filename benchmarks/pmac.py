@@ -52,6 +52,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from perfcast.analyze.extrapolate_interval import influential_kernels
 from perfcast.api import (
     Experiment,
     collect_signature,
@@ -65,7 +66,6 @@ from perfcast.api import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-INFLUENCE = 0.001
 _ROUNDING = 1e-9  # relative: an element within this of an interval's end is at the end
 MISS_COUNTS = ("l1.misses", "ll.misses")
 MISPREDICTIONS = "branch.mispredictions"  # not in the paper's feature vector
@@ -136,18 +136,10 @@ def _block_values(signature) -> dict[str, dict[str, float]]:
 
 
 def influential(blocks: dict[str, dict[str, float]]) -> list[str]:
-    """Blocks with more than 0.1 % of the memory (else floating-point) operations."""
-    memory = {k: v.get("loads", 0.0) + v.get("stores", 0.0) for k, v in blocks.items()}
-    flops = {k: sum(x for m, x in v.items() if m.startswith("fp.")) for k, v in blocks.items()}
-    total_memory, total_flops = sum(memory.values()), sum(flops.values())
-    chosen = []
-    for kernel in blocks:
-        if memory[kernel] > 0:
-            if memory[kernel] > INFLUENCE * total_memory:
-                chosen.append(kernel)
-        elif flops[kernel] > INFLUENCE * total_flops:
-            chosen.append(kernel)
-    return chosen
+    """Blocks with more than 0.1 % of the memory (else floating-point) operations (PMaC's rule,
+    as the extrapolation's warnings apply it), in the signature's order."""
+    chosen = influential_kernels(blocks)
+    return [kernel for kernel in blocks if kernel in chosen]
 
 
 def element_errors(extrapolated, collected) -> list[tuple[str, float, float]]:
