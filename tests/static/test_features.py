@@ -46,6 +46,15 @@ def _built_pair(
     return binaries
 
 
+def _both_runs(binaries: list[str], argument: str, folder: Path) -> tuple[str, str, dict]:
+    """The instrumented program's output, the original's, and the one record the first wrote."""
+    records = folder / "omp.jsonl"
+    output = _run([binaries[1], argument], records)
+    original = _run([binaries[0], argument], folder / "none")
+    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    return output, original, record
+
+
 @pytest.fixture(scope="module")
 def tricky(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tricky")
@@ -184,11 +193,9 @@ def test_openmp_loops_keep_their_headers_and_count_every_thread(tmp_path, monkey
     flags = ["-fopenmp"] if openmp else []
     (result,) = instrument_features([tmp_path / "openmp.c"], tmp_path / "out", flags)
     binaries = _built_pair(tmp_path, "openmp.c", flags)
-    records = tmp_path / "omp.jsonl"
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    n = "30000"
-    assert _run([binaries[1], n], records) == _run([binaries[0], n], tmp_path / "none")
-    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    output, original, record = _both_runs(binaries, "30000", tmp_path)
+    assert output == original
     assert record["openmp.c:11:loop:for"] == 30000
     assert record["openmp.c:13:branch:then:if"] == 10000
     assert record["openmp.c:13:branch:else:if"] == 20000
@@ -424,11 +431,10 @@ def test_openmp_header_and_atomic_statements_build_and_count(tmp_path, monkeypat
     (result,) = instrument_features([tmp_path / "openmp_atomic.c"], tmp_path / "out", flags)
     runtime = () if openmp else ("-lgomp",)  # omp.h's functions are called all the same
     binaries = _built_pair(tmp_path, "openmp_atomic.c", flags, runtime)
-    records = tmp_path / "omp.jsonl"
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    assert _run([binaries[1], "1000"], records) == _run([binaries[0], "1000"], tmp_path / "none")
-    assert _run([binaries[0], "1000"], tmp_path / "none") == "250 3000.0 1 1\n"
-    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    output, original, record = _both_runs(binaries, "1000", tmp_path)
+    assert output == original
+    assert original == "250 3000.0 1 1\n"
     assert record["openmp_atomic.c:12:loop:for"] == 1000
     assert record["openmp_atomic.c:13:branch:then:if"] == 250
     assert record["openmp_atomic.c:25:assign:team"] == 1  # under single: still counted
@@ -480,10 +486,8 @@ def test_directed_loops_with_one_statement_bodies_count_their_trips(tmp_path, mo
     assert result.skipped == []
     binaries = _built_pair(tmp_path, "openmp_unbraced.c", flags)
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    records = tmp_path / "omp.jsonl"
-    output = _run([binaries[1], "30"], records)
-    assert output == _run([binaries[0], "30"], tmp_path / "none") == "59015.0 26 5.0\n"
-    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    output, original, record = _both_runs(binaries, "30", tmp_path)
+    assert output == original == "59015.0 26 5.0\n"
     counts = {int(name.split(":")[1]): record[name] for name in record
               if name.startswith("openmp_unbraced.c:") and ":loop:" in name}  # fmt: skip
     # every parallel loop 30 trips; inner loops 30 per outer trip; the do loop's condition is
@@ -505,10 +509,8 @@ def test_comments_between_a_directive_and_its_statement(tmp_path, monkeypatch, o
                               "form is fixed)"]  # fmt: skip
     binaries = _built_pair(tmp_path, "openmp_comments.c", flags)
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    records = tmp_path / "omp.jsonl"
-    output = _run([binaries[1], "50"], records)
-    assert output == _run([binaries[0], "50"], tmp_path / "none") == "600\n"  # sum of i // 2
-    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    output, original, record = _both_runs(binaries, "50", tmp_path)
+    assert output == original == "600\n"  # sum of i // 2
     assert record["openmp_comments.c:12:loop:for"] == 50
     assert record["openmp_comments.c:15:loop:for"] == 50
 
@@ -525,10 +527,8 @@ def test_directives_guarded_by_ifdef_openmp_bind_their_loops(tmp_path, monkeypat
                               "form is fixed)"]  # fmt: skip
     binaries = _built_pair(tmp_path, "openmp_guarded.c", flags)
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    records = tmp_path / "omp.jsonl"
-    output = _run([binaries[1], "40"], records)
-    assert output == _run([binaries[0], "40"], tmp_path / "none") == "381.0\n"  # 0+2+..+38, +1
-    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    output, original, record = _both_runs(binaries, "40", tmp_path)
+    assert output == original == "381.0\n"  # 0+2+..+38, +1
     assert record["openmp_guarded.c:12:loop:for"] == 40
     assert record["openmp_guarded.c:18:loop:for"] == 40
     assert record["openmp_guarded.c:19:branch:then:if"] == 20
@@ -546,10 +546,8 @@ def test_pragma_operator_directives_bind_their_loops(tmp_path, monkeypatch, open
                               "(its form is fixed)"]  # fmt: skip
     binaries = _built_pair(tmp_path, source.name, flags)
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
-    records = tmp_path / "omp.jsonl"
-    output = _run([binaries[1], "30"], records)
-    assert output == _run([binaries[0], "30"], tmp_path / "none") == "15 29.0\n"
-    (record,) = [json.loads(line) for line in records.read_text().splitlines()]
+    output, original, record = _both_runs(binaries, "30", tmp_path)
+    assert output == original == "15 29.0\n"
     assert record["openmp_pragma_operator.c:13:loop:for"] == 30
     assert record["openmp_pragma_operator.c:15:loop:for"] == 30
     assert record["openmp_pragma_operator.c:16:branch:then:if"] == 15
