@@ -59,6 +59,7 @@ from perfcast.static.control_flow import (
     reachable,
 )
 from perfcast.static.epilogues import conditional_successors
+from perfcast.static.guard_text import condition_text, if_line, is_else
 from perfcast.static.machine_trips import Induction, induction, packed
 from perfcast.static.x86_categories import CATEGORIES, MEMORY_COUNTS
 
@@ -274,6 +275,9 @@ def instruction_mix(
 #: first element of the key of a machine loop that implements no source loop of the report
 _UNMATCHED = "no source loop"
 
+#: key of :meth:`_Catalog.block_guard` for code on a source loop's lines
+_IN_LOOP = ("inside a source loop",)
+
 #: suffixes gcc gives a specialized copy of a whole function (constant or scalarized arguments)
 _WHOLE_CLONE = re.compile(r"^[A-Za-z_]\w*(\.(constprop|isra)\.\d+)+$")
 
@@ -488,6 +492,74 @@ class _Catalog:
             _Place((branch.name,), _normalized(inner.count), None),
         )
 
+    def in_body(self, function: str, insn: BinaryInstruction) -> bool:
+        """True when an instruction comes from a line strictly inside the function whose code
+        it is (not its first line, prologue, nor its closing line, epilogue)."""
+        own = insn.inlined[-1].callee if insn.inlined else function
+        kernel = self.functions.get(own)
+        return kernel is not None and kernel.line < insn.line < kernel.end_line
+
+    def block_guard(self, function: str, block: Block) -> _Place:
+        """The share of its function's runs in which a block outside every machine loop runs,
+        when some calls skip it: that of the innermost ``if`` block (of the report's
+        ``branches``) holding one of its instructions. Its instructions run equally often, so
+        the instruction inlined deepest, then in the innermost block, decides; the ``if``
+        blocks around the call sites it is inlined through count too. An instruction on the
+        first line of a block shares that line with the condition's code and says nothing; one
+        on a source loop's line (a loop's guard or set-up) stands for where the loop lies.
+
+        Returns
+        -------
+        _Place
+            Key ``(block name,)`` with the share, or None and a reason naming the guard (file,
+            line, condition) when that block's count is undefined; key :data:`_IN_LOOP` or
+            ``()`` with share 1 when no ``if`` block holds the code (on a loop's lines, or
+            nowhere: code after an early return, a ``?:`` arm).
+        """
+        best: tuple | None = None
+        in_loop = False
+        for insn in block.instructions:
+            own = insn.inlined[-1].callee if insn.inlined else function
+            if not insn.file or not insn.line:
+                continue
+            position = insn.line
+            loops = self.loops_at(own, insn.file, insn.line)
+            if loops:
+                in_loop = True
+                position = loops[0].line  # the outermost loop lies where its statement starts
+            path = _normal(insn.file)
+            holding = [
+                b
+                for b in self.branches.get(own, ())
+                if _normal(b.file) == path
+                and (b.line <= position if loops else b.line < position)
+                and position <= b.end_line
+            ]
+            branch = max(holding, key=lambda b: (b.line, -b.end_line), default=None)
+            if branch is None:
+                continue
+            rank = (len(insn.inlined), branch.line, -branch.end_line)
+            if best is None or rank > best[0]:
+                best = (rank, branch, insn, own)
+        if best is None:
+            return _Place(_IN_LOOP if in_loop else (), sympy.Integer(1), None)
+        _, branch, insn, own = best
+        key = (branch.name,)
+        if branch.count is None:
+            return _Place(key, None, _guard_reason(branch, insn))
+        kernel = self.functions.get(own)
+        if kernel is None or kernel.count is None:
+            return _Place(key, None, f"count of function {own} undefined")
+        share = _share(
+            _Place(key, _normalized(branch.count), None),
+            _Place(key, _normalized(kernel.count), None),
+        ).defined()
+        for guard in self.guards(function, insn):  # around the call sites it is inlined through
+            if guard.share.count is None:
+                return _Place(key, None, guard.share.reason)
+            share = share * guard.share.count
+        return _Place(key, sympy.expand(share), None)
+
     def entry_share(self, function: str, insn: BinaryInstruction, key: tuple) -> _Place:
         """The share of the runs of the place enclosing the source loop ``key`` (its enclosing
         source loop, else the function) in which that loop is entered, seen from an
@@ -516,8 +588,8 @@ class _Catalog:
             return _Place(
                 key,
                 None,
-                f"source loop {loop.name} is entered only in block {branch.name}, whose count "
-                f"is undefined: {branch.undef_reason}",
+                f"source loop {loop.name} is entered only in block {branch.name} (when "
+                f"{_guard_condition(branch)}), whose count is undefined: {branch.undef_reason}",
             )
         enclosing = outer if outer is not None else self.functions.get(loop.function)
         if enclosing is None or enclosing.count is None:
@@ -528,6 +600,25 @@ class _Catalog:
             _Place(key, _normalized(enclosing.count), None),
         )
         return _Place(key, sympy.expand(share * ratio.defined()), None)
+
+
+def _guard_condition(branch: StaticKernelLike) -> str:
+    """Where and what the guard of an if block is: ``the condition of the if at F:L (C) holds``
+    (``does not hold`` for an else block)."""
+    line = if_line(branch.name) or branch.line
+    text = condition_text(branch.file, line)
+    shown = f" ({text})" if text else ""
+    holds = "does not hold" if is_else(branch.name) else "holds"
+    return f"the condition of the if at {branch.file}:{line}{shown} {holds}"
+
+
+def _guard_reason(branch: StaticKernelLike, insn: BinaryInstruction) -> str:
+    """Why code of an if block outside loops cannot be counted: the guard's place and text."""
+    return (
+        f"code at {insn.file}:{insn.line} runs only when {_guard_condition(branch)}, and how "
+        f"often is undefined ({branch.undef_reason}): give its probability with `#pragma "
+        "perfcast probability(...)` before the if, or measure it with --profile"
+    )
 
 
 @dataclass(frozen=True)
@@ -665,9 +756,19 @@ def _cfg_counts(
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
     dominating = dominators(blocks)
     unexplained: list[int] = []  # blocks of loops counted in every iteration they may skip
+    skipped_calls: list[int] = []  # blocks outside loops counted in every call they may skip
+    # blocks a call may return without running: outside loops, code under a run-time if
+    exits = [
+        b.index
+        for b in blocks
+        if b.index in live and b.index not in error_paths and not b.successors
+    ]
+    guard_of = {index: catalog.block_guard(source, blocks[index]) for index in exits}
+    guard_of.update(_last_exit(exits, guard_of, blocks))
     for block in blocks:
         chain = around[block.index]
         conditional: str | None = None  # the source loop whose iterations skip this block
+        skippable = False  # outside loops, some calls may skip this block
         if block.index not in live or block.index in error_paths:
             # alignment padding after a return or jump, or an error path ending the program
             count = sympy.Integer(0)
@@ -675,6 +776,7 @@ def _cfg_counts(
             count = remainders[block.index]
         elif not chain:
             count = function_count
+            skippable = any(block.index not in dominating[e] for e in exits)
         elif runs[chain[-1].header].count is None and ("block", function.name, block.start) in (
             measured
         ):
@@ -700,6 +802,31 @@ def _cfg_counts(
                     conditional = loop_key[1]
         shares = [sympy.Integer(1)] * len(block.instructions)
         from_profile = False
+        uniform = False  # the shares already hold the guards of inlined call sites
+        if skippable:
+            key = ("block", function.name, block.start)
+            guard = guard_of.get(block.index) or catalog.block_guard(source, block)
+            try:
+                shares = [guard.defined()] * len(block.instructions)
+                uniform = guard.key not in ((), _IN_LOOP)  # the block's guard holds the lot
+            except _Undefined as reason:
+                if key not in measured:
+                    raise
+                count = measured[key]  # the profile tells how often the block ran
+                from_profile = True
+                if key not in measured_places:
+                    measured_places.add(key)
+                    notes.append(f"block at {block.start:#x}: count measured ({reason})")
+            else:
+                if guard.key == ():
+                    # skipped by some calls, yet in no if block and on no loop's line: after an
+                    # early return, the arm of a ?: or of a && / || condition, or a copy of the
+                    # function's exit (said only when it holds code of the function's body)
+                    if key in measured:
+                        count = measured[key]
+                        from_profile = True
+                    elif any(catalog.in_body(source, insn) for insn in block.instructions):
+                        skipped_calls.append(block.start)
         if conditional is not None:
             key = ("block", function.name, block.start)
             try:
@@ -726,9 +853,9 @@ def _cfg_counts(
                         unexplained.append(block.start)
         for insn, share in zip(block.instructions, shares, strict=True):
             try:
-                for guard in () if from_profile else catalog.guards(source, insn):
-                    if guard.loops >= len(chain):  # inside the innermost machine loop around it
-                        share = share * guard.share.defined()
+                for site in () if from_profile or uniform else catalog.guards(source, insn):
+                    if site.loops >= len(chain):  # inside the innermost machine loop around it
+                        share = share * site.share.defined()
             except _Undefined as reason:
                 key = ("block", function.name, block.start)
                 if key not in measured:
@@ -747,7 +874,35 @@ def _cfg_counts(
             "with no if block in the static report (a ?: operator, a && or || condition): "
             "counted in every iteration (an upper bound; --profile measures them)"
         )
+    if skipped_calls:
+        starts = ", ".join(f"{start:#x}" for start in skipped_calls[:5])
+        more = f" and {len(skipped_calls) - 5} more" if len(skipped_calls) > 5 else ""
+        notes.append(
+            f"blocks at {starts}{more} outside loops run in some calls only, under a condition "
+            "with no if block in the static report (an early return, a ?: operator, a && or || "
+            "condition): counted in every call (an upper bound; --profile measures them)"
+        )
     return counted
+
+
+def _last_exit(
+    exits: list[int], guard_of: dict[int, _Place], blocks: list[Block]
+) -> dict[int, _Place]:
+    """The share of the calls that leave through the one exit block no ``if`` block explains
+    (a copy of the function's return the compiler made), when every other exit lies in an
+    ``if`` block of known share: each call leaves through exactly one exit, so it takes the
+    rest. Nothing when that does not hold or the function has an indirect jump (its
+    successors are unknown)."""
+    if any(b.instructions[-1].kind == "jump" and b.instructions[-1].target is None for b in blocks):
+        return {}
+    unexplained = [index for index in exits if guard_of[index].key == ()]
+    others = [guard_of[index] for index in exits if guard_of[index].key != ()]
+    if len(unexplained) != 1 or not others:
+        return {}
+    if any(g.key == _IN_LOOP or g.count is None for g in others):
+        return {}
+    rest = sympy.expand(1 - sum((g.count for g in others if g.count is not None), sympy.S.Zero))
+    return {unexplained[0]: _Place(("the other exits",), rest, None)}
 
 
 @dataclass(frozen=True)
