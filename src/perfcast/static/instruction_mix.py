@@ -459,6 +459,20 @@ class _Catalog:
             path += ((name, file, line),)
         return tuple(chain), tuple(guards)
 
+    def undefined_branch(
+        self, function: str, instructions: Sequence[BinaryInstruction]
+    ) -> str | None:
+        """Why the count of one of the instructions (of code outside machine loops) is
+        undefined: the reason of the innermost ``if`` block holding its line (past the block's
+        first line, which the condition shares) when that block's count is undefined, else
+        None."""
+        for insn in instructions:
+            owner = insn.inlined[-1].callee if insn.inlined else function
+            branch = self.branch_at(owner, insn.file, insn.line, None)
+            if branch is not None and insn.line > branch.line and branch.count is None:
+                return f"count of block {branch.name} undefined: {branch.undef_reason}"
+        return None
+
     def branch_share(self, function: str, insn: BinaryInstruction, loop_name: str) -> _Place:
         """The share of the iterations of source loop ``loop_name`` in which an instruction
         runs: that of the innermost ``if`` block holding its line inside the loop, in the
@@ -668,6 +682,7 @@ def _cfg_counts(
     for block in blocks:
         chain = around[block.index]
         conditional: str | None = None  # the source loop whose iterations skip this block
+        measured_block = False  # counted from the profile as a whole
         if block.index not in live or block.index in error_paths:
             # alignment padding after a return or jump, or an error path ending the program
             count = sympy.Integer(0)
@@ -675,6 +690,15 @@ def _cfg_counts(
             count = remainders[block.index]
         elif not chain:
             count = function_count
+            key = ("block", function.name, block.start)
+            reason = (
+                catalog.undefined_branch(source, block.instructions) if key in measured else None
+            )
+            if reason is not None:
+                # under an if outside loops whose count is undefined: the profile tells
+                count = measured[key]
+                measured_block = True
+                notes.append(f"block at {block.start:#x}: count measured ({reason})")
         elif runs[chain[-1].header].count is None and ("block", function.name, block.start) in (
             measured
         ):
@@ -699,7 +723,7 @@ def _cfg_counts(
                 if len(loop_key) > 2 and loop_key[0] != _UNMATCHED:
                     conditional = loop_key[1]
         shares = [sympy.Integer(1)] * len(block.instructions)
-        from_profile = False
+        from_profile = measured_block
         if conditional is not None:
             key = ("block", function.name, block.start)
             try:
@@ -1049,5 +1073,23 @@ def _match_loops(
                 "(the static report misses a loop, or the compiler restructured it)",
             )
             continue
-        matched[loop.header] = candidates[max(votes, key=votes.__getitem__)]
+        voted = candidates[max(votes, key=votes.__getitem__)]
+        matched[loop.header] = _tested_loop(function, blocks, loop, depth, catalog) or voted
     return matched
+
+
+def _tested_loop(
+    function: str, blocks: list, loop: Loop, depth: int, catalog: _Catalog
+) -> _Place | None:
+    """The source loop nested deeper than ``depth`` whose header line the machine loop's back
+    edges are on, or None: when the compiler fully unrolls an outer source loop, the machine
+    loops of its inner loops sit at a smaller depth than their source loops (NAS EP's batch
+    loop at clang -O3: four copies of the inner loops, each one machine loop at depth 1), and
+    the vote by depth would take them for the outer loop."""
+    for latch in loop.latches:
+        for insn in blocks[latch].instructions[-2:]:
+            chain = catalog.chain(function, insn)
+            deeper = [p for p in chain[depth:] if len(p.key) > 2 and p.key[2] == insn.line]
+            if deeper:
+                return deeper[-1]
+    return None
