@@ -1204,5 +1204,23 @@ def _match_loops(
                 "(the static report misses a loop, or the compiler restructured it)",
             )
             continue
-        matched[loop.header] = candidates[max(votes, key=votes.__getitem__)]
+        voted = candidates[max(votes, key=votes.__getitem__)]
+        matched[loop.header] = _tested_loop(function, blocks, loop, depth, catalog) or voted
     return matched
+
+
+def _tested_loop(
+    function: str, blocks: list, loop: Loop, depth: int, catalog: _Catalog
+) -> _Place | None:
+    """The source loop nested deeper than ``depth`` whose header line the machine loop's back
+    edges are on, or None: when the compiler fully unrolls an outer source loop, the machine
+    loops of its inner loops sit at a smaller depth than their source loops (NAS EP's batch
+    loop at clang -O3: four copies of the inner loops, each one machine loop at depth 1), and
+    the vote by depth would take them for the outer loop."""
+    for latch in loop.latches:
+        for insn in blocks[latch].instructions[-2:]:
+            chain = catalog.chain(function, insn)
+            deeper = [p for p in chain[depth:] if len(p.key) > 2 and p.key[2] == insn.line]
+            if deeper:
+                return deeper[-1]
+    return None
