@@ -105,3 +105,42 @@ def test_the_condition_is_read_as_written(tmp_path):
     assert condition_text(str(source), 3) == "a > 42 && b != 0"
     assert condition_text(str(source), 5) is None  # no if on that line
     assert condition_text(str(tmp_path / "missing.c"), 3) is None
+
+
+CASES = PROGRAMS_DIR / "cases_and_returns.c"
+
+
+@needs_tools
+@pytest.mark.parametrize("n", [5, 50])  # the early return in every call; in none
+def test_switch_cases_and_an_early_return(tmp_path, n):
+    binary_path = tmp_path / "cases_gcc-O2"
+    subprocess.run([GCC, "-g", "-O2", "-o", str(binary_path), str(CASES)], check=True)
+    binary = read_binary(binary_path)
+    report = analyze([CASES], ["n"])
+    assert report.branches[0].name == "pick:switch@7:cases"
+    profile_path = run_callgrind(binary_path, (n, 1), tmp_path)
+    truth = measured_mix(binary, read_callgrind(profile_path))
+    mix = instruction_mix(binary, report, ["n"])
+    # which case runs is not analysed: undefined naming the switch
+    reason = mix.functions["pick"].undef_reason or ""
+    assert f"its case of the switch at {CASES}:7 (mode) is taken" in reason, reason
+    # gcc -O2 keeps the early return as a second exit: the other exit takes the rest of the calls
+    clipped = mix.functions["clipped"]
+    assert clipped.counts is not None, clipped.undef_reason
+    predicted = clipped.evaluate({"n": n})["total"]
+    assert predicted == pytest.approx(truth["clipped"]["total"], rel=0.01)
+    measured = dict(measured_loop_counts(binary, read_callgrind(profile_path)))
+    pick = instruction_mix(binary, report, ["n"], measured=measured).functions["pick"]
+    assert pick.counts is not None
+    assert pick.evaluate({"n": n})["total"] == pytest.approx(truth["pick"]["total"], rel=0.01)
+
+
+@needs_tools
+def test_code_after_an_early_return_into_one_exit_is_noted_as_an_upper_bound(tmp_path):
+    """At -O0 both returns jump to one epilogue: the code after the early return lies in no
+    if block, so it counts in every call, and the notes say so."""
+    binary_path = tmp_path / "cases_gcc-O0"
+    subprocess.run([GCC, "-g", "-O0", "-o", str(binary_path), str(CASES)], check=True)
+    clipped = instruction_mix(read_binary(binary_path), analyze([CASES], ["n"]), ["n"])
+    notes = " ".join(clipped.functions["clipped"].notes)
+    assert "run in some calls only" in notes and "upper bound" in notes, notes

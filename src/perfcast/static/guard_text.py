@@ -12,26 +12,33 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-_BLOCK_NAME = re.compile(r":if@(\d+):(then|else)$")
-_IF = re.compile(r"\bif\s*\(")
+_BLOCK_NAME = re.compile(r":(if|switch)@(\d+):(then|else|cases)$")
+_IF = re.compile(r"\b(if|switch)\s*\(")
 _LONGEST = 80  # characters of a condition shown before it is cut with "..."
 _LINES_SCANNED = 20  # lines a condition may span
 
 
 def if_line(block_name: str) -> int | None:
-    """Line of the ``if`` statement of an if block's name (``f:if@12:then`` -> 12), or None."""
+    """Line of the ``if`` (or ``switch``) statement of a block's name (``f:if@12:then`` -> 12),
+    or None."""
     found = _BLOCK_NAME.search(block_name)
-    return int(found.group(1)) if found else None
+    return int(found.group(2)) if found else None
 
 
 def is_else(block_name: str) -> bool:
     """True for the ``else`` arm of an ``if`` statement (``f:if@12:else``)."""
     found = _BLOCK_NAME.search(block_name)
-    return found is not None and found.group(2) == "else"
+    return found is not None and found.group(3) == "else"
+
+
+def is_switch(block_name: str) -> bool:
+    """True for the cases of a ``switch`` statement (``f:switch@12:cases``)."""
+    found = _BLOCK_NAME.search(block_name)
+    return found is not None and found.group(1) == "switch"
 
 
 def condition_text(path: str, line: int) -> str | None:
-    """The condition of the ``if`` statement starting at ``line`` of file ``path``.
+    """The condition of the ``if`` (or ``switch``) statement starting at ``line`` of ``path``.
 
     Parameters
     ----------
@@ -44,7 +51,8 @@ def condition_text(path: str, line: int) -> str | None:
     -------
     str or None
         The text between the condition's parentheses, whitespace collapsed and cut after
-        80 characters; None when the file cannot be read or holds no ``if (`` at that line.
+        80 characters; None when the file cannot be read or holds no ``if (`` (``switch (``)
+        at that line.
     """
     lines = _lines(path)
     if not 0 < line <= len(lines):

@@ -59,7 +59,7 @@ from perfcast.static.control_flow import (
     reachable,
 )
 from perfcast.static.epilogues import conditional_successors
-from perfcast.static.guard_text import condition_text, if_line, is_else
+from perfcast.static.guard_text import condition_text, if_line, is_else, is_switch
 from perfcast.static.machine_trips import Induction, induction, packed
 from perfcast.static.x86_categories import CATEGORIES, MEMORY_COUNTS
 
@@ -370,8 +370,12 @@ class _Catalog:
     ) -> None:
         self.files = {_normal(k.file) for k in kernels}
         self.branches: dict[str, list[StaticKernelLike]] = defaultdict(list)
+        # the cases of switch statements, for code outside loops only (block_guard)
+        self.switches: dict[str, list[StaticKernelLike]] = defaultdict(list)
         for branch in branches:
-            self.branches[branch.function].append(branch)
+            (self.switches if is_switch(branch.name) else self.branches)[branch.function].append(
+                branch
+            )
         self._guards: dict[tuple, tuple[_Guard, ...]] = {}
         self.inlined: set[str] = set()  # functions the binary inlines somewhere
         self.functions = {k.function: k for k in kernels if k.kind == "function"}
@@ -505,8 +509,9 @@ class _Catalog:
         ``branches``) holding one of its instructions. Its instructions run equally often, so
         the instruction inlined deepest, then in the innermost block, decides; the ``if``
         blocks around the call sites it is inlined through count too. An instruction on the
-        first line of a block shares that line with the condition's code and says nothing; one
-        on a source loop's line (a loop's guard or set-up) stands for where the loop lies.
+        ``if``'s own line shares it with the condition's code and says nothing (on the first
+        line of an else block, with the end of the then block); one on a source loop's line
+        (a loop's guard or set-up) stands for where the loop lies.
 
         Returns
         -------
@@ -530,9 +535,9 @@ class _Catalog:
             path = _normal(insn.file)
             holding = [
                 b
-                for b in self.branches.get(own, ())
+                for b in [*self.branches.get(own, ()), *self.switches.get(own, ())]
                 if _normal(b.file) == path
-                and (b.line <= position if loops else b.line < position)
+                and (_first(b) <= position if loops else _first(b) < position)
                 and position <= b.end_line
             ]
             branch = max(holding, key=lambda b: (b.line, -b.end_line), default=None)
@@ -602,12 +607,21 @@ class _Catalog:
         return _Place(key, sympy.expand(share * ratio.defined()), None)
 
 
+def _first(branch: StaticKernelLike) -> int:
+    """The line after which code is inside an if block for :meth:`_Catalog.block_guard`: the
+    ``if``'s own line for a then block (an unbraced arm may start on the next line), the line
+    the block starts on for an else block (``} else {`` ends the then block's code too)."""
+    return branch.line if is_else(branch.name) else (if_line(branch.name) or branch.line)
+
+
 def _guard_condition(branch: StaticKernelLike) -> str:
     """Where and what the guard of an if block is: ``the condition of the if at F:L (C) holds``
-    (``does not hold`` for an else block)."""
+    (``does not hold`` for an else block; the case taken for the cases of a switch)."""
     line = if_line(branch.name) or branch.line
     text = condition_text(branch.file, line)
     shown = f" ({text})" if text else ""
+    if is_switch(branch.name):
+        return f"its case of the switch at {branch.file}:{line}{shown} is taken"
     holds = "does not hold" if is_else(branch.name) else "holds"
     return f"the condition of the if at {branch.file}:{line}{shown} {holds}"
 

@@ -196,7 +196,9 @@ class StaticReport:
 
     ``branches`` holds the then- and else-blocks of every ``if`` (kind ``"branch"``, named
     ``<function>:if@<line>:then|else``, depth = number of enclosing loops) with their counts, so
-    that code inside a branch can be attributed the right count (:meth:`count_at`).
+    that code inside a branch can be attributed the right count (:meth:`count_at`), and the
+    body of every ``switch`` (``<function>:switch@<line>:cases``, count undefined: which case
+    runs is not analysed).
     """
 
     kernels: list[StaticKernel]
