@@ -23,7 +23,7 @@ import pytest
 from perfcast.static import analyze
 from perfcast.static.binary import read_binary
 from perfcast.static.callgrind import measured_loop_counts, measured_mix, read_callgrind
-from perfcast.static.guard_text import condition_text
+from perfcast.static.guard_text import condition_text, line_text
 from perfcast.static.instruction_mix import instruction_mix
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -105,6 +105,7 @@ def test_the_condition_is_read_as_written(tmp_path):
     assert condition_text(str(source), 3) == "a > 42 && b != 0"
     assert condition_text(str(source), 5) is None  # no if on that line
     assert condition_text(str(tmp_path / "missing.c"), 3) is None
+    assert line_text(str(source), 3) == "if (a > 42 &&"  # shown for an if a macro expands to
 
 
 CASES = PROGRAMS_DIR / "cases_and_returns.c"

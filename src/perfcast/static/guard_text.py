@@ -72,6 +72,16 @@ def condition_text(path: str, line: int) -> str | None:
     return None
 
 
+def line_text(path: str, line: int) -> str | None:
+    """Line ``line`` of ``path``, whitespace collapsed and cut after 80 characters (for an
+    ``if`` that a macro's expansion holds: its condition is not in the text), or None."""
+    lines = _lines(path)
+    if not 0 < line <= len(lines) or not lines[line - 1].strip():
+        return None
+    text = " ".join(lines[line - 1].split())
+    return text if len(text) <= _LONGEST else text[: _LONGEST - 3] + "..."
+
+
 def _lines(path: str) -> tuple[str, ...]:
     try:
         return tuple(Path(path).read_text(errors="replace").splitlines())

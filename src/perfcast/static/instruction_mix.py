@@ -59,7 +59,7 @@ from perfcast.static.control_flow import (
     reachable,
 )
 from perfcast.static.epilogues import conditional_successors
-from perfcast.static.guard_text import condition_text, if_line, is_else, is_switch
+from perfcast.static.guard_text import condition_text, if_line, is_else, is_switch, line_text
 from perfcast.static.machine_trips import Induction, induction, packed
 from perfcast.static.x86_categories import CATEGORIES, MEMORY_COUNTS
 
@@ -511,7 +511,8 @@ class _Catalog:
         blocks around the call sites it is inlined through count too. An instruction on the
         ``if``'s own line shares it with the condition's code and says nothing (on the first
         line of an else block, with the end of the then block); one on a source loop's line
-        (a loop's guard or set-up) stands for where the loop lies.
+        (a loop's guard or set-up) stands for where the loop lies. A block no ``if`` block
+        holds, with code on the line of an ``if`` whose count is undefined, is undefined too.
 
         Returns
         -------
@@ -522,6 +523,7 @@ class _Catalog:
             nowhere: code after an early return, a ``?:`` arm).
         """
         best: tuple | None = None
+        condition_line: tuple[StaticKernelLike, BinaryInstruction] | None = None
         in_loop = False
         for insn in block.instructions:
             own = insn.inlined[-1].callee if insn.inlined else function
@@ -542,10 +544,25 @@ class _Catalog:
             ]
             branch = max(holding, key=lambda b: (b.line, -b.end_line), default=None)
             if branch is None:
+                on_line = [
+                    b
+                    for b in self.branches.get(own, ())
+                    if _normal(b.file) == path
+                    and not is_else(b.name)
+                    and if_line(b.name) == insn.line <= b.end_line
+                    and b.count is None
+                ]
+                if on_line and condition_line is None and not loops:
+                    condition_line = (on_line[0], insn)
                 continue
             rank = (len(insn.inlined), branch.line, -branch.end_line)
             if best is None or rank > best[0]:
                 best = (rank, branch, insn, own)
+        if best is None and condition_line is not None:
+            # skipped by some calls, on the line of an if whose count is undefined (a one-line
+            # `if (c) f();`, a macro's if, the later terms of `a && b`): its then code, or
+            # condition code that runs as often as part of it, either way undefined
+            return _Place((condition_line[0].name,), None, _guard_reason(*condition_line))
         if best is None:
             return _Place(_IN_LOOP if in_loop else (), sympy.Integer(1), None)
         _, branch, insn, own = best
@@ -619,7 +636,8 @@ def _guard_condition(branch: StaticKernelLike) -> str:
     (``does not hold`` for an else block; the case taken for the cases of a switch)."""
     line = if_line(branch.name) or branch.line
     text = condition_text(branch.file, line)
-    shown = f" ({text})" if text else ""
+    expanded = None if text else line_text(branch.file, line)  # an if a macro expands to
+    shown = f" ({text})" if text else f" (in the expansion of `{expanded}`)" if expanded else ""
     if is_switch(branch.name):
         return f"its case of the switch at {branch.file}:{line}{shown} is taken"
     holds = "does not hold" if is_else(branch.name) else "holds"
@@ -629,7 +647,8 @@ def _guard_condition(branch: StaticKernelLike) -> str:
 def _guard_reason(branch: StaticKernelLike, insn: BinaryInstruction) -> str:
     """Why code of an if block outside loops cannot be counted: the guard's place and text."""
     return (
-        f"code at {insn.file}:{insn.line} runs only when {_guard_condition(branch)}, and how "
+        f"code at {insn.file}:{insn.line}, in block {branch.name}, runs only when "
+        f"{_guard_condition(branch)}, and how "
         f"often is undefined ({branch.undef_reason}): give its probability with `#pragma "
         "perfcast probability(...)` before the if, or measure it with --profile"
     )
