@@ -5,6 +5,8 @@ ready = 1;}`` in a function called n times. The guard's count is undefined, so t
 without a profile; with one, only the blocks of machine loops took measured counts and the rest
 of the guarded code counted at every call (NAS IS's randlc +14 % to +38 %). Now every block
 outside machine loops whose lines lie in an ``if`` block of undefined count is measured.
+Not yet at gcc -O2/-O3, which put the guarded set-up on the line of the closing ``return``
+(no source line tells it is guarded; left to the work on conditions outside loops).
 """
 
 from __future__ import annotations
@@ -61,9 +63,3 @@ def test_the_guarded_set_up_takes_its_measured_count(tmp_path, compiler, level):
     if level == "-O0":  # the guard's loop stays in the function: undefined without a profile
         assert static.counts is None
         assert "ready is not traced" in static.undef_reason
-
-
-@pytest.mark.xfail(strict=True, reason="set-up code gcc puts on the return line (verify20b F4)")
-def test_gcc_o2_set_up_on_the_line_of_the_return(tmp_path):
-    _, profiled, truth = _next("gcc", "-O2", tmp_path)
-    assert abs(profiled.evaluate({"n": CALLS})["total"] / truth - 1) < 0.01
