@@ -125,7 +125,8 @@ def run_advised(
         The target configuration.
     budget : str or float
         Runs (``20``) or core-hours (``"1.5h"``) the advised points may take, as :func:`advise`
-        reads it; core-hours count as the models predict them.
+        reads it; a round's core-hours count as its runs took them, measured (the models'
+        prediction only decides whether a point is affordable).
     goal : float, optional
         Stop once the relative half-width of the interval at the target is at most this.
     candidates, metric, modeler
@@ -205,7 +206,12 @@ def run_advised(
             executed, skipped = executed + result.executed, skipped + result.skipped
             failures += result.failures
             measured = _joined(measured, result.experiment)
-            spent += chosen.runs if total.unit == RUNS else chosen.core_hours or 0.0
+            # The budget is spent in truth: a round counts what its runs took as measured (the
+            # models' price only decided that the point was affordable).
+            taken_hours = measured_core_hours(measured, advice.metric, chosen.point, chosen.runs)
+            if taken_hours is None:
+                taken_hours = chosen.core_hours or 0.0
+            spent += chosen.runs if total.unit == RUNS else taken_hours
             history.append(
                 AdvisedRound(
                     dict(chosen.point), chosen.runs, chosen.core_hours, advice.width_before
