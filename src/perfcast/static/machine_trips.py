@@ -18,7 +18,7 @@ caller then keeps the source loop's count or reports the count undefined, never 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from perfcast.static.binary import BinaryInstruction
@@ -44,6 +44,9 @@ _IMPLICIT = {
 }
 _INTEGER = re.compile(r"^-?(0x[0-9a-f]+|\d+)$")
 _MEMORY = re.compile(r"\[([^\]]*)\]")
+_SIZED_MEMORY = re.compile(r"(\w+) ptr \[([^\]]*)\]")
+_OPERAND_BYTES = {"byte": 1, "word": 2, "dword": 4, "qword": 8}
+_LEA_OFFSET = re.compile(r"(?:\w+ ptr )?\[(\w+) ([+-]) (0x[0-9a-f]+|\d+)\]")
 _PACKED_SIZE = (
     (re.compile(r"^v?\w*pd$"), 8),
     (re.compile(r"^v?\w*ps$"), 4),
@@ -111,6 +114,9 @@ class Induction:
     element_size : int or None
         Bytes per element of the loop's packed SIMD instructions (8 for ``mulpd``), None when
         it has none.
+    access_size : int or None
+        Bytes of the scalar memory operands the register addresses (8 for ``qword ptr``), when
+        they all have one size, else None.
     """
 
     register: str
@@ -120,6 +126,7 @@ class Induction:
     stay: str
     scale: int | None
     element_size: int | None
+    access_size: int | None = None
 
     def trip_count(self) -> int | None:
         """Iterations per entry when start and bound are constants, else None."""
@@ -372,6 +379,8 @@ def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Inductio
         return None
     update_block, update_index = updates[0]
     step = _update_step(blocks[update_block].instructions[update_index], register)
+    if step is None:
+        step = _chained_step(blocks[update_block].instructions, update_index, register)
     if step is None or update_block != latch_index or update_index > position:
         return None
     bound = _integer(bound_operand)
@@ -381,8 +390,64 @@ def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Inductio
         bound = _value_before(bound_operand, blocks, loop.header, 0, loop)
     start = _value_before(register, blocks, loop.header, 0, loop)
     return Induction(
-        register, step, start, bound, stay, _scale(blocks, own, register), _size(blocks, own)
+        register,
+        step,
+        start,
+        bound,
+        stay,
+        _scale(blocks, own, register),
+        _size(blocks, own),
+        _access_size(blocks, own, register),
     )
+
+
+def _chained_step(
+    instructions: Sequence[BinaryInstruction], index: int, register: str
+) -> int | None:
+    """The step of an update through a second register: ``lea s, [r + d]`` earlier in the
+    block, then ``lea r, [s + c]`` (gcc's unrolled loops), is ``c + d``; None otherwise."""
+    update = _operands(instructions[index])
+    if instructions[index].mnemonic != "lea" or len(update) != 2:
+        return None
+    match = _LEA_OFFSET.fullmatch(update[1])
+    if match is None:
+        return None
+    helper = wide(match.group(1))
+    if helper == register:
+        return None
+    for position in range(index - 1, -1, -1):
+        insn = instructions[position]
+        if helper not in written(insn):
+            continue
+        operands = _operands(insn)
+        if insn.mnemonic != "lea" or len(operands) != 2:
+            return None
+        first = _LEA_OFFSET.fullmatch(operands[1])
+        if first is None or wide(first.group(1)) != register:
+            return None
+        return _signed(first) + _signed(match)
+    return None
+
+
+def _signed(match: re.Match[str]) -> int:
+    amount = int(match.group(3), 0)
+    return amount if match.group(2) == "+" else -amount
+
+
+def _access_size(blocks: list[Block], own: Collection[int], register: str) -> int | None:
+    """Bytes of the scalar memory operands the register addresses, when they agree."""
+    sizes = set()
+    for block in own:
+        for insn in blocks[block].instructions:
+            if insn.mnemonic == "lea":
+                continue
+            for size, inside in _SIZED_MEMORY.findall(insn.operands):
+                names = {
+                    wide(t.strip().partition("*")[0].strip()) for t in re.split(r"[+-]", inside)
+                }
+                if register in names:
+                    sizes.add(_OPERAND_BYTES.get(size))
+    return sizes.pop() if len(sizes) == 1 and None not in sizes else None
 
 
 def _choose_register(blocks: list[Block], loop: Loop, first: str, second: str) -> tuple[str, str]:
