@@ -100,3 +100,21 @@ def test_gcc_versions_an_odd_fixed_loop_and_unrolls_by_a_pragma(tmp_path):
     assert "how many source iterations one of its passes covers" in unrolled.undef_reason
     assert profiled["sized_unrolled"].evaluate(VALUES)["total"] == measured["sized_unrolled"]
     assert static["sized"].evaluate(VALUES)["total"] == measured["sized"]
+
+
+def test_gcc_versions_a_whole_nest_with_a_run_time_odd_length(tmp_path):
+    # two copies of the outer loop, each one machine loop per pass of one row: sharing the
+    # rows between them gave the scalar copy its full count (+150 %, also with --profile)
+    source = PROGRAMS_DIR / "versioned_nest.c"
+    binary_path = tmp_path / "versioned_nest"
+    subprocess.run(["gcc", "-g", "-O3", "-o", str(binary_path), str(source)], check=True)
+    binary = read_binary(binary_path)
+    profile = read_callgrind(run_callgrind(binary_path, (41,), tmp_path))
+    report = analyze([source], ["n"])
+    static = instruction_mix(binary, report, ("n",)).functions["sweep"]
+    assert static.counts is None
+    assert "source loop sweep:loop@8 is versioned by the compiler" in static.undef_reason
+    measured = measured_mix(binary, profile)["sweep"]["total"]
+    counts = measured_loop_counts(binary, profile)
+    profiled = instruction_mix(binary, report, ("n",), measured=counts).functions["sweep"]
+    assert profiled.evaluate({"n": 41})["total"] == measured

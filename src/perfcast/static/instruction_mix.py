@@ -850,9 +850,11 @@ def _run_time_copies(
     machine loop of the copies has a constant trip count (or there is none: straight-line
     copies), which are counted in full per entry each: both copies, the silent double count.
 
-    ``"shared"``: both copies are machine loops, one with a run-time count; their counts give
-    the source loop's iterations to them widest first, as for a vector loop and its remainder
-    loop (the path of arrays that do not overlap; :class:`_MachineCounts` notes it).
+    ``"shared"``: both copies are machine loops, one with a run-time count, of different widths;
+    their counts give the source loop's iterations to them widest first, as for a vector loop
+    and its remainder loop (the path of arrays that do not overlap; :class:`_MachineCounts`
+    notes it). Copies of equal widths (whole versions of a loop nest) would give one of them
+    every iteration: None.
     ``"both"``: one copy is straight-line code (a library call), counted once per entry on top
     of the machine loop's count: an upper bound. Straight-line code standing for a loop whose
     length per entry is a constant is that loop unrolled: None, as for constant trip counts.
@@ -865,16 +867,24 @@ def _run_time_copies(
         ]
         for side in alternative.sides
     ]
-    for loop in sides[0] + sides[1]:
-        own = {b for b in loop.blocks if around[b][-1] is loop}
-        found = induction(blocks, loop, own)
-        if found is None or found.trip_count() is None:
-            if all(sides):
-                return "shared"
-            # a straight-line copy of a loop of fixed length is the whole loop, unrolled
-            per_entry = catalog.iterations_per_entry(alternative.loop)
-            return None if per_entry is not None and per_entry.is_number else "both"
-    return None
+    widths: list[set[int | None]] = [set(), set()]
+    run_time = False
+    for side, loops in enumerate(sides):
+        for loop in loops:
+            own = {b for b in loop.blocks if around[b][-1] is loop}
+            found = induction(blocks, loop, own)
+            run_time = run_time or found is None or found.trip_count() is None
+            widths[side].add(_width(found, blocks, own))
+    if not run_time:
+        return None
+    if not all(sides):
+        # a straight-line copy of a loop of fixed length is the whole loop, unrolled
+        per_entry = catalog.iterations_per_entry(alternative.loop)
+        return None if per_entry is not None and per_entry.is_number else "both"
+    # copies taking as many iterations per pass cannot be a vector loop and its remainder
+    # loop: sharing the iterations would give one of them all (gcc -O3 versions a whole nest)
+    wider = [max((w for w in side if w is not None), default=None) for side in widths]
+    return "shared" if None not in wider and wider[0] != wider[1] else None
 
 
 def _body_loop(function: str, block: Block, catalog: _Catalog) -> tuple | None:
