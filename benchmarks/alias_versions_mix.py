@@ -1,11 +1,11 @@
 """Loops with and without possible overlap against callgrind, static and with ``--profile``.
 
 For each program of ``tests/static/programs`` given (default: ``alias_versions.c`` with n = 100,
-reps = 10, and ``versioned_loops.c``), built with gcc and clang-16 at -O0..-O3 (``-g``; clang
-also ``-gdwarf-4``), run once under ``valgrind --tool=callgrind --dump-instr=yes``, prints per
-function that ran: the measured total, the static prediction's error (or the reason it is
-undefined) and the error with that run as the profile. A line ends in ``!!`` when a defined
-total is more than 1 % off.
+reps = 10, ``versioned_loops.c`` and ``versioned_nest.c`` with n = 41), built with gcc and
+clang-16 at -O0..-O3 (``-g``; clang also ``-gdwarf-4``), run once under ``valgrind
+--tool=callgrind --dump-instr=yes``, prints per function that ran: the measured total, the
+static prediction's error (or the reason it is undefined) and the error with that run as the
+profile. A line ends in ``!!`` when a defined total is more than 1 % off.
 
 Usage: ``PYTHONPATH=src nice -n 19 .venv/bin/python benchmarks/alias_versions_mix.py
 [--program FILE PARAMS VALUES ...]`` (``PARAMS`` and ``VALUES`` comma-separated, ``-`` for none).
@@ -29,6 +29,7 @@ PROGRAMS = ROOT / "tests" / "static" / "programs"
 DEFAULT = [
     (PROGRAMS / "alias_versions.c", ("n", "reps"), (100, 10)),
     (PROGRAMS / "versioned_loops.c", (), ()),
+    (PROGRAMS / "versioned_nest.c", ("n",), (41,)),
 ]
 
 

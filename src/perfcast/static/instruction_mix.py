@@ -461,6 +461,20 @@ class _Catalog:
             path += ((name, file, line),)
         return tuple(chain), tuple(guards)
 
+    def undefined_branch(
+        self, function: str, instructions: Sequence[BinaryInstruction]
+    ) -> str | None:
+        """Why the count of one of the instructions (of code outside machine loops) is
+        undefined: the reason of the innermost ``if`` block holding its line (past the block's
+        first line, which the condition shares) when that block's count is undefined, else
+        None."""
+        for insn in instructions:
+            owner = insn.inlined[-1].callee if insn.inlined else function
+            branch = self.branch_at(owner, insn.file, insn.line, None)
+            if branch is not None and insn.line > branch.line and branch.count is None:
+                return f"count of block {branch.name} undefined: {branch.undef_reason}"
+        return None
+
     def branch_share(self, function: str, insn: BinaryInstruction, loop_name: str) -> _Place:
         """The share of the iterations of source loop ``loop_name`` in which an instruction
         runs: that of the innermost ``if`` block holding its line inside the loop, in the
@@ -706,6 +720,7 @@ def _cfg_counts(
         conditional: str | None = None  # the source loop whose iterations skip this block
         from_profile = False
         key = ("block", function.name, block.start)
+        measured_block = False  # counted from the profile as a whole
         if block.index not in live or block.index in error_paths:
             # alignment padding after a return or jump, or an error path ending the program
             count = sympy.Integer(0)
@@ -731,12 +746,21 @@ def _cfg_counts(
                 )
         elif block.index in remainders:
             count = remainders[block.index]
-        elif not chain and block.index in under_condition and key in measured:
-            count = measured[key]  # code some calls skip: the profile tells how many
-            from_profile = True
-            skipped.append(block.start)
         elif not chain:
             count = function_count
+            key = ("block", function.name, block.start)
+            reason = (
+                catalog.undefined_branch(source, block.instructions) if key in measured else None
+            )
+            if reason is not None:
+                # under an if outside loops whose count is undefined: the profile tells
+                count = measured[key]
+                measured_block = True
+                notes.append(f"block at {block.start:#x}: count measured ({reason})")
+            elif block.index in under_condition and key in measured:
+                count = measured[key]  # code some calls skip: the profile tells how many
+                measured_block = True
+                skipped.append(block.start)
         elif runs[chain[-1].header].count is None and ("block", function.name, block.start) in (
             measured
         ):
@@ -761,6 +785,7 @@ def _cfg_counts(
                 if len(loop_key) > 2 and loop_key[0] != _UNMATCHED:
                     conditional = loop_key[1]
         shares = [sympy.Integer(1)] * len(block.instructions)
+        from_profile = from_profile or measured_block
         if conditional is not None:
             try:
                 places = [
@@ -1181,16 +1206,22 @@ def _is_body_copy(function: str, block: Block, depth: int, key: tuple, catalog: 
 
 def _width(found: Induction | None, blocks: list[Block], own: set[int]) -> int | None:
     """Source iterations one pass of a machine loop covers: from its induction register, else 1
-    for a loop without packed SIMD instructions whose pointers move one element per pass, else
-    None (unknown)."""
+    for a loop without packed SIMD instructions, unless its pointer moves several elements per
+    pass and reaches more than one of them; else None (unknown)."""
     width = found.elements_per_iteration() if found is not None else None
     if width is not None:
         return width
     if packed(blocks, own):
         return None
-    if found is not None and found.scale == 1 and found.access_size not in (None, found.step):
-        # a pointer or byte offset moving several elements per pass in scalar code: unrolled
-        # copies of the body, or one element of a larger struct; the binary does not tell
+    if (
+        found is not None
+        and found.scale == 1
+        and found.access_size not in (None, found.step)
+        and found.several_per_pass
+    ):
+        # a pointer or byte offset moving several elements per pass and reaching more than one
+        # of them in scalar code: unrolled copies of the body, or fields of one struct; the
+        # binary does not tell (one element per array is a strided walk: one iteration)
         return None
     return 1
 
@@ -1233,5 +1264,23 @@ def _match_loops(
                 "(the static report misses a loop, or the compiler restructured it)",
             )
             continue
-        matched[loop.header] = candidates[max(votes, key=votes.__getitem__)]
+        voted = candidates[max(votes, key=votes.__getitem__)]
+        matched[loop.header] = _tested_loop(function, blocks, loop, depth, catalog) or voted
     return matched
+
+
+def _tested_loop(
+    function: str, blocks: list, loop: Loop, depth: int, catalog: _Catalog
+) -> _Place | None:
+    """The source loop nested deeper than ``depth`` whose header line the machine loop's back
+    edges are on, or None: when the compiler fully unrolls an outer source loop, the machine
+    loops of its inner loops sit at a smaller depth than their source loops (NAS EP's batch
+    loop at clang -O3: four copies of the inner loops, each one machine loop at depth 1), and
+    the vote by depth would take them for the outer loop."""
+    for latch in loop.latches:
+        for insn in blocks[latch].instructions[-2:]:
+            chain = catalog.chain(function, insn)
+            deeper = [p for p in chain[depth:] if len(p.key) > 2 and p.key[2] == insn.line]
+            if deeper:
+                return deeper[-1]
+    return None

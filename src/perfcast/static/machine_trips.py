@@ -3,8 +3,9 @@
 A compiler that vectorizes or unrolls a loop runs its machine loop fewer times than the source
 loop: a loop over ``100000`` doubles vectorized with SSE2 steps a byte offset by 16 up to
 ``800000`` and runs 50000 times. :func:`induction` finds, for a machine loop with a single exit
-at a latch, the register the exit test compares, its one update in the loop (``add``, ``sub``,
-``inc``, ``dec``, ``lea r, [r + k]``), its value on entry and the bound it is compared with,
+at a latch (or at the header of a loop whose only latch jumps back unconditionally), the
+register the exit test compares, its one update in the loop (``add``, ``sub``, ``inc``,
+``dec``, ``lea r, [r + k]``), its value on entry and the bound it is compared with,
 as far as the definitions reaching the loop set them to constants (``xor r, r``,
 ``mov r, imm``, ``lea r, [rip + k]``, ``lea r, [s + k]``, ``mov r, s``, ``add r, k``).
 :meth:`Induction.elements_per_iteration` turns the register's step into source iterations per
@@ -117,6 +118,10 @@ class Induction:
     access_size : int or None
         Bytes of the scalar memory operands the register addresses (8 for ``qword ptr``), when
         they all have one size, else None.
+    several_per_pass : bool
+        Whether the register addresses two or more elements of one array within one step
+        (``[rcx + rax]`` and ``[rcx + rax + 8]`` with a step of 32: unrolled copies of the
+        body, or fields of one struct), not one element per array (a column walk).
     """
 
     register: str
@@ -127,6 +132,7 @@ class Induction:
     scale: int | None
     element_size: int | None
     access_size: int | None = None
+    several_per_pass: bool = False
 
     def trip_count(self) -> int | None:
         """Iterations per entry when start and bound are constants, else None."""
@@ -310,10 +316,21 @@ def _evaluate(
 
 
 def _exit_test(blocks: list[Block], loop: Loop) -> tuple[int, str] | None:
-    """The latch holding the loop's only exit, and the condition under which it stays."""
+    """The block holding the loop's only exit test, and the condition under which it stays.
+
+    The test is in the only latch, or in the header when the only latch jumps back
+    unconditionally (a loop unrolled with its exit test after the first copy of the body, or
+    a ``while``-shaped loop): there it compares the register before its update.
+    """
     exiting = [b for b in loop.blocks if any(s not in loop.blocks for s in blocks[b].successors)]
-    if len(exiting) != 1 or exiting[0] not in loop.latches or len(loop.latches) != 1:
+    if len(exiting) != 1 or len(loop.latches) != 1:
         return None
+    if exiting[0] not in loop.latches:
+        jump = blocks[next(iter(loop.latches))].instructions[-1]
+        if exiting[0] != loop.header or jump.mnemonic != "jmp":
+            return None
+        if jump.target != blocks[loop.header].start:
+            return None
     latch = blocks[exiting[0]]
     last = latch.instructions[-1]
     if last.kind != "branch":
@@ -347,6 +364,7 @@ def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Inductio
     if found is None:
         return None
     latch_index, stay = found
+    tested_before_update = latch_index not in loop.latches  # the test is in the header
     latch = blocks[latch_index].instructions
     position = len(latch) - 2
     while position >= 0 and latch[position].mnemonic in ("nop",):
@@ -381,7 +399,12 @@ def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Inductio
     step = _update_step(blocks[update_block].instructions[update_index], register)
     if step is None:
         step = _chained_step(blocks[update_block].instructions, update_index, register)
-    if step is None or update_block != latch_index or update_index > position:
+    if tested_before_update:
+        # updated in the latch after the header's test: the latch runs once per value that
+        # passes the test, which is what trip_count counts for a test after the update
+        if step is None or update_block not in loop.latches:
+            return None
+    elif step is None or update_block != latch_index or update_index > position:
         return None
     bound = _integer(bound_operand)
     if bound is None:
@@ -389,6 +412,13 @@ def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Inductio
             return None
         bound = _value_before(bound_operand, blocks, loop.header, 0, loop)
     start = _value_before(register, blocks, loop.header, 0, loop)
+    if (
+        tested_before_update
+        and start is not None
+        and bound is not None
+        and (bound - start) * step <= 0
+    ):
+        return None  # the body may not run at all: no count from here
     return Induction(
         register,
         step,
@@ -398,6 +428,7 @@ def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Inductio
         _scale(blocks, own, register),
         _size(blocks, own),
         _access_size(blocks, own, register),
+        _several_per_pass(blocks, own, register, step),
     )
 
 
@@ -448,6 +479,28 @@ def _access_size(blocks: list[Block], own: Collection[int], register: str) -> in
                 if register in names:
                     sizes.add(_OPERAND_BYTES.get(size))
     return sizes.pop() if len(sizes) == 1 and None not in sizes else None
+
+
+def _several_per_pass(blocks: list[Block], own: Collection[int], register: str, step: int) -> bool:
+    """True when the register's memory operands reach two elements of one array (same other
+    terms, displacements closer than one step) in one pass."""
+    displacements: dict[tuple[str, ...], set[int]] = {}
+    for block in own:
+        for insn in blocks[block].instructions:
+            if insn.mnemonic == "lea":
+                continue
+            for inside in _MEMORY.findall(insn.operands):
+                parts = re.split(r"\s*([+-])\s*", inside.strip())
+                terms = [("+", parts[0])] + list(zip(parts[1::2], parts[2::2], strict=True))
+                names = [t for _, t in terms if _integer(t) is None]
+                if register not in {wide(t.partition("*")[0]) for t in names}:
+                    continue
+                offset = sum((1 if sign == "+" else -1) * (_integer(t) or 0) for sign, t in terms)
+                others = tuple(sorted(t for t in names if wide(t.partition("*")[0]) != register))
+                displacements.setdefault(others, set()).add(offset)
+    return any(
+        len(seen) > 1 and max(seen) - min(seen) < abs(step) for seen in displacements.values()
+    )
 
 
 def _choose_register(blocks: list[Block], loop: Loop, first: str, second: str) -> tuple[str, str]:
