@@ -3,9 +3,9 @@
 For each program of ``tests/static/programs`` given (default: ``alias_versions.c`` with n = 100,
 reps = 10, ``versioned_loops.c`` and ``versioned_nest.c`` with n = 41), built with gcc and
 clang-16 at -O0..-O3 (``-g``; clang also ``-gdwarf-4``), run once under ``valgrind
---tool=callgrind --dump-instr=yes``, prints per function that ran: the measured total, the
-static prediction's error (or the reason it is undefined) and the error with that run as the
-profile. A line ends in ``!!`` when a defined total is more than 1 % off.
+--tool=callgrind --dump-instr=yes --skip-plt=no``, prints per function that ran: the measured
+total, the static prediction's error (or the reason it is undefined) and the error with that
+run as the profile. A line ends in ``!!`` when a defined total is more than 1 % off.
 
 Usage: ``PYTHONPATH=src nice -n 19 .venv/bin/python benchmarks/alias_versions_mix.py
 [--program FILE PARAMS VALUES ...]`` (``PARAMS`` and ``VALUES`` comma-separated, ``-`` for none).
@@ -52,7 +52,7 @@ def _check(source: Path, parameters: tuple[str, ...], values: tuple[int, ...], w
             )
             out = work / f"callgrind.{binary_path.name}"
             subprocess.run(
-                ["valgrind", "--tool=callgrind", "--dump-instr=yes"]
+                ["valgrind", "--tool=callgrind", "--dump-instr=yes", "--skip-plt=no"]
                 + [f"--callgrind-out-file={out}", str(binary_path), *map(str, values)],
                 check=True,
                 capture_output=True,

@@ -881,8 +881,9 @@ def _run_time_copies(
     notes it). Copies of equal widths (whole versions of a loop nest) would give one of them
     every iteration: None.
     ``"both"``: one copy is straight-line code (a library call), counted once per entry on top
-    of the machine loop's count: an upper bound. Straight-line code standing for a loop whose
-    length per entry is a constant is that loop unrolled: None, as for constant trip counts.
+    of the machine loop's count: an upper bound. Copies of a source loop whose length per entry
+    is a constant are None whatever the binary shows (straight-line code is that loop
+    unrolled; a trip count it does not show depends on the path).
     """
     sides = [
         [
@@ -892,6 +893,11 @@ def _run_time_copies(
         ]
         for side in alternative.sides
     ]
+    per_entry = catalog.iterations_per_entry(alternative.loop)
+    if per_entry is not None and per_entry.is_number:
+        # a loop of fixed length: a trip count the binary does not show is only path-dependent
+        # (clang's fallback loop starts where the shared first iteration left it)
+        return None
     widths: list[set[int | None]] = [set(), set()]
     run_time = False
     for side, loops in enumerate(sides):
@@ -903,9 +909,7 @@ def _run_time_copies(
     if not run_time:
         return None
     if not all(sides):
-        # a straight-line copy of a loop of fixed length is the whole loop, unrolled
-        per_entry = catalog.iterations_per_entry(alternative.loop)
-        return None if per_entry is not None and per_entry.is_number else "both"
+        return "both"
     # copies taking as many iterations per pass cannot be a vector loop and its remainder
     # loop: sharing the iterations would give one of them all (gcc -O3 versions a whole nest)
     wider = [max((w for w in side if w is not None), default=None) for side in widths]
