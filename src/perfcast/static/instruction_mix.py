@@ -1079,6 +1079,11 @@ class _MachineCounts:
             loop.header: _width(found[loop.header], self.blocks, own[loop.header]) for loop in group
         }
         if len(group) == 1 and widths[group[0].header] == 1:
+            if entry.count is not None and sympy.expand(entry.count - source_entry.count) != 0:
+                # entered as often as the enclosing machine loop runs, which differs from the
+                # enclosing source loop's count (an outer loop vectorized around it)
+                runs = sympy.expand(per_entry * entry.count)
+                return {group[0].header: _Place(place.key, runs, None)}, None
             return {group[0].header: _Place(place.key, place.count, None)}, None
         unknown = [h for h, k in widths.items() if k is None]
         if unknown:

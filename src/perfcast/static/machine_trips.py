@@ -46,8 +46,16 @@ _IMPLICIT = {
 _INTEGER = re.compile(r"^-?(0x[0-9a-f]+|\d+)$")
 _MEMORY = re.compile(r"\[([^\]]*)\]")
 _SIZED_MEMORY = re.compile(r"(\w+) ptr \[([^\]]*)\]")
-_OPERAND_BYTES = {"byte": 1, "word": 2, "dword": 4, "qword": 8}
 _LEA_OFFSET = re.compile(r"(?:\w+ ptr )?\[(\w+) ([+-]) (0x[0-9a-f]+|\d+)\]")
+_OPERAND_BYTES = {
+    "byte": 1,
+    "word": 2,
+    "dword": 4,
+    "qword": 8,
+    "xmmword": 16,
+    "ymmword": 32,
+    "zmmword": 64,
+}
 _PACKED_SIZE = (
     (re.compile(r"^v?\w*pd$"), 8),
     (re.compile(r"^v?\w*ps$"), 4),
@@ -122,6 +130,9 @@ class Induction:
         Whether the register addresses two or more elements of one array within one step
         (``[rcx + rax]`` and ``[rcx + rax + 8]`` with a step of 32: unrolled copies of the
         body, or fields of one struct), not one element per array (a column walk).
+    touched : int or None
+        Bytes per pass the loop's memory operands reach through the register used as a byte
+        offset or pointer (the union of their ranges), None when some size is not shown.
     """
 
     register: str
@@ -133,6 +144,7 @@ class Induction:
     element_size: int | None
     access_size: int | None = None
     several_per_pass: bool = False
+    touched: int | None = None
 
     def trip_count(self) -> int | None:
         """Iterations per entry when start and bound are constants, else None."""
@@ -168,6 +180,10 @@ class Induction:
             return self.step
         if self.element_size is None or self.step % self.element_size:
             return None
+        if self.touched is not None and self.touched < self.step:
+            # the pointer strides over data it does not read: a row per pass, the packed
+            # lanes being iterations of an enclosing loop (outer-loop vectorization)
+            return 1
         return self.step // self.element_size
 
 
@@ -427,8 +443,9 @@ def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Inductio
         stay,
         _scale(blocks, own, register),
         _size(blocks, own),
-        _access_size(blocks, own, register),
-        _several_per_pass(blocks, own, register, step),
+        access_size=_access_size(blocks, own, register),
+        several_per_pass=_several_per_pass(blocks, own, register, step),
+        touched=_touched(blocks, own, register),
     )
 
 
@@ -525,6 +542,37 @@ def _scale(blocks: list[Block], own: Collection[int], register: str) -> int | No
                     if wide(name.strip()) == register:
                         scales.append(int(factor, 0) if factor else 1)
     return min(scales) if scales else None
+
+
+def _touched(blocks: list[Block], own: Collection[int], register: str) -> int | None:
+    """Bytes the loop's memory operands reach through ``register`` unscaled, per pass: the
+    union of ``[displacement, displacement + size)`` (None when an operand shows no size)."""
+    ranges = []
+    for block in own:
+        for insn in blocks[block].instructions:
+            if insn.mnemonic == "lea":
+                continue
+            for size_name, inside in _SIZED_MEMORY.findall(insn.operands):
+                terms = [t.strip() for t in re.split(r"(?=[+-])", inside.replace(" ", ""))]
+                names = [wide(t.lstrip("+-")) for t in terms]
+                if register not in names:
+                    continue
+                size = _OPERAND_BYTES.get(size_name)
+                if size is None:
+                    return None
+                offset = sum(int(t, 0) for t in terms if _INTEGER.match(t.lstrip("+")))
+                ranges.append((offset, offset + size))
+    if not ranges:
+        return None
+    covered, end = 0, None
+    for low, high in sorted(ranges):
+        if end is None or low >= end:
+            covered += high - low
+            end = high
+        elif high > end:
+            covered += high - end
+            end = high
+    return covered
 
 
 def _vector_elements(blocks: list[Block], own: Collection[int]) -> tuple[bool, int | None]:
