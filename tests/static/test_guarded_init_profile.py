@@ -74,3 +74,10 @@ def test_the_guarded_set_up_takes_its_measured_count(tmp_path, compiler, level):
     assert static.counts is None
     assert "ready is not traced" in static.undef_reason
     assert f"{SOURCE}:11 (ready == 0) holds" in static.undef_reason
+
+
+def test_gcc_o2_set_up_on_the_line_of_the_return(tmp_path):
+    # no source line tells that this code is guarded (verify20b F4); the control flow does:
+    # a block outside loops that some calls skip takes its measured count (static23)
+    _, profiled, truth = _next("gcc", "-O2", tmp_path)
+    assert abs(profiled.evaluate({"n": CALLS})["total"] / truth - 1) < 0.01
