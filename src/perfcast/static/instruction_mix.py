@@ -776,9 +776,21 @@ def _cfg_counts(
         else:
             innermost = chain[-1]
             count = runs[innermost.header].defined()
-            if innermost.exits_at_header and block.index == innermost.header:
-                outer = runs[chain[-2].header].defined() if len(chain) > 1 else function_count
-                count = count + outer
+            body_first = (
+                innermost.exits_at_header
+                and innermost.header in machine_counts.source_counted
+                and _header_holds_body(
+                    source, blocks[innermost.header], place_of[innermost.header].key, catalog
+                )
+            )
+            if body_first:
+                # the header holds the body before the exit test (a rotated loop entered at
+                # its header, e.g. gcc -O2 jumping past a one-instruction latch): it runs once
+                # per source iteration, the rest of the loop's own code once less per entry
+                if block.index != innermost.header and around[block.index][-1] is innermost:
+                    count = count - _enclosing_runs(chain, runs, function_count)
+            elif innermost.exits_at_header and block.index == innermost.header:
+                count = count + _enclosing_runs(chain, runs, function_count)
             elif any(block.index not in dominating[latch] for latch in innermost.latches):
                 # a block some iterations skip: its own code runs in its if block's share
                 loop_key = place_of[innermost.header].key
@@ -995,6 +1007,9 @@ class _MachineCounts:
         # (enclosing machine loop header or None, source loop key) -> what the source loop's
         # machine loops leave undone (filled by counts)
         self.remainders: dict[tuple, _Remainder] = {}
+        # headers of machine loops counted with their source loop's count (no trip count read
+        # from the binary, one source iteration per pass)
+        self.source_counted: set[int] = set()
 
     def _own(self, loop: Loop) -> set[int]:
         """The loop's blocks that no loop nested in it holds."""
@@ -1084,6 +1099,7 @@ class _MachineCounts:
                 # enclosing source loop's count (an outer loop vectorized around it)
                 runs = sympy.expand(per_entry * entry.count)
                 return {group[0].header: _Place(place.key, runs, None)}, None
+            self.source_counted.add(group[0].header)
             return {group[0].header: _Place(place.key, place.count, None)}, None
         unknown = [h for h, k in widths.items() if k is None]
         if unknown:
@@ -1198,6 +1214,28 @@ def _remainder_counts(
     return found
 
 
+def _enclosing_runs(
+    chain: list[Loop], runs: dict[int, _Place], function_count: sympy.Expr
+) -> sympy.Expr:
+    """How often the innermost machine loop of ``chain`` is entered: the runs of the machine
+    loop around it, else the function's count."""
+    return runs[chain[-2].header].defined() if len(chain) > 1 else function_count
+
+
+def _header_holds_body(function: str, block: Block, key: tuple, catalog: _Catalog) -> bool:
+    """True when the block holds code of the body of source loop ``key`` (a line after the
+    loop's own, in the loop, not inlined), not only its condition."""
+    line = key[2] if len(key) > 2 else None
+    if line is None:
+        return False
+    return any(
+        not insn.inlined
+        and insn.line > line
+        and any(place.key == key for place in catalog.chain(function, insn))
+        for insn in block.instructions
+    )
+
+
 def _is_body_copy(function: str, block: Block, depth: int, key: tuple, catalog: _Catalog) -> bool:
     """True when most instructions of the block are the body of the source loop ``key`` at
     machine depth ``depth``: lines after its header line, in its own function."""
@@ -1276,15 +1314,22 @@ def _match_loops(
 def _tested_loop(
     function: str, blocks: list, loop: Loop, depth: int, catalog: _Catalog
 ) -> _Place | None:
-    """The source loop nested deeper than ``depth`` whose header line the machine loop's back
-    edges are on, or None: when the compiler fully unrolls an outer source loop, the machine
-    loops of its inner loops sit at a smaller depth than their source loops (NAS EP's batch
-    loop at clang -O3: four copies of the inner loops, each one machine loop at depth 1), and
-    the vote by depth would take them for the outer loop."""
+    """The source loop nested deeper than ``depth`` whose header line the exit test at the end
+    of a latch is on (the compare and the conditional branch back), or None: when the compiler
+    fully unrolls an outer source loop, the machine loops of its inner loops sit at a smaller
+    depth than their source loops (NAS EP's batch loop at clang -O3: four copies of the inner
+    loops, each one machine loop at depth 1), and the vote by depth would take them for the
+    outer loop. An unconditional jump back proves nothing: a rotated outer loop's may carry
+    an inner loop's line (PolyBench lu at gcc -O2)."""
     for latch in loop.latches:
-        for insn in blocks[latch].instructions[-2:]:
-            chain = catalog.chain(function, insn)
-            deeper = [p for p in chain[depth:] if len(p.key) > 2 and p.key[2] == insn.line]
-            if deeper:
-                return deeper[-1]
+        test = blocks[latch].instructions[-2:]
+        if len(test) < 2 or test[-1].kind != "branch":
+            continue  # an unconditional jump back carries any line (a rotated outer loop's)
+        lines = {insn.line for insn in test}
+        if len(lines) != 1:
+            continue
+        chain = catalog.chain(function, test[-1])
+        deeper = [p for p in chain[depth:] if len(p.key) > 2 and p.key[2] == test[-1].line]
+        if deeper:
+            return deeper[-1]
     return None
