@@ -278,6 +278,9 @@ def instruction_mix(
 #: first element of the key of a machine loop that implements no source loop of the report
 _UNMATCHED = "no source loop"
 
+#: key of the share of a block that copies code of every iteration onto one path
+_COPY = "copy of unconditional code"
+
 #: what decides whether a branch block or condition block runs, and the line of its condition
 _DECIDED = re.compile(r":(if|cond|and|or)@(\d+)(:\d+)?:(then|else|right)$")
 
@@ -426,10 +429,18 @@ class _Catalog:
         return self._guards[(function, insn.inlined, insn.file, insn.line)]
 
     def branch_at(
-        self, function: str, file: str | None, line: int, inside: StaticKernelLike | None
+        self,
+        function: str,
+        file: str | None,
+        line: int,
+        inside: StaticKernelLike | None,
+        own_code: bool = False,
     ) -> StaticKernelLike | None:
         """The innermost branch block of a function holding the position, within the loop
-        ``inside`` (the innermost loop holding it) when there is one."""
+        ``inside`` (the innermost loop holding it) when there is one. With ``own_code``, only
+        blocks whose own code can be on that line: not the line of their ``if`` condition (a
+        then block's first line, or the line before an unbraced one), nor an else block's
+        first line."""
         if not file or not line:
             return None
         path = _normal(file)
@@ -439,6 +450,7 @@ class _Catalog:
             if _normal(b.file) == path
             and b.line <= line <= b.end_line
             and (inside is None or inside.line <= b.line <= b.end_line <= inside.end_line)
+            and (not own_code or line > _condition_line(b))
         ]
         return max(found, key=lambda b: (b.line, -b.end_line), default=None)
 
@@ -485,10 +497,19 @@ class _Catalog:
             function = insn.inlined[-1].callee  # the code of the innermost inlined function
         loops = self.loops_at(function, insn.file, insn.line)
         inner = loops[-1] if loops else None
-        if inner is None or inner.name != loop_name:
+        if inner is None:
             return _Place((), sympy.Integer(1), None)
-        branch = self.branch_at(function, insn.file, insn.line, inner)
-        if branch is None or insn.line <= branch.line:
+        if inner.name != loop_name:
+            # code of a loop nested in it, outside that loop's machine loop (its set-up, or
+            # invariant code hoisted before it): the share of the if block of ``loop_name``
+            # around the nested loop, when there is one
+            inner = next((k for k in loops if k.name == loop_name), None)
+            if inner is None:
+                return _Place((), sympy.Integer(1), None)
+            branch = self._branch_around(function, insn, inner)
+        else:
+            branch = self.branch_at(function, insn.file, insn.line, inner, own_code=True)
+        if branch is None:
             return _Place((), sympy.Integer(1), None)  # key () : no block of the report
         if branch.count is None:
             return _Place(
@@ -503,6 +524,22 @@ class _Catalog:
             _Place((branch.name,), _normalized(branch.count), None),
             _Place((branch.name,), _normalized(inner.count), None),
         )
+
+    def _branch_around(
+        self, function: str, insn: BinaryInstruction, loop: StaticKernelLike
+    ) -> StaticKernelLike | None:
+        """The innermost ``if`` block directly in source loop ``loop`` (in no loop nested in
+        it) whose own code holds the instruction's line."""
+        found = [
+            b
+            for b in self.branches.get(function, ())
+            if _normal(b.file) == _normal(insn.file)
+            and b.line <= insn.line <= b.end_line
+            and loop.line <= b.line <= b.end_line <= loop.end_line
+            and insn.line > _condition_line(b)
+            and self.loops_at(function, b.file, b.line)[-1] is loop
+        ]
+        return max(found, key=lambda b: (b.line, -b.end_line), default=None)
 
     def condition_share(
         self,
@@ -527,12 +564,17 @@ class _Catalog:
         start = block.start
         control = _jump_of(blocks[deciding]) if deciding is not None else None
         if control is None or not control.file or not control.line:
-            return _Place(
-                (),
-                None,
-                f"block at {start:#x} runs in some iterations of {loop_name} only, and no "
-                "conditional jump with a source line decides it",
-            )
+            return _Place((), sympy.Integer(1), None)  # a jump the compiler made, no source
+        if control.inlined:
+            function = control.inlined[-1].callee
+        if not any(
+            _normal(p.file) == _normal(control.file)
+            for p in self.decided_at.get((function, control.line), ())
+        ):
+            # no if, ?:, && or || on the deciding jump's line: a condition the compiler made
+            # (the zero-trip test of a nested loop, a remainder's test), which holds in every
+            # iteration when the loops run as the source counts them
+            return _Place((), sympy.Integer(1), None)
         if not any(i.file and i.line for i in block.instructions):
             return _Place(
                 (),
@@ -542,8 +584,6 @@ class _Catalog:
                 "cannot be told",
             )
         frames = control.inlined
-        if frames:
-            function = frames[-1].callee
         line = control.line
         own = {
             (_normal(i.file), i.line)
@@ -557,7 +597,25 @@ class _Catalog:
         elsewhere = sorted(
             n for f, n in own if f != _normal(control.file) or n not in (line, header)
         )
-        if elsewhere or any(i.inlined != frames for i in block.instructions if i.line):
+        mixed = any(i.inlined != frames for i in block.instructions if i.line)
+        if frames and inner is None and elsewhere and not mixed:
+            return self._inlined_block_share(function, control.file, elsewhere, start, loop_name)
+        last = block.instructions[-1]
+        tested = last.line if last.kind == "branch" else None
+        if (
+            elsewhere
+            and not mixed
+            and inner is not None
+            and inner.name == loop_name
+            and all(
+                self._unconditional(function, control.file, n, inner, n == tested)
+                for n in elsewhere
+            )
+        ):
+            # a copy of code that runs in every iteration, put by the compiler on one of the
+            # paths after the condition (tail duplication)
+            return _Place((_COPY,), sympy.Integer(1), None)
+        if elsewhere or mixed:
             return _Place(
                 (),
                 None,
@@ -629,6 +687,51 @@ class _Catalog:
         return _share(
             _Place((parts[0].name,), counts.pop(), None),
             _Place((parts[0].name,), _normalized(inner.count), None),
+        )
+
+    def _unconditional(
+        self, function: str, file: str | None, line: int, loop: StaticKernelLike, tests: bool
+    ) -> bool:
+        """Whether code on ``line`` runs in every iteration of source loop ``loop`` in the
+        source: directly in its body, in no if block, ?: or && / || operand, nor nested loop;
+        with ``tests`` (the code ends in a conditional jump of that line), the condition of
+        an ``if`` on that line counts too."""
+        loops = self.loops_at(function, file, line)
+        if not loops or loops[-1] is not loop:
+            return False
+        if self.branch_at(function, file, line, loop, own_code=True) is not None:
+            return False
+        parts = self.decided_at.get((function, line), ())
+        return not parts or (tests and all(p.kind == "branch" for p in parts))
+
+    def _inlined_block_share(
+        self, function: str, file: str | None, lines: list[int], start: int, loop_name: str
+    ) -> _Place:
+        """The share of the calls of inlined ``function`` in which a block of its code outside
+        its loops runs: that of the one ``if`` block of ``function`` holding all its lines
+        (its count per call of ``function``), or None naming that block or the lines."""
+        found = {self.branch_at(function, file, n, None, own_code=True) for n in lines}
+        branch = found.pop() if len(found) == 1 else None
+        if branch is None or self.loops_at(function, file, branch.line):
+            return _Place(
+                (),
+                None,
+                f"block at {start:#x} of {function}, inlined in {loop_name}, runs in some of "
+                f"its calls only, and no one if block of {function} outside its loops holds "
+                f"its code (lines {', '.join(map(str, lines))})",
+            )
+        callee = self.functions.get(function)
+        if branch.count is None or callee is None or callee.count is None:
+            return _Place(
+                (),
+                None,
+                f"block at {start:#x} runs in some calls of {function} (inlined in "
+                f"{loop_name}) only, as code of block {branch.name}, and how many is "
+                f"undefined: {branch.undef_reason or f'count of function {function} undefined'}",
+            )
+        return _share(
+            _Place((branch.name,), _normalized(branch.count), None),
+            _Place((branch.name,), _normalized(callee.count), None),
         )
 
     def entry_share(self, function: str, insn: BinaryInstruction, key: tuple) -> _Place:
@@ -806,6 +909,7 @@ def _cfg_counts(
     error_paths = doomed(blocks)
     measured_places: set[tuple] = set()
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
+    copies: list[int] = []  # blocks copying every iteration's code onto one path
     dominating = dominators(blocks)
     for block in blocks:
         chain = around[block.index]
@@ -842,12 +946,15 @@ def _cfg_counts(
                     conditional = loop_key[1]
         shares = [sympy.Integer(1)] * len(block.instructions)
         from_profile = False
+        # a conditional block without any source line (a loop's set-up clang left without
+        # one) runs as often as the code it alone leads into: that code stands in for it
+        lead = _leads_into(blocks, block, dominating) if conditional is not None else None
+        stand_ins = [lead] * len(block.instructions) if lead else list(block.instructions)
         if conditional is not None:
             key = ("block", function.name, block.start)
             try:
                 places = _block_places(
-                    block,
-                    [catalog.branch_share(source, i, conditional) for i in block.instructions],
+                    block, [catalog.branch_share(source, i, conditional) for i in stand_ins]
                 )
                 shares = [place.defined() for place in places]
             except _Undefined as reason:
@@ -866,7 +973,7 @@ def _cfg_counts(
                     if key in measured:
                         count = measured[key]
                         from_profile = True
-                    else:
+                    elif not _under_call_guard(catalog, source, stand_ins, len(chain)):
                         control = _controlling_branch(blocks, block.index, innermost, dominating)
                         decided = catalog.condition_share(
                             source,
@@ -877,9 +984,11 @@ def _cfg_counts(
                             _compound(blocks, block.index, control, innermost, dominating),
                         )
                         shares = [decided.defined()] * len(block.instructions)
-        for insn, share in zip(block.instructions, shares, strict=True):
+                        if decided.key == (_COPY,):
+                            copies.append(block.start)
+        for insn, stand_in, share in zip(block.instructions, stand_ins, shares, strict=True):
             try:
-                for guard in () if from_profile else catalog.guards(source, insn):
+                for guard in () if from_profile else catalog.guards(source, stand_in):
                     if guard.loops >= len(chain):  # inside the innermost machine loop around it
                         share = share * guard.share.defined()
             except _Undefined as reason:
@@ -892,6 +1001,14 @@ def _cfg_counts(
                 counted.append((insn, measured[key]))
                 continue
             counted.append((insn, count if share == 1 else sympy.expand(count * share)))
+    if copies:
+        starts = ", ".join(f"{start:#x}" for start in copies[:5])
+        notes.append(
+            f"blocks at {starts}{' and more' if len(copies) > 5 else ''} are copies of code that "
+            "runs in every loop iteration, which the compiler put on the paths after a "
+            "condition: each copy counts in every iteration (their instructions are over-counted "
+            "by the iterations that take the other path; --profile measures them)"
+        )
     return counted
 
 
@@ -921,6 +1038,16 @@ def _held_by(
     first, last = spans[id(outer)][:2], spans[id(outer)][2:]
     inside = all(first <= spans[id(p)][:2] and spans[id(p)][2:] <= last for p in found)
     return outer if inside else None
+
+
+def _condition_line(branch: StaticKernelLike) -> int:
+    """The last line of an ``if`` block that is its condition's code, not its own: the if's
+    line for a then block (an unbraced one starts on the next line), the first line of an else
+    block (``} else {``)."""
+    where = _DECIDED.search(branch.name)
+    if where is not None and where.group(4) == "then":
+        return min(int(where.group(2)), branch.line)
+    return branch.line
 
 
 def _span(part: StaticKernelLike) -> tuple[int, int, int, int]:
@@ -995,6 +1122,35 @@ def _jump_of(block: Block) -> BinaryInstruction | None:
         return last
     lined = [i for i in block.instructions if i.file and i.line]
     return lined[-1] if lined else None
+
+
+def _under_call_guard(
+    catalog: _Catalog, source: str, instructions: Sequence[BinaryInstruction], depth: int
+) -> bool:
+    """Whether a block's instructions are inlined code under an ``if`` block around its call
+    site, inside the innermost machine loop around it (``depth`` machine loops): that guard's
+    share counts them (:meth:`_Catalog.guards`)."""
+    return any(
+        guard.loops >= depth
+        for insn in instructions
+        if insn.inlined and insn.line
+        for guard in catalog.guards(source, insn)
+    )
+
+
+def _leads_into(
+    blocks: list[Block], block: Block, dominating: list[set[int]]
+) -> BinaryInstruction | None:
+    """For a block without any source line that has one successor it dominates (every entry
+    of that successor's code from outside comes through it), the successor's first
+    instruction with a line; None otherwise."""
+    if any(i.file and i.line for i in block.instructions) or len(block.successors) != 1:
+        return None
+    following = block.successors[0]
+    if block.index not in dominating[following]:
+        return None
+    lined = [i for i in blocks[following].instructions if i.file and i.line]
+    return lined[0] if lined else None
 
 
 def _controlling_branch(
@@ -1333,12 +1489,20 @@ def _match_loops(
     around: dict[int, list[Loop]],
     catalog: _Catalog,
 ) -> dict[int, _Place]:
-    """Machine loop header -> the source loop it implements (vote of its own instructions)."""
+    """Machine loop header -> the source loop it implements (vote of its own instructions).
+
+    A machine loop whose every instruction with a line is code of a source loop nested in the
+    one it would stand for, while another machine loop at its place stands for that one, is
+    the inner loop moved out of its enclosing loop (gcc's unswitching of a one-time set-up
+    under a flag): it runs a number of times the source does not tell, so it is left
+    unmatched, undefined unless a profile measured it."""
     matched = {}
+    deeper_only: dict[int, tuple] = {}  # header -> the key of the source loop it voted for
     for loop in machine_loops:
         depth = sum(1 for other in around[loop.header] if other.blocks >= loop.blocks)
         votes: dict[tuple, int] = defaultdict(int)
         candidates = {}
+        lined = deeper = 0
         for index in loop.blocks:
             if around[index][-1] is not loop:
                 continue  # belongs to a nested machine loop
@@ -1348,6 +1512,9 @@ def _match_loops(
                     place = chain[depth - 1]
                     votes[place.key] += 1
                     candidates[place.key] = place
+                if insn.line:
+                    lined += 1
+                    deeper += len(chain) > depth
         if not votes:
             # undefined, unless a profile measured its blocks
             address = blocks[loop.header].start
@@ -1359,4 +1526,27 @@ def _match_loops(
             )
             continue
         matched[loop.header] = candidates[max(votes, key=votes.__getitem__)]
+        if lined and deeper == lined:
+            deeper_only[loop.header] = matched[loop.header].key
+    for header, key in deeper_only.items():
+        outer = around[header][-2].header if len(around[header]) > 1 else None
+        others = [
+            other
+            for other in machine_loops
+            if other.header != header
+            and other.header not in deeper_only
+            and matched[other.header].key == key
+            and (around[other.header][-2].header if len(around[other.header]) > 1 else None)
+            == outer
+        ]
+        if others:
+            address = blocks[header].start
+            matched[header] = _Place(
+                (_UNMATCHED, address),
+                None,
+                f"machine loop at {address:#x} runs code of a source loop nested in {key[1]}, "
+                f"but outside the machine loop at {blocks[others[0].header].start:#x} that "
+                f"implements {key[1]} (moved out of it by the compiler): how often it runs "
+                "cannot be read from the source",
+            )
     return matched
