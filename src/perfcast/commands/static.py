@@ -96,7 +96,8 @@ def add_binary_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=None,
         metavar="CALLGRIND[@POINT]",
-        help="callgrind output (valgrind --tool=callgrind --dump-instr=yes) of a run of the "
+        help="callgrind output (valgrind --tool=callgrind --dump-instr=yes --skip-plt=no) of a "
+        "run of the "
         "binary, with its parameter values (out.1@n=100,iters=10); repeatable. Measured block "
         "counts stand in where static loop counts stop: constants from one run, models over "
         "the parameters from several; the notes say which counts were measured",

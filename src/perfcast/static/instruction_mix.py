@@ -34,6 +34,13 @@ calls do not match their source counts; when one source loop becomes several mac
 function's ``notes`` say so. The exception among conditional code is a peeled remainder: body
 code after a loop unrolled by 2 (:mod:`perfcast.static.epilogues`) counts the iterations the
 machine loop leaves, ``C - 2*floor(C/2)`` per entry; after wider passes it is undefined.
+
+Inside loops, a block some iterations skip counts with the share of the ``if`` block holding
+its lines, or else of the construct on the line of the conditional jump that decides it: an
+``if`` arm, a ``?:`` arm or a ``&&`` / ``||`` operand (the report's ``conditions``), told
+apart by the line table's columns; undefined with the reason when none can be told or its
+count is undefined. A jump on a line without such a construct is one the compiler made (a
+nested loop's zero-trip test), taken to hold in every iteration.
 """
 
 from __future__ import annotations
@@ -487,6 +494,20 @@ class _Catalog:
             path += ((name, file, line),)
         return tuple(chain), tuple(guards)
 
+    def undefined_branch(
+        self, function: str, instructions: Sequence[BinaryInstruction]
+    ) -> str | None:
+        """Why the count of one of the instructions (of code outside machine loops) is
+        undefined: the reason of the innermost ``if`` block holding its line (past the block's
+        first line, which the condition shares) when that block's count is undefined, else
+        None."""
+        for insn in instructions:
+            owner = insn.inlined[-1].callee if insn.inlined else function
+            branch = self.branch_at(owner, insn.file, insn.line, None)
+            if branch is not None and insn.line > branch.line and branch.count is None:
+                return f"count of block {branch.name} undefined: {branch.undef_reason}"
+        return None
+
     def branch_share(self, function: str, insn: BinaryInstruction, loop_name: str) -> _Place:
         """The share of the iterations of source loop ``loop_name`` in which an instruction
         runs: that of the innermost ``if`` block holding its line inside the loop, in the
@@ -914,6 +935,7 @@ def _cfg_counts(
     for block in blocks:
         chain = around[block.index]
         conditional: str | None = None  # the source loop whose iterations skip this block
+        measured_block = False  # counted from the profile as a whole
         if block.index not in live or block.index in error_paths:
             # alignment padding after a return or jump, or an error path ending the program
             count = sympy.Integer(0)
@@ -921,6 +943,15 @@ def _cfg_counts(
             count = remainders[block.index]
         elif not chain:
             count = function_count
+            key = ("block", function.name, block.start)
+            reason = (
+                catalog.undefined_branch(source, block.instructions) if key in measured else None
+            )
+            if reason is not None:
+                # under an if outside loops whose count is undefined: the profile tells
+                count = measured[key]
+                measured_block = True
+                notes.append(f"block at {block.start:#x}: count measured ({reason})")
         elif runs[chain[-1].header].count is None and ("block", function.name, block.start) in (
             measured
         ):
@@ -945,7 +976,7 @@ def _cfg_counts(
                 if len(loop_key) > 2 and loop_key[0] != _UNMATCHED:
                     conditional = loop_key[1]
         shares = [sympy.Integer(1)] * len(block.instructions)
-        from_profile = False
+        from_profile = measured_block
         # a conditional block without any source line (a loop's set-up clang left without
         # one) runs as often as the code it alone leads into: that code stands in for it
         lead = _leads_into(blocks, block, dominating) if conditional is not None else None
@@ -1338,6 +1369,11 @@ class _MachineCounts:
             loop.header: _width(found[loop.header], self.blocks, own[loop.header]) for loop in group
         }
         if len(group) == 1 and widths[group[0].header] == 1:
+            if entry.count is not None and sympy.expand(entry.count - source_entry.count) != 0:
+                # entered as often as the enclosing machine loop runs, which differs from the
+                # enclosing source loop's count (an outer loop vectorized around it)
+                runs = sympy.expand(per_entry * entry.count)
+                return {group[0].header: _Place(place.key, runs, None)}, None
             return {group[0].header: _Place(place.key, place.count, None)}, None
         unknown = [h for h, k in widths.items() if k is None]
         if unknown:
@@ -1489,20 +1525,12 @@ def _match_loops(
     around: dict[int, list[Loop]],
     catalog: _Catalog,
 ) -> dict[int, _Place]:
-    """Machine loop header -> the source loop it implements (vote of its own instructions).
-
-    A machine loop whose every instruction with a line is code of a source loop nested in the
-    one it would stand for, while another machine loop at its place stands for that one, is
-    the inner loop moved out of its enclosing loop (gcc's unswitching of a one-time set-up
-    under a flag): it runs a number of times the source does not tell, so it is left
-    unmatched, undefined unless a profile measured it."""
+    """Machine loop header -> the source loop it implements (vote of its own instructions)."""
     matched = {}
-    deeper_only: dict[int, tuple] = {}  # header -> the key of the source loop it voted for
     for loop in machine_loops:
         depth = sum(1 for other in around[loop.header] if other.blocks >= loop.blocks)
         votes: dict[tuple, int] = defaultdict(int)
         candidates = {}
-        lined = deeper = 0
         for index in loop.blocks:
             if around[index][-1] is not loop:
                 continue  # belongs to a nested machine loop
@@ -1512,9 +1540,6 @@ def _match_loops(
                     place = chain[depth - 1]
                     votes[place.key] += 1
                     candidates[place.key] = place
-                if insn.line:
-                    lined += 1
-                    deeper += len(chain) > depth
         if not votes:
             # undefined, unless a profile measured its blocks
             address = blocks[loop.header].start
@@ -1525,28 +1550,23 @@ def _match_loops(
                 "(the static report misses a loop, or the compiler restructured it)",
             )
             continue
-        matched[loop.header] = candidates[max(votes, key=votes.__getitem__)]
-        if lined and deeper == lined:
-            deeper_only[loop.header] = matched[loop.header].key
-    for header, key in deeper_only.items():
-        outer = around[header][-2].header if len(around[header]) > 1 else None
-        others = [
-            other
-            for other in machine_loops
-            if other.header != header
-            and other.header not in deeper_only
-            and matched[other.header].key == key
-            and (around[other.header][-2].header if len(around[other.header]) > 1 else None)
-            == outer
-        ]
-        if others:
-            address = blocks[header].start
-            matched[header] = _Place(
-                (_UNMATCHED, address),
-                None,
-                f"machine loop at {address:#x} runs code of a source loop nested in {key[1]}, "
-                f"but outside the machine loop at {blocks[others[0].header].start:#x} that "
-                f"implements {key[1]} (moved out of it by the compiler): how often it runs "
-                "cannot be read from the source",
-            )
+        voted = candidates[max(votes, key=votes.__getitem__)]
+        matched[loop.header] = _tested_loop(function, blocks, loop, depth, catalog) or voted
     return matched
+
+
+def _tested_loop(
+    function: str, blocks: list, loop: Loop, depth: int, catalog: _Catalog
+) -> _Place | None:
+    """The source loop nested deeper than ``depth`` whose header line the machine loop's back
+    edges are on, or None: when the compiler fully unrolls an outer source loop, the machine
+    loops of its inner loops sit at a smaller depth than their source loops (NAS EP's batch
+    loop at clang -O3: four copies of the inner loops, each one machine loop at depth 1), and
+    the vote by depth would take them for the outer loop."""
+    for latch in loop.latches:
+        for insn in blocks[latch].instructions[-2:]:
+            chain = catalog.chain(function, insn)
+            deeper = [p for p in chain[depth:] if len(p.key) > 2 and p.key[2] == insn.line]
+            if deeper:
+                return deeper[-1]
+    return None
