@@ -1558,15 +1558,22 @@ def _match_loops(
 def _tested_loop(
     function: str, blocks: list, loop: Loop, depth: int, catalog: _Catalog
 ) -> _Place | None:
-    """The source loop nested deeper than ``depth`` whose header line the machine loop's back
-    edges are on, or None: when the compiler fully unrolls an outer source loop, the machine
-    loops of its inner loops sit at a smaller depth than their source loops (NAS EP's batch
-    loop at clang -O3: four copies of the inner loops, each one machine loop at depth 1), and
-    the vote by depth would take them for the outer loop."""
+    """The source loop nested deeper than ``depth`` whose header line the exit test at the end
+    of a latch is on (the compare and the conditional branch back), or None: when the compiler
+    fully unrolls an outer source loop, the machine loops of its inner loops sit at a smaller
+    depth than their source loops (NAS EP's batch loop at clang -O3: four copies of the inner
+    loops, each one machine loop at depth 1), and the vote by depth would take them for the
+    outer loop. An unconditional jump back proves nothing: a rotated outer loop's may carry
+    an inner loop's line (PolyBench lu at gcc -O2)."""
     for latch in loop.latches:
-        for insn in blocks[latch].instructions[-2:]:
-            chain = catalog.chain(function, insn)
-            deeper = [p for p in chain[depth:] if len(p.key) > 2 and p.key[2] == insn.line]
-            if deeper:
-                return deeper[-1]
+        test = blocks[latch].instructions[-2:]
+        if len(test) < 2 or test[-1].kind != "branch":
+            continue  # an unconditional jump back carries any line (a rotated outer loop's)
+        lines = {insn.line for insn in test}
+        if len(lines) != 1:
+            continue
+        chain = catalog.chain(function, test[-1])
+        deeper = [p for p in chain[depth:] if len(p.key) > 2 and p.key[2] == test[-1].line]
+        if deeper:
+            return deeper[-1]
     return None
