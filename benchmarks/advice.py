@@ -19,13 +19,16 @@ and the median cost actually spent as a share of the grid's.
 
 Run from the repository root:
 ``python -m benchmarks.advice [--quick] [--cases N] [--first K] [--seed S]
-[--tools advise,extrap,random]`` (``--first K``: only the first K of the N cases, drawn and
-measured as in the full run, for quicker development runs).
+[--tools advise,extrap,random] [--per-case FILE]`` (``--first K``: only the first K of the N
+cases, drawn and measured as in the full run, for quicker development runs; ``--per-case``: every
+case's error, cost share and bought points per strategy as JSON, to compare strategies case by
+case or across runs).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import zlib
 from collections.abc import Callable, Sequence
@@ -180,6 +183,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tools", default="advise,extrap,random")
     parser.add_argument("--budgets", default="0.25,0.5,1", help="shares of the grid's cost")
     parser.add_argument("--extrap-venv", type=Path, default=DEFAULT_VENV)
+    parser.add_argument(
+        "--per-case",
+        type=Path,
+        help="also write every case's error and cost share per strategy to this JSON file",
+    )
     args = parser.parse_args(argv)
     rng = np.random.default_rng(args.seed)
     cases = args.cases or (4 if args.quick else 16)
@@ -193,6 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     grid_costs = np.array([cost(f, grid) for f in functions])
     budgets = grid_costs[:, None] * np.array(shares)[None, :]
     results: dict[str, list[tuple[float, float]]] = {}
+    per_case: list[dict[str, object]] = []
 
     def record(name: str, case: int, runs: dict[tuple[float, float], int]) -> None:
         function = functions[case]
@@ -202,6 +211,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         frame = pd.concat([frames[case], added], ignore_index=True)
         error = error_at_target(frame, function)
         results.setdefault(name, []).append((error, cost(function, runs) / grid_costs[case]))
+        per_case.append(
+            {
+                "case": case,
+                "strategy": name,
+                "error": error,
+                "cost_share": cost(function, runs) / grid_costs[case],
+                "points": [[p, n, k] for (p, n), k in sorted(runs.items()) if k > 0],
+            }
+        )
 
     extrap_plans = (
         plan_extrap(frames[:rated], budgets[:rated], args.extrap_venv)
@@ -229,6 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"| {name} | {100 * np.median(errors):.1f} % | "
             f"{100 * np.percentile(errors, 90):.1f} % | {np.median(costs):.2f} |"
         )
+    if args.per_case is not None:
+        args.per_case.write_text(json.dumps({"seed": args.seed, "cases": per_case}, indent=1))
     return 0
 
 

@@ -251,3 +251,36 @@ def test_models_without_uncertainty_give_an_unknown_interval_not_a_zero_one(tmp_
     assert "±0.0%" not in text and "±unbounded" in text
     out = json.loads(render(advice, "json"), parse_constant=pytest.fail)
     assert out["width_before"] is None
+
+
+def test_an_upper_price_keeps_the_points_within_the_budget_at_their_intervals_upper_ends(
+    two_parameters, tmp_path, capsys
+):
+    # Priced at the models' predictions, the plan's points would cost more than the budget if
+    # each took the upper end of its interval; priced at those ends, they cost at most the
+    # budget there, and the plan spends less by the models' own price.
+    models = fit(two_parameters)
+
+    def upper_hours(suggestions) -> float:
+        return sum(
+            sum(p.upper for p in predict(models, s.point)) * s.point["p"] * s.runs / 3600
+            for s in suggestions
+        )
+
+    plain = advise(two_parameters, models, at="p=1024,n=1.6e6", budget="0.2h")
+    cautious = advise(two_parameters, models, at="p=1024,n=1.6e6", budget="0.2h", price="upper")
+    assert cautious.suggestions
+    assert upper_hours(cautious.suggestions) <= 0.2 * (1 + 1e-9) < upper_hours(plain.suggestions)
+    assert cautious.core_hours < plain.core_hours <= 0.2
+    # Each suggestion still reports its predicted cost.
+    first = cautious.suggestions[0]
+    seconds = sum(p.value for p in predict(models, first.point))
+    assert first.core_hours == pytest.approx(seconds * first.point["p"] * 5 / 3600)
+    with pytest.raises(ValueError, match="price: one of prediction, upper"):
+        advise(two_parameters, models, at="p=1024,n=1.6e6", price="lowest")
+    path = tmp_path / "e.csv"
+    write_experiment(two_parameters, path)
+    arguments = ["advise", str(path), "--at", "p=1024,n=1.6e6", "--budget", "0.2h"]
+    assert main([*arguments, "--price", "upper", "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert [s["point"] for s in document["suggestions"]] == [s.point for s in cautious.suggestions]

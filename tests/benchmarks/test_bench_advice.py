@@ -21,3 +21,33 @@ def test_first_rates_only_the_first_cases_of_the_same_draws(capsys) -> None:
     assert _table(all_first) == _table(full)
     assert [row.split(" | ")[0] for row in _table(one)] == ["| start", "| grid", "| random 0.5"]
     assert _table(one) != _table(full)
+
+
+def test_per_case_figures_are_the_tables_and_do_not_depend_on_the_other_tools(
+    capsys, tmp_path
+) -> None:
+    # Extra-P's rows are taken in a run of their own (`--tools extrap,random`) and set beside
+    # the advice's of another run: both must rate the same functions under the same noise.
+    import json
+
+    import numpy as np
+
+    arguments = ["--cases", "3", "--first", "2", "--budgets", "0.5", "--seed", "7"]
+    alone, together = tmp_path / "random.json", tmp_path / "both.json"
+    assert main([*arguments, "--tools", "random", "--per-case", str(alone)]) == 0
+    capsys.readouterr()
+    assert main([*arguments, "--tools", "advise,random", "--per-case", str(together)]) == 0
+    table = capsys.readouterr().out
+    first, second = (json.loads(path.read_text()) for path in (alone, together))
+    assert first["seed"] == second["seed"] == 7
+
+    def rows(document, strategy):
+        return [c for c in document["cases"] if c["strategy"] == strategy]
+
+    for strategy in ("start", "grid", "random 0.5"):
+        assert rows(first, strategy) == rows(second, strategy)
+        assert [c["case"] for c in rows(second, strategy)] == [0, 1]
+    advised = rows(second, "advise 0.5")
+    assert len(advised) == 2 and all(c["points"] for c in advised)
+    median = 100 * np.median([c["error"] for c in advised])
+    assert f"| advise 0.5 | {median:.1f} % |" in table

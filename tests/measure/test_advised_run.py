@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from campaign_helpers import compile_c, run_cli
 
+from perfcast.analyze.advice import measured_core_hours
 from perfcast.api import advice_stop_reasons, load_campaign, run_advised
 from perfcast.io.campaign_results import read_journal
 
@@ -135,3 +136,30 @@ def test_a_loop_killed_in_a_round_completes_that_round_and_spends_no_more(
     assert err.count("taken before the resume") == 2 and "advised round 3" not in err
     assert "2 runs done, 49 already recorded" in err  # the two lost runs, taken again
     assert _advised_runs(campaign) == whole
+
+
+#: Like PROGRAM, but 20 times slower from p=32 on (beyond the campaign's grid): the models
+#: fitted to p=1..16 price a point at p=32 far below what its runs take.
+SLOWER_BEYOND = PROGRAM.replace("* noise);", "* noise * (p >= 32 ? 20.0 : 1.0));")
+
+
+def test_a_round_counts_the_core_hours_its_runs_took_not_the_models_price(tmp_path: Path):
+    program = compile_c(tmp_path / "bin", "slower", SLOWER_BEYOND)
+    path = tmp_path / "campaign.toml"
+    path.write_text(
+        f"command = [{json.dumps(str(program))}, '{{p}}', '{{n}}']\n"
+        "repetitions = 3\nseed = 1\n"
+        f"output = {json.dumps(str(tmp_path / 'out.csv'))}\n"
+        "[parameters]\np = [1, 2, 4, 8, 16]\nn = [10, 20, 40]\n"
+    )
+    campaign = load_campaign(path)
+    # p=32, n=10: priced about 3 runs * 32 cores * 3.7 s = 0.1 core-hours; it takes 20 times that.
+    result, history, _, stop = run_advised(
+        campaign, at="p=64,n=80", budget="0.5h", candidates="p=32,n=10,20,40"
+    )
+    assert len(history) == 1 and history[0].core_hours < 0.5
+    taken = measured_core_hours(result.experiment, "time", history[0].point, history[0].runs)
+    assert taken is not None and taken > 1.0
+    # Before, the loop counted the price (0.1 of 0.5 core-hours) and went on while any point
+    # looked affordable, saying in the end that no point helps; now it says the budget is spent.
+    assert stop == "budget"

@@ -63,3 +63,10 @@ def test_the_guarded_set_up_takes_its_measured_count(tmp_path, compiler, level):
     if level == "-O0":  # the guard's loop stays in the function: undefined without a profile
         assert static.counts is None
         assert "ready is not traced" in static.undef_reason
+
+
+def test_gcc_o2_set_up_on_the_line_of_the_return(tmp_path):
+    # no source line tells that this code is guarded (verify20b F4); the control flow does:
+    # a block outside loops that some calls skip takes its measured count (static23)
+    _, profiled, truth = _next("gcc", "-O2", tmp_path)
+    assert abs(profiled.evaluate({"n": CALLS})["total"] / truth - 1) < 0.01

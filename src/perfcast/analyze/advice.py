@@ -68,6 +68,10 @@ TIME_UNITS = {"s": 1.0, "sec": 1.0, "seconds": 1.0, "ms": 1e-3, "us": 1e-6, "ns"
 #: Roles of the parameters whose product is the cores a run occupies.
 CORE_ROLES = ("processes", "threads")
 RUNS, CORE_HOURS = "runs", "core-hours"
+#: How :func:`advise` prices a candidate against a budget in core-hours: at the models'
+#: predicted time, or at the upper end of its prediction interval (so that the suggestions stay
+#: within the budget in truth with about the intervals' probability).
+PRICES = ("prediction", "upper")
 _BUDGET = re.compile(
     r"^\s*(?P<amount>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*"
     r"(?P<unit>runs?|core-hours?|core_hours?|ch|h)?\s*$"
@@ -371,6 +375,7 @@ def advise(
     repetitions: int | None = None,
     level: float = 0.95,
     goal: float | None = None,
+    price: str = "prediction",
 ) -> Advice:
     """The measurements that narrow the models' prediction at ``target`` most per cost.
 
@@ -394,6 +399,11 @@ def advise(
         Probability of the intervals.
     goal : float, optional
         Stop once the relative half-width of the interval at the target is at most this.
+    price : {"prediction", "upper"}
+        What a candidate costs against a budget in core-hours: its predicted time, or the upper
+        end of the interval of its predicted time at ``level`` (cautious: the suggestions then
+        stay within the budget in truth unless a model is off by more than its interval).
+        The suggestions' ``core_hours`` are the predicted cost either way.
 
     Returns
     -------
@@ -434,6 +444,8 @@ def advise(
             else np.maximum(totals, 0.0) * seconds * cores * repetitions / 3600
         )
     cost = core_hours if budget.unit == CORE_HOURS and core_hours is not None else None
+    if cost is not None and seconds is not None and price == "upper":
+        cost = _upper_core_hours(models, grid, level, seconds * cores * repetitions, cost)
 
     # No model holds a fit uncertainty: the interval is unknown, not of width 0.
     unknown = bool(models) and not kernels
@@ -652,6 +664,21 @@ def _extrapolation_reason(
                 f"target {target[name]:g})"
             )
     return reasons
+
+
+def _upper_core_hours(
+    models: Sequence[Model],
+    grid: np.ndarray,
+    level: float,
+    core_seconds: np.ndarray,
+    predicted: np.ndarray,
+) -> np.ndarray:
+    """Each candidate's core-hours at the upper end of the interval of the models' total there
+    (never below ``predicted``; infinite where a bound is unknown: never affordable)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        upper = np.sum([m.predict_interval(grid, level)[2] for m in models], axis=0)
+        hours = np.maximum(upper * core_seconds / 3600, predicted)
+    return np.where(np.isfinite(hours), hours, np.inf)
 
 
 def _check_target_values(

@@ -31,6 +31,7 @@ def advise(
     level: float = 0.95,
     metric: str | None = None,
     modeler: str = "pmnf",
+    price: str = "prediction",
 ) -> Advice:
     """The configurations to measure next so that the prediction at ``at`` narrows most per
     unit of measurement cost (see :mod:`perfcast.analyze.advice`).
@@ -58,6 +59,10 @@ def advise(
         Default: the experiment's only metric, or ``time``.
     modeler : str
         Used when ``models`` is None.
+    price : {"prediction", "upper"}
+        A candidate's cost against a budget in core-hours: its predicted time, or (cautious)
+        the upper end of that prediction's interval at ``level``, so that the suggestions stay
+        within the budget in truth with about that probability.
 
     Returns
     -------
@@ -71,11 +76,14 @@ def advise(
         For a malformed target, candidate list or budget, or a budget in core-hours for models
         that predict no time.
     ValueError
-        For ``repetitions`` below 1, a ``goal`` that is not positive or a ``level`` outside
-        (0, 1).
+        For ``repetitions`` below 1, a ``goal`` that is not positive, a ``level`` outside
+        (0, 1) or an unknown ``price``.
     """
+    from perfcast.analyze.advice import PRICES, parse_budget, parse_candidates
     from perfcast.analyze.advice import advise as suggest
-    from perfcast.analyze.advice import parse_budget, parse_candidates
+
+    if price not in PRICES:
+        raise ValueError(f"price: one of {', '.join(PRICES)}, not {price!r}")
 
     if repetitions is not None and (isinstance(repetitions, bool) or repetitions < 1):
         raise ValueError(f"repetitions: must be a whole number >= 1, not {repetitions!r}")
@@ -91,7 +99,9 @@ def advise(
         raise InputError(f"the target misses parameter(s) {', '.join(missing)}", source="at")
     values = parse_candidates(candidates, names) if isinstance(candidates, str) else candidates
     amount = None if budget is None else parse_budget(str(budget))
-    return suggest(experiment, chosen, target, values, amount, repetitions, level=level, goal=goal)
+    return suggest(
+        experiment, chosen, target, values, amount, repetitions, level=level, goal=goal, price=price
+    )
 
 
 #: Most measure-model-advise rounds of :func:`run_advised`.
@@ -125,7 +135,8 @@ def run_advised(
         The target configuration.
     budget : str or float
         Runs (``20``) or core-hours (``"1.5h"``) the advised points may take, as :func:`advise`
-        reads it; core-hours count as the models predict them.
+        reads it; a round's core-hours count as its runs took them, measured (the models'
+        prediction only decides whether a point is affordable).
     goal : float, optional
         Stop once the relative half-width of the interval at the target is at most this.
     candidates, metric, modeler
@@ -205,7 +216,12 @@ def run_advised(
             executed, skipped = executed + result.executed, skipped + result.skipped
             failures += result.failures
             measured = _joined(measured, result.experiment)
-            spent += chosen.runs if total.unit == RUNS else chosen.core_hours or 0.0
+            # The budget is spent in truth: a round counts what its runs took as measured (the
+            # models' price only decided that the point was affordable).
+            taken_hours = measured_core_hours(measured, advice.metric, chosen.point, chosen.runs)
+            if taken_hours is None:
+                taken_hours = chosen.core_hours or 0.0
+            spent += chosen.runs if total.unit == RUNS else taken_hours
             history.append(
                 AdvisedRound(
                     dict(chosen.point), chosen.runs, chosen.core_hours, advice.width_before

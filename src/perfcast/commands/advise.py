@@ -49,6 +49,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "(0.1: ±10 %%)",
     )
     parser.add_argument("--level", type=float, default=0.95, help="probability of the intervals")
+    parser.add_argument(
+        "--price",
+        choices=("prediction", "upper"),
+        default="prediction",
+        help="what a point costs against a budget in core-hours: its predicted time (default) "
+        "or the upper end of that prediction's interval (stays within the budget in truth "
+        "with about the intervals' probability, spends less)",
+    )
     add_analysis_arguments(parser)
     parser.add_argument("--models", help="models JSON (perfcast model --format json) to use")
     add_output_arguments(parser)
@@ -73,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         goal=args.goal,
         level=args.level,
         metric=metric,
+        price=args.price,
     )
     write_output(render(result, args.format), args.out)
     return 0

@@ -48,10 +48,12 @@ from typing import Protocol
 import sympy
 
 from perfcast.core.errors import InputError
+from perfcast.static.alternatives import Alternative, alternatives
 from perfcast.static.binary import Binary, BinaryFunction, BinaryInstruction
 from perfcast.static.control_flow import (
     Block,
     Loop,
+    avoidable,
     basic_blocks,
     dominators,
     doomed,
@@ -502,6 +504,18 @@ class _Catalog:
             _Place((branch.name,), _normalized(inner.count), None),
         )
 
+    def iterations_per_entry(self, key: tuple) -> sympy.Expr | None:
+        """Iterations of source loop ``key`` per entry: its count over that of the loop or
+        function around it (None when either is undefined)."""
+        loop = self.loop_named.get(key[1]) if len(key) > 1 else None
+        if loop is None or loop.count is None:
+            return None
+        around = [k for k in self.loops_at(loop.function, loop.file, loop.line) if k is not loop]
+        enclosing = around[-1] if around else self.functions.get(loop.function)
+        if enclosing is None or enclosing.count is None or enclosing.count == 0:
+            return None
+        return sympy.cancel(_normalized(loop.count) / _normalized(enclosing.count))
+
     def entry_share(self, function: str, insn: BinaryInstruction, key: tuple) -> _Place:
         """The share of the runs of the place enclosing the source loop ``key`` (its enclosing
         source loop, else the function) in which that loop is entered, seen from an
@@ -679,13 +693,57 @@ def _cfg_counts(
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
     dominating = dominators(blocks)
     unexplained: list[int] = []  # blocks of loops counted in every iteration they may skip
+    chosen = _chosen_at_run_time(source, blocks, around, place_of, catalog, live, error_paths)
+    # copies with a run-time trip count keep the machine-loop counts (see _run_time_copies)
+    assumed: set[int] = set()
+    for alternative in {id(a): a for a in chosen.values()}.values():
+        how = _run_time_copies(alternative, catalog, blocks, machine_loops, around, place_of)
+        if how is None:
+            continue
+        assumed |= alternative.blocks
+        if how == "both" and not measured:
+            notes.append(
+                f"{_alternative_reason(alternative, blocks, profiled=True)}: both copies are "
+                "counted, the machine loop with the source loop's count and the straight-line "
+                "copy once per entry (an upper bound; --profile measures them)"
+            )
+    # blocks outside machine loops that some calls skip (an error check, a compiler-made
+    # test): counted once per call statically, measured with a profile
+    under_condition = (
+        avoidable(blocks, [b.index for b in blocks if not around[b.index]], error_paths)
+        if measured
+        else set()
+    )
+    skipped: list[int] = []
     for block in blocks:
         chain = around[block.index]
         conditional: str | None = None  # the source loop whose iterations skip this block
+        from_profile = False
+        key = ("block", function.name, block.start)
         measured_block = False  # counted from the profile as a whole
         if block.index not in live or block.index in error_paths:
             # alignment padding after a return or jump, or an error path ending the program
             count = sympy.Integer(0)
+        elif block.index in chosen and (key in measured or block.index not in assumed):
+            # one of two copies of a source loop: the profile tells which ran, nothing else does
+            alternative = chosen[block.index]
+            if key not in measured:
+                # a copy whose machine loops are already undefined (two versions each covering
+                # all iterations) keeps that reason; otherwise the check is named
+                undefined = (
+                    runs[loop.header].reason
+                    for loop in machine_loops
+                    if loop.header in alternative.blocks and runs[loop.header].count is None
+                )
+                raise _Undefined(next(undefined, None) or _alternative_reason(alternative, blocks))
+            count = measured[key]
+            from_profile = True
+            if ("check", alternative.check) not in measured_places:
+                measured_places.add(("check", alternative.check))
+                notes.append(
+                    f"{_alternative_reason(alternative, blocks, profiled=True)}: block counts "
+                    "measured"
+                )
         elif block.index in remainders:
             count = remainders[block.index]
         elif not chain:
@@ -699,6 +757,10 @@ def _cfg_counts(
                 count = measured[key]
                 measured_block = True
                 notes.append(f"block at {block.start:#x}: count measured ({reason})")
+            elif block.index in under_condition and key in measured:
+                count = measured[key]  # code some calls skip: the profile tells how many
+                measured_block = True
+                skipped.append(block.start)
         elif runs[chain[-1].header].count is None and ("block", function.name, block.start) in (
             measured
         ):
@@ -735,9 +797,8 @@ def _cfg_counts(
                 if len(loop_key) > 2 and loop_key[0] != _UNMATCHED:
                     conditional = loop_key[1]
         shares = [sympy.Integer(1)] * len(block.instructions)
-        from_profile = measured_block
+        from_profile = from_profile or measured_block
         if conditional is not None:
-            key = ("block", function.name, block.start)
             try:
                 places = [
                     catalog.branch_share(source, insn, conditional) for insn in block.instructions
@@ -766,7 +827,6 @@ def _cfg_counts(
                     if guard.loops >= len(chain):  # inside the innermost machine loop around it
                         share = share * guard.share.defined()
             except _Undefined as reason:
-                key = ("block", function.name, block.start)
                 if key not in measured:
                     raise
                 if key not in measured_places:  # inlined code under a guard nobody can count
@@ -775,6 +835,13 @@ def _cfg_counts(
                 counted.append((insn, measured[key]))
                 continue
             counted.append((insn, count if share == 1 else sympy.expand(count * share)))
+    if skipped:
+        starts = ", ".join(f"{start:#x}" for start in skipped[:5])
+        more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+        notes.append(
+            f"blocks at {starts}{more} run under a condition outside loops that some calls "
+            "skip: counts measured"
+        )
     if unexplained:
         starts = ", ".join(f"{start:#x}" for start in unexplained[:5])
         more = f" and {len(unexplained) - 5} more" if len(unexplained) > 5 else ""
@@ -784,6 +851,121 @@ def _cfg_counts(
             "counted in every iteration (an upper bound; --profile measures them)"
         )
     return counted
+
+
+def _chosen_at_run_time(
+    function: str,
+    blocks: list[Block],
+    around: dict[int, list[Loop]],
+    place_of: dict[int, _Place],
+    catalog: _Catalog,
+    live: set[int],
+    error_paths: set[int],
+) -> dict[int, Alternative]:
+    """Block -> the compiler-made check it lies behind, for the blocks of two copies of one
+    source loop of which a run-time check picks one (:mod:`perfcast.static.alternatives`)."""
+    ignored = {b.index for b in blocks if b.index not in live} | error_paths
+    found = alternatives(
+        blocks,
+        around,
+        {header: place.key for header, place in place_of.items()},
+        lambda block: _body_loop(function, block, catalog),
+        ignored,
+    )
+    return {index: alternative for alternative in found for index in alternative.blocks}
+
+
+def _run_time_copies(
+    alternative: Alternative,
+    catalog: _Catalog,
+    blocks: list[Block],
+    machine_loops: list[Loop],
+    around: dict[int, list[Loop]],
+    place_of: dict[int, _Place],
+) -> str | None:
+    """How the counts of copies with a run-time trip count treat them, or None when every
+    machine loop of the copies has a constant trip count (or there is none: straight-line
+    copies), which are counted in full per entry each: both copies, the silent double count.
+
+    ``"shared"``: both copies are machine loops, one with a run-time count, of different widths;
+    their counts give the source loop's iterations to them widest first, as for a vector loop
+    and its remainder loop (the path of arrays that do not overlap; :class:`_MachineCounts`
+    notes it). Copies of equal widths (whole versions of a loop nest) would give one of them
+    every iteration: None.
+    ``"both"``: one copy is straight-line code (a library call), counted once per entry on top
+    of the machine loop's count: an upper bound. Copies of a source loop whose length per entry
+    is a constant are None whatever the binary shows (straight-line code is that loop
+    unrolled; a trip count it does not show depends on the path).
+    """
+    sides = [
+        [
+            loop
+            for loop in machine_loops
+            if loop.header in side and place_of[loop.header].key == alternative.loop
+        ]
+        for side in alternative.sides
+    ]
+    per_entry = catalog.iterations_per_entry(alternative.loop)
+    if per_entry is not None and per_entry.is_number:
+        # a loop of fixed length: a trip count the binary does not show is only path-dependent
+        # (clang's fallback loop starts where the shared first iteration left it)
+        return None
+    widths: list[set[int | None]] = [set(), set()]
+    run_time = False
+    for side, loops in enumerate(sides):
+        for loop in loops:
+            own = {b for b in loop.blocks if around[b][-1] is loop}
+            found = induction(blocks, loop, own)
+            run_time = run_time or found is None or found.trip_count() is None
+            widths[side].add(_width(found, blocks, own))
+    if not run_time:
+        return None
+    if not all(sides):
+        return "both"
+    # copies taking as many iterations per pass cannot be a vector loop and its remainder
+    # loop: sharing the iterations would give one of them all (gcc -O3 versions a whole nest)
+    wider = [max((w for w in side if w is not None), default=None) for side in widths]
+    return "shared" if None not in wider and wider[0] != wider[1] else None
+
+
+def _body_loop(function: str, block: Block, catalog: _Catalog) -> tuple | None:
+    """Key of the source loop whose body most of the block's instructions are: the innermost
+    loop around each instruction, unless the instruction carries that loop's header line (a
+    guard, an induction update) in the loop's own function."""
+    votes: dict[tuple, int] = defaultdict(int)
+    for insn in block.instructions:
+        chain = catalog.chain(function, insn)
+        if not chain:
+            continue
+        key = chain[-1].key
+        if len(key) < 3 or key[0] == _UNMATCHED:
+            continue
+        in_own_function = len(key[0]) == len(insn.inlined)
+        if in_own_function and insn.line <= key[2]:
+            continue  # the loop's header line (or before it): no body code
+        votes[key] += 1
+    if not votes:
+        return None
+    key = max(votes, key=votes.__getitem__)
+    return key if 2 * votes[key] > len(block.instructions) else None
+
+
+def _alternative_reason(
+    alternative: Alternative, blocks: list[Block], profiled: bool = False
+) -> str:
+    """Why the copies behind a run-time check cannot be counted from the binary."""
+    branch = blocks[alternative.check].instructions[-1]
+    name = alternative.loop[1] if len(alternative.loop) > 1 else "?"
+    first, second = (blocks[min(side)].start for side in alternative.sides)
+    text = (
+        f"source loop {name} is versioned by the compiler behind a run-time check at line "
+        f"{branch.line} (branch at {branch.address:#x}): the copies at {first:#x} and "
+        f"{second:#x} are alternatives of which one runs per entry (an alias or alignment "
+        "check)"
+    )
+    if profiled:
+        return text
+    return f"{text}, which the binary does not tell (--profile measures it)"
 
 
 @dataclass(frozen=True)
@@ -1071,11 +1253,24 @@ def _is_body_copy(function: str, block: Block, depth: int, key: tuple, catalog: 
 
 def _width(found: Induction | None, blocks: list[Block], own: set[int]) -> int | None:
     """Source iterations one pass of a machine loop covers: from its induction register, else 1
-    for a loop without packed SIMD instructions, else None (unknown)."""
+    for a loop without packed SIMD instructions, unless its pointer moves several elements per
+    pass and reaches more than one of them; else None (unknown)."""
     width = found.elements_per_iteration() if found is not None else None
     if width is not None:
         return width
-    return None if packed(blocks, own) else 1
+    if packed(blocks, own):
+        return None
+    if (
+        found is not None
+        and found.scale == 1
+        and found.access_size not in (None, found.step)
+        and found.several_per_pass
+    ):
+        # a pointer or byte offset moving several elements per pass and reaching more than one
+        # of them in scalar code: unrolled copies of the body, or fields of one struct; the
+        # binary does not tell (one element per array is a strided walk: one iteration)
+        return None
+    return 1
 
 
 def _per_entry_text(per_entry: sympy.Expr | None) -> str:

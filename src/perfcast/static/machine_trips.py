@@ -19,7 +19,7 @@ caller then keeps the source loop's count or reports the count undefined, never 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from perfcast.static.binary import BinaryInstruction
@@ -46,6 +46,7 @@ _IMPLICIT = {
 _INTEGER = re.compile(r"^-?(0x[0-9a-f]+|\d+)$")
 _MEMORY = re.compile(r"\[([^\]]*)\]")
 _SIZED_MEMORY = re.compile(r"(\w+) ptr \[([^\]]*)\]")
+_LEA_OFFSET = re.compile(r"(?:\w+ ptr )?\[(\w+) ([+-]) (0x[0-9a-f]+|\d+)\]")
 _OPERAND_BYTES = {
     "byte": 1,
     "word": 2,
@@ -122,6 +123,13 @@ class Induction:
     element_size : int or None
         Bytes per element of the loop's packed SIMD instructions (8 for ``mulpd``), None when
         it has none.
+    access_size : int or None
+        Bytes of the scalar memory operands the register addresses (8 for ``qword ptr``), when
+        they all have one size, else None.
+    several_per_pass : bool
+        Whether the register addresses two or more elements of one array within one step
+        (``[rcx + rax]`` and ``[rcx + rax + 8]`` with a step of 32: unrolled copies of the
+        body, or fields of one struct), not one element per array (a column walk).
     touched : int or None
         Bytes per pass the loop's memory operands reach through the register used as a byte
         offset or pointer (the union of their ranges), None when some size is not shown.
@@ -134,6 +142,8 @@ class Induction:
     stay: str
     scale: int | None
     element_size: int | None
+    access_size: int | None = None
+    several_per_pass: bool = False
     touched: int | None = None
 
     def trip_count(self) -> int | None:
@@ -403,6 +413,8 @@ def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Inductio
         return None
     update_block, update_index = updates[0]
     step = _update_step(blocks[update_block].instructions[update_index], register)
+    if step is None:
+        step = _chained_step(blocks[update_block].instructions, update_index, register)
     if tested_before_update:
         # updated in the latch after the header's test: the latch runs once per value that
         # passes the test, which is what trip_count counts for a test after the update
@@ -431,7 +443,80 @@ def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Inductio
         stay,
         _scale(blocks, own, register),
         _size(blocks, own),
-        _touched(blocks, own, register),
+        access_size=_access_size(blocks, own, register),
+        several_per_pass=_several_per_pass(blocks, own, register, step),
+        touched=_touched(blocks, own, register),
+    )
+
+
+def _chained_step(
+    instructions: Sequence[BinaryInstruction], index: int, register: str
+) -> int | None:
+    """The step of an update through a second register: ``lea s, [r + d]`` earlier in the
+    block, then ``lea r, [s + c]`` (gcc's unrolled loops), is ``c + d``; None otherwise."""
+    update = _operands(instructions[index])
+    if instructions[index].mnemonic != "lea" or len(update) != 2:
+        return None
+    match = _LEA_OFFSET.fullmatch(update[1])
+    if match is None:
+        return None
+    helper = wide(match.group(1))
+    if helper == register:
+        return None
+    for position in range(index - 1, -1, -1):
+        insn = instructions[position]
+        if helper not in written(insn):
+            continue
+        operands = _operands(insn)
+        if insn.mnemonic != "lea" or len(operands) != 2:
+            return None
+        first = _LEA_OFFSET.fullmatch(operands[1])
+        if first is None or wide(first.group(1)) != register:
+            return None
+        return _signed(first) + _signed(match)
+    return None
+
+
+def _signed(match: re.Match[str]) -> int:
+    amount = int(match.group(3), 0)
+    return amount if match.group(2) == "+" else -amount
+
+
+def _access_size(blocks: list[Block], own: Collection[int], register: str) -> int | None:
+    """Bytes of the scalar memory operands the register addresses, when they agree."""
+    sizes = set()
+    for block in own:
+        for insn in blocks[block].instructions:
+            if insn.mnemonic == "lea":
+                continue
+            for size, inside in _SIZED_MEMORY.findall(insn.operands):
+                names = {
+                    wide(t.strip().partition("*")[0].strip()) for t in re.split(r"[+-]", inside)
+                }
+                if register in names:
+                    sizes.add(_OPERAND_BYTES.get(size))
+    return sizes.pop() if len(sizes) == 1 and None not in sizes else None
+
+
+def _several_per_pass(blocks: list[Block], own: Collection[int], register: str, step: int) -> bool:
+    """True when the register's memory operands reach two elements of one array (same other
+    terms, displacements closer than one step) in one pass."""
+    displacements: dict[tuple[str, ...], set[int]] = {}
+    for block in own:
+        for insn in blocks[block].instructions:
+            if insn.mnemonic == "lea":
+                continue
+            for inside in _MEMORY.findall(insn.operands):
+                parts = re.split(r"\s*([+-])\s*", inside.strip())
+                terms = [("+", parts[0])] + list(zip(parts[1::2], parts[2::2], strict=True))
+                names = [t for _, t in terms if _integer(t) is None]
+                if register not in {wide(t.partition("*")[0]) for t in names}:
+                    continue
+                offset = sum((1 if sign == "+" else -1) * (_integer(t) or 0) for sign, t in terms)
+                others = tuple(sorted(t for t in names if wide(t.partition("*")[0]) != register))
+                displacements.setdefault(others, set()).add(offset)
+    return any(
+        len(seen) > 1 and max(seen) - min(seen) < abs(step) for seen in displacements.values()
     )
 
 
