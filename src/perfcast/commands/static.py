@@ -278,6 +278,16 @@ def run_binary(
     else:
         report = _analyzed(sources, compile_args, options, names, values)
     profiles = [profile_run(entry) for entry in options.profile or []]
+    for (point, path), entry in zip(profiles, options.profile or [], strict=True):
+        unknown = sorted(set(point) - set(names))
+        if unknown:
+            known = ", ".join(names) or "none; name them with --param"
+            raise InputError(
+                f"--profile {entry!r}: {', '.join(unknown)} is no --param of this analysis "
+                f"(parameters: {known})",
+                str(path),
+                reason="bad-point",
+            )
     mix = instruction_mix(
         options.binary, report, tuple(names), options.attribution, profiles=profiles
     )

@@ -61,7 +61,8 @@ def read_callgrind(path: str | os.PathLike[str]) -> CallgrindProfile:
     Raises
     ------
     InputError
-        Naming the file and line, when the file is not such a dump or a line is malformed.
+        Naming the file and line, when the file is not such a dump or a line is malformed;
+        naming the file when its costs add up to less than its ``summary:`` (cut short).
     """
     path = Path(path)
     try:
@@ -178,9 +179,16 @@ class _Parser:
     def result(self) -> CallgrindProfile:
         if self.positions is None:
             raise InputError("not a callgrind file: no positions: header", self.source)
+        total = sum(self.counts.values())
+        if self.declared is not None and total < self.declared:
+            raise InputError(
+                f"truncated callgrind file: its instruction costs add up to {total:,}, its "
+                f"summary says {self.declared:,}",
+                self.source,
+            )
         return CallgrindProfile(
             dict(self.counts),
-            sum(self.counts.values()),
+            total,
             self.declared,
             tuple(self.events or ()),
             self.costs,

@@ -1732,12 +1732,7 @@ def _width(found: Induction | None, blocks: list[Block], own: set[int]) -> int |
         return width
     if packed(blocks, own):
         return None
-    if (
-        found is not None
-        and found.scale == 1
-        and found.access_size not in (None, found.step)
-        and found.several_per_pass
-    ):
+    if found is not None and found.scale == 1 and found.several_per_pass:
         # a pointer or byte offset moving several elements per pass and reaching more than one
         # of them in scalar code: unrolled copies of the body, or fields of one struct; the
         # binary does not tell (one element per array is a strided walk: one iteration)
