@@ -123,9 +123,6 @@ class Induction:
     element_size : int or None
         Bytes per element of the loop's packed SIMD instructions (8 for ``mulpd``), None when
         it has none.
-    access_size : int or None
-        Bytes of the scalar memory operands the register addresses (8 for ``qword ptr``), when
-        they all have one size, else None.
     several_per_pass : bool
         Whether the register addresses two or more elements of one array within one step
         (``[rcx + rax]`` and ``[rcx + rax + 8]`` with a step of 32: unrolled copies of the
@@ -142,7 +139,6 @@ class Induction:
     stay: str
     scale: int | None
     element_size: int | None
-    access_size: int | None = None
     several_per_pass: bool = False
     touched: int | None = None
 
@@ -435,6 +431,7 @@ def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Inductio
         and (bound - start) * step <= 0
     ):
         return None  # the body may not run at all: no count from here
+    reached = _reached(blocks, own, register)
     return Induction(
         register,
         step,
@@ -443,9 +440,8 @@ def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Inductio
         stay,
         _scale(blocks, own, register),
         _size(blocks, own),
-        access_size=_access_size(blocks, own, register),
-        several_per_pass=_several_per_pass(blocks, own, register, step),
-        touched=_touched(blocks, own, register),
+        several_per_pass=_several_per_pass(reached, step),
+        touched=_touched(reached),
     )
 
 
@@ -482,44 +478,6 @@ def _signed(match: re.Match[str]) -> int:
     return amount if match.group(2) == "+" else -amount
 
 
-def _access_size(blocks: list[Block], own: Collection[int], register: str) -> int | None:
-    """Bytes of the scalar memory operands the register addresses, when they agree."""
-    sizes = set()
-    for block in own:
-        for insn in blocks[block].instructions:
-            if insn.mnemonic == "lea":
-                continue
-            for size, inside in _SIZED_MEMORY.findall(insn.operands):
-                names = {
-                    wide(t.strip().partition("*")[0].strip()) for t in re.split(r"[+-]", inside)
-                }
-                if register in names:
-                    sizes.add(_OPERAND_BYTES.get(size))
-    return sizes.pop() if len(sizes) == 1 and None not in sizes else None
-
-
-def _several_per_pass(blocks: list[Block], own: Collection[int], register: str, step: int) -> bool:
-    """True when the register's memory operands reach two elements of one array (same other
-    terms, displacements closer than one step) in one pass."""
-    displacements: dict[tuple[str, ...], set[int]] = {}
-    for block in own:
-        for insn in blocks[block].instructions:
-            if insn.mnemonic == "lea":
-                continue
-            for inside in _MEMORY.findall(insn.operands):
-                parts = re.split(r"\s*([+-])\s*", inside.strip())
-                terms = [("+", parts[0])] + list(zip(parts[1::2], parts[2::2], strict=True))
-                names = [t for _, t in terms if _integer(t) is None]
-                if register not in {wide(t.partition("*")[0]) for t in names}:
-                    continue
-                offset = sum((1 if sign == "+" else -1) * (_integer(t) or 0) for sign, t in terms)
-                others = tuple(sorted(t for t in names if wide(t.partition("*")[0]) != register))
-                displacements.setdefault(others, set()).add(offset)
-    return any(
-        len(seen) > 1 and max(seen) - min(seen) < abs(step) for seen in displacements.values()
-    )
-
-
 def _choose_register(blocks: list[Block], loop: Loop, first: str, second: str) -> tuple[str, str]:
     """Of two compared registers, the one the loop updates is the induction register."""
     changed = {r for b in loop.blocks for i in blocks[b].instructions for r in written(i)}
@@ -544,10 +502,12 @@ def _scale(blocks: list[Block], own: Collection[int], register: str) -> int | No
     return min(scales) if scales else None
 
 
-def _touched(blocks: list[Block], own: Collection[int], register: str) -> int | None:
-    """Bytes the loop's memory operands reach through ``register`` unscaled, per pass: the
-    union of ``[displacement, displacement + size)`` (None when an operand shows no size)."""
-    ranges = []
+def _reached(
+    blocks: list[Block], own: Collection[int], register: str
+) -> list[tuple[tuple[str, ...], int, int | None]]:
+    """The loop's memory operands that use ``register`` unscaled: the other terms of the
+    address, the displacement and the size in bytes (None when the operand shows none)."""
+    found = []
     for block in own:
         for insn in blocks[block].instructions:
             if insn.mnemonic == "lea":
@@ -557,15 +517,25 @@ def _touched(blocks: list[Block], own: Collection[int], register: str) -> int | 
                 names = [wide(t.lstrip("+-")) for t in terms]
                 if register not in names:
                     continue
-                size = _OPERAND_BYTES.get(size_name)
-                if size is None:
-                    return None
                 offset = sum(int(t, 0) for t in terms if _INTEGER.match(t.lstrip("+")))
-                ranges.append((offset, offset + size))
-    if not ranges:
+                others = tuple(
+                    sorted(
+                        n
+                        for n, t in zip(names, terms, strict=True)
+                        if n != register and not _INTEGER.match(t.lstrip("+"))
+                    )
+                )
+                found.append((others, offset, _OPERAND_BYTES.get(size_name)))
+    return found
+
+
+def _touched(reached: list[tuple[tuple[str, ...], int, int | None]]) -> int | None:
+    """Bytes the operands reach per pass: the union of ``[displacement, displacement + size)``
+    (None when an operand shows no size, or there is none)."""
+    if not reached or any(size is None for _, _, size in reached):
         return None
     covered, end = 0, None
-    for low, high in sorted(ranges):
+    for low, high in sorted((offset, offset + (size or 0)) for _, offset, size in reached):
         if end is None or low >= end:
             covered += high - low
             end = high
@@ -573,6 +543,17 @@ def _touched(blocks: list[Block], own: Collection[int], register: str) -> int | 
             covered += high - end
             end = high
     return covered
+
+
+def _several_per_pass(reached: list[tuple[tuple[str, ...], int, int | None]], step: int) -> bool:
+    """True when the operands reach two elements of one array (same other terms,
+    displacements closer than one step) in one pass: unrolled copies or struct fields."""
+    displacements: dict[tuple[str, ...], set[int]] = {}
+    for others, offset, _ in reached:
+        displacements.setdefault(others, set()).add(offset)
+    return any(
+        len(seen) > 1 and max(seen) - min(seen) < abs(step) for seen in displacements.values()
+    )
 
 
 def _vector_elements(blocks: list[Block], own: Collection[int]) -> tuple[bool, int | None]:
