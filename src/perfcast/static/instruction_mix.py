@@ -246,6 +246,15 @@ def instruction_mix(
             if isinstance(clone, FunctionMix):
                 mixes[function.name] = clone
                 continue
+            copy_of_known = base != function.name and base in catalog.functions
+            if (
+                clone is None
+                and copy_of_known
+                and ("entry", function.name, function.low) in (measured)
+            ):
+                # a part (``f.part.0``: the body gcc outlines when it inlines f's early tests)
+                mixes[function.name] = _function_mix(function, catalog, attribution, measured, base)
+                continue
             if clone is None:
                 unmodeled[function.name] = (
                     f"compiler-made copy of {base} (not modeled)"
@@ -254,7 +263,20 @@ def instruction_mix(
                 )
                 continue
             source = base
-        if function.name in inlined and ("entry", function.name, function.low) not in measured:
+        entry_measured = ("entry", function.name, function.low) in measured
+        if entry_measured and _calls_folded(function, source, called, inlined, catalog):
+            # the source calls it, the binary never does: the profile tells how often it ran
+            notes: list[str] = []
+            try:
+                counted = _all_measured(function, measured, notes)
+            except _Undefined as undefined:
+                mixes[function.name] = FunctionMix(
+                    function.name, None, str(undefined), len(function.instructions)
+                )
+            else:
+                mixes[function.name] = _mix_of(function, counted, notes)
+            continue
+        if function.name in inlined and not entry_measured:
             how = "at some call sites" if function.low in called else "at every call site"
             reason = (
                 f"{function.name} is inlined {how}: how often this stand-alone copy runs is "
@@ -335,6 +357,22 @@ def _whole_clone(
         "how often this copy runs is unknown",
         len(binary.functions[name].instructions),
     )
+
+
+def _calls_folded(
+    function: BinaryFunction, source: str, called: set[int], inlined: set[str], catalog: _Catalog
+) -> bool:
+    """True when the source calls a function that no instruction of the binary calls, jumps
+    to or inlines (LINPACK's ``epslon`` at -O1..-O3: its loop computed when compiling): its
+    stand-alone copy does not run at the source's calls, which a profile shows. ``main`` and
+    functions the source never calls (entry points, callbacks) are left alone. Without a
+    profile such a copy keeps the source's count (whether the source calls it at all, the
+    report does not tell here)."""
+    if function.name == "main" or function.low in called or function.name in inlined:
+        return False
+    kernel = catalog.functions.get(source)
+    count = getattr(kernel, "count", None)
+    return count is not None and count != 0
 
 
 def _normal(path: str | None) -> str:
@@ -1040,7 +1078,11 @@ def _function_mix(
             function_count = measured[entry]
             notes.append(f"calls of the stand-alone copy of {function.name}: measured")
         counted: list[tuple[BinaryInstruction, sympy.Expr]]
-        if attribution == "line":
+        copy = source != function.name or function.name in catalog.inlined
+        if copy and entry in measured:
+            # the source's loop counts are per call of the source function, not of this copy
+            counted = _all_measured(function, measured, notes)
+        elif attribution == "line":
             counted = []
             for insn in function.instructions:
                 chain = catalog.chain(source, insn)
@@ -1049,6 +1091,15 @@ def _function_mix(
             counted = _cfg_counts(function, function_count, catalog, notes, measured, source)
     except _Undefined as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
+    return _mix_of(function, counted, notes)
+
+
+def _mix_of(
+    function: BinaryFunction,
+    counted: list[tuple[BinaryInstruction, sympy.Expr]],
+    notes: list[str],
+) -> FunctionMix:
+    """The function's counts per category from the count of each of its instructions."""
     multiplicity: dict[str, dict[sympy.Expr, int]] = {key: defaultdict(int) for key in COUNT_KEYS}
     for insn, count in counted:
         multiplicity[insn.category][count] += 1
@@ -1062,6 +1113,27 @@ def _function_mix(
         for key, table in multiplicity.items()
     }
     return FunctionMix(function.name, counts, None, len(function.instructions), tuple(notes))
+
+
+def _all_measured(
+    function: BinaryFunction,
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
+    notes: list[str],
+) -> list[tuple[BinaryInstruction, sympy.Expr]]:
+    """Every instruction with its block's measured count, for a copy of a function (a
+    stand-alone copy of an inlined function, a compiler-made part or clone) whose runs the
+    source's counts, made per call of the source function, do not tell."""
+    counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
+    for block in basic_blocks(function):
+        key = ("block", function.name, block.start)
+        if key not in measured:
+            raise _Undefined(f"block at {block.start:#x} of {function.name} was not measured")
+        counted.extend((insn, measured[key]) for insn in block.instructions)
+    notes.append(
+        f"every block of {function.name} counted as measured (a copy whose runs the source's "
+        "counts, made per call of the source function, do not tell)"
+    )
+    return counted
 
 
 def _cfg_counts(
