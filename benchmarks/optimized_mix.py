@@ -4,8 +4,8 @@ Builds the STREAM-like programs (compile-time sizes even and odd, run-time sizes
 DGEMM, a PolyBench-style 2-D Jacobi and a CSR conjugate-gradient solver of
 ``tests/static/programs`` with gcc and clang at -O0..-O3, models each function's instruction
 mix from the static counts and the binary's machine loops, runs the binary under
-``valgrind --tool=callgrind --dump-instr=yes`` and prints, per build, the worst relative error
-of a defined function total and the coverage: the share of the program's own measured
+``valgrind --tool=callgrind --dump-instr=yes --skip-plt=no`` and prints, per build, the worst
+relative error of a defined function total and the coverage: the share of the program's own measured
 instructions that lie in functions with a defined model. Then the same with ``--profile``:
 where a static count stops, measured block counts stand in, from callgrind runs at five smaller
 sizes modeled over the size (checked at the larger size of the table), or, for sizes fixed at
@@ -101,7 +101,8 @@ def callgrind(binary: Path, arguments: tuple[int, ...], directory: Path) -> Path
     """Run the binary under callgrind with per-instruction counts; the output file."""
     out = directory / f"callgrind.{binary.name}.{'_'.join(map(str, arguments)) or 'run'}"
     subprocess.run(
-        ["valgrind", "--tool=callgrind", "--dump-instr=yes", f"--callgrind-out-file={out}"]
+        ["valgrind", "--tool=callgrind", "--dump-instr=yes", "--skip-plt=no"]
+        + [f"--callgrind-out-file={out}"]
         + [str(binary), *map(str, arguments)],
         check=True,
         capture_output=True,

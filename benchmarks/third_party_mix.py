@@ -3,7 +3,10 @@
 The sources are not part of the repository (their licenses, and the rule that tests and
 benchmarks use no outside paths): point a JSON spec at them. For every compiler and level the
 program is built with ``-g`` (clang also ``-gdwarf-4``, which valgrind 3.19 reads), run once
-under ``valgrind --tool=callgrind --dump-instr=yes`` (under ``nice -n 19``), predicted with
+under ``valgrind --tool=callgrind --dump-instr=yes --skip-plt=no`` (under ``nice -n 19``; with
+callgrind's default ``--skip-plt=yes`` the jump of a PLT stub is charged to the caller's call
+instruction, +1 per call of a shared-library function, as the tests of ``tests/static`` also
+avoid), predicted with
 ``perfcast static SRC --binary BIN --format json`` (its exit status and standard error are
 printed as a user sees them) and with ``perfcast.api.instruction_mix``, without and with that
 run as ``--profile``. Printed per build: functions compared, within 1 %, outside (measured ->
@@ -47,7 +50,7 @@ def _build(spec: dict, compiler: str, level: str) -> Path:
 def _profile(binary: Path, arguments: list) -> Path:
     out = binary.with_name(f"callgrind.{binary.name}")
     subprocess.run(
-        ["nice", "-n", "19", "valgrind", "--tool=callgrind", "--dump-instr=yes"]
+        ["nice", "-n", "19", "valgrind", "--tool=callgrind", "--dump-instr=yes", "--skip-plt=no"]
         + [f"--callgrind-out-file={out}", str(binary), *map(str, arguments)],
         check=True,
         capture_output=True,

@@ -5,8 +5,9 @@ Found while checking issue 20 on third-party code: a function whose loop holds a
 predicted as if the block ran in every iteration (+135 % on a ten-iteration guard in a
 1000-iteration loop at -O0, +76 % at gcc -O2), with no note. A block nobody can count (a data
 guard the compiler keeps as a branch) now makes the function undefined naming the block.
-Built with the real gcc and clang and compared with a callgrind run. (clang -O2 is left out:
-its main is still 5.5 % above callgrind on this program, see RESULTS.md.)
+Built with the real gcc and clang and compared with a callgrind run. clang -O2 ends the block
+with a jump back to the loop that has no source line (line 0); it counted in every iteration
+(+5.5 % on main) until line-0 instructions took their block's share.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def _build(compiler: str, level: str, tmp_path: Path) -> Path:
     return binary
 
 
-BUILDS = [("gcc", "-O0"), ("gcc", "-O2")] + ([(CLANG, "-O0")] if CLANG else [])
+BUILDS = [("gcc", "-O0"), ("gcc", "-O2")] + ([(CLANG, "-O0"), (CLANG, "-O2")] if CLANG else [])
 
 
 @needs_tools
@@ -85,19 +86,50 @@ def test_with_a_profile_the_uncountable_block_takes_its_measured_count(tmp_path)
 
 
 @needs_tools
-def test_a_conditional_operator_in_a_loop_is_noted_and_measured_with_a_profile(tmp_path):
+def test_a_conditional_operator_in_a_loop_is_undefined_naming_it_and_measured_with_a_profile(
+    tmp_path,
+):
     """STREAM's abs() macro at -O0/-O1: the arms of a ?: in a loop counted in every
-    iteration, silently, also with --profile (checkSTREAMresults +39 % at gcc -O0)."""
+    iteration (checkSTREAMresults +39 % at gcc -O0), later with a note calling the total an
+    upper bound; a data condition now makes the count undefined, naming the arm."""
     binary_path = _build("gcc", "-O0", tmp_path)
     binary = read_binary(binary_path)
     report = analyze([SOURCE], ["n"])
     static = instruction_mix(binary, report, ["n"]).functions["folded"]
-    assert static.counts is not None, static.undef_reason
-    assert any("?: operator" in note for note in static.notes), static.notes
+    assert static.counts is None
+    assert "folded:cond@23:" in static.undef_reason, static.undef_reason
     profile = read_callgrind(run_callgrind(binary_path, (1000,), tmp_path))
     measured = dict(measured_loop_counts(binary, profile))
     folded = instruction_mix(binary, report, ["n"], measured=measured).functions["folded"]
     truth = measured_mix(binary, profile)["folded"]["total"]
-    assert static.evaluate({"n": 1000})["total"] > 1.01 * truth  # the upper bound the note names
     predicted = folded.evaluate({"n": 1000})["total"]
     assert abs(predicted / truth - 1) < 0.01, (predicted, truth)
+
+
+@needs_tools
+@pytest.mark.skipif(CLANG is None, reason="clang-16 is needed")
+def test_an_if_block_whose_code_is_on_the_condition_line_keeps_its_guard(tmp_path):
+    """clang -O1 gives the code of filter()'s if block the if's line: the block counted in
+    every iteration as unexplained (+27 %, an 'upper bound'); the jump before it names the if."""
+    binary = read_binary(_build(CLANG, "-O1", tmp_path))
+    function = instruction_mix(binary, analyze([SOURCE], ["n"]), ["n"]).functions["filter"]
+    assert function.counts is None
+    assert "filter:if@11:then" in function.undef_reason, function.undef_reason
+
+
+@needs_tools
+@pytest.mark.xfail(
+    strict=True,
+    reason="gcc -O3 splits main's loop at i < 10 into two scalar machine loops, counted as a "
+    "loop and its remainder (+58 %); a rule that fixes it also turns an existing passing test "
+    "(guarded_inline.c step at gcc -O3, +0.45 % there, +20 % at other sizes) undefined, which "
+    "is left to the lead (see RESULTS.md)",
+)
+def test_a_loop_split_at_its_guard_is_within_one_percent_or_undefined(tmp_path):
+    binary_path = _build("gcc", "-O3", tmp_path)
+    binary = read_binary(binary_path)
+    main = instruction_mix(binary, analyze([SOURCE], ["n"]), ["n"]).functions["main"]
+    if main.counts is None:
+        return
+    truth = measured_mix(binary, read_callgrind(run_callgrind(binary_path, (1000,), tmp_path)))
+    assert abs(main.evaluate({"n": 1000})["total"] / truth["main"]["total"] - 1) < 0.01

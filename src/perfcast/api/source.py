@@ -13,6 +13,7 @@ from perfcast.core.progress import ProgressBar
 
 if TYPE_CHECKING:
     from perfcast.static.binary import Binary
+    from perfcast.static.callgrind import CallgrindProfile
     from perfcast.static.instruction_mix import InstructionMix
     from perfcast.static.report import StaticReport
 
@@ -193,27 +194,61 @@ def instruction_mix(
         Render it with :func:`render` (``text``, ``json`` or ``python``).
     """
     from perfcast.static.binary import read_binary
+    from perfcast.static.callgrind import read_callgrind
     from perfcast.static.instruction_mix import instruction_mix as count_mix
 
     executable = read_binary(binary)
-    measured = _measured_counts(executable, profiles) if profiles else None
-    return count_mix(executable, report, parameters, attribution, measured)
+    if not profiles:
+        return count_mix(executable, report, parameters, attribution, None)
+    runs = [(point, str(path), read_callgrind(path)) for point, path in profiles]
+    measured = _measured_counts(executable, [(point, run) for point, _, run in runs])
+    mix = count_mix(executable, report, parameters, attribution, measured)
+    return _skip_plt_caveat(mix, executable, [(path, run) for _, path, run in runs])
+
+
+def _skip_plt_caveat(
+    mix: InstructionMix, executable: Binary, profiles: Sequence[tuple[str, CallgrindProfile]]
+) -> InstructionMix:
+    """The mix with a note on each function that calls shared-library functions when a profile
+    was recorded with callgrind's default ``--skip-plt=yes`` (its totals per function are then
+    above what the function executes; the measured counts perfcast takes are not affected)."""
+    from dataclasses import replace
+
+    from perfcast.static.callgrind import plt_charged_to_calls
+
+    charged = [path for path, run in profiles if plt_charged_to_calls(executable, run)]
+    if not charged:
+        return mix
+    starts = {function.low for function in executable.functions.values()}
+    note = (
+        f"profile {charged[0]} was recorded with callgrind's default --skip-plt=yes, which "
+        "charges each PLT stub's jump to the call: its total for this function is one "
+        "instruction per call of a shared-library function above these counts (the measured "
+        "block counts are read past calls and are not affected); record with --skip-plt=no "
+        "to compare"
+    )
+    functions = dict(mix.functions)
+    for name, function_mix in mix.functions.items():
+        code = executable.functions.get(name)
+        if code is not None and any(
+            i.kind == "call" and i.target is not None and i.target not in starts
+            for i in code.instructions
+        ):
+            functions[name] = replace(function_mix, notes=(*function_mix.notes, note))
+    return replace(mix, functions=functions)
 
 
 def _measured_counts(
-    executable: Binary, profiles: Sequence[tuple[Mapping[str, float], str | Path]]
+    executable: Binary, profiles: Sequence[tuple[Mapping[str, float], CallgrindProfile]]
 ) -> dict[tuple[str, str, int], Any]:
     """Measured block and entry counts of the profiled runs, as sympy constants or models."""
     import sympy
 
     from perfcast.api.modeling import fit
     from perfcast.core.experiment import Experiment
-    from perfcast.static.callgrind import measured_loop_counts, read_callgrind
+    from perfcast.static.callgrind import measured_loop_counts
 
-    runs = [
-        (dict(point), measured_loop_counts(executable, read_callgrind(path)))
-        for point, path in profiles
-    ]
+    runs = [(dict(point), measured_loop_counts(executable, run)) for point, run in profiles]
     keys = sorted(set().union(*(counts for _, counts in runs)))
     series = {key: [counts.get(key, 0) for _, counts in runs] for key in keys}
     result: dict[tuple[str, str, int], Any] = {

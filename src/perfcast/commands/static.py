@@ -96,7 +96,8 @@ def add_binary_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=None,
         metavar="CALLGRIND[@POINT]",
-        help="callgrind output (valgrind --tool=callgrind --dump-instr=yes) of a run of the "
+        help="callgrind output (valgrind --tool=callgrind --dump-instr=yes --skip-plt=no) of a "
+        "run of the "
         "binary, with its parameter values (out.1@n=100,iters=10); repeatable. Measured block "
         "counts stand in where static loop counts stop: constants from one run, models over "
         "the parameters from several; the notes say which counts were measured",
@@ -277,6 +278,16 @@ def run_binary(
     else:
         report = _analyzed(sources, compile_args, options, names, values)
     profiles = [profile_run(entry) for entry in options.profile or []]
+    for (point, path), entry in zip(profiles, options.profile or [], strict=True):
+        unknown = sorted(set(point) - set(names))
+        if unknown:
+            known = ", ".join(names) or "none; name them with --param"
+            raise InputError(
+                f"--profile {entry!r}: {', '.join(unknown)} is no --param of this analysis "
+                f"(parameters: {known})",
+                str(path),
+                reason="bad-point",
+            )
     mix = instruction_mix(
         options.binary, report, tuple(names), options.attribution, profiles=profiles
     )

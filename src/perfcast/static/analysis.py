@@ -34,7 +34,7 @@ from perfcast.static.cursors import (
     walk,
 )
 from perfcast.static.error_paths import error_path, noreturn_functions
-from perfcast.static.frontend import parse_sources
+from perfcast.static.frontend import ParsedSource, parse_sources
 from perfcast.static.guards import Guards
 from perfcast.static.loops import (
     Header,
@@ -262,6 +262,10 @@ class _Analysis:
         self.noreturn: set[str] = set()
         self.error_arms: dict[int, str] = {}  # hash of an if's arm -> why it is an error path
         self.error_notes: list[str] = []
+        # operands of ?:, && and || inside loops that run under their condition
+        self.conditions: list[KernelRecord] = []
+        self.taken: set[tuple[str, int]] = set()  # probability pragmas an if or operand took
+        self.source: ParsedSource | None = None  # the unit of the function being walked
 
     # -- driver -----------------------------------------------------------------------------
     def start(self) -> None:
@@ -325,12 +329,16 @@ class _Analysis:
         branches = [
             replace(self._counted(r), all_parameters=names) for r in selected(self.branches)
         ]
+        conditions = [
+            replace(self._counted(r), all_parameters=names) for r in selected(self.conditions)
+        ]
         return StaticReport(
             kernels,
             list(warnings) + self.program.diagnostics + self.error_notes,
             names,
             fingerprints,
             branches,
+            conditions,
         )
 
     def _counted(self, record: KernelRecord) -> StaticKernel:
@@ -429,6 +437,7 @@ class _Analysis:
     # -- walking ----------------------------------------------------------------------------
     def _walk_function(self, name: str, function: Cursor) -> None:
         source = self.program.function_source[name]
+        self.source = source
         context = Context(name)
         if name in self.program.ambiguous:
             context = context.changed(undef=f"two functions are called {name}")
@@ -523,18 +532,78 @@ class _Analysis:
             )
             self.calls[cursor.hash] = CallRecord(call_context, translate)
         # the operands after the first of ?:, && and || run only under a condition
-        later = (
-            True
-            if kind == CursorKind.CONDITIONAL_OPERATOR
-            or (kind == CursorKind.BINARY_OPERATOR and operator(cursor) in ("&&", "||"))
-            else conditional
+        kids = children(cursor)
+        shortcut = kind == CursorKind.CONDITIONAL_OPERATOR or (
+            kind == CursorKind.BINARY_OPERATOR and operator(cursor) in ("&&", "||")
         )
+        later = True if shortcut else conditional
+        contexts = self._operand_contexts(cursor, kids, context) if shortcut else None
         flag = conditional
-        for kid in children(cursor):
+        for index, kid in enumerate(kids):
             kid_kind = kid.kind
             if kid_kind not in _VISITED_STATEMENTS:
-                self._calls_in(kid, context, flag, kid_kind)
+                inner = contexts[index] if contexts is not None else context
+                self._calls_in(kid, inner, flag, kid_kind)
             flag = later
+
+    def _operand_contexts(self, cursor: Cursor, kids: list[Cursor], context: Context) -> list:
+        """The contexts of the operands of a ``?:``, ``&&`` or ``||`` (the first operand's is
+        ``context``); inside a loop, each operand that runs only under the condition is
+        recorded as a condition block (kind ``"condition"``, named
+        ``<function>:cond@<line>:then|else``, ``<function>:and@<line>:right`` or
+        ``<function>:or@<line>:right``), guarded by the first operand (or its negation), or
+        weighted by a ``probability`` pragma of its line that no ``if`` took: the share of
+        evaluations in which the first operand is true."""
+        source = self.source
+        if context.depth == 0 or len(kids) < 2 or source is None:
+            return [context] * len(kids)
+        first = kids[0]
+        arms: tuple[tuple[str, bool], ...]
+        if cursor.kind == CursorKind.CONDITIONAL_OPERATOR:
+            word, arms = "cond", (("then", True), ("else", False))
+        else:
+            word, arms = ("and", (("right", True),))
+            if operator(cursor) == "||":
+                word, arms = "or", (("right", False),)
+        line = cursor.location.line
+        base = f"{context.function}:{word}@{line}"
+        self.names_used[base] = self.names_used.get(base, 0) + 1
+        if self.names_used[base] > 1:
+            base = f"{base}:{cursor.location.column}"
+        path = str(source.path)
+        notes = self.annotations[path].get(line_of(cursor.location), [])
+        probability = next(
+            (a for a in notes if a.kind == "probability" and (path, a.line) not in self.taken),
+            None,
+        )
+        if probability is not None:
+            self.taken.add((path, probability.line))
+            self.extra_symbols |= {str(s) for s in probability.value.free_symbols}
+        contexts = [context]
+        guards: tuple | None = None
+        reason = None
+        if context.undef is None and probability is None:
+            try:
+                guards = tuple(self.guards.of(first, context, True))
+            except FAILURES as error:
+                reason = f"guarded by the condition at line {line} ({describe(error)})"
+        for arm, (suffix, when_true) in enumerate(arms, start=1):
+            if context.undef is not None:
+                arm_context = context
+            elif probability is not None:
+                weight = probability.value if when_true else 1 - probability.value
+                arm_context = context.changed(guards=context.guards + (Factor(weight),))
+            elif guards is None:
+                arm_context = context.changed(undef=reason)
+            else:
+                added = guards if when_true else (Negation(guards),)
+                arm_context = context.changed(guards=context.guards + added)
+            name = f"{base}:{suffix}"
+            self.conditions.append(
+                KernelRecord(name, "condition", kids[arm], source, context.depth, arm_context)
+            )
+            contexts.append(arm_context.changed(region=name))
+        return contexts + [context] * (len(kids) - len(contexts))
 
     def _arguments(self, call: Cursor, context: Context) -> list:
         return [self._argument(a, context) for a in call.get_arguments()]
@@ -745,8 +814,9 @@ class _Analysis:
         kids = children(cursor)
         condition, then = kids[0], kids[1]
         other = kids[2] if len(kids) > 2 else None
-        self._calls_in(condition, context, False)
+        # the if takes its probability pragma first: operands of its condition do not
         then_context, else_context = self._branch_contexts(cursor, condition, context, source)
+        self._calls_in(condition, context, False)
         seeds = context.seeds + (condition,)
         self._visit_arm("then", then, cursor, then_context.changed(seeds=seeds), source)
         if other is not None:
@@ -759,6 +829,8 @@ class _Analysis:
         weighted by a ``probability`` annotation, or undefined with the reason."""
         notes = self.annotations[str(source.path)].get(line_of(cursor.location), [])
         probability = next((a for a in notes if a.kind == "probability"), None)
+        if probability is not None:
+            self.taken.add((str(source.path), probability.line))
         if context.undef is not None:
             return context, context
         arms = children(cursor)[1:3]
@@ -867,6 +939,7 @@ class _Counting:
             column=cursor.location.column,
             note=note,
             parent=context.region or None,
+            end_column=cursor.extent.end.column if record.kind == "condition" else 0,
         )
 
 

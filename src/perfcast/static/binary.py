@@ -70,6 +70,8 @@ class BinaryInstruction:
     inlined : tuple of InlineFrame
         The inlined calls the instruction comes from, outermost first (empty when it belongs to
         the function itself); ``file`` and ``line`` are then in the innermost callee.
+    column : int
+        Source column from the line table (0 when the compiler gave none).
     """
 
     address: int
@@ -84,6 +86,7 @@ class BinaryInstruction:
     kind: str = ""
     target: int | None = None
     inlined: tuple[InlineFrame, ...] = ()
+    column: int = 0
 
     @property
     def end(self) -> int:
@@ -110,9 +113,10 @@ class Binary:
 
 
 class _LineTable:
-    """Address -> (file, line) lookup over all line-table rows of an executable."""
+    """Address -> (file, line) lookup over all line-table rows of an executable (rows:
+    address, file, line, end of sequence, column)."""
 
-    def __init__(self, rows: list[tuple[int, str | None, int, bool]]) -> None:
+    def __init__(self, rows: list[tuple[int, str | None, int, bool, int]]) -> None:
         rows.sort(key=lambda row: (row[0], not row[3]))
         self._addresses = [row[0] for row in rows]
         self._rows = rows
@@ -122,6 +126,13 @@ class _LineTable:
         if index < 0 or self._rows[index][3]:  # before the first row or past an end_sequence
             return None, 0
         return self._rows[index][1], self._rows[index][2]
+
+    def column(self, address: int) -> int:
+        """The source column of the row holding ``address`` (0 when none)."""
+        index = bisect.bisect_right(self._addresses, address) - 1
+        if index < 0 or self._rows[index][3]:
+            return 0
+        return self._rows[index][4]
 
 
 def read_binary(path: str | os.PathLike[str]) -> Binary:
@@ -239,7 +250,7 @@ def _read_debug_info(elf: ELFFile) -> tuple[_LineTable, list[_InlineRange], set[
     """The line table, the address ranges of inlined calls (with their frame chains), and the
     names of functions DWARF marks as not returning."""
     dwarf = elf.get_dwarf_info()
-    rows: list[tuple[int, str | None, int, bool]] = []
+    rows: list[tuple[int, str | None, int, bool, int]] = []
     inlined: list[_InlineRange] = []
     noreturn: set[str] = set()
     for unit in dwarf.iter_CUs():
@@ -258,7 +269,9 @@ def _read_debug_info(elf: ELFFile) -> tuple[_LineTable, list[_InlineRange], set[
             if state is None:
                 continue
             name = files.get(state.file)
-            rows.append((state.address, name, state.line, bool(state.end_sequence)))
+            rows.append(
+                (state.address, name, state.line, bool(state.end_sequence), state.column or 0)
+            )
         base = top.attributes["DW_AT_low_pc"].value if "DW_AT_low_pc" in top.attributes else 0
         _collect_inlined(top, (), files, dwarf, unit, base, inlined)
         for die in top.iter_children():
@@ -422,4 +435,5 @@ def _instruction(
         kind=kind,
         target=target,
         inlined=inlined,
+        column=lines.column(insn.address) if line else 0,
     )

@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from itertools import pairwise
 from pathlib import Path
 
 import pandas as pd
@@ -60,7 +61,8 @@ def read_callgrind(path: str | os.PathLike[str]) -> CallgrindProfile:
     Raises
     ------
     InputError
-        Naming the file and line, when the file is not such a dump or a line is malformed.
+        Naming the file and line, when the file is not such a dump or a line is malformed;
+        naming the file when its costs add up to less than its ``summary:`` (cut short).
     """
     path = Path(path)
     try:
@@ -177,9 +179,16 @@ class _Parser:
     def result(self) -> CallgrindProfile:
         if self.positions is None:
             raise InputError("not a callgrind file: no positions: header", self.source)
+        total = sum(self.counts.values())
+        if self.declared is not None and total < self.declared:
+            raise InputError(
+                f"truncated callgrind file: its instruction costs add up to {total:,}, its "
+                f"summary says {self.declared:,}",
+                self.source,
+            )
         return CallgrindProfile(
             dict(self.counts),
-            sum(self.counts.values()),
+            total,
             self.declared,
             tuple(self.events or ()),
             self.costs,
@@ -318,9 +327,10 @@ def measured_loop_counts(binary: Binary, profile: CallgrindProfile) -> dict[Meas
     """How often each basic block inside a machine loop, each block outside loops (for code
     under a guard no count can be given for) and each function ran in one run.
 
-    A block runs as often as its first instruction; a function is entered as often as its
-    first instruction runs. Link-time addresses are the keys, so the counts of several runs
-    line up.
+    A block runs as often as its first instruction that is no call (with callgrind's default
+    ``--skip-plt=yes`` a call through the PLT is charged the stub's jump too, see
+    :func:`plt_charged_to_calls`); a function is entered as often as its first instruction runs.
+    Link-time addresses are the keys, so the counts of several runs line up.
 
     Parameters
     ----------
@@ -340,5 +350,26 @@ def measured_loop_counts(binary: Binary, profile: CallgrindProfile) -> dict[Meas
         counts["entry", function.name, function.low] = executed.get(function.low + offset, 0)
         blocks = basic_blocks(function)
         for block in blocks:
-            counts["block", function.name, block.start] = executed.get(block.start + offset, 0)
+            first = next((i for i in block.instructions if i.kind != "call"), None)
+            address = first.address if first is not None else block.start
+            counts["block", function.name, block.start] = executed.get(address + offset, 0)
     return counts
+
+
+def plt_charged_to_calls(binary: Binary, profile: CallgrindProfile) -> bool:
+    """True when the profile charges the PLT stubs' instructions to the calls that reach them
+    (callgrind's default ``--skip-plt=yes``): a call ran more often than the instruction it
+    returns to, which did run. The per-function totals of such a profile exceed what the
+    functions execute by the stub's jump per call of a shared-library function (and a few
+    instructions of lazy binding at a symbol's first call); ``--skip-plt=no`` keeps the stubs
+    apart."""
+    obj, offset = binary_object(binary, profile)
+    executed = {addr: n for (name, addr), n in profile.counts.items() if name == obj}
+    for function in binary.functions.values():
+        for call, after in pairwise(function.instructions):
+            if call.kind != "call":
+                continue
+            returned = executed.get(after.address + offset, 0)
+            if returned and executed.get(call.address + offset, 0) > returned:
+                return True
+    return False

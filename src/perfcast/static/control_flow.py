@@ -9,6 +9,7 @@ block that dominates its source).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from perfcast.static.binary import BinaryFunction, BinaryInstruction
@@ -178,3 +179,30 @@ def natural_loops(blocks: list[Block]) -> list[Loop]:
         )
     loops.sort(key=lambda loop: (-len(loop.blocks), loop.header))
     return loops
+
+
+def avoidable(
+    blocks: list[Block], candidates: Collection[int], ignored: Collection[int]
+) -> set[int]:
+    """The candidate blocks some path from the entry to the function's end avoids.
+
+    A path ends at a block without known successors (a return, a tail call, a call that does
+    not return). Paths through ``ignored`` blocks (error paths ending the program, padding) do
+    not count: code that only such paths skip runs whenever the function completes.
+    """
+    skip = set(ignored)
+    found = set()
+    for candidate in candidates:
+        if candidate == 0 or candidate in skip:
+            continue
+        seen, work = {0}, [0]
+        while work:
+            node = work.pop()
+            if not blocks[node].successors:
+                found.add(candidate)
+                break
+            for successor in blocks[node].successors:
+                if successor not in seen and successor != candidate and successor not in skip:
+                    seen.add(successor)
+                    work.append(successor)
+    return found

@@ -34,6 +34,13 @@ calls do not match their source counts; when one source loop becomes several mac
 function's ``notes`` say so. The exception among conditional code is a peeled remainder: body
 code after a loop unrolled by 2 (:mod:`perfcast.static.epilogues`) counts the iterations the
 machine loop leaves, ``C - 2*floor(C/2)`` per entry; after wider passes it is undefined.
+
+Inside loops, a block some iterations skip counts with the share of the ``if`` block holding
+its lines, or else of the construct on the line of the conditional jump that decides it: an
+``if`` arm, a ``?:`` arm or a ``&&`` / ``||`` operand (the report's ``conditions``), told
+apart by the line table's columns; undefined with the reason when none can be told or its
+count is undefined. A jump on a line without such a construct is one the compiler made (a
+nested loop's zero-trip test), taken to hold in every iteration.
 """
 
 from __future__ import annotations
@@ -48,10 +55,12 @@ from typing import Protocol
 import sympy
 
 from perfcast.core.errors import InputError
+from perfcast.static.alternatives import Alternative, alternatives
 from perfcast.static.binary import Binary, BinaryFunction, BinaryInstruction
 from perfcast.static.control_flow import (
     Block,
     Loop,
+    avoidable,
     basic_blocks,
     dominators,
     doomed,
@@ -208,7 +217,11 @@ def instruction_mix(
     """
     if attribution not in ("cfg", "line"):
         raise InputError(f"unknown attribution {attribution!r}: use 'cfg' or 'line'")
-    catalog = _Catalog(list(report.kernels), list(getattr(report, "branches", ())))
+    catalog = _Catalog(
+        list(report.kernels),
+        list(getattr(report, "branches", ())),
+        list(getattr(report, "conditions", ())),
+    )
     inlined = {
         frame.callee
         for f in binary.functions.values()
@@ -273,6 +286,12 @@ def instruction_mix(
 
 #: first element of the key of a machine loop that implements no source loop of the report
 _UNMATCHED = "no source loop"
+
+#: key of the share of a block that copies code of every iteration onto one path
+_COPY = "copy of unconditional code"
+
+#: what decides whether a branch block or condition block runs, and the line of its condition
+_DECIDED = re.compile(r":(if|cond|and|or)@(\d+)(:\d+)?:(then|else|right)$")
 
 #: suffixes gcc gives a specialized copy of a whole function (constant or scalarized arguments)
 _WHOLE_CLONE = re.compile(r"^[A-Za-z_]\w*(\.(constprop|isra)\.\d+)+$")
@@ -362,12 +381,21 @@ class _Catalog:
     """The kernels of a static report, indexed for attribution, with cached source chains."""
 
     def __init__(
-        self, kernels: list[StaticKernelLike], branches: Sequence[StaticKernelLike] = ()
+        self,
+        kernels: list[StaticKernelLike],
+        branches: Sequence[StaticKernelLike] = (),
+        conditions: Sequence[StaticKernelLike] = (),
     ) -> None:
         self.files = {_normal(k.file) for k in kernels}
         self.branches: dict[str, list[StaticKernelLike]] = defaultdict(list)
         for branch in branches:
             self.branches[branch.function].append(branch)
+        # if arms, ?: arms and && / || operands by (function, line of their condition)
+        self.decided_at: dict[tuple[str, int], list[StaticKernelLike]] = defaultdict(list)
+        for part in (*branches, *conditions):
+            where = _DECIDED.search(part.name)
+            if where is not None:
+                self.decided_at[(part.function, int(where.group(2)))].append(part)
         self._guards: dict[tuple, tuple[_Guard, ...]] = {}
         self.inlined: set[str] = set()  # functions the binary inlines somewhere
         self.functions = {k.function: k for k in kernels if k.kind == "function"}
@@ -410,10 +438,18 @@ class _Catalog:
         return self._guards[(function, insn.inlined, insn.file, insn.line)]
 
     def branch_at(
-        self, function: str, file: str | None, line: int, inside: StaticKernelLike | None
+        self,
+        function: str,
+        file: str | None,
+        line: int,
+        inside: StaticKernelLike | None,
+        own_code: bool = False,
     ) -> StaticKernelLike | None:
         """The innermost branch block of a function holding the position, within the loop
-        ``inside`` (the innermost loop holding it) when there is one."""
+        ``inside`` (the innermost loop holding it) when there is one. With ``own_code``, only
+        blocks whose own code can be on that line: not the line of their ``if`` condition (a
+        then block's first line, or the line before an unbraced one), nor an else block's
+        first line."""
         if not file or not line:
             return None
         path = _normal(file)
@@ -423,6 +459,7 @@ class _Catalog:
             if _normal(b.file) == path
             and b.line <= line <= b.end_line
             and (inside is None or inside.line <= b.line <= b.end_line <= inside.end_line)
+            and (not own_code or line > _condition_line(b))
         ]
         return max(found, key=lambda b: (b.line, -b.end_line), default=None)
 
@@ -459,6 +496,20 @@ class _Catalog:
             path += ((name, file, line),)
         return tuple(chain), tuple(guards)
 
+    def undefined_branch(
+        self, function: str, instructions: Sequence[BinaryInstruction]
+    ) -> str | None:
+        """Why the count of one of the instructions (of code outside machine loops) is
+        undefined: the reason of the innermost ``if`` block holding its line (past the block's
+        first line, which the condition shares) when that block's count is undefined, else
+        None."""
+        for insn in instructions:
+            owner = insn.inlined[-1].callee if insn.inlined else function
+            branch = self.branch_at(owner, insn.file, insn.line, None)
+            if branch is not None and insn.line > branch.line and branch.count is None:
+                return f"count of block {branch.name} undefined: {branch.undef_reason}"
+        return None
+
     def branch_share(self, function: str, insn: BinaryInstruction, loop_name: str) -> _Place:
         """The share of the iterations of source loop ``loop_name`` in which an instruction
         runs: that of the innermost ``if`` block holding its line inside the loop, in the
@@ -469,10 +520,19 @@ class _Catalog:
             function = insn.inlined[-1].callee  # the code of the innermost inlined function
         loops = self.loops_at(function, insn.file, insn.line)
         inner = loops[-1] if loops else None
-        if inner is None or inner.name != loop_name:
+        if inner is None:
             return _Place((), sympy.Integer(1), None)
-        branch = self.branch_at(function, insn.file, insn.line, inner)
-        if branch is None or insn.line <= branch.line:
+        if inner.name != loop_name:
+            # code of a loop nested in it, outside that loop's machine loop (its set-up, or
+            # invariant code hoisted before it): the share of the if block of ``loop_name``
+            # around the nested loop, when there is one
+            inner = next((k for k in loops if k.name == loop_name), None)
+            if inner is None:
+                return _Place((), sympy.Integer(1), None)
+            branch = self._branch_around(function, insn, inner)
+        else:
+            branch = self.branch_at(function, insn.file, insn.line, inner, own_code=True)
+        if branch is None:
             return _Place((), sympy.Integer(1), None)  # key () : no block of the report
         if branch.count is None:
             return _Place(
@@ -487,6 +547,227 @@ class _Catalog:
             _Place((branch.name,), _normalized(branch.count), None),
             _Place((branch.name,), _normalized(inner.count), None),
         )
+
+    def _branch_around(
+        self, function: str, insn: BinaryInstruction, loop: StaticKernelLike
+    ) -> StaticKernelLike | None:
+        """The innermost ``if`` block directly in source loop ``loop`` (in no loop nested in
+        it) whose own code holds the instruction's line."""
+        found = [
+            b
+            for b in self.branches.get(function, ())
+            if _normal(b.file) == _normal(insn.file)
+            and b.line <= insn.line <= b.end_line
+            and loop.line <= b.line <= b.end_line <= loop.end_line
+            and insn.line > _condition_line(b)
+            and self.loops_at(function, b.file, b.line)[-1] is loop
+        ]
+        return max(found, key=lambda b: (b.line, -b.end_line), default=None)
+
+    def condition_share(
+        self,
+        function: str,
+        blocks: list[Block],
+        index: int,
+        deciding: int | None,
+        loop_name: str,
+        compound: bool = False,
+    ) -> _Place:
+        """The share of the iterations of source loop ``loop_name`` in which a block runs that
+        some iterations skip and no ``if`` block of the report holds by its lines: one whose
+        code lies on the line of the condition that decides it (``control``, the conditional
+        jump before it), an arm of a ``?:``, the right operand of ``&&`` / ``||``, or an ``if``
+        block whose code the compiler put on the condition's line. The share of the one part
+        of that line it can be; None with the reason when none, several with different counts,
+        or one whose count is undefined. ``deciding`` is the block ending in that jump;
+        ``compound`` says that the block runs on the outcome of several tests of that line
+        (the value of a ``&&`` / ``||``, or the code after it), which can only be the body
+        of an ``if`` whose condition it is."""
+        block = blocks[index]
+        start = block.start
+        control = _jump_of(blocks[deciding]) if deciding is not None else None
+        if control is None or not control.file or not control.line:
+            return _Place((), sympy.Integer(1), None)  # a jump the compiler made, no source
+        if control.inlined:
+            function = control.inlined[-1].callee
+        if not any(
+            _normal(p.file) == _normal(control.file)
+            for p in self.decided_at.get((function, control.line), ())
+        ):
+            # no if, ?:, && or || on the deciding jump's line: a condition the compiler made
+            # (the zero-trip test of a nested loop, a remainder's test), which holds in every
+            # iteration when the loops run as the source counts them
+            return _Place((), sympy.Integer(1), None)
+        if not any(i.file and i.line for i in block.instructions):
+            return _Place(
+                (),
+                None,
+                f"block at {start:#x} runs in some iterations of {loop_name} only, and has no "
+                f"source line: which outcome of the condition at line {control.line} it is "
+                "cannot be told",
+            )
+        frames = control.inlined
+        line = control.line
+        own = {
+            (_normal(i.file), i.line)
+            for i in block.instructions
+            if i.file and i.line and i.inlined == frames
+        }
+        loops = self.loops_at(function, control.file, line)
+        inner = loops[-1] if loops else None
+        # the loop's own line: its update and test, which compilers copy into each arm
+        header = inner.line if inner is not None else line
+        elsewhere = sorted(
+            n for f, n in own if f != _normal(control.file) or n not in (line, header)
+        )
+        mixed = any(i.inlined != frames for i in block.instructions if i.line)
+        if frames and inner is None and elsewhere and not mixed:
+            return self._inlined_block_share(function, control.file, elsewhere, start, loop_name)
+        last = block.instructions[-1]
+        tested = last.line if last.kind == "branch" else None
+        if (
+            elsewhere
+            and not mixed
+            and inner is not None
+            and inner.name == loop_name
+            and all(
+                self._unconditional(function, control.file, n, inner, n == tested)
+                for n in elsewhere
+            )
+        ):
+            # a copy of code that runs in every iteration, put by the compiler on one of the
+            # paths after the condition (tail duplication)
+            return _Place((_COPY,), sympy.Integer(1), None)
+        if elsewhere or mixed:
+            return _Place(
+                (),
+                None,
+                f"block at {start:#x} runs in some iterations of {loop_name} only, under the "
+                f"condition at line {line}, and no if block, ?: arm or && / || operand of the "
+                f"report holds its code (line {elsewhere[0] if elsewhere else line}; code after "
+                "a continue or break, or code the compiler moved)",
+            )
+        if inner is None or inner.name != loop_name:
+            return _Place(
+                (),
+                None,
+                f"block at {start:#x} runs in some iterations of {loop_name} only, under the "
+                f"condition at line {line}, which is not in that loop's body",
+            )
+        parts = [
+            p
+            for p in self.decided_at.get((function, line), ())
+            if _normal(p.file) == _normal(control.file)
+        ]
+        held = _held_by(block, parts, control)
+        if held is None and deciding is not None:
+            held = _other_arm(blocks, index, deciding, parts, control)
+        last = block.instructions[-1]
+        if held is not None:
+            parts = [held]  # the columns of the line table tell which operand the code is
+        elif compound:
+            tests = last.kind == "branch" and last.line == line
+            parts = [] if tests else [p for p in parts if p.kind == "branch"]
+            if not parts:
+                return _Place(
+                    (),
+                    None,
+                    f"block at {start:#x} runs in some iterations of {loop_name} only, on the "
+                    f"outcome of several tests of the condition at line {line} (a && or ||), "
+                    "whose count the report does not hold",
+                )
+        elif last.kind == "branch" and last.line == line and any(p.kind != "branch" for p in parts):
+            # the block tests a condition itself: an operand of ?:, && or ||, not an if body
+            parts = [p for p in parts if p.kind != "branch"]
+        names = ", ".join(p.name for p in parts)
+        if not parts:
+            return _Place(
+                (),
+                None,
+                f"block at {start:#x} runs in some iterations of {loop_name} only, under the "
+                f"condition at line {line}, which holds no if, ?:, && or || of the report",
+            )
+        if inner.count is None:
+            return _Place((), None, f"count of loop {loop_name} undefined: {inner.undef_reason}")
+        undefined = [p for p in parts if p.count is None]
+        if undefined:
+            return _Place(
+                (),
+                None,
+                f"block at {start:#x} runs in some iterations of {loop_name} only, as "
+                f"{'one of ' if len(parts) > 1 else ''}{names}, and how many is undefined: "
+                f"{undefined[0].undef_reason}",
+            )
+        counts = {_normalized(p.count) for p in parts}
+        if len(counts) > 1:
+            return _Place(
+                (),
+                None,
+                f"block at {start:#x} runs in some iterations of {loop_name} only, as one of "
+                f"{names} (the condition at line {line}), which run different numbers of times, "
+                "and the binary does not tell which",
+            )
+        return _share(
+            _Place((parts[0].name,), counts.pop(), None),
+            _Place((parts[0].name,), _normalized(inner.count), None),
+        )
+
+    def _unconditional(
+        self, function: str, file: str | None, line: int, loop: StaticKernelLike, tests: bool
+    ) -> bool:
+        """Whether code on ``line`` runs in every iteration of source loop ``loop`` in the
+        source: directly in its body, in no if block, ?: or && / || operand, nor nested loop;
+        with ``tests`` (the code ends in a conditional jump of that line), the condition of
+        an ``if`` on that line counts too."""
+        loops = self.loops_at(function, file, line)
+        if not loops or loops[-1] is not loop:
+            return False
+        if self.branch_at(function, file, line, loop, own_code=True) is not None:
+            return False
+        parts = self.decided_at.get((function, line), ())
+        return not parts or (tests and all(p.kind == "branch" for p in parts))
+
+    def _inlined_block_share(
+        self, function: str, file: str | None, lines: list[int], start: int, loop_name: str
+    ) -> _Place:
+        """The share of the calls of inlined ``function`` in which a block of its code outside
+        its loops runs: that of the one ``if`` block of ``function`` holding all its lines
+        (its count per call of ``function``), or None naming that block or the lines."""
+        found = {self.branch_at(function, file, n, None, own_code=True) for n in lines}
+        branch = found.pop() if len(found) == 1 else None
+        if branch is None or self.loops_at(function, file, branch.line):
+            return _Place(
+                (),
+                None,
+                f"block at {start:#x} of {function}, inlined in {loop_name}, runs in some of "
+                f"its calls only, and no one if block of {function} outside its loops holds "
+                f"its code (lines {', '.join(map(str, lines))})",
+            )
+        callee = self.functions.get(function)
+        if branch.count is None or callee is None or callee.count is None:
+            return _Place(
+                (),
+                None,
+                f"block at {start:#x} runs in some calls of {function} (inlined in "
+                f"{loop_name}) only, as code of block {branch.name}, and how many is "
+                f"undefined: {branch.undef_reason or f'count of function {function} undefined'}",
+            )
+        return _share(
+            _Place((branch.name,), _normalized(branch.count), None),
+            _Place((branch.name,), _normalized(callee.count), None),
+        )
+
+    def iterations_per_entry(self, key: tuple) -> sympy.Expr | None:
+        """Iterations of source loop ``key`` per entry: its count over that of the loop or
+        function around it (None when either is undefined)."""
+        loop = self.loop_named.get(key[1]) if len(key) > 1 else None
+        if loop is None or loop.count is None:
+            return None
+        around = [k for k in self.loops_at(loop.function, loop.file, loop.line) if k is not loop]
+        enclosing = around[-1] if around else self.functions.get(loop.function)
+        if enclosing is None or enclosing.count is None or enclosing.count == 0:
+            return None
+        return sympy.cancel(_normalized(loop.count) / _normalized(enclosing.count))
 
     def entry_share(self, function: str, insn: BinaryInstruction, key: tuple) -> _Place:
         """The share of the runs of the place enclosing the source loop ``key`` (its enclosing
@@ -663,18 +944,76 @@ def _cfg_counts(
     error_paths = doomed(blocks)
     measured_places: set[tuple] = set()
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
+    copies: list[int] = []  # blocks copying every iteration's code onto one path
     dominating = dominators(blocks)
-    unexplained: list[int] = []  # blocks of loops counted in every iteration they may skip
+    chosen = _chosen_at_run_time(source, blocks, around, place_of, catalog, live, error_paths)
+    # copies with a run-time trip count keep the machine-loop counts (see _run_time_copies)
+    assumed: set[int] = set()
+    for alternative in {id(a): a for a in chosen.values()}.values():
+        how = _run_time_copies(alternative, catalog, blocks, machine_loops, around, place_of)
+        if how is None:
+            continue
+        assumed |= alternative.blocks
+        if how == "both" and not measured:
+            notes.append(
+                f"{_alternative_reason(alternative, blocks, profiled=True)}: both copies are "
+                "counted, the machine loop with the source loop's count and the straight-line "
+                "copy once per entry (an upper bound; --profile measures them)"
+            )
+    # blocks outside machine loops that some calls skip (an error check, a compiler-made
+    # test): counted once per call statically, measured with a profile
+    under_condition = (
+        avoidable(blocks, [b.index for b in blocks if not around[b.index]], error_paths)
+        if measured
+        else set()
+    )
+    skipped: list[int] = []
     for block in blocks:
         chain = around[block.index]
         conditional: str | None = None  # the source loop whose iterations skip this block
+        from_profile = False
+        key = ("block", function.name, block.start)
+        measured_block = False  # counted from the profile as a whole
         if block.index not in live or block.index in error_paths:
             # alignment padding after a return or jump, or an error path ending the program
             count = sympy.Integer(0)
+        elif block.index in chosen and (key in measured or block.index not in assumed):
+            # one of two copies of a source loop: the profile tells which ran, nothing else does
+            alternative = chosen[block.index]
+            if key not in measured:
+                # a copy whose machine loops are already undefined (two versions each covering
+                # all iterations) keeps that reason; otherwise the check is named
+                undefined = (
+                    runs[loop.header].reason
+                    for loop in machine_loops
+                    if loop.header in alternative.blocks and runs[loop.header].count is None
+                )
+                raise _Undefined(next(undefined, None) or _alternative_reason(alternative, blocks))
+            count = measured[key]
+            from_profile = True
+            if ("check", alternative.check) not in measured_places:
+                measured_places.add(("check", alternative.check))
+                notes.append(
+                    f"{_alternative_reason(alternative, blocks, profiled=True)}: block counts "
+                    "measured"
+                )
         elif block.index in remainders:
             count = remainders[block.index]
         elif not chain:
             count = function_count
+            key = ("block", function.name, block.start)
+            reason = (
+                catalog.undefined_branch(source, block.instructions) if key in measured else None
+            )
+            if reason is not None:
+                # under an if outside loops whose count is undefined: the profile tells
+                count = measured[key]
+                measured_block = True
+                notes.append(f"block at {block.start:#x}: count measured ({reason})")
+            elif block.index in under_condition and key in measured:
+                count = measured[key]  # code some calls skip: the profile tells how many
+                measured_block = True
+                skipped.append(block.start)
         elif runs[chain[-1].header].count is None and ("block", function.name, block.start) in (
             measured
         ):
@@ -690,22 +1029,37 @@ def _cfg_counts(
         else:
             innermost = chain[-1]
             count = runs[innermost.header].defined()
-            if innermost.exits_at_header and block.index == innermost.header:
-                outer = runs[chain[-2].header].defined() if len(chain) > 1 else function_count
-                count = count + outer
+            body_first = (
+                innermost.exits_at_header
+                and innermost.header in machine_counts.source_counted
+                and _header_holds_body(
+                    source, blocks[innermost.header], place_of[innermost.header].key, catalog
+                )
+            )
+            if body_first:
+                # the header holds the body before the exit test (a rotated loop entered at
+                # its header, e.g. gcc -O2 jumping past a one-instruction latch): it runs once
+                # per source iteration, the rest of the loop's own code once less per entry
+                if block.index != innermost.header and around[block.index][-1] is innermost:
+                    count = count - _enclosing_runs(chain, runs, function_count)
+            elif innermost.exits_at_header and block.index == innermost.header:
+                count = count + _enclosing_runs(chain, runs, function_count)
             elif any(block.index not in dominating[latch] for latch in innermost.latches):
                 # a block some iterations skip: its own code runs in its if block's share
                 loop_key = place_of[innermost.header].key
                 if len(loop_key) > 2 and loop_key[0] != _UNMATCHED:
                     conditional = loop_key[1]
         shares = [sympy.Integer(1)] * len(block.instructions)
-        from_profile = False
+        from_profile = from_profile or measured_block
+        # a conditional block without any source line (a loop's set-up clang left without
+        # one) runs as often as the code it alone leads into: that code stands in for it
+        lead = _leads_into(blocks, block, dominating) if conditional is not None else None
+        stand_ins = [lead] * len(block.instructions) if lead else list(block.instructions)
         if conditional is not None:
-            key = ("block", function.name, block.start)
             try:
-                places = [
-                    catalog.branch_share(source, insn, conditional) for insn in block.instructions
-                ]
+                places = _block_places(
+                    block, [catalog.branch_share(source, i, conditional) for i in stand_ins]
+                )
                 shares = [place.defined() for place in places]
             except _Undefined as reason:
                 if key not in measured:
@@ -717,20 +1071,31 @@ def _cfg_counts(
                     notes.append(f"block at {block.start:#x}: count measured ({reason})")
             else:
                 if not any(place.key for place in places):
-                    # skipped by some iterations, yet in no if block of the report: the arm
-                    # of a conditional operator or of a && / || condition
+                    # skipped by some iterations, yet in no if block of the report by its
+                    # lines: the arm of a ?:, a && / || operand, or an if block's code on
+                    # its condition's line; the conditional jump before it tells which
                     if key in measured:
                         count = measured[key]
                         from_profile = True
-                    else:
-                        unexplained.append(block.start)
-        for insn, share in zip(block.instructions, shares, strict=True):
+                    elif not _under_call_guard(catalog, source, stand_ins, len(chain)):
+                        control = _controlling_branch(blocks, block.index, innermost, dominating)
+                        decided = catalog.condition_share(
+                            source,
+                            blocks,
+                            block.index,
+                            control,
+                            conditional,
+                            _compound(blocks, block.index, control, innermost, dominating),
+                        )
+                        shares = [decided.defined()] * len(block.instructions)
+                        if decided.key == (_COPY,):
+                            copies.append(block.start)
+        for insn, stand_in, share in zip(block.instructions, stand_ins, shares, strict=True):
             try:
-                for guard in () if from_profile else catalog.guards(source, insn):
+                for guard in () if from_profile else catalog.guards(source, stand_in):
                     if guard.loops >= len(chain):  # inside the innermost machine loop around it
                         share = share * guard.share.defined()
             except _Undefined as reason:
-                key = ("block", function.name, block.start)
                 if key not in measured:
                     raise
                 if key not in measured_places:  # inlined code under a guard nobody can count
@@ -739,15 +1104,340 @@ def _cfg_counts(
                 counted.append((insn, measured[key]))
                 continue
             counted.append((insn, count if share == 1 else sympy.expand(count * share)))
-    if unexplained:
-        starts = ", ".join(f"{start:#x}" for start in unexplained[:5])
-        more = f" and {len(unexplained) - 5} more" if len(unexplained) > 5 else ""
+    if skipped:
+        starts = ", ".join(f"{start:#x}" for start in skipped[:5])
+        more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
         notes.append(
-            f"blocks at {starts}{more} run in some loop iterations only, under a condition "
-            "with no if block in the static report (a ?: operator, a && or || condition): "
-            "counted in every iteration (an upper bound; --profile measures them)"
+            f"blocks at {starts}{more} run under a condition outside loops that some calls "
+            "skip: counts measured"
+        )
+    if copies:
+        starts = ", ".join(f"{start:#x}" for start in copies[:5])
+        notes.append(
+            f"blocks at {starts}{' and more' if len(copies) > 5 else ''} are copies of code that "
+            "runs in every loop iteration, which the compiler put on the paths after a "
+            "condition: each copy counts in every iteration (their instructions are over-counted "
+            "by the iterations that take the other path; --profile measures them)"
         )
     return counted
+
+
+def _held_by(
+    block: Block, parts: list[StaticKernelLike], control: BinaryInstruction
+) -> StaticKernelLike | None:
+    """The operand of a ``?:``, ``&&`` or ``||`` whose source columns hold the block's code:
+    for each instruction with a column, the innermost operand holding it; the one of those
+    that holds the others (an operand whose nested condition the compiler folded into it).
+    None when no column falls in an operand or the operands found are disjoint."""
+    spans = {id(p): _span(p) for p in parts if _span(p)[3]}
+    found = []
+    for insn in block.instructions:
+        if not insn.column or insn.inlined != control.inlined:
+            continue
+        if _normal(insn.file) != _normal(control.file):
+            continue
+        position = (insn.line, insn.column)
+        holding = [
+            p for p in parts if id(p) in spans and spans[id(p)][:2] <= position < spans[id(p)][2:]
+        ]
+        if holding:
+            found.append(max(holding, key=lambda p: (spans[id(p)][:2], _negated(spans[id(p)][2:]))))
+    if not found:
+        return None
+    outer = min(found, key=lambda p: (spans[id(p)][:2], _negated(spans[id(p)][2:])))
+    first, last = spans[id(outer)][:2], spans[id(outer)][2:]
+    inside = all(first <= spans[id(p)][:2] and spans[id(p)][2:] <= last for p in found)
+    return outer if inside else None
+
+
+def _condition_line(branch: StaticKernelLike) -> int:
+    """The last line of an ``if`` block that is its condition's code, not its own: the if's
+    line for a then block (an unbraced one starts on the next line), the first line of an else
+    block (``} else {``)."""
+    where = _DECIDED.search(branch.name)
+    if where is not None and where.group(4) == "then":
+        return min(int(where.group(2)), branch.line)
+    return branch.line
+
+
+def _span(part: StaticKernelLike) -> tuple[int, int, int, int]:
+    """Where a condition block's code lies: first line and column, last line and the column
+    past its end (0 when the report gives no columns)."""
+    return (
+        part.line,
+        int(getattr(part, "column", 0)),
+        part.end_line,
+        int(getattr(part, "end_column", 0)),
+    )
+
+
+def _negated(position: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(-value for value in position)
+
+
+def _other_arm(
+    blocks: list[Block],
+    index: int,
+    deciding: int,
+    parts: list[StaticKernelLike],
+    control: BinaryInstruction,
+) -> StaticKernelLike | None:
+    """The arm of a ``?:`` a block is, when the other way from the deciding jump starts with
+    code the columns place in the other arm of that ``?:``."""
+    others = [s for s in blocks[deciding].successors if s != index]
+    if len(others) != 1 or len(blocks[deciding].successors) != 2:
+        return None
+    held = _held_by(blocks[others[0]], parts, control)
+    if held is None or not held.name.endswith((":then", ":else")):
+        return None
+    wanted = held.name[: -len("then")] + ("else" if held.name.endswith(":then") else "then")
+    return next((p for p in parts if p.name == wanted), None)
+
+
+def _compound(
+    blocks: list[Block], index: int, deciding: int | None, loop: Loop, dominating: list[set[int]]
+) -> bool:
+    """Whether block ``index`` runs on the outcome of several tests of one source line: it is
+    reached from two or more conditional jumps of the deciding jump's line, or the block that
+    decides it is itself decided by a jump of that line (``a && b`` materialized as 0 or 1,
+    code after the condition)."""
+    if deciding is None:
+        return False
+    control = _jump_of(blocks[deciding])
+    if control is None:
+        return False
+    where = (control.file, control.line, control.inlined)
+
+    def same_line(block: int | None) -> bool:
+        if block is None:
+            return False
+        jump = _jump_of(blocks[block])
+        return (
+            jump is not None
+            and blocks[block].instructions[-1].kind == "branch"
+            and (jump.file, jump.line, jump.inlined) == where
+        )
+
+    testing = [p for p in blocks[index].predecessors if p in loop.blocks and same_line(p)]
+    if len(testing) > 1:
+        return True
+    return same_line(_controlling_branch(blocks, deciding, loop, dominating))
+
+
+def _jump_of(block: Block) -> BinaryInstruction | None:
+    """The conditional jump ending a block, with the source line of the block's last lined
+    instruction when the jump has none."""
+    last = block.instructions[-1]
+    if last.line:
+        return last
+    lined = [i for i in block.instructions if i.file and i.line]
+    return lined[-1] if lined else None
+
+
+def _under_call_guard(
+    catalog: _Catalog, source: str, instructions: Sequence[BinaryInstruction], depth: int
+) -> bool:
+    """Whether a block's instructions are inlined code under an ``if`` block around its call
+    site, inside the innermost machine loop around it (``depth`` machine loops): that guard's
+    share counts them (:meth:`_Catalog.guards`)."""
+    return any(
+        guard.loops >= depth
+        for insn in instructions
+        if insn.inlined and insn.line
+        for guard in catalog.guards(source, insn)
+    )
+
+
+def _leads_into(
+    blocks: list[Block], block: Block, dominating: list[set[int]]
+) -> BinaryInstruction | None:
+    """For a block without any source line that has one successor it dominates (every entry
+    of that successor's code from outside comes through it), the successor's first
+    instruction with a line; None otherwise."""
+    if any(i.file and i.line for i in block.instructions) or len(block.successors) != 1:
+        return None
+    following = block.successors[0]
+    if block.index not in dominating[following]:
+        return None
+    lined = [i for i in blocks[following].instructions if i.file and i.line]
+    return lined[0] if lined else None
+
+
+def _controlling_branch(
+    blocks: list[Block], index: int, loop: Loop, dominating: list[set[int]]
+) -> int | None:
+    """The conditional jump that decides whether block ``index`` of machine loop ``loop``
+    runs in an iteration: the one ending the nearest block of the loop that dominates it and
+    from which some path leaves the iteration (to a latch or out of the loop) without it."""
+    avoiding: set[int] = set()  # blocks with a path to the end of the iteration avoiding it
+    ends = [b for b in loop.blocks if b != index and b in loop.latches]
+    ends += [
+        b
+        for b in loop.blocks
+        if b != index and any(s not in loop.blocks for s in blocks[b].successors)
+    ]
+    stack = list(ends)
+    while stack:
+        current = stack.pop()
+        if current in avoiding:
+            continue
+        avoiding.add(current)
+        stack.extend(
+            p
+            for p in blocks[current].predecessors
+            if p in loop.blocks and p != index and p not in avoiding and current != loop.header
+        )
+    above = sorted(
+        (d for d in dominating[index] if d != index and d in loop.blocks),
+        key=lambda d: -len(dominating[d]),
+    )
+    for candidate in above:
+        last = blocks[candidate].instructions[-1]
+        if last.kind != "branch":
+            continue
+        if any(s in avoiding or s not in loop.blocks for s in blocks[candidate].successors):
+            return candidate
+    return None
+
+
+def _block_places(block: Block, places: list[_Place]) -> list[_Place]:
+    """The shares of a conditional block's instructions, those without a source line (line 0:
+    a jump or a spill the compiler added, or code it merged from several lines) taking that of
+    the nearest instruction of the block that has one: every instruction of a basic block runs
+    as often as the others, and a line-0 jump back to the loop's header at the end of an ``if``
+    block counted in every iteration (clang -O2: +5.5 % on a ten-iteration guard)."""
+    lined = [i for i, insn in enumerate(block.instructions) if insn.file and insn.line]
+    if not lined:
+        return places
+    keyed = {places[i].count for i in lined if places[i].key}
+    if len(keyed) == 1:
+        # a block of one if block's code and code of lines around it (the condition's line,
+        # tail-duplicated code after the block) runs as often as the block
+        inside = next(places[i] for i in lined if places[i].key)
+        return [inside] * len(places)
+    result = []
+    for index, (insn, place) in enumerate(zip(block.instructions, places, strict=True)):
+        if insn.file and insn.line:
+            result.append(place)
+            continue
+        before = [i for i in lined if i < index]
+        result.append(places[before[-1] if before else lined[0]])
+    return result
+
+
+def _chosen_at_run_time(
+    function: str,
+    blocks: list[Block],
+    around: dict[int, list[Loop]],
+    place_of: dict[int, _Place],
+    catalog: _Catalog,
+    live: set[int],
+    error_paths: set[int],
+) -> dict[int, Alternative]:
+    """Block -> the compiler-made check it lies behind, for the blocks of two copies of one
+    source loop of which a run-time check picks one (:mod:`perfcast.static.alternatives`)."""
+    ignored = {b.index for b in blocks if b.index not in live} | error_paths
+    found = alternatives(
+        blocks,
+        around,
+        {header: place.key for header, place in place_of.items()},
+        lambda block: _body_loop(function, block, catalog),
+        ignored,
+    )
+    return {index: alternative for alternative in found for index in alternative.blocks}
+
+
+def _run_time_copies(
+    alternative: Alternative,
+    catalog: _Catalog,
+    blocks: list[Block],
+    machine_loops: list[Loop],
+    around: dict[int, list[Loop]],
+    place_of: dict[int, _Place],
+) -> str | None:
+    """How the counts of copies with a run-time trip count treat them, or None when every
+    machine loop of the copies has a constant trip count (or there is none: straight-line
+    copies), which are counted in full per entry each: both copies, the silent double count.
+
+    ``"shared"``: both copies are machine loops, one with a run-time count, of different widths;
+    their counts give the source loop's iterations to them widest first, as for a vector loop
+    and its remainder loop (the path of arrays that do not overlap; :class:`_MachineCounts`
+    notes it). Copies of equal widths (whole versions of a loop nest) would give one of them
+    every iteration: None.
+    ``"both"``: one copy is straight-line code (a library call), counted once per entry on top
+    of the machine loop's count: an upper bound. Copies of a source loop whose length per entry
+    is a constant are None whatever the binary shows (straight-line code is that loop
+    unrolled; a trip count it does not show depends on the path).
+    """
+    sides = [
+        [
+            loop
+            for loop in machine_loops
+            if loop.header in side and place_of[loop.header].key == alternative.loop
+        ]
+        for side in alternative.sides
+    ]
+    per_entry = catalog.iterations_per_entry(alternative.loop)
+    if per_entry is not None and per_entry.is_number:
+        # a loop of fixed length: a trip count the binary does not show is only path-dependent
+        # (clang's fallback loop starts where the shared first iteration left it)
+        return None
+    widths: list[set[int | None]] = [set(), set()]
+    run_time = False
+    for side, loops in enumerate(sides):
+        for loop in loops:
+            own = {b for b in loop.blocks if around[b][-1] is loop}
+            found = induction(blocks, loop, own)
+            run_time = run_time or found is None or found.trip_count() is None
+            widths[side].add(_width(found, blocks, own))
+    if not run_time:
+        return None
+    if not all(sides):
+        return "both"
+    # copies taking as many iterations per pass cannot be a vector loop and its remainder
+    # loop: sharing the iterations would give one of them all (gcc -O3 versions a whole nest)
+    wider = [max((w for w in side if w is not None), default=None) for side in widths]
+    return "shared" if None not in wider and wider[0] != wider[1] else None
+
+
+def _body_loop(function: str, block: Block, catalog: _Catalog) -> tuple | None:
+    """Key of the source loop whose body most of the block's instructions are: the innermost
+    loop around each instruction, unless the instruction carries that loop's header line (a
+    guard, an induction update) in the loop's own function."""
+    votes: dict[tuple, int] = defaultdict(int)
+    for insn in block.instructions:
+        chain = catalog.chain(function, insn)
+        if not chain:
+            continue
+        key = chain[-1].key
+        if len(key) < 3 or key[0] == _UNMATCHED:
+            continue
+        in_own_function = len(key[0]) == len(insn.inlined)
+        if in_own_function and insn.line <= key[2]:
+            continue  # the loop's header line (or before it): no body code
+        votes[key] += 1
+    if not votes:
+        return None
+    key = max(votes, key=votes.__getitem__)
+    return key if 2 * votes[key] > len(block.instructions) else None
+
+
+def _alternative_reason(
+    alternative: Alternative, blocks: list[Block], profiled: bool = False
+) -> str:
+    """Why the copies behind a run-time check cannot be counted from the binary."""
+    branch = blocks[alternative.check].instructions[-1]
+    name = alternative.loop[1] if len(alternative.loop) > 1 else "?"
+    first, second = (blocks[min(side)].start for side in alternative.sides)
+    text = (
+        f"source loop {name} is versioned by the compiler behind a run-time check at line "
+        f"{branch.line} (branch at {branch.address:#x}): the copies at {first:#x} and "
+        f"{second:#x} are alternatives of which one runs per entry (an alias or alignment "
+        "check)"
+    )
+    if profiled:
+        return text
+    return f"{text}, which the binary does not tell (--profile measures it)"
 
 
 @dataclass(frozen=True)
@@ -789,6 +1479,9 @@ class _MachineCounts:
         # (enclosing machine loop header or None, source loop key) -> what the source loop's
         # machine loops leave undone (filled by counts)
         self.remainders: dict[tuple, _Remainder] = {}
+        # headers of machine loops counted with their source loop's count (no trip count read
+        # from the binary, one source iteration per pass)
+        self.source_counted: set[int] = set()
 
     def _own(self, loop: Loop) -> set[int]:
         """The loop's blocks that no loop nested in it holds."""
@@ -873,6 +1566,12 @@ class _MachineCounts:
             loop.header: _width(found[loop.header], self.blocks, own[loop.header]) for loop in group
         }
         if len(group) == 1 and widths[group[0].header] == 1:
+            if entry.count is not None and sympy.expand(entry.count - source_entry.count) != 0:
+                # entered as often as the enclosing machine loop runs, which differs from the
+                # enclosing source loop's count (an outer loop vectorized around it)
+                runs = sympy.expand(per_entry * entry.count)
+                return {group[0].header: _Place(place.key, runs, None)}, None
+            self.source_counted.add(group[0].header)
             return {group[0].header: _Place(place.key, place.count, None)}, None
         unknown = [h for h, k in widths.items() if k is None]
         if unknown:
@@ -987,6 +1686,28 @@ def _remainder_counts(
     return found
 
 
+def _enclosing_runs(
+    chain: list[Loop], runs: dict[int, _Place], function_count: sympy.Expr
+) -> sympy.Expr:
+    """How often the innermost machine loop of ``chain`` is entered: the runs of the machine
+    loop around it, else the function's count."""
+    return runs[chain[-2].header].defined() if len(chain) > 1 else function_count
+
+
+def _header_holds_body(function: str, block: Block, key: tuple, catalog: _Catalog) -> bool:
+    """True when the block holds code of the body of source loop ``key`` (a line after the
+    loop's own, in the loop, not inlined), not only its condition."""
+    line = key[2] if len(key) > 2 else None
+    if line is None:
+        return False
+    return any(
+        not insn.inlined
+        and insn.line > line
+        and any(place.key == key for place in catalog.chain(function, insn))
+        for insn in block.instructions
+    )
+
+
 def _is_body_copy(function: str, block: Block, depth: int, key: tuple, catalog: _Catalog) -> bool:
     """True when most instructions of the block are the body of the source loop ``key`` at
     machine depth ``depth``: lines after its header line, in its own function."""
@@ -1004,11 +1725,19 @@ def _is_body_copy(function: str, block: Block, depth: int, key: tuple, catalog: 
 
 def _width(found: Induction | None, blocks: list[Block], own: set[int]) -> int | None:
     """Source iterations one pass of a machine loop covers: from its induction register, else 1
-    for a loop without packed SIMD instructions, else None (unknown)."""
+    for a loop without packed SIMD instructions, unless its pointer moves several elements per
+    pass and reaches more than one of them; else None (unknown)."""
     width = found.elements_per_iteration() if found is not None else None
     if width is not None:
         return width
-    return None if packed(blocks, own) else 1
+    if packed(blocks, own):
+        return None
+    if found is not None and found.scale == 1 and found.several_per_pass:
+        # a pointer or byte offset moving several elements per pass and reaching more than one
+        # of them in scalar code: unrolled copies of the body, or fields of one struct; the
+        # binary does not tell (one element per array is a strided walk: one iteration)
+        return None
+    return 1
 
 
 def _per_entry_text(per_entry: sympy.Expr | None) -> str:
@@ -1049,5 +1778,30 @@ def _match_loops(
                 "(the static report misses a loop, or the compiler restructured it)",
             )
             continue
-        matched[loop.header] = candidates[max(votes, key=votes.__getitem__)]
+        voted = candidates[max(votes, key=votes.__getitem__)]
+        matched[loop.header] = _tested_loop(function, blocks, loop, depth, catalog) or voted
     return matched
+
+
+def _tested_loop(
+    function: str, blocks: list, loop: Loop, depth: int, catalog: _Catalog
+) -> _Place | None:
+    """The source loop nested deeper than ``depth`` whose header line the exit test at the end
+    of a latch is on (the compare and the conditional branch back), or None: when the compiler
+    fully unrolls an outer source loop, the machine loops of its inner loops sit at a smaller
+    depth than their source loops (NAS EP's batch loop at clang -O3: four copies of the inner
+    loops, each one machine loop at depth 1), and the vote by depth would take them for the
+    outer loop. An unconditional jump back proves nothing: a rotated outer loop's may carry
+    an inner loop's line (PolyBench lu at gcc -O2)."""
+    for latch in loop.latches:
+        test = blocks[latch].instructions[-2:]
+        if len(test) < 2 or test[-1].kind != "branch":
+            continue  # an unconditional jump back carries any line (a rotated outer loop's)
+        lines = {insn.line for insn in test}
+        if len(lines) != 1:
+            continue
+        chain = catalog.chain(function, test[-1])
+        deeper = [p for p in chain[depth:] if len(p.key) > 2 and p.key[2] == test[-1].line]
+        if deeper:
+            return deeper[-1]
+    return None

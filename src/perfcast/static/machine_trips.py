@@ -3,8 +3,9 @@
 A compiler that vectorizes or unrolls a loop runs its machine loop fewer times than the source
 loop: a loop over ``100000`` doubles vectorized with SSE2 steps a byte offset by 16 up to
 ``800000`` and runs 50000 times. :func:`induction` finds, for a machine loop with a single exit
-at a latch, the register the exit test compares, its one update in the loop (``add``, ``sub``,
-``inc``, ``dec``, ``lea r, [r + k]``), its value on entry and the bound it is compared with,
+at a latch (or at the header of a loop whose only latch jumps back unconditionally), the
+register the exit test compares, its one update in the loop (``add``, ``sub``, ``inc``,
+``dec``, ``lea r, [r + k]``), its value on entry and the bound it is compared with,
 as far as the definitions reaching the loop set them to constants (``xor r, r``,
 ``mov r, imm``, ``lea r, [rip + k]``, ``lea r, [s + k]``, ``mov r, s``, ``add r, k``).
 :meth:`Induction.elements_per_iteration` turns the register's step into source iterations per
@@ -18,7 +19,7 @@ caller then keeps the source loop's count or reports the count undefined, never 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from perfcast.static.binary import BinaryInstruction
@@ -44,6 +45,17 @@ _IMPLICIT = {
 }
 _INTEGER = re.compile(r"^-?(0x[0-9a-f]+|\d+)$")
 _MEMORY = re.compile(r"\[([^\]]*)\]")
+_SIZED_MEMORY = re.compile(r"(\w+) ptr \[([^\]]*)\]")
+_LEA_OFFSET = re.compile(r"(?:\w+ ptr )?\[(\w+) ([+-]) (0x[0-9a-f]+|\d+)\]")
+_OPERAND_BYTES = {
+    "byte": 1,
+    "word": 2,
+    "dword": 4,
+    "qword": 8,
+    "xmmword": 16,
+    "ymmword": 32,
+    "zmmword": 64,
+}
 _PACKED_SIZE = (
     (re.compile(r"^v?\w*pd$"), 8),
     (re.compile(r"^v?\w*ps$"), 4),
@@ -111,6 +123,13 @@ class Induction:
     element_size : int or None
         Bytes per element of the loop's packed SIMD instructions (8 for ``mulpd``), None when
         it has none.
+    several_per_pass : bool
+        Whether the register addresses two or more elements of one array within one step
+        (``[rcx + rax]`` and ``[rcx + rax + 8]`` with a step of 32: unrolled copies of the
+        body, or fields of one struct), not one element per array (a column walk).
+    touched : int or None
+        Bytes per pass the loop's memory operands reach through the register used as a byte
+        offset or pointer (the union of their ranges), None when some size is not shown.
     """
 
     register: str
@@ -120,6 +139,8 @@ class Induction:
     stay: str
     scale: int | None
     element_size: int | None
+    several_per_pass: bool = False
+    touched: int | None = None
 
     def trip_count(self) -> int | None:
         """Iterations per entry when start and bound are constants, else None."""
@@ -155,6 +176,10 @@ class Induction:
             return self.step
         if self.element_size is None or self.step % self.element_size:
             return None
+        if self.touched is not None and self.touched < self.step:
+            # the pointer strides over data it does not read: a row per pass, the packed
+            # lanes being iterations of an enclosing loop (outer-loop vectorization)
+            return 1
         return self.step // self.element_size
 
 
@@ -303,10 +328,21 @@ def _evaluate(
 
 
 def _exit_test(blocks: list[Block], loop: Loop) -> tuple[int, str] | None:
-    """The latch holding the loop's only exit, and the condition under which it stays."""
+    """The block holding the loop's only exit test, and the condition under which it stays.
+
+    The test is in the only latch, or in the header when the only latch jumps back
+    unconditionally (a loop unrolled with its exit test after the first copy of the body, or
+    a ``while``-shaped loop): there it compares the register before its update.
+    """
     exiting = [b for b in loop.blocks if any(s not in loop.blocks for s in blocks[b].successors)]
-    if len(exiting) != 1 or exiting[0] not in loop.latches or len(loop.latches) != 1:
+    if len(exiting) != 1 or len(loop.latches) != 1:
         return None
+    if exiting[0] not in loop.latches:
+        jump = blocks[next(iter(loop.latches))].instructions[-1]
+        if exiting[0] != loop.header or jump.mnemonic != "jmp":
+            return None
+        if jump.target != blocks[loop.header].start:
+            return None
     latch = blocks[exiting[0]]
     last = latch.instructions[-1]
     if last.kind != "branch":
@@ -340,6 +376,7 @@ def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Inductio
     if found is None:
         return None
     latch_index, stay = found
+    tested_before_update = latch_index not in loop.latches  # the test is in the header
     latch = blocks[latch_index].instructions
     position = len(latch) - 2
     while position >= 0 and latch[position].mnemonic in ("nop",):
@@ -372,7 +409,14 @@ def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Inductio
         return None
     update_block, update_index = updates[0]
     step = _update_step(blocks[update_block].instructions[update_index], register)
-    if step is None or update_block != latch_index or update_index > position:
+    if step is None:
+        step = _chained_step(blocks[update_block].instructions, update_index, register)
+    if tested_before_update:
+        # updated in the latch after the header's test: the latch runs once per value that
+        # passes the test, which is what trip_count counts for a test after the update
+        if step is None or update_block not in loop.latches:
+            return None
+    elif step is None or update_block != latch_index or update_index > position:
         return None
     bound = _integer(bound_operand)
     if bound is None:
@@ -380,9 +424,58 @@ def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Inductio
             return None
         bound = _value_before(bound_operand, blocks, loop.header, 0, loop)
     start = _value_before(register, blocks, loop.header, 0, loop)
+    if (
+        tested_before_update
+        and start is not None
+        and bound is not None
+        and (bound - start) * step <= 0
+    ):
+        return None  # the body may not run at all: no count from here
+    reached = _reached(blocks, own, register)
     return Induction(
-        register, step, start, bound, stay, _scale(blocks, own, register), _size(blocks, own)
+        register,
+        step,
+        start,
+        bound,
+        stay,
+        _scale(blocks, own, register),
+        _size(blocks, own),
+        several_per_pass=_several_per_pass(reached, step),
+        touched=_touched(reached),
     )
+
+
+def _chained_step(
+    instructions: Sequence[BinaryInstruction], index: int, register: str
+) -> int | None:
+    """The step of an update through a second register: ``lea s, [r + d]`` earlier in the
+    block, then ``lea r, [s + c]`` (gcc's unrolled loops), is ``c + d``; None otherwise."""
+    update = _operands(instructions[index])
+    if instructions[index].mnemonic != "lea" or len(update) != 2:
+        return None
+    match = _LEA_OFFSET.fullmatch(update[1])
+    if match is None:
+        return None
+    helper = wide(match.group(1))
+    if helper == register:
+        return None
+    for position in range(index - 1, -1, -1):
+        insn = instructions[position]
+        if helper not in written(insn):
+            continue
+        operands = _operands(insn)
+        if insn.mnemonic != "lea" or len(operands) != 2:
+            return None
+        first = _LEA_OFFSET.fullmatch(operands[1])
+        if first is None or wide(first.group(1)) != register:
+            return None
+        return _signed(first) + _signed(match)
+    return None
+
+
+def _signed(match: re.Match[str]) -> int:
+    amount = int(match.group(3), 0)
+    return amount if match.group(2) == "+" else -amount
 
 
 def _choose_register(blocks: list[Block], loop: Loop, first: str, second: str) -> tuple[str, str]:
@@ -407,6 +500,60 @@ def _scale(blocks: list[Block], own: Collection[int], register: str) -> int | No
                     if wide(name.strip()) == register:
                         scales.append(int(factor, 0) if factor else 1)
     return min(scales) if scales else None
+
+
+def _reached(
+    blocks: list[Block], own: Collection[int], register: str
+) -> list[tuple[tuple[str, ...], int, int | None]]:
+    """The loop's memory operands that use ``register`` unscaled: the other terms of the
+    address, the displacement and the size in bytes (None when the operand shows none)."""
+    found = []
+    for block in own:
+        for insn in blocks[block].instructions:
+            if insn.mnemonic == "lea":
+                continue
+            for size_name, inside in _SIZED_MEMORY.findall(insn.operands):
+                terms = [t.strip() for t in re.split(r"(?=[+-])", inside.replace(" ", ""))]
+                names = [wide(t.lstrip("+-")) for t in terms]
+                if register not in names:
+                    continue
+                offset = sum(int(t, 0) for t in terms if _INTEGER.match(t.lstrip("+")))
+                others = tuple(
+                    sorted(
+                        n
+                        for n, t in zip(names, terms, strict=True)
+                        if n != register and not _INTEGER.match(t.lstrip("+"))
+                    )
+                )
+                found.append((others, offset, _OPERAND_BYTES.get(size_name)))
+    return found
+
+
+def _touched(reached: list[tuple[tuple[str, ...], int, int | None]]) -> int | None:
+    """Bytes the operands reach per pass: the union of ``[displacement, displacement + size)``
+    (None when an operand shows no size, or there is none)."""
+    if not reached or any(size is None for _, _, size in reached):
+        return None
+    covered, end = 0, None
+    for low, high in sorted((offset, offset + (size or 0)) for _, offset, size in reached):
+        if end is None or low >= end:
+            covered += high - low
+            end = high
+        elif high > end:
+            covered += high - end
+            end = high
+    return covered
+
+
+def _several_per_pass(reached: list[tuple[tuple[str, ...], int, int | None]], step: int) -> bool:
+    """True when the operands reach two elements of one array (same other terms,
+    displacements closer than one step) in one pass: unrolled copies or struct fields."""
+    displacements: dict[tuple[str, ...], set[int]] = {}
+    for others, offset, _ in reached:
+        displacements.setdefault(others, set()).add(offset)
+    return any(
+        len(seen) > 1 and max(seen) - min(seen) < abs(step) for seen in displacements.values()
+    )
 
 
 def _vector_elements(blocks: list[Block], own: Collection[int]) -> tuple[bool, int | None]:

@@ -77,6 +77,11 @@ class StaticKernel:
     parent : str or None
         The innermost enclosing region (function, loop or branch block) within the function;
         its count is how often this loop is entered. None for functions.
+    all_parameters : tuple of str
+        Every parameter of the report (the user's and those annotations introduced).
+    end_column : int
+        For a condition block (an operand of ``?:``, ``&&``, ``||``): the column just past its
+        last token on ``end_line``; 0 otherwise.
     """
 
     name: str
@@ -93,6 +98,7 @@ class StaticKernel:
     note: str | None = None
     parent: str | None = None
     all_parameters: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    end_column: int = field(default=0, compare=False, repr=False)
 
     def to_model(self) -> Model | None:
         """The count as a :class:`~perfcast.core.function.Model` (metric ``"count"``).
@@ -197,6 +203,11 @@ class StaticReport:
     ``branches`` holds the then- and else-blocks of every ``if`` (kind ``"branch"``, named
     ``<function>:if@<line>:then|else``, depth = number of enclosing loops) with their counts, so
     that code inside a branch can be attributed the right count (:meth:`count_at`).
+    ``conditions`` holds, inside loops, the operands of ``?:``, ``&&`` and ``||`` that run only
+    under their condition (kind ``"condition"``, named ``<function>:cond@<line>:then|else``,
+    ``<function>:and@<line>:right``, ``<function>:or@<line>:right``, with ``:<column>`` after
+    the line when a line holds two), so that the instruction mix can count a block of machine
+    code the compiler keeps for one of them; they are not part of the JSON.
     """
 
     kernels: list[StaticKernel]
@@ -204,6 +215,7 @@ class StaticReport:
     parameters: tuple[str, ...] = ()
     fingerprints: dict[str, str] = field(default_factory=dict, repr=False)
     branches: list[StaticKernel] = field(default_factory=list)
+    conditions: list[StaticKernel] = field(default_factory=list)
 
     def shown_diagnostics(self, error_paths: int = 10) -> list[str]:
         """The diagnostics to show a person: every one, except that after the first
@@ -316,6 +328,7 @@ class StaticReport:
             tuple(p for p in self.parameters if p not in values),
             dict(self.fingerprints),
             [fix(b) for b in self.branches],
+            [fix(c) for c in self.conditions],
         )
 
     def to_dict(self) -> dict[str, Any]:
