@@ -246,6 +246,15 @@ def instruction_mix(
             if isinstance(clone, FunctionMix):
                 mixes[function.name] = clone
                 continue
+            copy_of_known = base != function.name and base in catalog.functions
+            if (
+                clone is None
+                and copy_of_known
+                and ("entry", function.name, function.low) in (measured)
+            ):
+                # a part (``f.part.0``: the body gcc outlines when it inlines f's early tests)
+                mixes[function.name] = _function_mix(function, catalog, attribution, measured, base)
+                continue
             if clone is None:
                 unmodeled[function.name] = (
                     f"compiler-made copy of {base} (not modeled)"
@@ -254,7 +263,20 @@ def instruction_mix(
                 )
                 continue
             source = base
-        if function.name in inlined and ("entry", function.name, function.low) not in measured:
+        entry_measured = ("entry", function.name, function.low) in measured
+        if entry_measured and _calls_folded(function, source, called, inlined, catalog):
+            # the source calls it, the binary never does: the profile tells how often it ran
+            notes: list[str] = []
+            try:
+                counted = _all_measured(function, measured, notes)
+            except _Undefined as undefined:
+                mixes[function.name] = FunctionMix(
+                    function.name, None, str(undefined), len(function.instructions)
+                )
+            else:
+                mixes[function.name] = _mix_of(function, counted, notes)
+            continue
+        if function.name in inlined and not entry_measured:
             how = "at some call sites" if function.low in called else "at every call site"
             reason = (
                 f"{function.name} is inlined {how}: how often this stand-alone copy runs is "
@@ -335,6 +357,22 @@ def _whole_clone(
         "how often this copy runs is unknown",
         len(binary.functions[name].instructions),
     )
+
+
+def _calls_folded(
+    function: BinaryFunction, source: str, called: set[int], inlined: set[str], catalog: _Catalog
+) -> bool:
+    """True when the source calls a function that no instruction of the binary calls, jumps
+    to or inlines (LINPACK's ``epslon`` at -O1..-O3: its loop computed when compiling): its
+    stand-alone copy does not run at the source's calls, which a profile shows. ``main`` and
+    functions the source never calls (entry points, callbacks) are left alone. Without a
+    profile such a copy keeps the source's count (whether the source calls it at all, the
+    report does not tell here)."""
+    if function.name == "main" or function.low in called or function.name in inlined:
+        return False
+    kernel = catalog.functions.get(source)
+    count = getattr(kernel, "count", None)
+    return count is not None and count != 0
 
 
 def _normal(path: str | None) -> str:
@@ -765,6 +803,19 @@ class _Catalog:
             _Place((branch.name,), _normalized(callee.count), None),
         )
 
+    def source_condition(self, function: str, insn: BinaryInstruction) -> bool:
+        """True when the instruction is on the line of an ``if`` condition of the source (in
+        the function whose code it is): a branch there is the program's, not the compiler's."""
+        if insn.inlined:
+            function = insn.inlined[-1].callee
+        if not insn.file or not insn.line:
+            return False
+        path = _normal(insn.file)
+        return any(
+            _normal(b.file) == path and insn.line == _condition_line(b)
+            for b in self.branches.get(function, ())
+        )
+
     def iterations_per_entry(self, key: tuple) -> sympy.Expr | None:
         """Iterations of source loop ``key`` per entry: its count over that of the loop or
         function around it (None when either is undefined)."""
@@ -1028,7 +1079,11 @@ def _function_mix(
             function_count = measured[entry]
             notes.append(f"calls of the stand-alone copy of {function.name}: measured")
         counted: list[tuple[BinaryInstruction, sympy.Expr]]
-        if attribution == "line":
+        copy = source != function.name or function.name in catalog.inlined
+        if copy and entry in measured:
+            # the source's loop counts are per call of the source function, not of this copy
+            counted = _all_measured(function, measured, notes)
+        elif attribution == "line":
             counted = []
             for insn in function.instructions:
                 chain = catalog.chain(source, insn)
@@ -1037,6 +1092,15 @@ def _function_mix(
             counted = _cfg_counts(function, function_count, catalog, notes, measured, source)
     except _Undefined as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
+    return _mix_of(function, counted, notes)
+
+
+def _mix_of(
+    function: BinaryFunction,
+    counted: list[tuple[BinaryInstruction, sympy.Expr]],
+    notes: list[str],
+) -> FunctionMix:
+    """The function's counts per category from the count of each of its instructions."""
     multiplicity: dict[str, dict[sympy.Expr, int]] = {key: defaultdict(int) for key in COUNT_KEYS}
     for insn, count in counted:
         multiplicity[insn.category][count] += 1
@@ -1050,6 +1114,27 @@ def _function_mix(
         for key, table in multiplicity.items()
     }
     return FunctionMix(function.name, counts, None, len(function.instructions), tuple(notes))
+
+
+def _all_measured(
+    function: BinaryFunction,
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
+    notes: list[str],
+) -> list[tuple[BinaryInstruction, sympy.Expr]]:
+    """Every instruction with its block's measured count, for a copy of a function (a
+    stand-alone copy of an inlined function, a compiler-made part or clone) whose runs the
+    source's counts, made per call of the source function, do not tell."""
+    counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
+    for block in basic_blocks(function):
+        key = ("block", function.name, block.start)
+        if key not in measured:
+            raise _Undefined(f"block at {block.start:#x} of {function.name} was not measured")
+        counted.extend((insn, measured[key]) for insn in block.instructions)
+    notes.append(
+        f"every block of {function.name} counted as measured (a copy whose runs the source's "
+        "counts, made per call of the source function, do not tell)"
+    )
+    return counted
 
 
 def _cfg_counts(
@@ -1077,7 +1162,9 @@ def _cfg_counts(
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
     copies: list[int] = []  # blocks copying every iteration's code onto one path
     dominating = dominators(blocks)
-    chosen = _chosen_at_run_time(source, blocks, around, place_of, catalog, live, error_paths)
+    chosen = _chosen_at_run_time(
+        source, blocks, around, place_of, catalog, live, error_paths, bool(measured)
+    )
     # copies with a run-time trip count keep the machine-loop counts (see _run_time_copies)
     assumed: set[int] = set()
     for alternative in {id(a): a for a in chosen.values()}.values():
@@ -1567,16 +1654,29 @@ def _chosen_at_run_time(
     catalog: _Catalog,
     live: set[int],
     error_paths: set[int],
+    profiled: bool = False,
 ) -> dict[int, Alternative]:
     """Block -> the compiler-made check it lies behind, for the blocks of two copies of one
-    source loop of which a run-time check picks one (:mod:`perfcast.static.alternatives`)."""
+    source loop of which a run-time check picks one (:mod:`perfcast.static.alternatives`).
+    With a profile (``profiled``) also copies under any two-way branch (clang duplicates an
+    inlined callee's loops into both arms of the caller's ``if``): their blocks are measured."""
     ignored = {b.index for b in blocks if b.index not in live} | error_paths
+    # branches on the line of a source if are the program's conditions (their arms count
+    # with the if block's share), not compiler-made checks
+    programs = {
+        b.index
+        for b in blocks
+        if b.instructions[-1].kind == "branch"
+        and catalog.source_condition(function, b.instructions[-1])
+    }
     found = alternatives(
         blocks,
         around,
         {header: place.key for header, place in place_of.items()},
         lambda block: _body_loop(function, block, catalog),
         ignored,
+        programs,
+        any_condition=profiled,
     )
     return {index: alternative for alternative in found for index in alternative.blocks}
 
@@ -1663,12 +1763,19 @@ def _alternative_reason(
     branch = blocks[alternative.check].instructions[-1]
     name = alternative.loop[1] if len(alternative.loop) > 1 else "?"
     first, second = (blocks[min(side)].start for side in alternative.sides)
-    text = (
-        f"source loop {name} is versioned by the compiler behind a run-time check at line "
-        f"{branch.line} (branch at {branch.address:#x}): the copies at {first:#x} and "
-        f"{second:#x} are alternatives of which one runs per entry (an alias or alignment "
-        "check)"
-    )
+    if alternative.compiler_made:
+        text = (
+            f"source loop {name} is versioned by the compiler behind a run-time check at line "
+            f"{branch.line} (branch at {branch.address:#x}): the copies at {first:#x} and "
+            f"{second:#x} are alternatives of which one runs per entry (an alias or alignment "
+            "check)"
+        )
+    else:
+        text = (
+            f"source loop {name} is copied into both sides of the branch at line {branch.line} "
+            f"(branch at {branch.address:#x}): the copies at {first:#x} and {second:#x} run "
+            "in the shares of that condition"
+        )
     if profiled:
         return text
     return f"{text}, which the binary does not tell (--profile measures it)"
@@ -1746,6 +1853,33 @@ class _MachineCounts:
                 self.remainders[key] = _Remainder(left[0], left[1], tuple(group), entry)
         return runs
 
+    def _width(self, found: Induction | None, own: set[int], key: tuple) -> int | None:
+        """Iterations of source loop ``key`` one pass covers (:func:`_width`), unless the
+        packed code of the pass is mostly the body of a source loop nested in ``key`` that the
+        compiler unrolled completely (gcc -O3's row loop around a packed row): its lanes are
+        iterations of that loop, and the pass covers ``step / (element size x that loop's
+        iterations per entry)`` iterations of ``key`` (None when that does not divide)."""
+        width = _width(found, self.blocks, own)
+        if width is None or width <= 1 or found is None or found.element_size is None:
+            return width
+        votes: dict[tuple, int] = defaultdict(int)
+        total = 0
+        for index in own:
+            for insn in self.blocks[index].instructions:
+                total += 1
+                chain = self.catalog.chain(self.function, insn)
+                keys = [place.key for place in chain]
+                if key in keys and keys.index(key) < len(keys) - 1:
+                    votes[keys[keys.index(key) + 1]] += 1
+        inner = max(votes, key=votes.__getitem__, default=None)
+        if inner is None or 2 * votes[inner] <= total:
+            return width
+        per_entry = self.catalog.iterations_per_entry(inner)
+        if per_entry is None or not per_entry.is_number:
+            return None
+        span = found.element_size * int(per_entry)
+        return found.step // span if span > 0 and found.step % span == 0 else None
+
     def _entry_share(self, loop: Loop, place: _Place) -> _Place:
         """The share of its enclosing runs in which the source loop of a machine loop is
         entered (see :meth:`_Catalog.entry_share`), from the loop's first instruction that
@@ -1797,7 +1931,8 @@ class _MachineCounts:
         if place.count is None or per_entry is None:
             return {loop.header: place for loop in group}, None
         widths = {
-            loop.header: _width(found[loop.header], self.blocks, own[loop.header]) for loop in group
+            loop.header: self._width(found[loop.header], own[loop.header], place.key)
+            for loop in group
         }
         if len(group) == 1 and widths[group[0].header] == 1:
             if entry.count is not None and sympy.expand(entry.count - source_entry.count) != 0:
@@ -1855,7 +1990,9 @@ class _MachineCounts:
         inner loops attributed to an outer source loop by their lines are no versions)."""
         covered: dict[int, int] = {}
         for loop in group:
-            width = _width(found[loop.header], self.blocks, own[loop.header])
+            width = self._width(
+                found[loop.header], own[loop.header], self.place_of[loop.header].key
+            )
             trip = trips[loop.header]
             if width is None or trip is None:
                 return None
