@@ -118,18 +118,18 @@ def test_an_if_block_whose_code_is_on_the_condition_line_keeps_its_guard(tmp_pat
 
 
 @needs_tools
-@pytest.mark.xfail(
-    strict=True,
-    reason="gcc -O3 splits main's loop at i < 10 into two scalar machine loops, counted as a "
-    "loop and its remainder (+58 %); a rule that fixes it also turns an existing passing test "
-    "(guarded_inline.c step at gcc -O3, +0.45 % there, +20 % at other sizes) undefined, which "
-    "is left to the lead (see RESULTS.md)",
-)
-def test_a_loop_split_at_its_guard_is_within_one_percent_or_undefined(tmp_path):
+def test_a_loop_split_at_its_guard_is_undefined_naming_both_machine_loops(tmp_path):
+    """gcc -O3 splits main's loop at ``i < 10`` into two scalar machine loops run one after
+    the other (the first ten iterations with the block, the rest without): they were counted
+    as a loop and its remainder, the first taking every iteration (+58 %, silently)."""
     binary_path = _build("gcc", "-O3", tmp_path)
     binary = read_binary(binary_path)
-    main = instruction_mix(binary, analyze([SOURCE], ["n"]), ["n"]).functions["main"]
-    if main.counts is None:
-        return
-    truth = measured_mix(binary, read_callgrind(run_callgrind(binary_path, (1000,), tmp_path)))
-    assert abs(main.evaluate({"n": 1000})["total"] / truth["main"]["total"] - 1) < 0.01
+    report = analyze([SOURCE], ["n"])
+    main = instruction_mix(binary, report, ["n"]).functions["main"]
+    assert main.counts is None
+    assert "implement source loop main:loop@31 one after the other" in main.undef_reason
+    profile = read_callgrind(run_callgrind(binary_path, (1000,), tmp_path))
+    measured = dict(measured_loop_counts(binary, profile))
+    with_profile = instruction_mix(binary, report, ["n"], measured=measured).functions["main"]
+    truth = measured_mix(binary, profile)["main"]["total"]
+    assert abs(with_profile.evaluate({"n": 1000})["total"] / truth - 1) < 0.01

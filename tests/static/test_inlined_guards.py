@@ -49,9 +49,19 @@ def test_guarded_inlined_calls_match_callgrind(tmp_path, compiler, level):
     profile = read_callgrind(run_callgrind(binary_path, (1000, 10), tmp_path))
     measured = measured_mix(binary, profile)
     checked = 0
+    split = False
     for name, function in mix.functions.items():
         if function.counts is None:
-            assert "inlined at every call site" in (function.undef_reason or "")
+            reason = function.undef_reason or ""
+            if (compiler, level) == ("gcc", "-O3") and name == "step":
+                # gcc -O3 splits step's loop at `t < iters / 2` into two machine loops run one
+                # after the other. Counted as a loop and its remainder, step was +0.45 % here
+                # but +20 % at n = 2, iters = 1000: a wrong model that only happened to be
+                # within 1 % at these values, so undefined is the correct answer (static24).
+                assert "implement source loop step:loop@18 one after the other" in reason
+                split = True
+                continue
+            assert "inlined at every call site" in reason, reason
             continue
         predicted = function.evaluate(values)
         assert all(math.isfinite(predicted[key]) for key in COUNT_KEYS)
@@ -59,7 +69,7 @@ def test_guarded_inlined_calls_match_callgrind(tmp_path, compiler, level):
         if truth > 1000:
             assert abs(predicted["total"] / truth - 1) <= 0.01, (name, predicted, truth)
             checked += 1
-    assert checked == 1  # step, or main with step inlined
+    assert checked == (0 if split else 1)  # step, or main with step inlined
 
 
 def test_probability_zero_makes_the_inlined_callee_contribute_nothing(tmp_path):

@@ -1388,6 +1388,17 @@ def _cfg_counts(
     return counted
 
 
+def _register(operand: str) -> str:
+    """A general-purpose register operand by its 64-bit name (``edx`` -> ``rdx``, ``r8d`` ->
+    ``r8``); other operands unchanged."""
+    name = operand.strip()
+    if re.fullmatch(r"e[a-d]x|e[sd]i|e[bs]p", name):
+        return "r" + name[1:]
+    if re.fullmatch(r"r\d+[dwb]", name):
+        return name[:-1]
+    return name
+
+
 def _held_by(
     block: Block, parts: list[StaticKernelLike], control: BinaryInstruction
 ) -> StaticKernelLike | None:
@@ -1832,6 +1843,85 @@ class _MachineCounts:
         chain = self.around[loop.header]
         return chain[-2] if len(chain) > 1 else None
 
+    def _one_after_another(
+        self, group: list[Loop], widths: dict[int, int]
+    ) -> tuple[Loop, Loop] | None:
+        """Two machine loops of the group of which the second is reached from the first's
+        exit without going round an enclosing loop (copies in sequence, not alternatives
+        behind one test), covers at least as many source iterations per pass (a remainder
+        loop is narrower than the loop before it), and both do work of the body; or None."""
+        if len(group) < 2:
+            return None
+        outer = self._outer(group[0])
+        stop = outer.header if outer is not None else None
+        for loop in group:
+            seen: set[int] = set()
+            stack = [
+                s for b in loop.blocks for s in self.blocks[b].successors if s not in loop.blocks
+            ]
+            while stack:
+                current = stack.pop()
+                if current in seen or current == stop:
+                    continue
+                seen.add(current)
+                stack.extend(self.blocks[current].successors)
+            for other in group:
+                if (
+                    other is not loop
+                    and other.header in seen
+                    and widths[other.header] >= widths[loop.header]
+                    and self._works(loop, other)
+                ):
+                    return loop, other
+        return None
+
+    def _bound_chosen(self, loop: Loop, key: tuple) -> BinaryInstruction | None:
+        """The conditional move before a machine loop that writes a register its exit test
+        compares (gcc -O3 runs `for (i < n) x += i < m && ...` to min(n, m)), when a
+        condition inside the source loop ``key`` has a count with a minimum or maximum (a
+        test of the loop variable); None otherwise."""
+        source = self.catalog.loop_named.get(key[1]) if len(key) > 1 else None
+        if source is None:
+            return None
+        parts = [
+            p
+            for (function, line), found in self.catalog.decided_at.items()
+            if function == self.function and source.line < line <= source.end_line
+            for p in found
+        ]
+        if not any(p.count is not None and p.count.has(sympy.Min, sympy.Max) for p in parts):
+            return None
+        compared: set[str] = set()
+        for latch in loop.latches:
+            tail = self.blocks[latch].instructions[-2:]
+            if len(tail) == 2 and tail[-1].kind == "branch" and tail[0].mnemonic == "cmp":
+                compared |= {_register(o) for o in tail[0].operands.split(",")}
+        if not compared:
+            return None
+        before = dominators(self.blocks)[loop.header] - loop.blocks
+        for index in sorted(before, reverse=True):
+            for insn in reversed(self.blocks[index].instructions):
+                if insn.mnemonic.startswith("cmov") and _register(insn.operands.split(",")[0]) in (
+                    compared
+                ):
+                    return insn
+        return None
+
+    def _works(self, *loops: Loop) -> bool:
+        """Whether each machine loop's own code holds work of the loop body: a line other
+        than a source loop's header line, or inlined code. (A loop that only tests a
+        loop-invariant condition each pass and jumps into its copy is unswitching, not a
+        split: gcc -O2 makes such an empty copy of an outer loop for ``n <= 0``.)"""
+        headers = {k.line for k in self.catalog.loops.get(self.function, ())}
+        return all(
+            any(
+                insn.inlined or (insn.line and insn.line not in headers)
+                for b in self._own(loop)
+                for insn in self.blocks[b].instructions
+            )
+            for loop in loops
+        )
+
     def counts(self, machine_loops: list[Loop], notes: list[str]) -> dict[int, _Place]:
         """Machine loop header -> the count of its body per program run (or why undefined)."""
         runs: dict[int, _Place] = {}
@@ -1934,6 +2024,16 @@ class _MachineCounts:
             loop.header: self._width(found[loop.header], own[loop.header], place.key)
             for loop in group
         }
+        chosen = self._bound_chosen(group[0], place.key) if len(group) == 1 else None
+        if chosen is not None and not per_entry.has(sympy.Min, sympy.Max):
+            reason = (
+                f"the exit test of machine loop at {self.blocks[group[0].header].start:#x} "
+                f"compares with a bound chosen by {chosen.mnemonic} at {chosen.address:#x} "
+                f"before it, and a condition in source loop {name} limits its iterations: the "
+                "compiler shortened the loop to a minimum or maximum, which the source count "
+                f"{per_entry} does not have"
+            )
+            return {group[0].header: _Place(place.key, None, reason)}, None
         if len(group) == 1 and widths[group[0].header] == 1:
             if entry.count is not None and sympy.expand(entry.count - source_entry.count) != 0:
                 # entered as often as the enclosing machine loop runs, which differs from the
@@ -1951,6 +2051,19 @@ class _MachineCounts:
             )
             return {loop.header: _Place(place.key, None, reason) for loop in group}, None
         known = {h: k for h, k in widths.items() if k is not None}
+        following = self._one_after_another(group, known)
+        if following is not None:
+            # a loop entered after another's exit that is no narrower (so no remainder of it)
+            # runs further iterations of the source loop: gcc -O3 splits a loop at a condition
+            # on its variable (`if (i < 10)`), and how the iterations divide is not in the binary
+            first, second = (self.blocks[loop.header].start for loop in following)
+            reason = (
+                f"machine loops at {first:#x} and {second:#x} implement source loop {name} one "
+                "after the other, the second no narrower than the first: the compiler split the "
+                "loop (at a condition on its variable), and how its iterations divide between "
+                "them cannot be read from the binary"
+            )
+            return {loop.header: _Place(place.key, None, reason) for loop in group}, None
         remaining = per_entry
         result = {}
         ordered = sorted(group, key=lambda item: -known[item.header])
