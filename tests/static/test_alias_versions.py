@@ -130,3 +130,19 @@ def test_gcc_versions_a_whole_nest_with_a_run_time_odd_length(tmp_path):
     counts = measured_loop_counts(binary, profile)
     profiled = instruction_mix(binary, report, ("n",), measured=counts).functions["sweep"]
     assert profiled.evaluate({"n": 41})["total"] == measured
+
+
+def test_a_row_loop_around_a_completely_unrolled_packed_row_covers_one_row_per_pass(tmp_path):
+    # gcc -O3: the i loop's pointer steps one row (120 bytes) and its packed code is the j
+    # loop unrolled; 120 / 4 read as 30 i-iterations per pass (-95 %, also with --profile)
+    source = PROGRAMS_DIR / "row_relax.c"
+    binary_path = tmp_path / "row_relax"
+    subprocess.run(["gcc", "-g", "-O3", "-o", str(binary_path), str(source)], check=True)
+    binary = read_binary(binary_path)
+    profile = read_callgrind(run_callgrind(binary_path, (3,), tmp_path))
+    report = analyze([source], [])
+    measured = measured_mix(binary, profile)["relax"]["total"]
+    counts = measured_loop_counts(binary, profile)
+    profiled = instruction_mix(binary, report, (), measured=counts).functions["relax"]
+    assert profiled.evaluate({})["total"] == measured
+    assert not any("30 per pass" in note for note in profiled.notes)

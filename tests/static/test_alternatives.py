@@ -16,7 +16,7 @@ from perfcast.static.alternatives import alternatives
 from perfcast.static.binary import BinaryFunction, BinaryInstruction
 from perfcast.static.control_flow import Block, Loop, basic_blocks, natural_loops
 
-_KINDS = {"jmp": "jump", "ret": "return"}
+_KINDS = {"jmp": "jump", "ret": "return", "call": "call"}
 
 
 def _function(program: list[tuple]) -> BinaryFunction:
@@ -35,7 +35,7 @@ def _function(program: list[tuple]) -> BinaryFunction:
     return BinaryFunction("f", 0, len(program), tuple(instructions))
 
 
-def _found(program: list[tuple]) -> list[tuple[int, list[list[int]]]]:
+def _found(program: list[tuple], any_condition: bool = False) -> list[tuple[int, list[list[int]]]]:
     """The checks found: (address of the branch, start addresses of each side's blocks)."""
     blocks = basic_blocks(_function(program))
     loops = natural_loops(blocks)
@@ -48,7 +48,8 @@ def _found(program: list[tuple]) -> list[tuple[int, list[list[int]]]]:
         body = sum(1 for insn in block.instructions if insn.line == 2)
         return "L" if 2 * body > len(block.instructions) else None
 
-    found = alternatives(blocks, around, {loop.header: "L" for loop in loops}, body_of)
+    loop_of = {loop.header: "L" for loop in loops}
+    found = alternatives(blocks, around, loop_of, body_of, any_condition=any_condition)
     return [
         (
             blocks[a.check].instructions[-1].address,
@@ -261,3 +262,25 @@ def test_a_trip_count_threshold_is_no_alternative():
     # the same shape behind a comparison of two array bounds is one
     overlap = [("", "lea", "rax, [rsi + 8]", 1), ("", "cmp", "rdi, rax", 1), *program[2:]]
     assert [check for check, _ in _found(overlap)] == [2]
+
+
+def test_a_loop_copied_into_both_arms_of_a_flag_test_is_found_only_for_measured_counts():
+    # clang duplicates an inlined callee's loop into both arms of the caller's if (timer_on):
+    # a test of one register, no comparison of array bounds
+    program = [
+        ("", "test", "rbx, rbx", 1),
+        ("", "je", "other", 1),
+        ("", "call", "timer", 1),
+        *SCALAR_LOOP,
+        ("", "ret", "", 3),
+        ("other", "mov", "eax, 0", 1),
+        ("loop2", "movsd", "xmm1, qword ptr [rsi + rax*8]", 2),
+        ("", "addsd", "xmm1, qword ptr [rdi + rax*8]", 2),
+        ("", "movsd", "qword ptr [rdi + rax*8], xmm1", 2),
+        ("", "add", "rax, 1", 1),
+        ("", "cmp", "rax, 0x46", 1),
+        ("", "jne", "loop2", 1),
+        ("", "ret", "", 3),
+    ]
+    assert _found(program) == []
+    assert [check for check, _ in _found(program, any_condition=True)] == [1]

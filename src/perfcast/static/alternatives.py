@@ -60,11 +60,15 @@ class Alternative:
         Key of the source loop both sides implement.
     sides : tuple of frozenset of int
         The blocks only one side of the check reaches (before the paths join again), per side.
+    compiler_made : bool
+        Whether the branch compares array bounds (an overlap check); False for a branch of the
+        program's own that the compiler duplicated the loop under (found with ``any_condition``).
     """
 
     check: int
     loop: tuple
     sides: tuple[frozenset[int], frozenset[int]]
+    compiler_made: bool = True
 
     @property
     def blocks(self) -> frozenset[int]:
@@ -78,6 +82,8 @@ def alternatives(
     loop_of: Mapping[int, tuple],
     body_of: Callable[[Block], tuple | None],
     ignored: Collection[int] = (),
+    not_checks: Collection[int] = (),
+    any_condition: bool = False,
 ) -> list[Alternative]:
     """The run-time checks of a function that choose between two copies of one source loop.
 
@@ -95,6 +101,13 @@ def alternatives(
         after the loop's header line), or None.
     ignored : collection of int
         Blocks that never run or end the program (padding, error paths): no side of a check.
+    not_checks : collection of int
+        Blocks whose branch is known to be the program's own condition (on the line of a source
+        ``if``): they lie on sides but are no checks.
+    any_condition : bool
+        Also take branches that compare no addresses and those of ``not_checks`` (a loop the
+        compiler copied into both arms of the program's ``if``): for measured counts, where
+        only which blocks are copies matters, not why.
 
     Returns
     -------
@@ -113,11 +126,12 @@ def alternatives(
         successors = list(dict.fromkeys(block.successors))
         if len(successors) != 2 or block.index in skip or block.index in claimed:
             continue
+        compiler_made = block.index not in not_checks and _compares_addresses(blocks, block.index)
+        if not compiler_made and not any_condition:
+            continue
         chain = around.get(block.index, [])
         region = chain[-1].blocks if chain else None
         stop = chain[-1].header if chain else None
-        if not _compares_addresses(blocks, block.index):
-            continue
         test = _zero_test(block, plain=False)
         target = block.instructions[-1].target
         reached = []
@@ -140,7 +154,12 @@ def alternatives(
         if not common:
             continue
         found.append(
-            Alternative(block.index, common[0], (frozenset(sides[0]), frozenset(sides[1])))
+            Alternative(
+                block.index,
+                common[0],
+                (frozenset(sides[0]), frozenset(sides[1])),
+                compiler_made,
+            )
         )
         claimed.update(sides[0] | sides[1])
     return found

@@ -493,7 +493,13 @@ class _Analysis:
                 if context.undef
                 else context.changed(undef=f"inside the switch at line {cursor.location.line}")
             )
-            for kid in children(cursor):
+            kids = children(cursor)
+            if len(kids) > 1:  # its cases: code that runs in an undefined share of the runs
+                name = f"{context.function}:switch@{cursor.location.line}:cases"
+                self.branches.append(
+                    KernelRecord(name, "branch", kids[-1], source, context.depth, inner)
+                )
+            for kid in kids:
                 self._visit(kid, inner, [], source)
         elif kind in _TRANSPARENT or _work_sharing(kind):
             for kid in children(cursor):

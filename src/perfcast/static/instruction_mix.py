@@ -68,6 +68,7 @@ from perfcast.static.control_flow import (
     reachable,
 )
 from perfcast.static.epilogues import conditional_successors
+from perfcast.static.guard_text import condition_text, if_line, is_else, is_switch, line_text
 from perfcast.static.machine_trips import Induction, induction, packed
 from perfcast.static.x86_categories import CATEGORIES, MEMORY_COUNTS
 
@@ -245,6 +246,15 @@ def instruction_mix(
             if isinstance(clone, FunctionMix):
                 mixes[function.name] = clone
                 continue
+            copy_of_known = base != function.name and base in catalog.functions
+            if (
+                clone is None
+                and copy_of_known
+                and ("entry", function.name, function.low) in (measured)
+            ):
+                # a part (``f.part.0``: the body gcc outlines when it inlines f's early tests)
+                mixes[function.name] = _function_mix(function, catalog, attribution, measured, base)
+                continue
             if clone is None:
                 unmodeled[function.name] = (
                     f"compiler-made copy of {base} (not modeled)"
@@ -253,7 +263,20 @@ def instruction_mix(
                 )
                 continue
             source = base
-        if function.name in inlined and ("entry", function.name, function.low) not in measured:
+        entry_measured = ("entry", function.name, function.low) in measured
+        if entry_measured and _calls_folded(function, source, called, inlined, catalog):
+            # the source calls it, the binary never does: the profile tells how often it ran
+            notes: list[str] = []
+            try:
+                counted = _all_measured(function, measured, notes)
+            except _Undefined as undefined:
+                mixes[function.name] = FunctionMix(
+                    function.name, None, str(undefined), len(function.instructions)
+                )
+            else:
+                mixes[function.name] = _mix_of(function, counted, notes)
+            continue
+        if function.name in inlined and not entry_measured:
             how = "at some call sites" if function.low in called else "at every call site"
             reason = (
                 f"{function.name} is inlined {how}: how often this stand-alone copy runs is "
@@ -293,6 +316,9 @@ _COPY = "copy of unconditional code"
 #: what decides whether a branch block or condition block runs, and the line of its condition
 _DECIDED = re.compile(r":(if|cond|and|or)@(\d+)(:\d+)?:(then|else|right)$")
 
+#: key of :meth:`_Catalog.block_guard` for code on a source loop's lines
+_IN_LOOP = ("inside a source loop",)
+
 #: suffixes gcc gives a specialized copy of a whole function (constant or scalarized arguments)
 _WHOLE_CLONE = re.compile(r"^[A-Za-z_]\w*(\.(constprop|isra)\.\d+)+$")
 
@@ -331,6 +357,22 @@ def _whole_clone(
         "how often this copy runs is unknown",
         len(binary.functions[name].instructions),
     )
+
+
+def _calls_folded(
+    function: BinaryFunction, source: str, called: set[int], inlined: set[str], catalog: _Catalog
+) -> bool:
+    """True when the source calls a function that no instruction of the binary calls, jumps
+    to or inlines (LINPACK's ``epslon`` at -O1..-O3: its loop computed when compiling): its
+    stand-alone copy does not run at the source's calls, which a profile shows. ``main`` and
+    functions the source never calls (entry points, callbacks) are left alone. Without a
+    profile such a copy keeps the source's count (whether the source calls it at all, the
+    report does not tell here)."""
+    if function.name == "main" or function.low in called or function.name in inlined:
+        return False
+    kernel = catalog.functions.get(source)
+    count = getattr(kernel, "count", None)
+    return count is not None and count != 0
 
 
 def _normal(path: str | None) -> str:
@@ -388,8 +430,12 @@ class _Catalog:
     ) -> None:
         self.files = {_normal(k.file) for k in kernels}
         self.branches: dict[str, list[StaticKernelLike]] = defaultdict(list)
+        # the cases of switch statements, for code outside loops only (block_guard)
+        self.switches: dict[str, list[StaticKernelLike]] = defaultdict(list)
         for branch in branches:
-            self.branches[branch.function].append(branch)
+            (self.switches if is_switch(branch.name) else self.branches)[branch.function].append(
+                branch
+            )
         # if arms, ?: arms and && / || operands by (function, line of their condition)
         self.decided_at: dict[tuple[str, int], list[StaticKernelLike]] = defaultdict(list)
         for part in (*branches, *conditions):
@@ -757,6 +803,19 @@ class _Catalog:
             _Place((branch.name,), _normalized(callee.count), None),
         )
 
+    def source_condition(self, function: str, insn: BinaryInstruction) -> bool:
+        """True when the instruction is on the line of an ``if`` condition of the source (in
+        the function whose code it is): a branch there is the program's, not the compiler's."""
+        if insn.inlined:
+            function = insn.inlined[-1].callee
+        if not insn.file or not insn.line:
+            return False
+        path = _normal(insn.file)
+        return any(
+            _normal(b.file) == path and insn.line == _condition_line(b)
+            for b in self.branches.get(function, ())
+        )
+
     def iterations_per_entry(self, key: tuple) -> sympy.Expr | None:
         """Iterations of source loop ``key`` per entry: its count over that of the loop or
         function around it (None when either is undefined)."""
@@ -768,6 +827,98 @@ class _Catalog:
         if enclosing is None or enclosing.count is None or enclosing.count == 0:
             return None
         return sympy.cancel(_normalized(loop.count) / _normalized(enclosing.count))
+
+    def after_if(self, function: str, insn: BinaryInstruction) -> bool:
+        """True when an instruction comes from a line of the body of the function whose code
+        it is (not its closing line, the epilogue) after the end of one of its ``if`` blocks
+        (code an early return in that block may skip)."""
+        own = insn.inlined[-1].callee if insn.inlined else function
+        kernel = self.functions.get(own)
+        if kernel is None or not kernel.line < insn.line < kernel.end_line:
+            return False
+        path = _normal(insn.file)
+        return any(
+            _normal(b.file) == path and b.end_line < insn.line for b in self.branches.get(own, ())
+        )
+
+    def block_guard(self, function: str, block: Block) -> _Place:
+        """The share of its function's runs in which a block outside every machine loop runs,
+        when some calls skip it: that of the innermost ``if`` block (of the report's
+        ``branches``) holding one of its instructions. Its instructions run equally often, so
+        the instruction inlined deepest, then in the innermost block, decides; the ``if``
+        blocks around the call sites it is inlined through count too. An instruction on the
+        ``if``'s own line shares it with the condition's code and says nothing (on the first
+        line of an else block, with the end of the then block); one on a source loop's line
+        (a loop's guard or set-up) stands for where the loop lies. A block no ``if`` block
+        holds, with code on the line of an ``if`` whose count is undefined, is undefined too.
+
+        Returns
+        -------
+        _Place
+            Key ``(block name,)`` with the share, or None and a reason naming the guard (file,
+            line, condition) when that block's count is undefined; key :data:`_IN_LOOP` or
+            ``()`` with share 1 when no ``if`` block holds the code (on a loop's lines, or
+            nowhere: code after an early return, a ``?:`` arm).
+        """
+        best: tuple | None = None
+        condition_line: tuple[StaticKernelLike, BinaryInstruction] | None = None
+        in_loop = False
+        for insn in block.instructions:
+            own = insn.inlined[-1].callee if insn.inlined else function
+            if not insn.file or not insn.line:
+                continue
+            position = insn.line
+            loops = self.loops_at(own, insn.file, insn.line)
+            if loops:
+                in_loop = True
+                position = loops[0].line  # the outermost loop lies where its statement starts
+            path = _normal(insn.file)
+            holding = [
+                b
+                for b in [*self.branches.get(own, ()), *self.switches.get(own, ())]
+                if _normal(b.file) == path
+                and (_first(b) <= position if loops else _first(b) < position)
+                and position <= b.end_line
+            ]
+            branch = max(holding, key=lambda b: (b.line, -b.end_line), default=None)
+            if branch is None:
+                on_line = [
+                    b
+                    for b in self.branches.get(own, ())
+                    if _normal(b.file) == path
+                    and not is_else(b.name)
+                    and if_line(b.name) == insn.line <= b.end_line
+                    and b.count is None
+                ]
+                if on_line and condition_line is None and not loops:
+                    condition_line = (on_line[0], insn)
+                continue
+            rank = (len(insn.inlined), branch.line, -branch.end_line)
+            if best is None or rank > best[0]:
+                best = (rank, branch, insn, own)
+        if best is None and condition_line is not None:
+            # skipped by some calls, on the line of an if whose count is undefined (a one-line
+            # `if (c) f();`, a macro's if, the later terms of `a && b`): its then code, or
+            # condition code that runs as often as part of it, either way undefined
+            return _Place((condition_line[0].name,), None, _guard_reason(*condition_line))
+        if best is None:
+            return _Place(_IN_LOOP if in_loop else (), sympy.Integer(1), None)
+        _, branch, insn, own = best
+        key = (branch.name,)
+        if branch.count is None:
+            return _Place(key, None, _guard_reason(branch, insn))
+        kernel = self.functions.get(own)
+        if kernel is None or kernel.count is None:
+            return _Place(key, None, f"count of function {own} undefined")
+        share = _share(
+            _Place(key, _normalized(branch.count), None),
+            _Place(key, _normalized(kernel.count), None),
+        ).defined()
+        for guard in self.guards(function, insn):  # around the call sites it is inlined through
+            if guard.share.count is None:
+                return _Place(key, None, guard.share.reason)
+            share = share * guard.share.count
+        return _Place(key, sympy.expand(share), None)
 
     def entry_share(self, function: str, insn: BinaryInstruction, key: tuple) -> _Place:
         """The share of the runs of the place enclosing the source loop ``key`` (its enclosing
@@ -797,8 +948,8 @@ class _Catalog:
             return _Place(
                 key,
                 None,
-                f"source loop {loop.name} is entered only in block {branch.name}, whose count "
-                f"is undefined: {branch.undef_reason}",
+                f"source loop {loop.name} is entered only in block {branch.name} (when "
+                f"{_guard_condition(branch)}), whose count is undefined: {branch.undef_reason}",
             )
         enclosing = outer if outer is not None else self.functions.get(loop.function)
         if enclosing is None or enclosing.count is None:
@@ -809,6 +960,36 @@ class _Catalog:
             _Place(key, _normalized(enclosing.count), None),
         )
         return _Place(key, sympy.expand(share * ratio.defined()), None)
+
+
+def _first(branch: StaticKernelLike) -> int:
+    """The line after which code is inside an if block for :meth:`_Catalog.block_guard`: the
+    ``if``'s own line for a then block (an unbraced arm may start on the next line), the line
+    the block starts on for an else block (``} else {`` ends the then block's code too)."""
+    return branch.line if is_else(branch.name) else (if_line(branch.name) or branch.line)
+
+
+def _guard_condition(branch: StaticKernelLike) -> str:
+    """Where and what the guard of an if block is: ``the condition of the if at F:L (C) holds``
+    (``does not hold`` for an else block; the case taken for the cases of a switch)."""
+    line = if_line(branch.name) or branch.line
+    text = condition_text(branch.file, line)
+    expanded = None if text else line_text(branch.file, line)  # an if a macro expands to
+    shown = f" ({text})" if text else f" (in the expansion of `{expanded}`)" if expanded else ""
+    if is_switch(branch.name):
+        return f"its case of the switch at {branch.file}:{line}{shown} is taken"
+    holds = "does not hold" if is_else(branch.name) else "holds"
+    return f"the condition of the if at {branch.file}:{line}{shown} {holds}"
+
+
+def _guard_reason(branch: StaticKernelLike, insn: BinaryInstruction) -> str:
+    """Why code of an if block outside loops cannot be counted: the guard's place and text."""
+    return (
+        f"code at {insn.file}:{insn.line}, in block {branch.name}, runs only when "
+        f"{_guard_condition(branch)}, and how "
+        f"often is undefined ({branch.undef_reason}): give its probability with `#pragma "
+        "perfcast probability(...)` before the if, or measure it with --profile"
+    )
 
 
 @dataclass(frozen=True)
@@ -897,7 +1078,11 @@ def _function_mix(
             function_count = measured[entry]
             notes.append(f"calls of the stand-alone copy of {function.name}: measured")
         counted: list[tuple[BinaryInstruction, sympy.Expr]]
-        if attribution == "line":
+        copy = source != function.name or function.name in catalog.inlined
+        if copy and entry in measured:
+            # the source's loop counts are per call of the source function, not of this copy
+            counted = _all_measured(function, measured, notes)
+        elif attribution == "line":
             counted = []
             for insn in function.instructions:
                 chain = catalog.chain(source, insn)
@@ -906,6 +1091,15 @@ def _function_mix(
             counted = _cfg_counts(function, function_count, catalog, notes, measured, source)
     except _Undefined as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
+    return _mix_of(function, counted, notes)
+
+
+def _mix_of(
+    function: BinaryFunction,
+    counted: list[tuple[BinaryInstruction, sympy.Expr]],
+    notes: list[str],
+) -> FunctionMix:
+    """The function's counts per category from the count of each of its instructions."""
     multiplicity: dict[str, dict[sympy.Expr, int]] = {key: defaultdict(int) for key in COUNT_KEYS}
     for insn, count in counted:
         multiplicity[insn.category][count] += 1
@@ -919,6 +1113,27 @@ def _function_mix(
         for key, table in multiplicity.items()
     }
     return FunctionMix(function.name, counts, None, len(function.instructions), tuple(notes))
+
+
+def _all_measured(
+    function: BinaryFunction,
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
+    notes: list[str],
+) -> list[tuple[BinaryInstruction, sympy.Expr]]:
+    """Every instruction with its block's measured count, for a copy of a function (a
+    stand-alone copy of an inlined function, a compiler-made part or clone) whose runs the
+    source's counts, made per call of the source function, do not tell."""
+    counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
+    for block in basic_blocks(function):
+        key = ("block", function.name, block.start)
+        if key not in measured:
+            raise _Undefined(f"block at {block.start:#x} of {function.name} was not measured")
+        counted.extend((insn, measured[key]) for insn in block.instructions)
+    notes.append(
+        f"every block of {function.name} counted as measured (a copy whose runs the source's "
+        "counts, made per call of the source function, do not tell)"
+    )
+    return counted
 
 
 def _cfg_counts(
@@ -946,7 +1161,9 @@ def _cfg_counts(
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
     copies: list[int] = []  # blocks copying every iteration's code onto one path
     dominating = dominators(blocks)
-    chosen = _chosen_at_run_time(source, blocks, around, place_of, catalog, live, error_paths)
+    chosen = _chosen_at_run_time(
+        source, blocks, around, place_of, catalog, live, error_paths, bool(measured)
+    )
     # copies with a run-time trip count keep the machine-loop counts (see _run_time_copies)
     assumed: set[int] = set()
     for alternative in {id(a): a for a in chosen.values()}.values():
@@ -968,12 +1185,22 @@ def _cfg_counts(
         else set()
     )
     skipped: list[int] = []
+    skipped_calls: list[int] = []  # blocks outside loops counted in every call they may skip
+    # blocks a call may return without running: outside loops, code under a run-time if
+    exits = [
+        b.index
+        for b in blocks
+        if b.index in live and b.index not in error_paths and not b.successors
+    ]
+    guard_of = {index: catalog.block_guard(source, blocks[index]) for index in exits}
+    guard_of.update(_last_exit(exits, guard_of, blocks))
     for block in blocks:
         chain = around[block.index]
         conditional: str | None = None  # the source loop whose iterations skip this block
         from_profile = False
         key = ("block", function.name, block.start)
         measured_block = False  # counted from the profile as a whole
+        skippable = False  # outside loops, some calls may skip this block
         if block.index not in live or block.index in error_paths:
             # alignment padding after a return or jump, or an error path ending the program
             count = sympy.Integer(0)
@@ -1001,16 +1228,18 @@ def _cfg_counts(
             count = remainders[block.index]
         elif not chain:
             count = function_count
-            key = ("block", function.name, block.start)
+            skippable = any(block.index not in dominating[e] for e in exits)
             reason = (
-                catalog.undefined_branch(source, block.instructions) if key in measured else None
+                catalog.undefined_branch(source, block.instructions)
+                if key in measured and not skippable
+                else None
             )
             if reason is not None:
                 # under an if outside loops whose count is undefined: the profile tells
                 count = measured[key]
                 measured_block = True
                 notes.append(f"block at {block.start:#x}: count measured ({reason})")
-            elif block.index in under_condition and key in measured:
+            elif block.index in under_condition and key in measured and not skippable:
                 count = measured[key]  # code some calls skip: the profile tells how many
                 measured_block = True
                 skipped.append(block.start)
@@ -1051,6 +1280,31 @@ def _cfg_counts(
                     conditional = loop_key[1]
         shares = [sympy.Integer(1)] * len(block.instructions)
         from_profile = from_profile or measured_block
+        uniform = False  # the shares already hold the guards of inlined call sites
+        if skippable:
+            guard = guard_of.get(block.index) or catalog.block_guard(source, block)
+            try:
+                shares = [guard.defined()] * len(block.instructions)
+                uniform = guard.key not in ((), _IN_LOOP)  # the block's guard holds the lot
+            except _Undefined as reason:
+                if key not in measured:
+                    raise
+                count = measured[key]  # the profile tells how often the block ran
+                from_profile = True
+                if key not in measured_places:
+                    measured_places.add(key)
+                    notes.append(f"block at {block.start:#x}: count measured ({reason})")
+            else:
+                if guard.key in ((), _IN_LOOP) and key in measured:
+                    # skipped by some calls, in no if block: the profile tells how many run it
+                    count = measured[key]
+                    from_profile = True
+                elif guard.key == () and any(
+                    catalog.after_if(source, insn) for insn in block.instructions
+                ):
+                    # on no loop's line either, after an if block: code after an early return
+                    # (a loop's zero-trip path or a copy of the function's exit is not said)
+                    skipped_calls.append(block.start)
         # a conditional block without any source line (a loop's set-up clang left without
         # one) runs as often as the code it alone leads into: that code stands in for it
         lead = _leads_into(blocks, block, dominating) if conditional is not None else None
@@ -1092,9 +1346,9 @@ def _cfg_counts(
                             copies.append(block.start)
         for insn, stand_in, share in zip(block.instructions, stand_ins, shares, strict=True):
             try:
-                for guard in () if from_profile else catalog.guards(source, stand_in):
-                    if guard.loops >= len(chain):  # inside the innermost machine loop around it
-                        share = share * guard.share.defined()
+                for site in () if from_profile or uniform else catalog.guards(source, stand_in):
+                    if site.loops >= len(chain):  # inside the innermost machine loop around it
+                        share = share * site.share.defined()
             except _Undefined as reason:
                 if key not in measured:
                     raise
@@ -1110,6 +1364,14 @@ def _cfg_counts(
         notes.append(
             f"blocks at {starts}{more} run under a condition outside loops that some calls "
             "skip: counts measured"
+        )
+    if skipped_calls:
+        starts = ", ".join(f"{start:#x}" for start in skipped_calls[:5])
+        more = f" and {len(skipped_calls) - 5} more" if len(skipped_calls) > 5 else ""
+        notes.append(
+            f"blocks at {starts}{more} outside loops run in some calls only, after an if block "
+            "but in none (code an early return may skip): counted in every call (an upper "
+            "bound; --profile measures them)"
         )
     if copies:
         starts = ", ".join(f"{start:#x}" for start in copies[:5])
@@ -1336,6 +1598,26 @@ def _block_places(block: Block, places: list[_Place]) -> list[_Place]:
     return result
 
 
+def _last_exit(
+    exits: list[int], guard_of: dict[int, _Place], blocks: list[Block]
+) -> dict[int, _Place]:
+    """The share of the calls that leave through the one exit block no ``if`` block explains
+    (a copy of the function's return the compiler made), when every other exit lies in an
+    ``if`` block of known share: each call leaves through exactly one exit, so it takes the
+    rest. Nothing when that does not hold or the function has an indirect jump (its
+    successors are unknown)."""
+    if any(b.instructions[-1].kind == "jump" and b.instructions[-1].target is None for b in blocks):
+        return {}
+    unexplained = [index for index in exits if guard_of[index].key == ()]
+    others = [guard_of[index] for index in exits if guard_of[index].key != ()]
+    if len(unexplained) != 1 or not others:
+        return {}
+    if any(g.key == _IN_LOOP or g.count is None for g in others):
+        return {}
+    rest = sympy.expand(1 - sum((g.count for g in others if g.count is not None), sympy.S.Zero))
+    return {unexplained[0]: _Place(("the other exits",), rest, None)}
+
+
 def _chosen_at_run_time(
     function: str,
     blocks: list[Block],
@@ -1344,16 +1626,29 @@ def _chosen_at_run_time(
     catalog: _Catalog,
     live: set[int],
     error_paths: set[int],
+    profiled: bool = False,
 ) -> dict[int, Alternative]:
     """Block -> the compiler-made check it lies behind, for the blocks of two copies of one
-    source loop of which a run-time check picks one (:mod:`perfcast.static.alternatives`)."""
+    source loop of which a run-time check picks one (:mod:`perfcast.static.alternatives`).
+    With a profile (``profiled``) also copies under any two-way branch (clang duplicates an
+    inlined callee's loops into both arms of the caller's ``if``): their blocks are measured."""
     ignored = {b.index for b in blocks if b.index not in live} | error_paths
+    # branches on the line of a source if are the program's conditions (their arms count
+    # with the if block's share), not compiler-made checks
+    programs = {
+        b.index
+        for b in blocks
+        if b.instructions[-1].kind == "branch"
+        and catalog.source_condition(function, b.instructions[-1])
+    }
     found = alternatives(
         blocks,
         around,
         {header: place.key for header, place in place_of.items()},
         lambda block: _body_loop(function, block, catalog),
         ignored,
+        programs,
+        any_condition=profiled,
     )
     return {index: alternative for alternative in found for index in alternative.blocks}
 
@@ -1440,12 +1735,19 @@ def _alternative_reason(
     branch = blocks[alternative.check].instructions[-1]
     name = alternative.loop[1] if len(alternative.loop) > 1 else "?"
     first, second = (blocks[min(side)].start for side in alternative.sides)
-    text = (
-        f"source loop {name} is versioned by the compiler behind a run-time check at line "
-        f"{branch.line} (branch at {branch.address:#x}): the copies at {first:#x} and "
-        f"{second:#x} are alternatives of which one runs per entry (an alias or alignment "
-        "check)"
-    )
+    if alternative.compiler_made:
+        text = (
+            f"source loop {name} is versioned by the compiler behind a run-time check at line "
+            f"{branch.line} (branch at {branch.address:#x}): the copies at {first:#x} and "
+            f"{second:#x} are alternatives of which one runs per entry (an alias or alignment "
+            "check)"
+        )
+    else:
+        text = (
+            f"source loop {name} is copied into both sides of the branch at line {branch.line} "
+            f"(branch at {branch.address:#x}): the copies at {first:#x} and {second:#x} run "
+            "in the shares of that condition"
+        )
     if profiled:
         return text
     return f"{text}, which the binary does not tell (--profile measures it)"
@@ -1602,6 +1904,33 @@ class _MachineCounts:
                 self.remainders[key] = _Remainder(left[0], left[1], tuple(group), entry)
         return runs
 
+    def _width(self, found: Induction | None, own: set[int], key: tuple) -> int | None:
+        """Iterations of source loop ``key`` one pass covers (:func:`_width`), unless the
+        packed code of the pass is mostly the body of a source loop nested in ``key`` that the
+        compiler unrolled completely (gcc -O3's row loop around a packed row): its lanes are
+        iterations of that loop, and the pass covers ``step / (element size x that loop's
+        iterations per entry)`` iterations of ``key`` (None when that does not divide)."""
+        width = _width(found, self.blocks, own)
+        if width is None or width <= 1 or found is None or found.element_size is None:
+            return width
+        votes: dict[tuple, int] = defaultdict(int)
+        total = 0
+        for index in own:
+            for insn in self.blocks[index].instructions:
+                total += 1
+                chain = self.catalog.chain(self.function, insn)
+                keys = [place.key for place in chain]
+                if key in keys and keys.index(key) < len(keys) - 1:
+                    votes[keys[keys.index(key) + 1]] += 1
+        inner = max(votes, key=votes.__getitem__, default=None)
+        if inner is None or 2 * votes[inner] <= total:
+            return width
+        per_entry = self.catalog.iterations_per_entry(inner)
+        if per_entry is None or not per_entry.is_number:
+            return None
+        span = found.element_size * int(per_entry)
+        return found.step // span if span > 0 and found.step % span == 0 else None
+
     def _entry_share(self, loop: Loop, place: _Place) -> _Place:
         """The share of its enclosing runs in which the source loop of a machine loop is
         entered (see :meth:`_Catalog.entry_share`), from the loop's first instruction that
@@ -1653,7 +1982,8 @@ class _MachineCounts:
         if place.count is None or per_entry is None:
             return {loop.header: place for loop in group}, None
         widths = {
-            loop.header: _width(found[loop.header], self.blocks, own[loop.header]) for loop in group
+            loop.header: self._width(found[loop.header], own[loop.header], place.key)
+            for loop in group
         }
         chosen = self._bound_chosen(group[0], place.key) if len(group) == 1 else None
         if chosen is not None and not per_entry.has(sympy.Min, sympy.Max):
@@ -1734,7 +2064,9 @@ class _MachineCounts:
         inner loops attributed to an outer source loop by their lines are no versions)."""
         covered: dict[int, int] = {}
         for loop in group:
-            width = _width(found[loop.header], self.blocks, own[loop.header])
+            width = self._width(
+                found[loop.header], own[loop.header], self.place_of[loop.header].key
+            )
             trip = trips[loop.header]
             if width is None or trip is None:
                 return None

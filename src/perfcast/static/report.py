@@ -202,7 +202,9 @@ class StaticReport:
 
     ``branches`` holds the then- and else-blocks of every ``if`` (kind ``"branch"``, named
     ``<function>:if@<line>:then|else``, depth = number of enclosing loops) with their counts, so
-    that code inside a branch can be attributed the right count (:meth:`count_at`).
+    that code inside a branch can be attributed the right count (:meth:`count_at`), and the
+    body of every ``switch`` (``<function>:switch@<line>:cases``, count undefined: which case
+    runs is not analysed).
     ``conditions`` holds, inside loops, the operands of ``?:``, ``&&`` and ``||`` that run only
     under their condition (kind ``"condition"``, named ``<function>:cond@<line>:then|else``,
     ``<function>:and@<line>:right``, ``<function>:or@<line>:right``, with ``:<column>`` after
