@@ -137,11 +137,30 @@ def test_switch_cases_and_an_early_return(tmp_path, n):
 
 
 @needs_tools
-def test_code_after_an_early_return_into_one_exit_is_noted_as_an_upper_bound(tmp_path):
-    """At -O0 both returns jump to one epilogue: the code after the early return lies in no
-    if block, so it counts in every call, and the notes say so."""
+@pytest.mark.parametrize("n", [5, 50])
+def test_an_early_return_into_a_shared_epilogue_leaves_the_rest_to_the_code_after_it(tmp_path, n):
+    """At -O0 both returns jump to one epilogue: the code after the early return is the other
+    way of the if's branch, so it runs in the calls the if block does not take."""
     binary_path = tmp_path / "cases_gcc-O0"
     subprocess.run([GCC, "-g", "-O0", "-o", str(binary_path), str(CASES)], check=True)
+    binary = read_binary(binary_path)
+    truth = measured_mix(binary, read_callgrind(run_callgrind(binary_path, (n, 1), tmp_path)))
+    clipped = instruction_mix(binary, analyze([CASES], ["n"]), ["n"]).functions["clipped"]
+    assert clipped.counts is not None, clipped.undef_reason
+    predicted = clipped.evaluate({"n": n})["total"]
+    assert predicted == pytest.approx(truth["clipped"]["total"], rel=0.01)
+
+
+@needs_tools
+@pytest.mark.skipif(CLANG is None, reason="clang is needed")
+def test_code_after_an_early_return_that_no_line_places_is_noted_as_an_upper_bound(tmp_path):
+    """clang -O2 puts the code after the early return on the if's line and presets the return
+    value: no if block and no branch of the report explain that block; the notes say it is
+    counted in every call."""
+    binary_path = tmp_path / "cases_clang-O2"
+    subprocess.run(
+        [str(CLANG), "-g", "-gdwarf-4", "-O2", "-o", str(binary_path), str(CASES)], check=True
+    )
     clipped = instruction_mix(read_binary(binary_path), analyze([CASES], ["n"]), ["n"])
     notes = " ".join(clipped.functions["clipped"].notes)
     assert "run in some calls only" in notes and "upper bound" in notes, notes

@@ -830,15 +830,16 @@ class _Catalog:
 
     def after_if(self, function: str, insn: BinaryInstruction) -> bool:
         """True when an instruction comes from a line of the body of the function whose code
-        it is (not its closing line, the epilogue) after the end of one of its ``if`` blocks
-        (code an early return in that block may skip)."""
+        it is (not its closing line, the epilogue) on or after the line of one of its ``if``
+        statements (code an early return there may skip, or that a line table put on it)."""
         own = insn.inlined[-1].callee if insn.inlined else function
         kernel = self.functions.get(own)
         if kernel is None or not kernel.line < insn.line < kernel.end_line:
             return False
         path = _normal(insn.file)
         return any(
-            _normal(b.file) == path and b.end_line < insn.line for b in self.branches.get(own, ())
+            _normal(b.file) == path and (if_line(b.name) or b.line) <= insn.line
+            for b in self.branches.get(own, ())
         )
 
     def block_guard(self, function: str, block: Block) -> _Place:
@@ -1283,6 +1284,8 @@ def _cfg_counts(
         uniform = False  # the shares already hold the guards of inlined call sites
         if skippable:
             guard = guard_of.get(block.index) or catalog.block_guard(source, block)
+            if guard.key == ():
+                guard = _other_way(blocks, block, dominating, exits, catalog, source) or guard
             try:
                 shares = [guard.defined()] * len(block.instructions)
                 uniform = guard.key not in ((), _IN_LOOP)  # the block's guard holds the lot
@@ -1302,8 +1305,9 @@ def _cfg_counts(
                 elif guard.key == () and any(
                     catalog.after_if(source, insn) for insn in block.instructions
                 ):
-                    # on no loop's line either, after an if block: code after an early return
-                    # (a loop's zero-trip path or a copy of the function's exit is not said)
+                    # on no loop's line either, on or after an if's line: code after an early
+                    # return (a loop's zero-trip path or a copy of the function's exit is not
+                    # said)
                     skipped_calls.append(block.start)
         # a conditional block without any source line (a loop's set-up clang left without
         # one) runs as often as the code it alone leads into: that code stands in for it
@@ -1369,9 +1373,9 @@ def _cfg_counts(
         starts = ", ".join(f"{start:#x}" for start in skipped_calls[:5])
         more = f" and {len(skipped_calls) - 5} more" if len(skipped_calls) > 5 else ""
         notes.append(
-            f"blocks at {starts}{more} outside loops run in some calls only, after an if block "
-            "but in none (code an early return may skip): counted in every call (an upper "
-            "bound; --profile measures them)"
+            f"blocks at {starts}{more} outside loops run in some calls only, on or after the "
+            "line of an if but in no if block (code an early return may skip): counted in every "
+            "call (an upper bound; --profile measures them)"
         )
     if copies:
         starts = ", ".join(f"{start:#x}" for start in copies[:5])
@@ -1596,6 +1600,41 @@ def _block_places(block: Block, places: list[_Place]) -> list[_Place]:
         before = [i for i in lined if i < index]
         result.append(places[before[-1] if before else lined[0]])
     return result
+
+
+def _other_way(
+    blocks: list[Block],
+    block: Block,
+    dominating: list[set[int]],
+    exits: list[int],
+    catalog: _Catalog,
+    source: str,
+) -> _Place | None:
+    """The share of the calls that run a block no ``if`` block explains, when it is one way of
+    a two-way branch whose other way is an ``if`` block of known share and nothing else leads
+    to either (code after `if (c) return;` whose return jumps to a shared epilogue): the
+    branch's share less the other way's. None when that does not hold, or for inlined code
+    (the guards of its call sites count it)."""
+    if len(block.predecessors) != 1:
+        return None
+    parent = blocks[block.predecessors[0]]
+    if parent.instructions[-1].kind != "branch" or len(parent.successors) != 2:
+        return None
+    other = blocks[next(s for s in parent.successors if s != block.index)]
+    if other.predecessors != [parent.index]:
+        return None
+    if any(i.inlined for b in (block, parent, other) for i in b.instructions):
+        return None
+    taken = catalog.block_guard(source, other)
+    if taken.key in ((), _IN_LOOP) or taken.count is None:
+        return None
+    share: sympy.Expr = sympy.Integer(1)
+    if any(parent.index not in dominating[e] for e in exits):  # the branch itself is skipped
+        decided = catalog.block_guard(source, parent)
+        if decided.key in ((), _IN_LOOP) or decided.count is None:
+            return None
+        share = decided.count
+    return _Place(("the other way",), sympy.expand(share - taken.count), None)
 
 
 def _last_exit(
