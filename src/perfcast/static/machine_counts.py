@@ -1,0 +1,531 @@
+"""How often the blocks of a function's machine loops run.
+
+The machine loops of a function are matched to the source loops of the static report;
+each loop's passes follow from its source loop's count and the transformation the compiler
+applied (vectorization width, unrolling, peeled remainders) as read from its induction
+(:mod:`perfcast.static.machine_trips`). Used by :mod:`perfcast.static.instruction_mix`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+import sympy
+
+from perfcast.static.binary import BinaryInstruction
+from perfcast.static.control_flow import Block, Loop, dominators
+from perfcast.static.epilogues import conditional_successors
+from perfcast.static.machine_trips import Induction, induction, packed
+from perfcast.static.source_shares import UNMATCHED, Catalog, Place, UndefinedCount
+
+
+def _register(operand: str) -> str:
+    """A general-purpose register operand by its 64-bit name (``edx`` -> ``rdx``, ``r8d`` ->
+    ``r8``); other operands unchanged."""
+    name = operand.strip()
+    if re.fullmatch(r"e[a-d]x|e[sd]i|e[bs]p", name):
+        return "r" + name[1:]
+    if re.fullmatch(r"r\d+[dwb]", name):
+        return name[:-1]
+    return name
+
+
+@dataclass(frozen=True)
+class _Remainder:
+    """Source iterations per entry the machine loops of a source loop leave undone
+    (``iterations``), the width of the last of those loops, the loops, and the count of the
+    context they are entered from (``entry``)."""
+
+    iterations: sympy.Expr
+    width: int
+    loops: tuple[Loop, ...]
+    entry: Place
+
+
+class MachineCounts:
+    """How often the body of each machine loop runs: its source loop's count, corrected by the
+    trip count or the elements per iteration the binary shows (vectorization, unrolling).
+
+    Machine loops that implement one source loop side by side (a vector loop and its scalar
+    remainder loop) share its iterations: each takes ``floor(remaining / k)`` passes of ``k``
+    source iterations per entry, widest first, and leaves the rest to the next.
+    """
+
+    def __init__(
+        self,
+        blocks: list[Block],
+        around: dict[int, list[Loop]],
+        place_of: dict[int, Place],
+        function_count: sympy.Expr,
+        catalog: Catalog,
+        function: str,
+    ) -> None:
+        self.blocks = blocks
+        self.catalog = catalog
+        self.function = function
+        self.around = around
+        self.place_of = place_of
+        self.function_count = Place((), function_count, None)
+        # (enclosing machine loop header or None, source loop key) -> what the source loop's
+        # machine loops leave undone (filled by counts)
+        self.remainders: dict[tuple, _Remainder] = {}
+        # headers of machine loops counted with their source loop's count (no trip count read
+        # from the binary, one source iteration per pass)
+        self.source_counted: set[int] = set()
+
+    def _own(self, loop: Loop) -> set[int]:
+        """The loop's blocks that no loop nested in it holds."""
+        return {b for b in loop.blocks if self.around[b][-1] is loop}
+
+    def _outer(self, loop: Loop) -> Loop | None:
+        chain = self.around[loop.header]
+        return chain[-2] if len(chain) > 1 else None
+
+    def _one_after_another(
+        self, group: list[Loop], widths: dict[int, int]
+    ) -> tuple[Loop, Loop] | None:
+        """Two machine loops of the group of which the second is reached from the first's
+        exit without going round an enclosing loop (copies in sequence, not alternatives
+        behind one test), covers at least as many source iterations per pass (a remainder
+        loop is narrower than the loop before it), and both do work of the body; or None."""
+        if len(group) < 2:
+            return None
+        outer = self._outer(group[0])
+        stop = outer.header if outer is not None else None
+        for loop in group:
+            seen: set[int] = set()
+            stack = [
+                s for b in loop.blocks for s in self.blocks[b].successors if s not in loop.blocks
+            ]
+            while stack:
+                current = stack.pop()
+                if current in seen or current == stop:
+                    continue
+                seen.add(current)
+                stack.extend(self.blocks[current].successors)
+            for other in group:
+                if (
+                    other is not loop
+                    and other.header in seen
+                    and widths[other.header] >= widths[loop.header]
+                    and self._works(loop, other)
+                ):
+                    return loop, other
+        return None
+
+    def _bound_chosen(self, loop: Loop, key: tuple) -> BinaryInstruction | None:
+        """The conditional move before a machine loop that writes a register its exit test
+        compares (gcc -O3 runs `for (i < n) x += i < m && ...` to min(n, m)), when a
+        condition inside the source loop ``key`` has a count with a minimum or maximum (a
+        test of the loop variable); None otherwise."""
+        source = self.catalog.loop_named.get(key[1]) if len(key) > 1 else None
+        if source is None:
+            return None
+        parts = [
+            p
+            for (function, line), found in self.catalog.decided_at.items()
+            if function == self.function and source.line < line <= source.end_line
+            for p in found
+        ]
+        if not any(p.count is not None and p.count.has(sympy.Min, sympy.Max) for p in parts):
+            return None
+        compared: set[str] = set()
+        for latch in loop.latches:
+            tail = self.blocks[latch].instructions[-2:]
+            if len(tail) == 2 and tail[-1].kind == "branch" and tail[0].mnemonic == "cmp":
+                compared |= {_register(o) for o in tail[0].operands.split(",")}
+        if not compared:
+            return None
+        before = dominators(self.blocks)[loop.header] - loop.blocks
+        for index in sorted(before, reverse=True):
+            for insn in reversed(self.blocks[index].instructions):
+                if insn.mnemonic.startswith("cmov") and _register(insn.operands.split(",")[0]) in (
+                    compared
+                ):
+                    return insn
+        return None
+
+    def _works(self, *loops: Loop) -> bool:
+        """Whether each machine loop's own code holds work of the loop body: a line other
+        than a source loop's header line, or inlined code. (A loop that only tests a
+        loop-invariant condition each pass and jumps into its copy is unswitching, not a
+        split: gcc -O2 makes such an empty copy of an outer loop for ``n <= 0``.)"""
+        headers = {k.line for k in self.catalog.loops.get(self.function, ())}
+        return all(
+            any(
+                insn.inlined or (insn.line and insn.line not in headers)
+                for b in self._own(loop)
+                for insn in self.blocks[b].instructions
+            )
+            for loop in loops
+        )
+
+    def counts(self, machine_loops: list[Loop], notes: list[str]) -> dict[int, Place]:
+        """Machine loop header -> the count of its body per program run (or why undefined)."""
+        runs: dict[int, Place] = {}
+        siblings: dict[tuple, list[Loop]] = defaultdict(list)
+        for loop in machine_loops:
+            outer = self._outer(loop)
+            siblings[(outer.header if outer else None, self.place_of[loop.header].key)].append(loop)
+        for loop in machine_loops:  # outer loops first: an entry count is known when needed
+            if loop.header in runs:
+                continue
+            outer = self._outer(loop)
+            group = siblings[(outer.header if outer else None, self.place_of[loop.header].key)]
+            entry = runs[outer.header] if outer else self.function_count
+            source_entry = self.place_of[outer.header] if outer else self.function_count
+            counted, left = self._group(group, entry, source_entry, notes)
+            runs.update(counted)
+            if left is not None:
+                key = (outer.header if outer else None, self.place_of[loop.header].key)
+                self.remainders[key] = _Remainder(left[0], left[1], tuple(group), entry)
+        return runs
+
+    def _width(self, found: Induction | None, own: set[int], key: tuple) -> int | None:
+        """Iterations of source loop ``key`` one pass covers (:func:`machine_width`), unless the
+        packed code of the pass is mostly the body of a source loop nested in ``key`` that the
+        compiler unrolled completely (gcc -O3's row loop around a packed row): its lanes are
+        iterations of that loop, and the pass covers ``step / (element size x that loop's
+        iterations per entry)`` iterations of ``key`` (None when that does not divide)."""
+        width = machine_width(found, self.blocks, own)
+        if width is None or width <= 1 or found is None or found.element_size is None:
+            return width
+        votes: dict[tuple, int] = defaultdict(int)
+        total = 0
+        for index in own:
+            for insn in self.blocks[index].instructions:
+                total += 1
+                chain = self.catalog.chain(self.function, insn)
+                keys = [place.key for place in chain]
+                if key in keys and keys.index(key) < len(keys) - 1:
+                    votes[keys[keys.index(key) + 1]] += 1
+        inner = max(votes, key=votes.__getitem__, default=None)
+        if inner is None or 2 * votes[inner] <= total:
+            return width
+        per_entry = self.catalog.iterations_per_entry(inner)
+        if per_entry is None or not per_entry.is_number:
+            return None
+        span = found.element_size * int(per_entry)
+        return found.step // span if span > 0 and found.step % span == 0 else None
+
+    def _entry_share(self, loop: Loop, place: Place) -> Place:
+        """The share of its enclosing runs in which the source loop of a machine loop is
+        entered (see :meth:`Catalog.entry_share`), from the loop's first instruction that
+        belongs to it."""
+        for index in sorted(self._own(loop)):
+            for insn in self.blocks[index].instructions:
+                if any(p.key == place.key for p in self.catalog.chain(self.function, insn)):
+                    return self.catalog.entry_share(self.function, insn, place.key)
+        return Place(place.key, sympy.Integer(1), None)
+
+    def _group(
+        self, group: list[Loop], entry: Place, source_entry: Place, notes: list[str]
+    ) -> tuple[dict[int, Place], tuple[sympy.Expr, int] | None]:
+        """Counts of the machine loops of one source loop, and, when they take passes of
+        known widths, the iterations per entry they leave and the width of the last."""
+        place = self.place_of[group[0].header]
+        if place.key[:1] == (UNMATCHED,):  # no source loop: nothing to derive a count from
+            return {loop.header: place for loop in group}, None
+        name = place.key[1] if len(place.key) > 1 else "?"
+        own = {loop.header: self._own(loop) for loop in group}
+        found = {loop.header: induction(self.blocks, loop, own[loop.header]) for loop in group}
+        trips = {h: i.trip_count() if i else None for h, i in found.items()}
+        if entry.count is None:
+            return {loop.header: Place(place.key, None, entry.reason) for loop in group}, None
+        per_entry = None
+        if place.count is not None and source_entry.count is not None:
+            per_entry = sympy.cancel(place.count / source_entry.count)
+        if all(t is not None for t in trips.values()):
+            versions = self._versions(group, found, trips, own, per_entry, name)
+            if versions is not None:
+                return {loop.header: Place(place.key, None, versions) for loop in group}, None
+            # a trip count is per entry of the loop: entered only under an if, it runs in that
+            # block's share of the enclosing runs
+            share = self._entry_share(group[0], place)
+            if share.count is None:
+                return {loop.header: Place(place.key, None, share.reason) for loop in group}, None
+            result = {}
+            for loop in group:
+                trip = trips[loop.header]
+                runs = sympy.expand(trip * share.count * entry.count)
+                result[loop.header] = Place(place.key, runs, None)
+                if per_entry != trip * share.count:
+                    notes.append(
+                        f"machine loop at {self.blocks[loop.header].start:#x} runs {trip} times "
+                        f"per entry (read from the binary), source loop {name} "
+                        f"{_per_entry_text(per_entry)}: vectorized, unrolled or split"
+                    )
+            return result, None
+        if place.count is None or per_entry is None:
+            return {loop.header: place for loop in group}, None
+        widths = {
+            loop.header: self._width(found[loop.header], own[loop.header], place.key)
+            for loop in group
+        }
+        chosen = self._bound_chosen(group[0], place.key) if len(group) == 1 else None
+        if chosen is not None and not per_entry.has(sympy.Min, sympy.Max):
+            reason = (
+                f"the exit test of machine loop at {self.blocks[group[0].header].start:#x} "
+                f"compares with a bound chosen by {chosen.mnemonic} at {chosen.address:#x} "
+                f"before it, and a condition in source loop {name} limits its iterations: the "
+                "compiler shortened the loop to a minimum or maximum, which the source count "
+                f"{per_entry} does not have"
+            )
+            return {group[0].header: Place(place.key, None, reason)}, None
+        if len(group) == 1 and widths[group[0].header] == 1:
+            if entry.count is not None and sympy.expand(entry.count - source_entry.count) != 0:
+                # entered as often as the enclosing machine loop runs, which differs from the
+                # enclosing source loop's count (an outer loop vectorized around it)
+                runs = sympy.expand(per_entry * entry.count)
+                return {group[0].header: Place(place.key, runs, None)}, None
+            self.source_counted.add(group[0].header)
+            return {group[0].header: Place(place.key, place.count, None)}, None
+        unknown = [h for h, k in widths.items() if k is None]
+        if unknown:
+            reason = (
+                f"machine loop at {self.blocks[unknown[0]].start:#x} implements source loop "
+                f"{name} (vectorized, unrolled or versioned), and how many source iterations "
+                "one of its passes covers cannot be read from the binary"
+            )
+            return {loop.header: Place(place.key, None, reason) for loop in group}, None
+        known = {h: k for h, k in widths.items() if k is not None}
+        following = self._one_after_another(group, known)
+        if following is not None:
+            # a loop entered after another's exit that is no narrower (so no remainder of it)
+            # runs further iterations of the source loop: gcc -O3 splits a loop at a condition
+            # on its variable (`if (i < 10)`), and how the iterations divide is not in the binary
+            first, second = (self.blocks[loop.header].start for loop in following)
+            reason = (
+                f"machine loops at {first:#x} and {second:#x} implement source loop {name} one "
+                "after the other, the second no narrower than the first: the compiler split the "
+                "loop (at a condition on its variable), and how its iterations divide between "
+                "them cannot be read from the binary"
+            )
+            return {loop.header: Place(place.key, None, reason) for loop in group}, None
+        remaining = per_entry
+        result = {}
+        ordered = sorted(group, key=lambda item: -known[item.header])
+        for loop in ordered:
+            width = known[loop.header]
+            passes = sympy.floor(remaining / width) if width > 1 else remaining
+            result[loop.header] = Place(place.key, sympy.expand(passes * entry.count), None)
+            remaining = remaining - width * passes
+        starts = ", ".join(
+            f"{self.blocks[loop.header].start:#x} ({known[loop.header]} per pass)"
+            for loop in ordered
+        )
+        notes.append(
+            f"source loop {name} is implemented by {len(group)} machine loop"
+            f"{'s' if len(group) > 1 else ''} ({starts}; "
+            "vectorized, unrolled, split or versioned; widths read from the binary): each takes "
+            "floor(remaining / width) passes per entry, which assumes every entry runs the same "
+            "number of iterations and versions run one after the other"
+        )
+        last = known[ordered[-1].header]
+        return result, (sympy.expand(remaining), last) if last > 1 else None
+
+    def _versions(
+        self,
+        group: list[Loop],
+        found: dict[int, Induction | None],
+        trips: dict[int, int | None],
+        own: dict[int, set[int]],
+        per_entry: sympy.Expr | None,
+        name: str,
+    ) -> str | None:
+        """Why the machine loops of source loop ``name`` cannot all be counted, when two of them
+        each cover all its iterations per entry: copies of the whole loop of which the program
+        picks one at run time (versions behind an alias or alignment check), or a loop split
+        in two; the binary's trip counts do not tell which runs. ``per_entry``, the source
+        loop's iterations per entry, when a number, must be what they cover (machine loops of
+        inner loops attributed to an outer source loop by their lines are no versions)."""
+        covered: dict[int, int] = {}
+        for loop in group:
+            width = self._width(
+                found[loop.header], own[loop.header], self.place_of[loop.header].key
+            )
+            trip = trips[loop.header]
+            if width is None or trip is None:
+                return None
+            covered[loop.header] = trip * width
+        seen: dict[int, int] = {}
+        for header, iterations in covered.items():
+            whole = per_entry is None or not per_entry.is_number or per_entry == iterations
+            if iterations > 1 and iterations in seen and whole:
+                return (
+                    f"machine loops at {self.blocks[seen[iterations]].start:#x} and "
+                    f"{self.blocks[header].start:#x} each cover all {iterations} iterations of "
+                    f"source loop {name} per entry: versions of which one runs (an alias or "
+                    "alignment check at run time) or a split loop, which the binary does not tell"
+                )
+            seen[iterations] = header
+        return None
+
+
+def remainder_counts(
+    function: str,
+    blocks: list[Block],
+    around: dict[int, list[Loop]],
+    machine_counts: MachineCounts,
+    catalog: Catalog,
+    notes: list[str],
+) -> dict[int, sympy.Expr]:
+    """Counts of the blocks holding peeled remainder iterations of unrolled loops.
+
+    A block that runs under a condition after the machine loops of a source loop, inside the
+    same enclosing machine loop, and whose instructions are mostly the source loop's body
+    (lines after its header line, not inlined) is a copy of the body finishing the iterations
+    the machine loops leave (:mod:`perfcast.static.epilogues`). When the last machine loop
+    covers 2 source iterations per pass, that is 0 or 1 iteration per entry: the block runs
+    ``remaining`` times per entry. With wider passes several copies share up to ``width - 1``
+    iterations in an order the binary does not tell: the count is undefined, with that reason.
+    """
+    found: dict[int, sympy.Expr] = {}
+    for (outer, key), left in machine_counts.remainders.items():
+        chain_of_outer = around[outer] if outer is not None else []
+        enclosing = next((loop for loop in chain_of_outer if loop.header == outer), None)
+        region = enclosing.blocks if enclosing else None
+        depth = len(chain_of_outer)
+        for index in sorted(conditional_successors(blocks, left.loops, region, outer)):
+            chain = around[index]
+            if (chain[-1].header if chain else None) != outer:
+                continue
+            if not _is_body_copy(function, blocks[index], depth, key, catalog):
+                continue
+            name = key[1] if len(key) > 1 else "?"
+            start = blocks[index].start
+            if left.width != 2:
+                raise UndefinedCount(
+                    f"block at {start:#x} finishes source loop {name} after machine loops "
+                    f"covering {left.width} iterations per pass: how many of the up to "
+                    f"{left.width - 1} remaining iterations it runs cannot be read from the binary"
+                )
+            found[index] = sympy.expand(left.entry.defined() * left.iterations)
+            notes.append(
+                f"block at {start:#x} runs the remainder of source loop {name} (unrolled by 2, "
+                f"read from the binary): {left.iterations} times per entry"
+            )
+    return found
+
+
+def enclosing_runs(
+    chain: list[Loop], runs: dict[int, Place], function_count: sympy.Expr
+) -> sympy.Expr:
+    """How often the innermost machine loop of ``chain`` is entered: the runs of the machine
+    loop around it, else the function's count."""
+    return runs[chain[-2].header].defined() if len(chain) > 1 else function_count
+
+
+def header_holds_body(function: str, block: Block, key: tuple, catalog: Catalog) -> bool:
+    """True when the block holds code of the body of source loop ``key`` (a line after the
+    loop's own, in the loop, not inlined), not only its condition."""
+    line = key[2] if len(key) > 2 else None
+    if line is None:
+        return False
+    return any(
+        not insn.inlined
+        and insn.line > line
+        and any(place.key == key for place in catalog.chain(function, insn))
+        for insn in block.instructions
+    )
+
+
+def _is_body_copy(function: str, block: Block, depth: int, key: tuple, catalog: Catalog) -> bool:
+    """True when most instructions of the block are the body of the source loop ``key`` at
+    machine depth ``depth``: lines after its header line, in its own function."""
+    line = key[2] if len(key) > 2 else None
+    if line is None:
+        return False
+    body = 0
+    for insn in block.instructions:
+        chain = catalog.chain(function, insn)
+        in_loop = len(chain) > depth and chain[depth].key == key
+        if in_loop and not insn.inlined and insn.line > line:
+            body += 1
+    return 2 * body > len(block.instructions)
+
+
+def machine_width(found: Induction | None, blocks: list[Block], own: set[int]) -> int | None:
+    """Source iterations one pass of a machine loop covers: from its induction register, else 1
+    for a loop without packed SIMD instructions, unless its pointer moves several elements per
+    pass and reaches more than one of them; else None (unknown)."""
+    width = found.elements_per_iteration() if found is not None else None
+    if width is not None:
+        return width
+    if packed(blocks, own):
+        return None
+    if found is not None and found.scale == 1 and found.several_per_pass:
+        # a pointer or byte offset moving several elements per pass and reaching more than one
+        # of them in scalar code: unrolled copies of the body, or fields of one struct; the
+        # binary does not tell (one element per array is a strided walk: one iteration)
+        return None
+    return 1
+
+
+def _per_entry_text(per_entry: sympy.Expr | None) -> str:
+    if per_entry is None:
+        return "has no defined count"
+    return f"{per_entry} times per entry"
+
+
+def match_loops(
+    function: str,
+    blocks: list,
+    machine_loops: list[Loop],
+    around: dict[int, list[Loop]],
+    catalog: Catalog,
+) -> dict[int, Place]:
+    """Machine loop header -> the source loop it implements (vote of its own instructions)."""
+    matched = {}
+    for loop in machine_loops:
+        depth = sum(1 for other in around[loop.header] if other.blocks >= loop.blocks)
+        votes: dict[tuple, int] = defaultdict(int)
+        candidates = {}
+        for index in loop.blocks:
+            if around[index][-1] is not loop:
+                continue  # belongs to a nested machine loop
+            for insn in blocks[index].instructions:
+                chain = catalog.chain(function, insn)
+                if len(chain) >= depth:
+                    place = chain[depth - 1]
+                    votes[place.key] += 1
+                    candidates[place.key] = place
+        if not votes:
+            # undefined, unless a profile measured its blocks
+            address = blocks[loop.header].start
+            matched[loop.header] = Place(
+                (UNMATCHED, address),
+                None,
+                f"machine loop at {address:#x} has no source loop at depth {depth} "
+                "(the static report misses a loop, or the compiler restructured it)",
+            )
+            continue
+        voted = candidates[max(votes, key=votes.__getitem__)]
+        matched[loop.header] = _tested_loop(function, blocks, loop, depth, catalog) or voted
+    return matched
+
+
+def _tested_loop(
+    function: str, blocks: list, loop: Loop, depth: int, catalog: Catalog
+) -> Place | None:
+    """The source loop nested deeper than ``depth`` whose header line the exit test at the end
+    of a latch is on (the compare and the conditional branch back), or None: when the compiler
+    fully unrolls an outer source loop, the machine loops of its inner loops sit at a smaller
+    depth than their source loops (NAS EP's batch loop at clang -O3: four copies of the inner
+    loops, each one machine loop at depth 1), and the vote by depth would take them for the
+    outer loop. An unconditional jump back proves nothing: a rotated outer loop's may carry
+    an inner loop's line (PolyBench lu at gcc -O2)."""
+    for latch in loop.latches:
+        test = blocks[latch].instructions[-2:]
+        if len(test) < 2 or test[-1].kind != "branch":
+            continue  # an unconditional jump back carries any line (a rotated outer loop's)
+        lines = {insn.line for insn in test}
+        if len(lines) != 1:
+            continue
+        chain = catalog.chain(function, test[-1])
+        deeper = [p for p in chain[depth:] if len(p.key) > 2 and p.key[2] == test[-1].line]
+        if deeper:
+            return deeper[-1]
+    return None
