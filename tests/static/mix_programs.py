@@ -7,15 +7,37 @@ from the loop bounds (:func:`hand_report`), to check the clang analysis (:func:`
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 import sympy
 
 from perfcast.static.report import StaticKernel, StaticReport
 
 PROGRAMS_DIR = Path(__file__).resolve().parent / "programs"
+
+CLANG = shutil.which("clang-16") or shutil.which("clang")
+"""The clang the builds use (clang-16 where installed)."""
+
+BUILDS = [(c, level) for c in ("gcc", "clang") for level in ("-O0", "-O1", "-O2", "-O3")]
+"""Every compiler and optimization level the tests against callgrind cover."""
+
+NEEDS_BOTH_COMPILERS_AND_VALGRIND = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed"),
+    pytest.mark.skipif(CLANG is None or shutil.which("gcc") is None, reason="gcc and clang"),
+]
+"""``pytestmark`` of a module that builds with gcc and clang and runs callgrind."""
+
+
+def compile_c(compiler: str, level: str, source: Path, binary: Path, *libraries: str) -> Path:
+    """Build ``source`` with ``-g`` (clang also ``-gdwarf-4``, which valgrind reads)."""
+    command = [CLANG or "clang", "-gdwarf-4"] if compiler == "clang" else ["gcc"]
+    subprocess.run([*command, "-g", level, "-o", str(binary), str(source), *libraries], check=True)
+    return binary
 
 
 @dataclass(frozen=True)

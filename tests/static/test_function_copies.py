@@ -13,8 +13,6 @@ callgrind run.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -26,27 +24,23 @@ from perfcast.static.callgrind import measured_loop_counts, measured_mix, read_c
 from perfcast.static.instruction_mix import instruction_mix
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mix_programs import PROGRAMS_DIR, run_callgrind  # noqa: E402
+from mix_programs import (  # noqa: E402
+    BUILDS,
+    NEEDS_BOTH_COMPILERS_AND_VALGRIND,
+    PROGRAMS_DIR,
+    compile_c,
+    run_callgrind,
+)
 
 SOURCE = PROGRAMS_DIR / "copies.c"
 REPS = 2
-CLANG = shutil.which("clang-16") or shutil.which("clang")
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed"),
-    pytest.mark.skipif(CLANG is None or shutil.which("gcc") is None, reason="gcc and clang"),
-]
+pytestmark = NEEDS_BOTH_COMPILERS_AND_VALGRIND
 
 
-@pytest.mark.parametrize(
-    ("compiler", "level"),
-    [(c, level) for c in ("gcc", "clang") for level in ("-O0", "-O1", "-O2", "-O3")],
-)
+@pytest.mark.parametrize(("compiler", "level"), BUILDS)
 def test_every_copy_counts_like_callgrind_with_the_profile(tmp_path, compiler, level):
     binary = tmp_path / f"copies_{compiler}{level}"
-    command = [CLANG, "-gdwarf-4"] if compiler == "clang" else ["gcc"]
-    subprocess.run([*command, "-g", level, "-o", str(binary), str(SOURCE), "-lm"], check=True)
+    compile_c(compiler, level, SOURCE, binary, "-lm")
     machine_code = read_binary(binary)
     run = read_callgrind(run_callgrind(binary, (REPS,), tmp_path))
     truth = measured_mix(machine_code, run)
@@ -66,7 +60,7 @@ def test_every_copy_counts_like_callgrind_with_the_profile(tmp_path, compiler, l
 
 def test_the_part_and_the_idle_copy_say_how_they_are_counted(tmp_path):
     binary = tmp_path / "copies_gcc-O2"
-    subprocess.run(["gcc", "-g", "-O2", "-o", str(binary), str(SOURCE), "-lm"], check=True)
+    compile_c("gcc", "-O2", SOURCE, binary, "-lm")
     machine_code = read_binary(binary)
     run = read_callgrind(run_callgrind(binary, (REPS,), tmp_path))
     report = analyze([SOURCE], ["reps"])

@@ -13,8 +13,6 @@ guard, also when clang -O2 folds the guarded loop away (straight-line code only)
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -26,24 +24,22 @@ from perfcast.static.callgrind import measured_loop_counts, measured_mix, read_c
 from perfcast.static.instruction_mix import instruction_mix
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mix_programs import PROGRAMS_DIR, run_callgrind  # noqa: E402
+from mix_programs import (  # noqa: E402
+    NEEDS_BOTH_COMPILERS_AND_VALGRIND,
+    PROGRAMS_DIR,
+    compile_c,
+    run_callgrind,
+)
 
 SOURCE = PROGRAMS_DIR / "guarded_init.c"
 CALLS = 1000
-CLANG = shutil.which("clang-16") or shutil.which("clang")
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed"),
-    pytest.mark.skipif(CLANG is None or shutil.which("gcc") is None, reason="gcc and clang"),
-]
+pytestmark = NEEDS_BOTH_COMPILERS_AND_VALGRIND
 
 
 def _next(compiler: str, level: str, directory: Path):
     """(static mix of ``next``, the same with the run as profile, measured total)."""
     binary = directory / f"guarded_{compiler}{level}"
-    command = [CLANG, "-gdwarf-4"] if compiler == "clang" else ["gcc"]
-    subprocess.run([*command, "-g", level, "-o", str(binary), str(SOURCE)], check=True)
+    compile_c(compiler, level, SOURCE, binary)
     machine_code = read_binary(binary)
     run = read_callgrind(run_callgrind(binary, (CALLS,), directory))
     report = analyze([SOURCE], ["n"])

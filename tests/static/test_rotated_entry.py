@@ -9,8 +9,6 @@ exit is there, which was read as a test-only header running once more per entry 
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,27 +20,23 @@ from perfcast.static.callgrind import measured_mix, read_callgrind
 from perfcast.static.instruction_mix import instruction_mix
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mix_programs import PROGRAMS_DIR, run_callgrind  # noqa: E402
+from mix_programs import (  # noqa: E402
+    BUILDS,
+    NEEDS_BOTH_COMPILERS_AND_VALGRIND,
+    PROGRAMS_DIR,
+    compile_c,
+    run_callgrind,
+)
 
 SOURCE = PROGRAMS_DIR / "rotated_entry.c"
 REPS = 5
-CLANG = shutil.which("clang-16") or shutil.which("clang")
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed"),
-    pytest.mark.skipif(CLANG is None or shutil.which("gcc") is None, reason="gcc and clang"),
-]
+pytestmark = NEEDS_BOTH_COMPILERS_AND_VALGRIND
 
 
-@pytest.mark.parametrize(
-    ("compiler", "level"),
-    [(c, level) for c in ("gcc", "clang") for level in ("-O0", "-O1", "-O2", "-O3")],
-)
+@pytest.mark.parametrize(("compiler", "level"), BUILDS)
 def test_the_sweep_counts_like_callgrind(tmp_path, compiler, level):
     binary = tmp_path / f"rotated_{compiler}{level}"
-    command = [CLANG, "-gdwarf-4"] if compiler == "clang" else ["gcc"]
-    subprocess.run([*command, "-g", level, "-o", str(binary), str(SOURCE)], check=True)
+    compile_c(compiler, level, SOURCE, binary)
     machine_code = read_binary(binary)
     truth = measured_mix(machine_code, read_callgrind(run_callgrind(binary, (REPS,), tmp_path)))
     sweeps = instruction_mix(machine_code, analyze([SOURCE], ["reps"]), ["reps"]).functions[

@@ -12,8 +12,6 @@ At gcc -O2/-O3 the column sums show a second shape: the outer loop vectorized.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -25,26 +23,23 @@ from perfcast.static.callgrind import measured_mix, read_callgrind
 from perfcast.static.instruction_mix import instruction_mix
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mix_programs import PROGRAMS_DIR, run_callgrind  # noqa: E402
+from mix_programs import (  # noqa: E402
+    BUILDS,
+    NEEDS_BOTH_COMPILERS_AND_VALGRIND,
+    PROGRAMS_DIR,
+    compile_c,
+    run_callgrind,
+)
 
 SOURCE = PROGRAMS_DIR / "unrolled_mid_exit.c"
 REPS = 10
-CLANG = shutil.which("clang-16") or shutil.which("clang")
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed"),
-    pytest.mark.skipif(CLANG is None or shutil.which("gcc") is None, reason="gcc and clang"),
-]
-
-BUILDS = [(c, level) for c in ("gcc", "clang") for level in ("-O0", "-O1", "-O2", "-O3")]
+pytestmark = NEEDS_BOTH_COMPILERS_AND_VALGRIND
 
 
 def _mix(compiler: str, level: str, directory: Path):
     """(static mix, measured totals per function) of one build."""
     binary = directory / f"unrolled_{compiler}{level}"
-    command = [CLANG, "-gdwarf-4"] if compiler == "clang" else ["gcc"]
-    subprocess.run([*command, "-g", level, "-o", str(binary), str(SOURCE)], check=True)
+    compile_c(compiler, level, SOURCE, binary)
     machine_code = read_binary(binary)
     run = read_callgrind(run_callgrind(binary, (REPS,), directory))
     measured = measured_mix(machine_code, run)

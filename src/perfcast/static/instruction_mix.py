@@ -648,13 +648,9 @@ def _cfg_counts(
                 shares = [guard.defined()] * len(block.instructions)
                 uniform = guard.key not in ((), IN_LOOP)  # the block's guard holds the lot
             except UndefinedCount as reason:
-                if key not in measured:
-                    raise
-                count = measured[key]  # the profile tells how often the block ran
+                # the profile tells how often the block ran
+                count = _measured_instead(reason, key, block, measured, measured_places, notes)
                 from_profile = True
-                if key not in measured_places:
-                    measured_places.add(key)
-                    notes.append(f"block at {block.start:#x}: count measured ({reason})")
             else:
                 if guard.key in ((), IN_LOOP) and key in measured:
                     # skipped by some calls, in no if block: the profile tells how many run it
@@ -678,13 +674,9 @@ def _cfg_counts(
                 )
                 shares = [place.defined() for place in places]
             except UndefinedCount as reason:
-                if key not in measured:
-                    raise
-                count = measured[key]  # the profile tells how often the block ran
+                # the profile tells how often the block ran
+                count = _measured_instead(reason, key, block, measured, measured_places, notes)
                 from_profile = True
-                if key not in measured_places:
-                    measured_places.add(key)
-                    notes.append(f"block at {block.start:#x}: count measured ({reason})")
             else:
                 if not any(place.key for place in places):
                     # skipped by some iterations, yet in no if block of the report by its
@@ -711,34 +703,26 @@ def _cfg_counts(
                 for site in () if from_profile or uniform else catalog.guards(source, stand_in):
                     if site.loops >= len(chain):  # inside the innermost machine loop around it
                         share = share * site.share.defined()
-            except UndefinedCount as reason:
-                if key not in measured:
-                    raise
-                if key not in measured_places:  # inlined code under a guard nobody can count
-                    measured_places.add(key)
-                    notes.append(f"block at {block.start:#x}: count measured ({reason})")
-                counted.append((insn, measured[key]))
+            except UndefinedCount as reason:  # inlined code under a guard nobody can count
+                counted.append(
+                    (insn, _measured_instead(reason, key, block, measured, measured_places, notes))
+                )
                 continue
             counted.append((insn, count if share == 1 else sympy.expand(count * share)))
     if skipped:
-        starts = ", ".join(f"{start:#x}" for start in skipped[:5])
-        more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
         notes.append(
-            f"blocks at {starts}{more} run under a condition outside loops that some calls "
+            f"blocks at {_addresses(skipped)} run under a condition outside loops that some calls "
             "skip: counts measured"
         )
     if skipped_calls:
-        starts = ", ".join(f"{start:#x}" for start in skipped_calls[:5])
-        more = f" and {len(skipped_calls) - 5} more" if len(skipped_calls) > 5 else ""
         notes.append(
-            f"blocks at {starts}{more} outside loops run in some calls only, on or after the "
-            "line of an if but in no if block (code an early return may skip): counted in every "
-            "call (an upper bound; --profile measures them)"
+            f"blocks at {_addresses(skipped_calls)} outside loops run in some calls only, on or "
+            "after the line of an if but in no if block (code an early return may skip): counted "
+            "in every call (an upper bound; --profile measures them)"
         )
     if copies:
-        starts = ", ".join(f"{start:#x}" for start in copies[:5])
         notes.append(
-            f"blocks at {starts}{' and more' if len(copies) > 5 else ''} are copies of code that "
+            f"blocks at {_addresses(copies)} are copies of code that "
             "runs in every loop iteration, which the compiler put on the paths after a "
             "condition: each copy counts in every iteration (their instructions are over-counted "
             "by the iterations that take the other path; --profile measures them)"
@@ -865,6 +849,30 @@ def _block_places(block: Block, places: list[Place]) -> list[Place]:
         before = [i for i in lined if i < index]
         result.append(places[before[-1] if before else lined[0]])
     return result
+
+
+def _measured_instead(
+    reason: UndefinedCount,
+    key: tuple,
+    block: Block,
+    measured: Mapping[tuple, sympy.Expr],
+    measured_places: set[tuple],
+    notes: list[str],
+) -> sympy.Expr:
+    """The measured count of a block whose count the source cannot give (said once per block
+    in ``notes``); without one, ``reason`` is raised again."""
+    if key not in measured:
+        raise reason
+    if key not in measured_places:
+        measured_places.add(key)
+        notes.append(f"block at {block.start:#x}: count measured ({reason})")
+    return measured[key]
+
+
+def _addresses(starts: Sequence[int]) -> str:
+    """The first five block addresses, and how many more."""
+    shown = ", ".join(f"{start:#x}" for start in starts[:5])
+    return shown + (f" and {len(starts) - 5} more" if len(starts) > 5 else "")
 
 
 def _other_way(
