@@ -462,8 +462,8 @@ def machine_width(
 ) -> int | None:
     """Source iterations one pass of a machine loop covers: from its induction register, else 1
     for a loop without packed SIMD instructions, unless its pointer moves several elements per
-    pass and reaches more than one of them, or, with no induction read, its pass (from
-    ``header``) runs most of its code twice; else None (unknown)."""
+    pass and reaches more than one of them, or its pass (from ``header``) runs most of its
+    code twice; else None (unknown)."""
     width = found.elements_per_iteration() if found is not None else None
     if width is not None:
         return width
@@ -474,9 +474,10 @@ def machine_width(
         # of them in scalar code: unrolled copies of the body, or fields of one struct; the
         # binary does not tell (one element per array is a strided walk: one iteration)
         return None
-    if found is None and _copies_of_body(blocks, own, header):
-        # no induction read and the body's code twice in the pass: unrolled (clang -O2 with
-        # an exit between the copies), so one pass is not one iteration
+    if _copies_of_body(blocks, own, header):
+        # no width read and the body's code twice in the pass: unrolled (clang -O2 with an
+        # exit between the copies, or a counter stepping by 2), so one pass is not one
+        # iteration
         return None
     return 1
 
@@ -560,7 +561,42 @@ def match_loops(
             continue
         voted = candidates[max(votes, key=votes.__getitem__)]
         matched[loop.header] = _tested_loop(function, blocks, loop, depth, catalog) or voted
+    for loop in machine_loops:
+        _deeper_than_source(function, blocks, loop, around, catalog, matched)
     return matched
+
+
+def _deeper_than_source(
+    function: str,
+    blocks: list,
+    loop: Loop,
+    around: dict[int, list[Loop]],
+    catalog: Catalog,
+    matched: dict[int, Place],
+) -> None:
+    """Unmatch the machine loops around ``loop`` when it has no source loop at its depth and
+    its own code is the body of the source loop one of them was matched to: the machine nest
+    is deeper than the source's (gcc -O3 unrolling an outer loop into two copies around the
+    inner one), so that machine loop is a copy of an outer loop, not the inner loop."""
+    if matched[loop.header].key[:1] != (UNMATCHED,):
+        return
+    keys: set[tuple] = set()
+    for index in loop.blocks:
+        if around[index][-1] is loop:
+            for insn in blocks[index].instructions:
+                keys.update(place.key for place in catalog.chain(function, insn))
+    for outer in around[loop.header]:
+        if outer is loop or matched[outer.header].key not in keys:
+            continue
+        address, inner = blocks[outer.header].start, blocks[loop.header].start
+        matched[outer.header] = Place(
+            (UNMATCHED, address),
+            None,
+            f"machine loops at {address:#x} and {inner:#x}, one inside the other, both run "
+            f"the body of source loop {matched[outer.header].key[1]}: the compiler made the "
+            "machine nest deeper than the source's, and which loop each copy stands for "
+            "cannot be read from the binary",
+        )
 
 
 def _tested_loop(
