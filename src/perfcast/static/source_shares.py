@@ -770,7 +770,17 @@ def _condition_line(branch: StaticKernelLike) -> int:
     where = DECIDED.search(branch.name)
     if where is not None and where.group(4) == "then":
         return min(int(where.group(2)), branch.line)
+    if where is not None and where.group(4) == "else" and not _else_on(branch.file, branch.line):
+        # an unbraced else block starts on its statement's line, after the `else` line
+        return branch.line - 1
     return branch.line
+
+
+def _else_on(file: str, line: int) -> bool:
+    """True when the source line holds the ``else`` keyword or a closing brace (``} else {``),
+    or cannot be read."""
+    text = line_text(file, line)
+    return text is None or "else" in text or text.startswith("}")
 
 
 def _span(part: StaticKernelLike) -> tuple[int, int, int, int]:
