@@ -701,7 +701,11 @@ def _share(guarded: Place, enclosing: Place) -> Place:
         return enclosing
     if guarded.count == 0 or enclosing.count == 0:
         return Place(guarded.key, sympy.Integer(0), None)
-    return Place(guarded.key, sympy.cancel(guarded.count / enclosing.count), None)
+    ratio = sympy.cancel(guarded.count / enclosing.count)
+    if enclosing.count.has(sympy.Piecewise):
+        # A count that is 0 for some parameter values: there the share is 0, not 0/0.
+        ratio = sympy.Piecewise((ratio, sympy.Ne(enclosing.count, 0)), (0, True))
+    return Place(guarded.key, ratio, None)
 
 
 def _place(
