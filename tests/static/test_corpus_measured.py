@@ -100,7 +100,6 @@ CASES = {
             "main:loop@26": "several exits",
             "main:loop@31": "modified in the body",
             "main:loop@37": "not of the form",
-            "main:loop@42": "not affine",
         },
     ),
     "annotated": Case(

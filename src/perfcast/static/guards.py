@@ -13,7 +13,7 @@ from clang.cindex import Cursor, CursorKind
 from perfcast.static.context import Context
 from perfcast.static.cursors import children, operator, strip
 from perfcast.static.names import Names
-from perfcast.static.symbolic import Negation, constraint
+from perfcast.static.symbolic import Factor, Negation, Residue, Undefined, constraint
 
 NEGATE = {"<": ">=", ">=": "<", "<=": ">", ">": "<=", "==": "!=", "!=": "=="}
 
@@ -45,6 +45,9 @@ class Guards:
         if op not in NEGATE and op not in ("&&", "||"):
             # A plain value is a test against zero: `if (x)` means `x != 0`.
             value = sympy.expand(self.names.translator(context).expression(condition))
+            remainder = _remainder_test(value, context)
+            if remainder is not None:
+                return [Negation(tuple(remainder))] if positive else remainder
             zero = self._constraint(value, ">=", context) + self._constraint(value, "<=", context)
             return [Negation(tuple(zero))] if positive else zero
         left, right = children(condition)
@@ -56,6 +59,9 @@ class Guards:
         translator = self.names.translator(context)
         difference = sympy.expand(translator.expression(left) - translator.expression(right))
         op = op if positive else NEGATE[op]
+        remainder = _remainder_test(difference, context) if op in ("==", "!=") else None
+        if remainder is not None:
+            return remainder if op == "==" else [Negation(tuple(remainder))]
         if op == "==":
             return self._constraint(difference, ">=", context) + self._constraint(
                 difference, "<=", context
@@ -71,3 +77,31 @@ class Guards:
     def _constraint(difference: sympy.Expr, op: str, context: Context) -> list:
         normal = {"<": -difference - 1, "<=": -difference, ">": difference - 1, ">=": difference}
         return constraint(sympy.expand(normal[op]), list(context.levels))
+
+
+def _remainder_test(difference: sympy.Expr, context: Context) -> list | None:
+    """The guards of ``difference == 0`` when it is ``c * (e % m) + d`` over loop variables.
+
+    None when ``difference`` holds no remainder of a loop variable. A remainder that can
+    never take the tested value gives a zero factor.
+    """
+    variables = {level.variable for level in context.levels}
+    remainders = [m for m in difference.atoms(sympy.Mod) if m.args[0].free_symbols & variables]
+    if not remainders:
+        return None
+    if len(remainders) > 1:
+        raise Undefined("the condition tests several remainders")
+    remainder = remainders[0]
+    expression, modulus = remainder.args
+    if not (modulus.is_Integer and modulus > 0):
+        raise Undefined(f"the remainder {remainder} is not by a positive constant")
+    placeholder = sympy.Dummy("remainder")
+    linear = sympy.expand(difference.xreplace({remainder: placeholder}))
+    slope = sympy.diff(linear, placeholder)
+    rest = sympy.expand(linear - slope * placeholder)
+    if not slope.is_Integer or slope == 0 or not rest.is_Rational:
+        raise Undefined(f"the condition on the remainder {remainder} is not a plain comparison")
+    value = -rest / slope
+    if not value.is_Integer or not 0 <= value < modulus:
+        return [Factor(sympy.Integer(0))]
+    return [Residue(expression, int(modulus), int(value))]

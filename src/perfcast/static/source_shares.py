@@ -704,7 +704,11 @@ def _share(guarded: Place, enclosing: Place) -> Place:
         return enclosing
     if guarded.count == 0 or enclosing.count == 0:
         return Place(guarded.key, sympy.Integer(0), None)
-    return Place(guarded.key, sympy.cancel(guarded.count / enclosing.count), None)
+    ratio = sympy.cancel(guarded.count / enclosing.count)
+    if enclosing.count.has(sympy.Piecewise):
+        # A count that is 0 for some parameter values: there the share is 0, not 0/0.
+        ratio = sympy.Piecewise((ratio, sympy.Ne(enclosing.count, 0)), (0, True))
+    return Place(guarded.key, ratio, None)
 
 
 def _place(
@@ -766,21 +770,16 @@ def _held_by(
 def _condition_line(branch: StaticKernelLike) -> int:
     """The last line of an ``if`` block that is its condition's code, not its own: the if's
     line for a then block (an unbraced one starts on the next line), the first line of an else
-    block (``} else {``)."""
+    block (``} else {``); the line before an unbraced else block that starts on a line of its
+    own (``else`` above ``stmt;``), whose every line is its own code."""
     where = DECIDED.search(branch.name)
     if where is not None and where.group(4) == "then":
         return min(int(where.group(2)), branch.line)
-    if where is not None and where.group(4) == "else" and not _else_on(branch.file, branch.line):
-        # an unbraced else block starts on its statement's line, after the `else` line
-        return branch.line - 1
+    if is_else(branch.name):
+        text = line_text(getattr(branch, "file", "") or "", branch.line) or ""
+        if not re.search(r"\belse\b|^[{}]", text):
+            return branch.line - 1
     return branch.line
-
-
-def _else_on(file: str, line: int) -> bool:
-    """True when the source line holds the ``else`` keyword or a closing brace (``} else {``),
-    or cannot be read."""
-    text = line_text(file, line)
-    return text is None or "else" in text or text.startswith("}")
 
 
 def _span(part: StaticKernelLike) -> tuple[int, int, int, int]:

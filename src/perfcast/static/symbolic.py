@@ -97,6 +97,19 @@ class Negation:
     guards: tuple
 
 
+@dataclass(frozen=True)
+class Residue:
+    """A guard ``expression % modulus == remainder`` on loop variables (C's ``%`` test).
+
+    Counted exactly by keeping only the iterations of one loop level whose counter solves the
+    congruence (a level with a longer step), see :func:`sum_over_levels`.
+    """
+
+    expression: sympy.Expr
+    modulus: int
+    remainder: int
+
+
 @dataclass
 class Piece:
     """``value`` when every ``conditions`` expression is >= 0, else 0."""
@@ -248,6 +261,11 @@ def sum_over_levels(levels: list[Level], guards: list, count: Count) -> Count:
             whole = sum_over_levels(levels, rest, count)
             part = sum_over_levels(levels, rest + list(guard.guards), count)
             return whole + [Piece(-p.value, p.conditions) for p in part]
+    for index, guard in enumerate(guards):
+        if isinstance(guard, Residue):
+            rest = guards[:index] + guards[index + 1 :]
+            kept_levels, kept_guards = _residue_levels(levels, rest, guard, count)
+            return sum_over_levels(kept_levels, kept_guards, count)
     variables = {level.variable for level in levels}
     pieces: Count = []
     moved: Count = []
@@ -280,6 +298,118 @@ def sum_over_levels(levels: list[Level], guards: list, count: Count) -> Count:
     for piece in pieces:
         result.append(Piece(piece.value, piece.conditions + outer_conditions))
     return result
+
+
+def _residue_levels(levels: list[Level], guards: list, residue: Residue, count: Count):
+    """Levels and guards on which ``residue`` holds in every iteration.
+
+    A test on one level ``v = start + step*k`` (constant start and step) keeps the counters
+    ``k`` solving ``c*(start + step*k) + d == remainder (mod modulus)``: ``k = k0 + M*q``, a level
+    in ``q`` of ``floor((trip - 1 - k0) / M) + 1`` iterations. A test of ``c*(B*i + j) + d`` on
+    two adjacent levels ``0 <= i < A``, ``0 <= j < B`` (unit steps) is the same test on the
+    flattened index ``B*i + j``, ``0 <= . < A*B``, when nothing else uses ``i`` or ``j``.
+    """
+    expression = sympy.expand(residue.expression)
+    used = [i for i, lv in enumerate(levels) if lv.variable in expression.free_symbols]
+    shown = readable(expression)
+    if not used:
+        raise Undefined(f"the remainder test {shown} % {residue.modulus} involves no loop variable")
+    if len(used) == 2 and used[1] == used[0] + 1:
+        levels, guards, expression = _flattened(levels, guards, expression, used[0], count)
+        used = [used[0]]
+    if len(used) != 1:
+        raise Undefined(f"the remainder test {shown} % {residue.modulus} mixes loop variables")
+    index = used[0]
+    level = levels[index]
+    slope = sympy.diff(expression, level.variable)
+    offset = sympy.expand(expression - slope * level.variable)
+    step, begin = level.step, level.start
+    if (
+        step is None
+        or begin is None
+        or level.factor is not None
+        or not all(c.is_Integer for c in (slope, offset, step, begin))
+    ):
+        raise Undefined(
+            f"the remainder test {shown} % {residue.modulus} needs a constant start and step "
+            f"of the loop at line {level.line}"
+        )
+    # c*(start + step*k) + d == r (mod m)  <=>  a*k == b (mod m)
+    modulus = residue.modulus
+    a = int(slope * step) % modulus
+    b = int(residue.remainder - offset - slope * begin) % modulus
+    common = sympy.igcd(a, modulus)
+    if b % common:
+        return levels, guards + [Factor(sympy.Integer(0))]
+    period = modulus // common
+    first = (b // common) * sympy.mod_inverse(a // common, period) % period if period > 1 else 0
+    counter = sympy.Dummy("q", integer=True, nonnegative=True)
+    start = begin + step * first
+    kept = Level(
+        variable=level.variable,
+        counter=counter,
+        value=start + step * period * counter,
+        trip=sympy.floor((level.trip - 1 - first) / period) + 1,
+        nonempty=level.nonempty,
+        strict=level.strict,
+        low=level.low,
+        high=level.high,
+        step=step * period,
+        start=start,
+        line=level.line,
+    )
+    return levels[:index] + [kept] + levels[index + 1 :], guards
+
+
+def _flattened(levels: list[Level], guards: list, expression: sympy.Expr, index: int, count: Count):
+    """Merge levels ``index`` and ``index + 1`` into their flattened index (see above)."""
+    outer, inner = levels[index], levels[index + 1]
+    pair = {outer.variable, inner.variable}
+    problem = Undefined(
+        f"the remainder test {readable(expression)} is not over the flattened index of the loops "
+        f"at lines {outer.line} and {inner.line}"
+    )
+    slope = sympy.diff(expression, inner.variable)
+    units = all(lv.start == 0 and lv.step == 1 and lv.factor is None for lv in (outer, inner))
+    if not units or not slope.is_Integer or slope == 0:
+        raise problem
+    if sympy.expand(sympy.diff(expression, outer.variable) - slope * inner.trip) != 0:
+        raise problem
+    tied = [inner.trip, *inner.nonempty]
+    for lv in levels[index + 2 :]:
+        tied += [lv.trip, *lv.nonempty, *(x for x in (lv.value, lv.start, lv.low, lv.high) if x)]
+    for piece in count:
+        tied += [piece.value, *piece.conditions]
+    for guard in guards:
+        if isinstance(guard, Bound) and guard.level in (index, index + 1):
+            raise problem
+        if isinstance(guard, Residue):
+            tied.append(guard.expression)
+    if any(pair & sympy.sympify(x).free_symbols for x in tied):
+        raise problem
+    flat = sympy.Dummy("flat", integer=True)
+    counter = sympy.Dummy("k", integer=True, nonnegative=True)
+    trip = sympy.expand(outer.trip * inner.trip)
+    merged = Level(
+        variable=flat,
+        counter=counter,
+        value=counter,
+        trip=trip,
+        nonempty=outer.nonempty + inner.nonempty,
+        strict=outer.strict or inner.strict,
+        low=sympy.Integer(0),
+        high=trip - 1,
+        step=sympy.Integer(1),
+        start=sympy.Integer(0),
+        line=outer.line,
+    )
+    shifted = [
+        Bound(g.level - 1, g.lower, g.value) if isinstance(g, Bound) and g.level > index else g
+        for g in guards
+    ]
+    rest = sympy.expand(expression - slope * (outer.variable * inner.trip + inner.variable))
+    merged_levels = levels[:index] + [merged] + levels[index + 2 :]
+    return merged_levels, shifted, slope * flat + rest
 
 
 def _settle(conditions: list[tuple[sympy.Expr, bool]], levels: list[Level]) -> list[sympy.Expr]:

@@ -1,27 +1,28 @@
-/* A nested if/else in a triangular loop, in the style of PolyBench nussinov (perfcast test
-   program, issue 20 G6): the else arm is unbraced, its statement on the line after `else`. */
+/* A nested if/else in a triangular loop, in the shape of PolyBench nussinov's kernel: the
+   inner if's range cannot be shown non-empty, so both arms are measured with --profile; the
+   unbraced else arm starts on a line of its own. */
 #include <stdio.h>
-#ifndef N
-#define N 30
-#endif
-int table[N][N];
+#include <stdlib.h>
+
+int cells[64][64];
 
 __attribute__((noinline)) void sweep(int n)
 {
-  for (int i = n - 1; i >= 0; i--)
-    for (int j = i + 1; j < n; j++) {
-      if (j - 1 >= 0 && i + 1 < n) {
-        if (i < j - 1)
-          table[i][j] = table[i + 1][j - 1] + 1;
-        else
-          table[i][j] = table[i + 1][j - 1] + 2;
-      }
-    }
+    for (int i = n - 1; i >= 0; i--)
+        for (int j = i + 1; j < n; j++) {
+            if (j - 1 >= 0 && i + 1 < n) {
+                if (i < j - 1)
+                    cells[i][j] = cells[i + 1][j - 1] + 1;
+                else
+                    cells[i][j] = cells[i + 1][j - 1] + 2;
+            }
+        }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-  sweep(N);
-  printf("%d\n", table[0][N - 1]);
-  return 0;
+    int n = atoi(argv[1]);
+    sweep(n);
+    printf("%d\n", cells[0][n - 1]);
+    return 0;
 }
