@@ -946,7 +946,17 @@ class _Counting:
             note=note,
             parent=context.region or None,
             end_column=cursor.extent.end.column if record.kind == "condition" else 0,
+            varying=record.kind == "loop" and count is not None and _varying(context.levels),
         )
+
+
+def _varying(levels: tuple[Level, ...]) -> bool:
+    """True when the innermost level's trip count per entry depends on an outer level's
+    induction variable (entries of the loop run different numbers of iterations)."""
+    if len(levels) < 2 or levels[-1].trip is None:
+        return False
+    outer = {level.variable for level in levels[:-1]}
+    return bool(sympy.sympify(levels[-1].trip).free_symbols & outer)
 
 
 def _body(function: Cursor) -> Cursor | None:

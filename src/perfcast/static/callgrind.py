@@ -26,6 +26,7 @@ from perfcast.static.binary import Binary
 from perfcast.static.control_flow import basic_blocks
 from perfcast.static.instruction_mix import COUNT_KEYS
 from perfcast.static.mix_output import metric_name
+from perfcast.static.repeated_strings import is_repeated
 
 _NAMED = re.compile(r"^\((\d+)\)(?:\s+(.*))?$")
 
@@ -320,14 +321,17 @@ def _load_offset(binary: Binary, executed: dict[int, int]) -> int:
 
 
 MeasuredKey = tuple[str, str, int]
-"""``("block", function, block address)`` or ``("entry", function, entry address)``."""
+"""``("block", function, block address)``, ``("entry", function, entry address)`` or
+``("rep", function, instruction address)`` (a ``rep``-prefixed instruction's executions, one per
+repetition)."""
 
 
 def measured_loop_counts(binary: Binary, profile: CallgrindProfile) -> dict[MeasuredKey, int]:
     """How often each basic block inside a machine loop, each block outside loops (for code
     under a guard no count can be given for) and each function ran in one run.
 
-    A block runs as often as its first instruction that is no call (with callgrind's default
+    A block runs as often as its first instruction that is no call and no ``rep``-prefixed
+    instruction (which counts once per repetition; with callgrind's default
     ``--skip-plt=yes`` a call through the PLT is charged the stub's jump too, see
     :func:`plt_charged_to_calls`); a function is entered as often as its first instruction runs.
     Link-time addresses are the keys, so the counts of several runs line up.
@@ -350,9 +354,16 @@ def measured_loop_counts(binary: Binary, profile: CallgrindProfile) -> dict[Meas
         counts["entry", function.name, function.low] = executed.get(function.low + offset, 0)
         blocks = basic_blocks(function)
         for block in blocks:
-            first = next((i for i in block.instructions if i.kind != "call"), None)
+            first = next(
+                (i for i in block.instructions if i.kind != "call" and not is_repeated(i)), None
+            )
             address = first.address if first is not None else block.start
             counts["block", function.name, block.start] = executed.get(address + offset, 0)
+            for insn in block.instructions:
+                if is_repeated(insn):  # counted once per repetition
+                    counts["rep", function.name, insn.address] = executed.get(
+                        insn.address + offset, 0
+                    )
     return counts
 
 

@@ -20,7 +20,9 @@ How often an instruction runs (``attribution="cfg"``, the default):
   that site. The stand-alone copy of an inlined function is reported undefined (how often it runs
   is unknown);
 - blocks no path from the entry reaches (alignment padding after a return or after a call of
-  ``exit``) never run.
+  ``exit``) never run;
+- a ``rep``-prefixed string instruction runs its block's count times ``rcx + 1``, as callgrind
+  counts it (:mod:`perfcast.static.repeated_strings`), or is measured, or undefined.
 
 ``attribution="line"`` uses only the line table: each instruction counts as often as the innermost
 source kernel whose line range holds its line. It is the naive reading (a loop header's line is
@@ -79,6 +81,7 @@ from perfcast.static.machine_counts import (
     remainder_counts,
 )
 from perfcast.static.machine_trips import induction
+from perfcast.static.repeated_strings import is_repeated, repetitions
 from perfcast.static.source_shares import (
     COPY,
     IN_LOOP,
@@ -408,9 +411,44 @@ def _function_mix(
                 counted.append((insn, chain[-1].defined() if chain else function_count))
         else:
             counted = _cfg_counts(function, function_count, catalog, notes, measured, source)
+        counted = _with_repetitions(function, counted, measured, notes)
     except UndefinedCount as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
     return _mix_of(function, counted, notes)
+
+
+def _with_repetitions(
+    function: BinaryFunction,
+    counted: list[tuple[BinaryInstruction, sympy.Expr]],
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
+    notes: list[str],
+) -> list[tuple[BinaryInstruction, sympy.Expr]]:
+    """The counts with each ``rep``-prefixed string instruction counted as callgrind counts it,
+    once per repetition and once more for the final test of ``rcx = 0``: its block's count times
+    one more than the constant in ``rcx``, else its measured count, else undefined naming it."""
+    if not any(is_repeated(insn) for insn, _ in counted):
+        return counted
+    blocks = basic_blocks(function)
+    block_of = {insn.address: block for block in blocks for insn in block.instructions}
+    result: list[tuple[BinaryInstruction, sympy.Expr]] = []
+    for insn, count in counted:
+        if not is_repeated(insn) or count == 0:
+            result.append((insn, count))
+            continue
+        times = repetitions(blocks, block_of[insn.address], insn)
+        key = ("rep", function.name, insn.address)
+        if isinstance(times, int):
+            result.append((insn, sympy.expand(count * (times + 1))))
+            notes.append(
+                f"{insn.mnemonic} at {insn.address:#x}: rcx = {times} repetitions per run, "
+                f"counted {times + 1} times (callgrind also counts the final test of rcx = 0)"
+            )
+        elif key in measured:
+            result.append((insn, measured[key]))
+            notes.append(f"{insn.mnemonic} at {insn.address:#x}: repetitions measured ({times})")
+        else:
+            raise UndefinedCount(times)
+    return result
 
 
 def _mix_of(
@@ -969,7 +1007,7 @@ def _run_time_copies(
             own = {b for b in loop.blocks if around[b][-1] is loop}
             found = induction(blocks, loop, own)
             run_time = run_time or found is None or found.trip_count() is None
-            widths[side].add(machine_width(found, blocks, own))
+            widths[side].add(machine_width(found, blocks, own, loop.header))
     if not run_time:
         return None
     if not all(sides):

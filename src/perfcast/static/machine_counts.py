@@ -183,13 +183,13 @@ class MachineCounts:
                 self.remainders[key] = _Remainder(left[0], left[1], tuple(group), entry)
         return runs
 
-    def _width(self, found: Induction | None, own: set[int], key: tuple) -> int | None:
+    def _width(self, found: Induction | None, own: set[int], key: tuple, header: int) -> int | None:
         """Iterations of source loop ``key`` one pass covers (:func:`machine_width`), unless the
         packed code of the pass is mostly the body of a source loop nested in ``key`` that the
         compiler unrolled completely (gcc -O3's row loop around a packed row): its lanes are
         iterations of that loop, and the pass covers ``step / (element size x that loop's
         iterations per entry)`` iterations of ``key`` (None when that does not divide)."""
-        width = machine_width(found, self.blocks, own)
+        width = machine_width(found, self.blocks, own, header)
         if width is None or width <= 1 or found is None or found.element_size is None:
             return width
         votes: dict[tuple, int] = defaultdict(int)
@@ -261,7 +261,7 @@ class MachineCounts:
         if place.count is None or per_entry is None:
             return {loop.header: place for loop in group}, None
         widths = {
-            loop.header: self._width(found[loop.header], own[loop.header], place.key)
+            loop.header: self._width(found[loop.header], own[loop.header], place.key, loop.header)
             for loop in group
         }
         chosen = self._bound_chosen(group[0], place.key) if len(group) == 1 else None
@@ -304,6 +304,16 @@ class MachineCounts:
                 "them cannot be read from the binary"
             )
             return {loop.header: Place(place.key, None, reason) for loop in group}, None
+        wide = [h for h, k in known.items() if k > 1]
+        source_loop = self.catalog.loop_named.get(name)
+        if wide and source_loop is not None and source_loop.varying:
+            reason = (
+                f"machine loop at {self.blocks[wide[0]].start:#x} covers {known[wide[0]]} "
+                f"iterations of source loop {name} per pass, whose iterations per entry depend on "
+                "an enclosing loop's variable: the passes and the remainder differ from entry "
+                f"to entry, and the average {per_entry} per entry does not give them"
+            )
+            return {loop.header: Place(place.key, None, reason) for loop in group}, None
         remaining = per_entry
         result = {}
         ordered = sorted(group, key=lambda item: -known[item.header])
@@ -344,7 +354,7 @@ class MachineCounts:
         covered: dict[int, int] = {}
         for loop in group:
             width = self._width(
-                found[loop.header], own[loop.header], self.place_of[loop.header].key
+                found[loop.header], own[loop.header], self.place_of[loop.header].key, loop.header
             )
             trip = trips[loop.header]
             if width is None or trip is None:
@@ -447,10 +457,13 @@ def _is_body_copy(function: str, block: Block, depth: int, key: tuple, catalog: 
     return 2 * body > len(block.instructions)
 
 
-def machine_width(found: Induction | None, blocks: list[Block], own: set[int]) -> int | None:
+def machine_width(
+    found: Induction | None, blocks: list[Block], own: set[int], header: int
+) -> int | None:
     """Source iterations one pass of a machine loop covers: from its induction register, else 1
     for a loop without packed SIMD instructions, unless its pointer moves several elements per
-    pass and reaches more than one of them; else None (unknown)."""
+    pass and reaches more than one of them, or its pass (from ``header``) runs most of its
+    code twice; else None (unknown)."""
     width = found.elements_per_iteration() if found is not None else None
     if width is not None:
         return width
@@ -461,7 +474,51 @@ def machine_width(found: Induction | None, blocks: list[Block], own: set[int]) -
         # of them in scalar code: unrolled copies of the body, or fields of one struct; the
         # binary does not tell (one element per array is a strided walk: one iteration)
         return None
+    if _copies_of_body(blocks, own, header):
+        # no width read and the body's code twice in the pass: unrolled (clang -O2 with an
+        # exit between the copies, or a counter stepping by 2), so one pass is not one
+        # iteration
+        return None
     return 1
+
+
+_MOVES = ("mov", "vmov", "lea", "push", "pop", "nop", "xchg")
+
+
+def _copies_of_body(blocks: list[Block], own: set[int], header: int) -> bool:
+    """True when most of the distinct computing instructions of a loop's own blocks (by
+    inlined call sites, source line, column and mnemonic; data moves, which set up calls'
+    arguments, left out) occur twice on one path of a pass, the second after the first
+    without passing the header: copies of the body run one after the other (unrolling), not
+    copies on different paths (a latch the compiler duplicated into both arms of an if)."""
+    places: dict[tuple, list[int]] = defaultdict(list)
+    for index in own:
+        for insn in blocks[index].instructions:
+            if insn.kind == "" and insn.line > 0 and not insn.mnemonic.startswith(_MOVES):
+                # a callee inlined at two call sites is two places, not a copy
+                sites = tuple((frame.call_line, frame.callee) for frame in insn.inlined)
+                places[sites, insn.line, insn.column, insn.mnemonic].append(index)
+    after = {index: _reached_in_pass(blocks, own, header, index) for index in own}
+    repeated = sum(
+        1
+        for found in places.values()
+        if any(a == b or b in after[a] for i, a in enumerate(found) for b in found[i + 1 :])
+        or any(b in after[a] for i, b in enumerate(found) for a in found[i + 1 :])
+    )
+    return repeated >= 2 and 2 * repeated >= len(places)
+
+
+def _reached_in_pass(blocks: list[Block], own: set[int], header: int, start: int) -> set[int]:
+    """The loop's own blocks reached from ``start`` (excluded) without passing the header."""
+    reached: set[int] = set()
+    stack = [s for s in blocks[start].successors if s in own and s != header]
+    while stack:
+        index = stack.pop()
+        if index in reached:
+            continue
+        reached.add(index)
+        stack.extend(s for s in blocks[index].successors if s in own and s != header)
+    return reached
 
 
 def _per_entry_text(per_entry: sympy.Expr | None) -> str:
@@ -504,7 +561,42 @@ def match_loops(
             continue
         voted = candidates[max(votes, key=votes.__getitem__)]
         matched[loop.header] = _tested_loop(function, blocks, loop, depth, catalog) or voted
+    for loop in machine_loops:
+        _deeper_than_source(function, blocks, loop, around, catalog, matched)
     return matched
+
+
+def _deeper_than_source(
+    function: str,
+    blocks: list,
+    loop: Loop,
+    around: dict[int, list[Loop]],
+    catalog: Catalog,
+    matched: dict[int, Place],
+) -> None:
+    """Unmatch the machine loops around ``loop`` when it has no source loop at its depth and
+    its own code is the body of the source loop one of them was matched to: the machine nest
+    is deeper than the source's (gcc -O3 unrolling an outer loop into two copies around the
+    inner one), so that machine loop is a copy of an outer loop, not the inner loop."""
+    if matched[loop.header].key[:1] != (UNMATCHED,):
+        return
+    keys: set[tuple] = set()
+    for index in loop.blocks:
+        if around[index][-1] is loop:
+            for insn in blocks[index].instructions:
+                keys.update(place.key for place in catalog.chain(function, insn))
+    for outer in around[loop.header]:
+        if outer is loop or matched[outer.header].key not in keys:
+            continue
+        address, inner = blocks[outer.header].start, blocks[loop.header].start
+        matched[outer.header] = Place(
+            (UNMATCHED, address),
+            None,
+            f"machine loops at {address:#x} and {inner:#x}, one inside the other, both run "
+            f"the body of source loop {matched[outer.header].key[1]}: the compiler made the "
+            "machine nest deeper than the source's, and which loop each copy stands for "
+            "cannot be read from the binary",
+        )
 
 
 def _tested_loop(

@@ -82,6 +82,9 @@ class StaticKernel:
     end_column : int
         For a condition block (an operand of ``?:``, ``&&``, ``||``): the column just past its
         last token on ``end_line``; 0 otherwise.
+    varying : bool
+        For a loop: True when its iterations per entry depend on the variable of a loop around
+        it (a triangular loop, ``k < j``), so entries differ; False otherwise.
     """
 
     name: str
@@ -99,6 +102,7 @@ class StaticKernel:
     parent: str | None = None
     all_parameters: tuple[str, ...] = field(default=(), compare=False, repr=False)
     end_column: int = field(default=0, compare=False, repr=False)
+    varying: bool = field(default=False, compare=False, repr=False)
 
     def to_model(self) -> Model | None:
         """The count as a :class:`~perfcast.core.function.Model` (metric ``"count"``).

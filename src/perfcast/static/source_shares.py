@@ -56,6 +56,9 @@ class StaticKernelLike(Protocol):
     @property
     def undef_reason(self) -> str | None: ...
 
+    @property
+    def varying(self) -> bool: ...
+
 
 #: first element of the key of a machine loop that implements no source loop of the report
 UNMATCHED = "no source loop"
