@@ -100,8 +100,8 @@ def test_copies_that_join_again_are_alternatives_up_to_the_join():
     assert _found(program) == [(1, [[5], [2]])]
 
 
-def test_a_flag_tested_again_after_shared_code_keeps_the_copies_apart():
-    # clang at an odd fixed length: both copies run the first iteration in a shared block,
+def test_a_flag_tested_again_after_common_code_keeps_the_copies_apart():
+    # clang at an odd fixed length: both copies run the first iteration in a common block,
     # which tests the overlap flag again to return (vector copy) or enter the loop (scalar)
     program = [
         ("", "cmp", "rax, rdi", 1),
@@ -110,9 +110,9 @@ def test_a_flag_tested_again_after_shared_code_keeps_the_copies_apart():
         ("", "je", "scalar", 1),
         ("", "movupd", "xmm1, xmmword ptr [rsi]", 2),
         ("", "addpd", "xmm1, xmmword ptr [rdi]", 2),
-        ("", "jmp", "shared", 2),
+        ("", "jmp", "common", 2),
         ("scalar", "xor", "ecx, ecx", 1),
-        ("shared", "movsd", "xmm1, qword ptr [rsi + rcx*8]", 2),
+        ("common", "movsd", "xmm1, qword ptr [rsi + rcx*8]", 2),
         ("", "addsd", "xmm1, qword ptr [rdi + rcx*8]", 2),
         ("", "test", "al, al", 1),
         ("", "jne", "done", 1),
@@ -131,9 +131,9 @@ def test_the_same_flag_changed_in_between_decides_nothing():
         ("", "movupd", "xmm1, xmmword ptr [rsi]", 2),
         ("", "addpd", "xmm1, xmmword ptr [rdi]", 2),
         ("", "mov", "eax, 1", 2),
-        ("", "jmp", "shared", 2),
+        ("", "jmp", "common", 2),
         ("scalar", "xor", "ecx, ecx", 1),
-        ("shared", "movsd", "xmm1, qword ptr [rsi + rcx*8]", 2),
+        ("common", "movsd", "xmm1, qword ptr [rsi + rcx*8]", 2),
         ("", "addsd", "xmm1, qword ptr [rdi + rcx*8]", 2),
         ("", "test", "al, al", 1),
         ("", "jne", "done", 1),

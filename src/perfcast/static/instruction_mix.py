@@ -885,7 +885,7 @@ def _other_way(
 ) -> Place | None:
     """The share of the calls that run a block no ``if`` block explains, when it is one way of
     a two-way branch whose other way is an ``if`` block of known share and nothing else leads
-    to either (code after `if (c) return;` whose return jumps to a shared epilogue): the
+    to either (code after `if (c) return;` whose return jumps to a common epilogue): the
     branch's share less the other way's. None when that does not hold, or for inlined code
     (the guards of its call sites count it)."""
     if len(block.predecessors) != 1:
@@ -977,7 +977,7 @@ def _run_time_copies(
     machine loop of the copies has a constant trip count (or there is none: straight-line
     copies), which are counted in full per entry each: both copies, the silent double count.
 
-    ``"shared"``: both copies are machine loops, one with a run-time count, of different widths;
+    ``"split"``: both copies are machine loops, one with a run-time count, of different widths;
     their counts give the source loop's iterations to them widest first, as for a vector loop
     and its remainder loop (the path of arrays that do not overlap; :class:`MachineCounts`
     notes it). Copies of equal widths (whole versions of a loop nest) would give one of them
@@ -998,7 +998,7 @@ def _run_time_copies(
     per_entry = catalog.iterations_per_entry(alternative.loop)
     if per_entry is not None and per_entry.is_number:
         # a loop of fixed length: a trip count the binary does not show is only path-dependent
-        # (clang's fallback loop starts where the shared first iteration left it)
+        # (clang's fallback loop starts where the common first iteration left it)
         return None
     widths: list[set[int | None]] = [set(), set()]
     run_time = False
@@ -1015,7 +1015,7 @@ def _run_time_copies(
     # copies taking as many iterations per pass cannot be a vector loop and its remainder
     # loop: sharing the iterations would give one of them all (gcc -O3 versions a whole nest)
     wider = [max((w for w in side if w is not None), default=None) for side in widths]
-    return "shared" if None not in wider and wider[0] != wider[1] else None
+    return "split" if None not in wider and wider[0] != wider[1] else None
 
 
 def _body_loop(function: str, block: Block, catalog: Catalog) -> tuple | None:
