@@ -169,3 +169,26 @@ def run_callgrind(binary: Path, arguments: tuple[int, ...], directory: Path) -> 
         text=True,
     )
     return out
+
+
+def static_profiled_and_measured(
+    binary_path: Path,
+    source: Path,
+    parameters: list[str],
+    arguments: tuple[int, ...],
+    directory: Path,
+) -> tuple:
+    """(static mix, mix with one callgrind run as profile, callgrind's total per function)."""
+    from perfcast.static import analyze
+    from perfcast.static.binary import read_binary
+    from perfcast.static.callgrind import measured_loop_counts, measured_mix, read_callgrind
+    from perfcast.static.instruction_mix import instruction_mix
+
+    binary = read_binary(binary_path)
+    profile = read_callgrind(run_callgrind(binary_path, arguments, directory))
+    report = analyze([source], parameters)
+    static = instruction_mix(binary, report, parameters)
+    measured = dict(measured_loop_counts(binary, profile))
+    profiled = instruction_mix(binary, report, parameters, measured=measured)
+    truth = {name: counts["total"] for name, counts in measured_mix(binary, profile).items()}
+    return static, profiled, truth

@@ -14,13 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from perfcast.static import analyze
-from perfcast.static.binary import read_binary
-from perfcast.static.callgrind import measured_loop_counts, measured_mix, read_callgrind
-from perfcast.static.instruction_mix import instruction_mix
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mix_programs import PROGRAMS_DIR, run_callgrind  # noqa: E402
+from mix_programs import PROGRAMS_DIR, static_profiled_and_measured  # noqa: E402
 
 SOURCE = PROGRAMS_DIR / "one_line_guards.c"
 CLANG = shutil.which("clang-16")
@@ -36,14 +31,7 @@ def _mixes(compiler: str, level: str, tmp_path: Path):
     binary_path = tmp_path / f"one_line_{Path(compiler).name}{level}"
     debug = ["-gdwarf-4"] if "clang" in compiler else []
     subprocess.run([compiler, "-g", *debug, level, "-o", str(binary_path), str(SOURCE)], check=True)
-    binary = read_binary(binary_path)
-    profile = read_callgrind(run_callgrind(binary_path, (N,), tmp_path))
-    report = analyze([SOURCE], ["n"])
-    static = instruction_mix(binary, report, ["n"])
-    measured = dict(measured_loop_counts(binary, profile))
-    profiled = instruction_mix(binary, report, ["n"], measured=measured)
-    truth = {name: counts["total"] for name, counts in measured_mix(binary, profile).items()}
-    return static, profiled, truth
+    return static_profiled_and_measured(binary_path, SOURCE, ["n"], (N,), tmp_path)
 
 
 def _close(function, truth: float) -> bool:
