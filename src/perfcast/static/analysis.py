@@ -30,7 +30,6 @@ from perfcast.static.cursors import (
     operator,
     release_tree,
     single_pass,
-    strip,
     walk,
 )
 from perfcast.static.error_paths import error_path, noreturn_functions
@@ -38,6 +37,7 @@ from perfcast.static.frontend import ParsedSource, parse_sources
 from perfcast.static.guards import Guards
 from perfcast.static.loops import (
     Header,
+    comma_operands,
     exits,
     for_parts,
     header,
@@ -393,10 +393,11 @@ class _Analysis:
         return walked
 
     def _top_level(self, name: str, function: Cursor) -> list[Cursor]:
-        """Record the hashes of the function's top-level statements; return the statements."""
+        """Record the hashes of the function's top-level statements (each operand of a comma
+        expression ``lo = 0, hi = n;`` counting as one); return the statements."""
         body = _body(function)
         statements = children(body) if body is not None else []
-        self.top_level[name] = {strip(s).hash for s in statements}
+        self.top_level[name] = {o.hash for s in statements for o in comma_operands(s)}
         return statements
 
     def _prepare(self, name: str, function: Cursor) -> None:
