@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import bisect
 import os
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from capstone import CS_ARCH_X86, CS_GRP_CALL, CS_GRP_JUMP, CS_GRP_RET, CS_MODE_64, Cs
@@ -106,10 +107,14 @@ class BinaryFunction:
 
 @dataclass(frozen=True)
 class Binary:
-    """The functions of an executable that carry DWARF line information."""
+    """The functions of an executable that carry DWARF line information.
+
+    ``callees`` names the addresses calls can reach: every function symbol and PLT stub.
+    """
 
     path: Path
     functions: dict[str, BinaryFunction]
+    callees: Mapping[int, str] = field(default_factory=dict)
 
 
 class _LineTable:
@@ -175,7 +180,7 @@ def read_binary(path: str | os.PathLike[str]) -> Binary:
     while True:  # a function that can neither return nor jump away ends the program too
         ending = {f.low for f in functions.values() if f.low not in stops and not _leaves(f)}
         if not ending:
-            return Binary(path, functions)
+            return Binary(path, functions, names)
         stops |= ending
         functions = {name: _mark_noreturn(f, stops) for name, f in functions.items()}
 

@@ -81,6 +81,7 @@ from perfcast.static.machine_counts import (
     remainder_counts,
 )
 from perfcast.static.machine_trips import induction
+from perfcast.static.math_fallbacks import math_fallbacks
 from perfcast.static.repeated_strings import is_repeated, repetitions
 from perfcast.static.source_shares import (
     COPY,
@@ -243,7 +244,9 @@ def instruction_mix(
                 and ("entry", function.name, function.low) in (measured)
             ):
                 # a part (``f.part.0``: the body gcc outlines when it inlines f's early tests)
-                mixes[function.name] = _function_mix(function, catalog, attribution, measured, base)
+                mixes[function.name] = _function_mix(
+                    function, catalog, attribution, measured, base, binary.callees
+                )
                 continue
             if clone is None:
                 unmodeled[function.name] = (
@@ -276,7 +279,9 @@ def instruction_mix(
                 function.name, None, reason, len(function.instructions)
             )
             continue
-        mixes[function.name] = _function_mix(function, catalog, attribution, measured, source)
+        mixes[function.name] = _function_mix(
+            function, catalog, attribution, measured, source, binary.callees
+        )
     if not mixes and not unmodeled:
         raise InputError(
             "no function of the binary has line information from the analyzed sources "
@@ -372,9 +377,11 @@ def _function_mix(
     attribution: str,
     measured: Mapping[tuple[str, str, int], sympy.Expr],
     source: str,
+    callees: Mapping[int, str],
 ) -> FunctionMix:
     """The mix of one function of the binary; ``source`` is the source function its code
-    comes from (its own name, or the function a compiler-made whole copy was made of)."""
+    comes from (its own name, or the function a compiler-made whole copy was made of);
+    ``callees`` names the binary's call targets."""
     notes: list[str] = []
     try:
         entry = ("entry", function.name, function.low)
@@ -410,7 +417,9 @@ def _function_mix(
                 chain = catalog.chain(source, insn)
                 counted.append((insn, chain[-1].defined() if chain else function_count))
         else:
-            counted = _cfg_counts(function, function_count, catalog, notes, measured, source)
+            counted = _cfg_counts(
+                function, function_count, catalog, notes, measured, source, callees
+            )
         counted = _with_repetitions(function, counted, measured, notes)
     except UndefinedCount as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
@@ -500,6 +509,7 @@ def _cfg_counts(
     notes: list[str],
     measured: Mapping[tuple[str, str, int], sympy.Expr],
     source: str,
+    callees: Mapping[int, str],
 ) -> list[tuple[BinaryInstruction, sympy.Expr]]:
     blocks = basic_blocks(function)
     live = reachable(blocks)
@@ -514,6 +524,8 @@ def _cfg_counts(
     runs = machine_counts.counts(machine_loops, notes)
     remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes)
     error_paths = doomed(blocks)
+    fallbacks = math_fallbacks(blocks, callees)
+    _note_math_fallbacks(fallbacks, blocks, bool(measured), notes)
     measured_places: set[tuple] = set()
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
     copies: list[int] = []  # blocks copying every iteration's code onto one path
@@ -561,6 +573,10 @@ def _cfg_counts(
         if block.index not in live or block.index in error_paths:
             # alignment padding after a return or jump, or an error path ending the program
             count = sympy.Integer(0)
+        elif block.index in fallbacks:
+            # the library call behind an inline sqrt, for a negative or NaN argument only
+            from_profile = key in measured
+            count = measured[key] if from_profile else sympy.Integer(0)
         elif block.index in chosen and (key in measured or block.index not in assumed):
             # one of two copies of a source loop: the profile tells which ran, nothing else does
             alternative = chosen[block.index]
@@ -728,6 +744,25 @@ def _cfg_counts(
             "by the iterations that take the other path; --profile measures them)"
         )
     return counted
+
+
+def _note_math_fallbacks(
+    fallbacks: dict[int, str], blocks: list[Block], profiled: bool, notes: list[str]
+) -> None:
+    """Say which blocks are the library path of an inline-expanded math function."""
+    for name in sorted(set(fallbacks.values())):
+        starts = [blocks[i].start for i in sorted(fallbacks) if fallbacks[i] == name]
+        how = (
+            "counts measured"
+            if profiled
+            else "taken never to run (true when every argument is in the domain; --profile "
+            "measures them)"
+        )
+        notes.append(
+            f"blocks at {_addresses(starts)} call the library's {name} only for an argument "
+            f"outside its domain (the compiler computes {name} inline and keeps the call to "
+            f"set errno): {how}"
+        )
 
 
 def _compound(
