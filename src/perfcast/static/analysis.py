@@ -555,14 +555,15 @@ class _Analysis:
 
     def _operand_contexts(self, cursor: Cursor, kids: list[Cursor], context: Context) -> list:
         """The contexts of the operands of a ``?:``, ``&&`` or ``||`` (the first operand's is
-        ``context``); inside a loop, each operand that runs only under the condition is
+        ``context``); each operand that runs only under the condition (inside loops and,
+        since a block outside loops that some calls skip needs it too, outside) is
         recorded as a condition block (kind ``"condition"``, named
         ``<function>:cond@<line>:then|else``, ``<function>:and@<line>:right`` or
         ``<function>:or@<line>:right``), guarded by the first operand (or its negation), or
         weighted by a ``probability`` pragma of its line that no ``if`` took: the share of
         evaluations in which the first operand is true."""
         source = self.source
-        if context.depth == 0 or len(kids) < 2 or source is None:
+        if len(kids) < 2 or source is None:
             return [context] * len(kids)
         first = kids[0]
         arms: tuple[tuple[str, bool], ...]

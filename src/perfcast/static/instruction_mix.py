@@ -20,7 +20,9 @@ How often an instruction runs (``attribution="cfg"``, the default):
   that site. The stand-alone copy of an inlined function is reported undefined (how often it runs
   is unknown);
 - blocks no path from the entry reaches (alignment padding after a return or after a call of
-  ``exit``) never run;
+  ``exit``) never run; nor do the library calls behind an inline ``sqrt``
+  (:mod:`perfcast.static.math_fallbacks`), nor a function nothing in the binary reaches
+  (:mod:`perfcast.static.references`);
 - a ``rep``-prefixed string instruction runs its block's count times ``rcx + 1``, as callgrind
   counts it (:mod:`perfcast.static.repeated_strings`), or is measured, or undefined.
 
@@ -38,7 +40,8 @@ Copies of a loop the compiler made behind a run-time check
 undefined with the reason, or take their measured counts.
 
 Outside loops, a block some calls skip counts with the share of the innermost ``if`` block
-(or ``switch`` body) holding it, or is undefined with a reason naming the guard; with measured
+(or ``switch`` body) holding it, or of the ``?:`` arm or ``&&`` / ``||`` operand on the line
+of the jump deciding it, or is undefined with a reason naming the guard; with measured
 counts (``--profile``) it takes its measured count.
 
 Inside loops, a block some iterations skip counts with the share of the ``if`` block holding
@@ -269,6 +272,16 @@ def instruction_mix(
             else:
                 mixes[function.name] = _mix_of(function, counted, notes)
             continue
+        if not entry_measured and function.name not in inlined and _never_reached(function, binary):
+            # no call, jump or held address reaches it: a copy kept after every call was
+            # folded into its caller (an inlined function's copy stays undefined below)
+            notes = [
+                f"nothing in the binary calls {function.name}, jumps to it or holds its "
+                "address (the compiler removed every call): this stand-alone copy never runs"
+            ]
+            counted = [(insn, sympy.Integer(0)) for insn in function.instructions]
+            mixes[function.name] = _mix_of(function, counted, notes)
+            continue
         if function.name in inlined and not entry_measured:
             how = "at some call sites" if function.low in called else "at every call site"
             reason = (
@@ -350,12 +363,23 @@ def _calls_folded(
     stand-alone copy does not run at the source's calls, which a profile shows. ``main`` and
     functions the source never calls (entry points, callbacks) are left alone. Without a
     profile such a copy keeps the source's count (whether the source calls it at all, the
-    report does not tell here)."""
+    report does not tell here), unless nothing in the binary refers to it at all
+    (:func:`_never_reached`): then it never runs."""
     if function.name == "main" or function.low in called or function.name in inlined:
         return False
     kernel = catalog.functions.get(source)
     count = getattr(kernel, "count", None)
     return count is not None and count != 0
+
+
+def _never_reached(function: BinaryFunction, binary: Binary) -> bool:
+    """True when nothing in the binary transfers control to the function: no call or jump to
+    it and no copy of its address (:mod:`perfcast.static.references`); never for ``main``."""
+    return (
+        function.name != "main"
+        and binary.referenced is not None
+        and function.low not in binary.referenced
+    )
 
 
 def _direct_call_targets(binary: Binary) -> set[int]:
@@ -660,6 +684,8 @@ def _cfg_counts(
             guard = guard_of.get(block.index) or catalog.block_guard(source, block)
             if guard.key == ():
                 guard = _other_way(blocks, block, dominating, exits, catalog, source) or guard
+            if guard.key in ((), IN_LOOP):  # IN_LOOP: a loop's set-up or zero-trip test
+                guard = _operand_guard(blocks, block, live, catalog, source) or guard
             try:
                 shares = [guard.defined()] * len(block.instructions)
                 uniform = guard.key not in ((), IN_LOOP)  # the block's guard holds the lot
@@ -744,6 +770,26 @@ def _cfg_counts(
             "by the iterations that take the other path; --profile measures them)"
         )
     return counted
+
+
+def _operand_guard(
+    blocks: list[Block], block: Block, live: set[int], catalog: Catalog, source: str
+) -> Place | None:
+    """The share of a block outside loops that some calls skip and no ``if`` block holds,
+    when the conditional jumps leading to it are on the line of a ``?:``, ``&&`` or ``||``
+    (:meth:`Catalog.operand_share`); None otherwise. Reached from several such jumps of one
+    line, it runs on the outcome of the whole condition."""
+    entering = [p for p in block.predecessors if p in live]
+    jumps = [jump_of(blocks[p]) for p in entering]
+    if not entering or any(
+        j is None or blocks[p].instructions[-1].kind != "branch"
+        for p, j in zip(entering, jumps, strict=True)
+    ):
+        return None
+    if len({(j.file, j.line, j.inlined) for j in jumps if j is not None}) != 1:
+        return None
+    compound = len(entering) > 1
+    return catalog.operand_share(source, blocks, block.index, entering[0], compound)
 
 
 def _note_math_fallbacks(
