@@ -191,3 +191,28 @@ def test_counts_checked_at_stand_in_values_are_noted_not_refused(tmp_path):
     report = analyze_source([FALLBACK], ["n"])
     mix = instruction_mix(binary, report, ["n"])
     assert mix.functions["add"].counts is not None
+
+
+def test_with_a_profile_the_blocks_that_fail_are_measured(tmp_path):
+    source = PROGRAMS_DIR / "triangle_rows.c"
+    values = {"ROWS": 31, "COLS": 19}
+    binary_path = compile_c("gcc", "-O3", source, tmp_path / "triangle_rows")
+    run = run_callgrind(binary_path, (), tmp_path)
+    binary = read_binary(binary_path)
+    profile = read_callgrind(run)
+    truth = measured_mix(binary, profile)["shift_lower"]["total"]
+    report = analyze_source([source], list(values))
+    measured = dict(measured_loop_counts(binary, profile))
+    mixed = instruction_mix(
+        binary, report, list(values), measured=measured, points=[values], check_flow=False
+    )
+    before = mixed.functions["shift_lower"].evaluate(values)["total"]
+    assert before / truth - 1 > 0.02  # measured loop, static blocks around it: silent before
+    profiled = api_instruction_mix(binary_path, report, list(values), profiles=[(values, run)])
+    function = profiled.functions["shift_lower"]
+    assert function.evaluate(values)["total"] == truth
+    assert any(
+        "counts measured (predicted block counts are inconsistent with the machine control "
+        "flow at COLS=19,ROWS=31" in note
+        for note in function.notes
+    )
