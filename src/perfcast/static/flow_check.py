@@ -72,11 +72,6 @@ from perfcast.static.source_shares import UndefinedCount
 STAND_IN_VALUES: tuple[int, ...] = (7, 61)
 """Values every parameter takes at the check's points when no profiled run gives them."""
 
-MATERIAL_SHARE = 0.01
-"""Share of a function's predicted instruction executions that the counts must be off at
-least, by the check's bound, for the function to be undefined rather than noted (the
-accuracy the instruction mix aims at)."""
-
 ABSOLUTE_TOLERANCE = 0.5
 """Runs by which an equation may miss (counts are expected values)."""
 
@@ -314,10 +309,11 @@ class FlowCheck:
         replaced: set[int] = set()
         fractional: list[str] = []
         while True:
-            found = self._first_violation(function, blocks, counted, measured, entries, fractional)
-            if found is None:
+            violation = self._first_violation(
+                function, blocks, counted, measured, entries, fractional
+            )
+            if violation is None:
                 break
-            violation, point = found
             if not self.actual:
                 notes.append(
                     f"{violation.reason}; the values the program was built with were not given, "
@@ -325,16 +321,6 @@ class FlowCheck:
                     "be wrong"
                 )
                 break
-            if not measured:
-                total = _executions(counted, point)
-                if violation.misplaced < MATERIAL_SHARE * total:
-                    notes.append(
-                        f"{violation.reason}; at least {_number(violation.misplaced)} "
-                        f"instruction executions misplaced, under {MATERIAL_SHARE:.0%} of the "
-                        f"function's {_number(total)}: counts kept (a profile measures them)"
-                    )
-                    break
-                raise UndefinedCount(violation.reason)
             fresh = [start for start in violation.starts if start not in replaced]
             if not fresh:
                 # the measured blocks are named again: the error lies elsewhere, measure all
@@ -361,7 +347,7 @@ class FlowCheck:
         measured: Mapping[tuple[str, str, int], sympy.Expr],
         entries: Collection[int],
         fractional: list[str],
-    ) -> tuple[FlowViolation, dict[str, float]] | None:
+    ) -> FlowViolation | None:
         """The first point at which the counts fail, with its violation (None if none)."""
         expression_of = {insn.address: count for insn, count in counted}
         for point in self.points:
@@ -372,7 +358,7 @@ class FlowCheck:
                 own = ("block", function.name, block.start)
                 uneven = _uneven_block(block, expression_of, point, cache, where)
                 if uneven is not None:
-                    return uneven, point
+                    return uneven
                 expression = _block_expression(block, expression_of)
                 if not self.actual and own in measured and expression == measured[own]:
                     values[block.start] = None  # holds at the profiled values only
@@ -394,17 +380,8 @@ class FlowCheck:
                 function, values, blocks=blocks, entries=entries, where=where
             )
             if violation is not None:
-                return violation, point
+                return violation
         return None
-
-
-def _executions(
-    counted: list[tuple[BinaryInstruction, sympy.Expr]], point: Mapping[str, float]
-) -> float:
-    """The function's predicted instruction executions at the point."""
-    cache: dict[sympy.Expr, float | None] = {}
-    values = (_value(count, point, cache) for _, count in counted)
-    return sum(abs(value) for value in values if value is not None)
 
 
 def _graph(function: BinaryFunction, blocks: list[Block], entries: Collection[int]) -> _Graph:
@@ -574,7 +551,8 @@ def _conservation(graph: _Graph, known: list[float | None], at: str) -> FlowViol
         f"predicted block counts are inconsistent with the machine control flow{at}: "
         + lead
         + "; ".join(parts)
-        + other,
+        + other
+        + f" (at least {_number(solution.misplaced)} instruction executions misplaced)",
         solution.misplaced,
     )
 
