@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import sympy
 
 from perfcast.api import analyze_source
 from perfcast.api import instruction_mix as api_instruction_mix
@@ -186,11 +187,26 @@ def test_the_command_line_checks_at_the_values_of_the_build(tmp_path):
 def test_counts_checked_at_stand_in_values_are_noted_not_refused(tmp_path):
     binary_path = compile_c("gcc", "-O3", FALLBACK, tmp_path / "fallback")
     binary = read_binary(binary_path)
-    check = FlowCheck.for_binary(binary, ["n"])
-    assert not check.actual and [p["n"] for p in check.points] == [7.0, 61.0]
     report = analyze_source([FALLBACK], ["n"])
     mix = instruction_mix(binary, report, ["n"])
-    assert mix.functions["add"].counts is not None
+    assert mix.functions["add"].counts is not None  # n is read at run time: its value unknown
+    counted = [(insn, sympy.Symbol("n")) for insn in binary.functions["add"].instructions]
+    points, actual = FlowCheck.for_binary(binary).points_for(counted)
+    assert not actual and [p["n"] for p in points] == [7.0, 61.0]
+    # counts without parameters are the build's: checked as they are
+    constant = [(insn, sympy.Integer(3)) for insn, _ in counted]
+    assert FlowCheck.for_binary(binary).points_for(constant) == (({},), True)
+    # a value of the build for some parameters: the others take the stand-in values
+    both = [(insn, sympy.Symbol("n") * sympy.Symbol("m")) for insn, _ in counted]
+    points, actual = FlowCheck.for_binary(binary, [{"m": 5.0}]).points_for(both)
+    assert not actual and points == ({"m": 5.0, "n": 7.0}, {"m": 5.0, "n": 61.0})
+
+
+def test_the_report_knows_the_build_values_of_macro_parameters():
+    report = analyze_source([PROGRAMS_DIR / "triangle_rows.c"], ["ROWS", "COLS"], ["-DROWS=40"])
+    assert report.build_values == {"ROWS": 40.0, "COLS": 19.0}
+    assert report.with_values({"COLS": 19}).build_values == {"ROWS": 40.0}
+    assert analyze_source([FALLBACK], ["n"]).build_values == {}
 
 
 def test_with_a_profile_the_blocks_that_fail_are_measured(tmp_path):

@@ -189,11 +189,12 @@ def instruction_mix(
         the parameters fitted with the ``pmnf`` modeler (counts equal in every run stay
         constants). The functions' notes say which counts were measured.
     values : mapping of str to float, optional
-        Parameter values the program was built with (its ``-D`` flags), when no profile gives
-        them: the predicted block counts are checked for flow conservation at these values
-        (or at the profiled ones), and a function whose counts no run of its machine code can
-        produce is undefined with the reason (with profiles: those blocks measured). Without
-        either the check runs at stand-in values and a failure is a note.
+        Parameter values the program was built with (its ``-D`` flags), besides those the
+        report found (``StaticReport.build_values``: macros of a plain number). The predicted
+        block counts are checked for flow conservation at the profiled runs' values, else at
+        these, and a function whose counts no run of its machine code can produce is undefined
+        with the reason (with profiles: those blocks measured). A function whose counts need a
+        value neither gives is checked at stand-in values, and a failure is a note.
 
     Returns
     -------
@@ -206,8 +207,8 @@ def instruction_mix(
 
     executable = read_binary(binary)
     if not profiles:
-        built = [dict(values)] if values else []
-        return count_mix(executable, report, parameters, attribution, None, built)
+        built = {**getattr(report, "build_values", {}), **(values or {})}
+        return count_mix(executable, report, parameters, attribution, None, [built])
     runs = [(point, str(path), read_callgrind(path)) for point, path in profiles]
     measured = _measured_counts(executable, [(point, run) for point, _, run in runs])
     points = [dict(point) for point, _ in profiles]

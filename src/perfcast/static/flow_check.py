@@ -9,8 +9,10 @@ as often as it is entered (Kirchhoff's law on the control-flow graph)::
 The edge counts are unknown, but they are non-negative. Given predicted counts of the blocks at
 concrete parameter values, the prediction is impossible when no non-negative edge counts satisfy
 these equations: a linear feasibility problem, solved with HiGHS (``scipy.optimize.linprog``) in
-the form that also says where it fails: every equation gets a slack, the total slack is
-minimized, and the blocks whose equations keep a slack larger than the tolerance are named.
+the form that also says where it fails: the conserving block counts nearest the predicted ones,
+each block's distance weighed by its instructions. The distance is a lower bound of the
+instruction executions the prediction misplaces; the blocks off by more than the tolerance, or
+better the blocks that alone, counted otherwise, would make every count fit, are named.
 
 Besides conservation, these predictions are impossible and named the same way:
 
@@ -43,13 +45,16 @@ Where it is decided:
 - **Unknown counts** (an expression that cannot be evaluated at the point) are free variables.
 - **Tolerance**: an equation holds within half a run plus 0.1 % of the block's count (counts are
   expected values over runs; measured counts of several runs are fitted models).
-- **Points**: the parameter values of the profiled runs, where every prediction, static or
-  measured, must hold. Without profiles the values of the program's build are unknown, so two
-  points stand in: every parameter at 7 (a few iterations: remainder and peeled code and zero-
-  trip guards all run) and at 61 (per-iteration and per-entry code differ by a wide margin, so a
-  block counted per call among blocks counted per iteration shows); both are odd, so the
-  remainders of loops unrolled by 2, 4 or 8 are not empty. At those points measured counts
-  (which hold at the profiled values only) are free variables.
+- **Points**: the parameter values of the profiled runs, else those of the build (macro
+  parameters' ``-D`` flags and ``#define``s), where every prediction, static or measured, must
+  hold; a function whose counts hold no parameter is checked as it is. A failure there is an
+  error of the prediction. For a function whose counts need a value that is not known (a size
+  read at run time) two points stand in: those parameters at 7 (a few iterations: remainder and
+  peeled code and zero-trip guards all run) and at 61 (per-iteration and per-entry code differ
+  by a wide margin, so a block counted per call among blocks counted per iteration shows); both
+  are odd, so the remainders of loops unrolled by 2, 4 or 8 are not empty. A failure there is a
+  note (counts read from the binary hold at the built values only), and measured counts (which
+  hold at the profiled values only) are free variables.
 """
 
 from __future__ import annotations
@@ -207,22 +212,21 @@ class FlowCheck:
 
     Attributes
     ----------
-    points : tuple of dict of str to float
-        Parameter values at which the predictions are checked.
-    actual : bool
-        True when ``points`` are values the program was built and run with (profiled runs):
-        a failure there makes the counts undefined, or measured; at stand-in values it is a
-        note (counts specialized to the built values, such as trip counts read from the
-        binary, fail elsewhere), and measured counts, which hold at the profiled values
-        only, are free.
+    actual : tuple of dict of str to float
+        Parameter values the program was built and run with (the profiled runs', else the
+        build's), possibly none or only some parameters'. A function whose counts need no
+        other value (or none at all) is checked there: a failure makes its counts undefined,
+        or measured. Another is checked with its other parameters at :data:`STAND_IN_VALUES`,
+        and a failure is a note (counts specialized to the build, such as a trip count read
+        from the binary, fail at other values), measured counts there being free (they hold
+        at the profiled values only).
     entries : dict of str to frozenset of int
         :func:`outside_entries` of the binary.
     enabled : bool
         False passes every prediction unchecked.
     """
 
-    points: tuple[dict[str, float], ...]
-    actual: bool
+    actual: tuple[dict[str, float], ...]
     entries: dict[str, frozenset[int]] = field(default_factory=dict)
     enabled: bool = True
 
@@ -230,23 +234,19 @@ class FlowCheck:
     def for_binary(
         cls,
         binary: Binary,
-        parameters: Sequence[str],
         actual: Sequence[Mapping[str, float]] = (),
         *,
         enabled: bool = True,
     ) -> FlowCheck:
-        """The check for a binary: at the values of its build and runs, else at stand-in
-        values.
+        """The check for a binary.
 
         Parameters
         ----------
         binary : Binary
             The executable.
-        parameters : sequence of str
-            The model's parameters (integers >= 1).
         actual : sequence of mapping of str to float
-            Parameter values the program was built and run with (those of profiled runs),
-            if known.
+            Parameter values the program was built and run with (those of profiled runs, else
+            those of the build), if known.
         enabled : bool
             False for a check that passes everything.
 
@@ -254,13 +254,36 @@ class FlowCheck:
         -------
         FlowCheck
         """
-        if actual:
-            points = tuple(dict(point) for point in actual)
-        else:
-            points = tuple({name: float(value) for name in parameters} for value in STAND_IN_VALUES)
-        if not enabled:
-            return cls(points, bool(actual), {}, enabled=False)
-        return cls(points, bool(actual), outside_entries(binary))
+        points = tuple(dict(point) for point in actual)
+        return cls(points, outside_entries(binary) if enabled else {}, enabled)
+
+    def points_for(
+        self, counted: Sequence[tuple[BinaryInstruction, sympy.Expr]]
+    ) -> tuple[tuple[dict[str, float], ...], bool]:
+        """The points at which a function's counts are checked, and whether they are the
+        program's own (see the class text).
+
+        Parameters
+        ----------
+        counted : sequence of (BinaryInstruction, sympy.Expr)
+            The function's instructions with their predicted counts.
+
+        Returns
+        -------
+        tuple of (tuple of dict of str to float, bool)
+        """
+        names: set[str] = set()
+        for expression in {count for _, count in counted}:
+            names.update(str(symbol) for symbol in expression.free_symbols)
+        if not names:
+            return ({},), True
+        if self.actual and all(names <= set(point) for point in self.actual):
+            return self.actual, True
+        known = self.actual[0] if self.actual else {}
+        return tuple(
+            {**known, **{name: float(value) for name in sorted(names - set(known))}}
+            for value in STAND_IN_VALUES
+        ), False
 
     def conserved(
         self,
@@ -308,13 +331,14 @@ class FlowCheck:
         first_of = {insn.address: index for index, (insn, _) in enumerate(counted)}
         replaced: set[int] = set()
         fractional: list[str] = []
+        points, actual = self.points_for(counted)
         while True:
-            violation = self._first_violation(
-                function, blocks, counted, measured, entries, fractional
+            violation = _first_violation(
+                function, blocks, counted, measured, entries, fractional, points, actual
             )
             if violation is None:
                 break
-            if not self.actual:
+            if not actual:
                 notes.append(
                     f"{violation.reason}; the values the program was built with were not given, "
                     "so the counts may hold there only (a trip count read from the binary) or "
@@ -339,49 +363,49 @@ class FlowCheck:
         notes.extend(fractional[:1])
         return counted
 
-    def _first_violation(
-        self,
-        function: BinaryFunction,
-        blocks: list[Block],
-        counted: list[tuple[BinaryInstruction, sympy.Expr]],
-        measured: Mapping[tuple[str, str, int], sympy.Expr],
-        entries: Collection[int],
-        fractional: list[str],
-    ) -> FlowViolation | None:
-        """The first point at which the counts fail, with its violation (None if none)."""
-        expression_of = {insn.address: count for insn, count in counted}
-        for point in self.points:
-            where = _point_text(point)
-            values: dict[int, float | None] = {}
-            cache: dict[sympy.Expr, float | None] = {}
-            for block in blocks:
-                own = ("block", function.name, block.start)
-                uneven = _uneven_block(block, expression_of, point, cache, where)
-                if uneven is not None:
-                    return uneven
-                expression = _block_expression(block, expression_of)
-                if not self.actual and own in measured and expression == measured[own]:
-                    values[block.start] = None  # holds at the profiled values only
-                    continue
-                value = _value(expression, point, cache)
-                values[block.start] = value
-                if (
-                    value is not None
-                    and not fractional
-                    and all(float(v).is_integer() for v in point.values())
-                    and abs(value - round(value)) > 1e-6
-                ):
-                    fractional.append(
-                        f"block at {block.start:#x}{_line_of(block)}: predicted count "
-                        f"{_number(value)} at {where} is not a whole number (an average or a "
-                        "probability share, not an exact count)"
-                    )
-            violation = flow_violation(
-                function, values, blocks=blocks, entries=entries, where=where
-            )
-            if violation is not None:
-                return violation
-        return None
+
+def _first_violation(
+    function: BinaryFunction,
+    blocks: list[Block],
+    counted: list[tuple[BinaryInstruction, sympy.Expr]],
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
+    entries: Collection[int],
+    fractional: list[str],
+    points: Sequence[dict[str, float]],
+    actual: bool,
+) -> FlowViolation | None:
+    """The first point at which the counts fail, with its violation (None if none)."""
+    expression_of = {insn.address: count for insn, count in counted}
+    for point in points:
+        where = _point_text(point)
+        values: dict[int, float | None] = {}
+        cache: dict[sympy.Expr, float | None] = {}
+        for block in blocks:
+            own = ("block", function.name, block.start)
+            uneven = _uneven_block(block, expression_of, point, cache, where)
+            if uneven is not None:
+                return uneven
+            expression = _block_expression(block, expression_of)
+            if not actual and own in measured and expression == measured[own]:
+                values[block.start] = None  # holds at the profiled values only
+                continue
+            value = _value(expression, point, cache)
+            values[block.start] = value
+            if (
+                value is not None
+                and not fractional
+                and all(float(v).is_integer() for v in point.values())
+                and abs(value - round(value)) > 1e-6
+            ):
+                fractional.append(
+                    f"block at {block.start:#x}{_line_of(block)}: predicted count "
+                    f"{_number(value)} at {where} is not a whole number (an average or a "
+                    "probability share, not an exact count)"
+                )
+        violation = flow_violation(function, values, blocks=blocks, entries=entries, where=where)
+        if violation is not None:
+            return violation
+    return None
 
 
 def _graph(function: BinaryFunction, blocks: list[Block], entries: Collection[int]) -> _Graph:

@@ -205,11 +205,11 @@ def instruction_mix(
         (:func:`perfcast.static.callgrind.measured_loop_counts`): they stand in where a static
         count is undefined (``cfg`` attribution), and the function's notes say which.
     points : sequence of mapping of str to float, optional
-        Parameter values the program was built and run with (those of the profiled runs):
-        the ``cfg`` counts are checked for flow conservation there
+        Parameter values the program was built and run with (those of the profiled runs, else
+        the build's): the ``cfg`` counts are checked for flow conservation there
         (:mod:`perfcast.static.flow_check`), and counts that fail are measured instead or
-        undefined with the reason. Without them the check runs at stand-in values and a
-        failure is a note.
+        undefined with the reason. A function whose counts need values not given is checked
+        at stand-in values, and a failure is a note.
     check_flow : bool
         False leaves that check out (to measure what it changes).
 
@@ -233,7 +233,7 @@ def instruction_mix(
     catalog.inlined = inlined
     called = _direct_call_targets(binary)
     measured = {k: normalized(v) for k, v in (measured or {}).items()}
-    flow = FlowCheck.for_binary(binary, parameters, points, enabled=check_flow)
+    flow = FlowCheck.for_binary(binary, points, enabled=check_flow)
     mixes, unmodeled = {}, {}
     for function in binary.functions.values():
         if not any(normal_path(i.file) in catalog.files for i in function.instructions if i.file):
