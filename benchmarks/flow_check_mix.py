@@ -7,7 +7,9 @@ and run as that script does), the instruction mix is predicted with and without 
 function's total is put in one of three classes against callgrind: ``right`` (defined, within
 1 %), ``wrong`` (defined, more than 1 % off) or ``undefined``. Printed per build and summed:
 how many wrong totals the check turns undefined or right (measured), how many right totals it
-removes or makes wrong, and the CPU time the whole prediction takes with and without it. A
+removes or makes wrong, whether callgrind's own block counts of every function that ran pass
+the check (they must: a failure is a bug of the check or of the control-flow graph), and the
+CPU time the whole prediction takes with and without it. A
 right total the check removes is a false alarm when callgrind's own block counts of the
 function fail the check too (a bug of the check or of the control-flow graph); otherwise the
 prediction provably counts some block wrong (a total within 1 % of callgrind can still count
@@ -84,6 +86,12 @@ def check(spec: dict, totals: Counter) -> None:
             profile = read_callgrind(run_path)
             truth = measured_mix(binary, profile)
             measured = dict(measured_loop_counts(binary, profile))
+            for name in binary.functions:
+                ran = measured.get(("entry", name, binary.functions[name].low), 0)
+                totals["truth: functions that ran, checked"] += bool(ran)
+                if ran and _truth_fails(binary, measured, name):
+                    totals["truth: FALSE ALARMS (callgrind's own counts fail)"] += 1
+                    print(f"   FALSE ALARM on callgrind's own counts: {name}")
             for how, given in (("static", None), ("profile", measured)):
                 mixes, seconds = {}, {}
                 for checked in (False, True):
@@ -110,6 +118,11 @@ def check(spec: dict, totals: Counter) -> None:
                         )
                         new = f"undefined ({verdict})"
                     totals[f"{how} {old} -> {new}"] += 1
+                    if old == new == "wrong":
+                        print(
+                            f"   {how} {name}: still wrong (measured {measured_total:,}, "
+                            f"predicted {new_value:,.0f})"
+                        )
                     if old != new:
                         shown = f"{old_value:,.0f}" if old_value is not None else "undef"
                         now = f"{new_value:,.0f}" if new_value is not None else "undef"
