@@ -75,6 +75,7 @@ from perfcast.static.control_flow import (
     natural_loops,
     reachable,
 )
+from perfcast.static.flow_check import FlowCheck
 from perfcast.static.machine_counts import (
     MachineCounts,
     enclosing_runs,
@@ -186,6 +187,8 @@ def instruction_mix(
     parameters: Sequence[str] = (),
     attribution: str = "cfg",
     measured: Mapping[tuple[str, str, int], sympy.Expr] | None = None,
+    points: Sequence[Mapping[str, float]] = (),
+    check_flow: bool = True,
 ) -> InstructionMix:
     """Parametric instruction counts per function and category.
 
@@ -205,6 +208,14 @@ def instruction_mix(
         ``("block", function, block address)`` or ``("entry", function, address)``
         (:func:`perfcast.static.callgrind.measured_loop_counts`): they stand in where a static
         count is undefined (``cfg`` attribution), and the function's notes say which.
+    points : sequence of mapping of str to float, optional
+        Parameter values the program was built and run with (those of the profiled runs, else
+        the build's): the ``cfg`` counts are checked for flow conservation there
+        (:mod:`perfcast.static.flow_check`), and counts that fail are measured instead or
+        undefined with the reason. A function whose counts need values not given is checked
+        at stand-in values, and a failure is a note.
+    check_flow : bool
+        False leaves that check out (to measure what it changes).
 
     Returns
     -------
@@ -226,6 +237,7 @@ def instruction_mix(
     catalog.inlined = inlined
     called = _direct_call_targets(binary)
     measured = {k: normalized(v) for k, v in (measured or {}).items()}
+    flow = FlowCheck.for_binary(binary, points, enabled=check_flow)
     mixes, unmodeled = {}, {}
     for function in binary.functions.values():
         if not any(normal_path(i.file) in catalog.files for i in function.instructions if i.file):
@@ -248,7 +260,7 @@ def instruction_mix(
             ):
                 # a part (``f.part.0``: the body gcc outlines when it inlines f's early tests)
                 mixes[function.name] = _function_mix(
-                    function, catalog, attribution, measured, base, binary.callees
+                    function, catalog, attribution, measured, base, flow, binary.callees
                 )
                 continue
             if clone is None:
@@ -293,7 +305,7 @@ def instruction_mix(
             )
             continue
         mixes[function.name] = _function_mix(
-            function, catalog, attribution, measured, source, binary.callees
+            function, catalog, attribution, measured, source, flow, binary.callees
         )
     if not mixes and not unmodeled:
         raise InputError(
@@ -339,7 +351,9 @@ def _whole_clone(
     others = sorted(
         other
         for other in binary.functions
-        if other != name and (other == base or other.split(".")[0] == base)
+        if other != name
+        and (other == base or other.split(".")[0] == base)
+        and not _never_reached(binary.functions[other], binary)  # it takes no calls
     )
     if not others and base not in inlined:
         return True
@@ -401,11 +415,13 @@ def _function_mix(
     attribution: str,
     measured: Mapping[tuple[str, str, int], sympy.Expr],
     source: str,
+    flow: FlowCheck,
     callees: Mapping[int, str],
 ) -> FunctionMix:
     """The mix of one function of the binary; ``source`` is the source function its code
     comes from (its own name, or the function a compiler-made whole copy was made of);
-    ``callees`` names the binary's call targets."""
+    ``flow`` checks the ``cfg`` counts for flow conservation; ``callees`` names the binary's
+    call targets."""
     notes: list[str] = []
     try:
         entry = ("entry", function.name, function.low)
@@ -444,6 +460,7 @@ def _function_mix(
             counted = _cfg_counts(
                 function, function_count, catalog, notes, measured, source, callees
             )
+            counted = flow.conserved(function, counted, measured, notes)
         counted = _with_repetitions(function, counted, measured, notes)
     except UndefinedCount as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
