@@ -232,3 +232,17 @@ def test_with_a_profile_the_blocks_that_fail_are_measured(tmp_path):
         "flow at COLS=19,ROWS=31" in note
         for note in function.notes
     )
+
+
+def test_models_fitted_to_several_profiles_are_kept_when_they_miss_the_runs(tmp_path):
+    binary_path = compile_c("gcc", "-O3", FALLBACK, tmp_path / "fallback")
+    sizes = (41, 60, 99, 150, 200)
+    runs = [({"n": n}, run_callgrind(binary_path, (n,), tmp_path)) for n in sizes]
+    report = analyze_source([FALLBACK], ["n"])
+    mix = api_instruction_mix(binary_path, report, ["n"], profiles=runs)
+    add = mix.functions["add"]
+    # every block measured, each a model over n fitted to five runs: kept, and said so
+    assert add.counts is not None
+    assert any("models fitted to the profiled runs miss" in note for note in add.notes)
+    truth = measured_mix(read_binary(binary_path), read_callgrind(runs[-1][1]))["add"]["total"]
+    assert abs(add.evaluate({"n": 200})["total"] / truth - 1) < 0.01
