@@ -69,6 +69,7 @@ import sympy
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
+from perfcast.core.errors import WorkError
 from perfcast.static.binary import Binary, BinaryFunction, BinaryInstruction
 from perfcast.static.control_flow import Block, basic_blocks, natural_loops
 from perfcast.static.repeated_strings import is_repeated
@@ -459,7 +460,6 @@ def _solve(graph: _Graph, known: list[float | None]) -> _Solution:
     by its instructions (see the module text)."""
     blocks = graph.blocks
     n = len(blocks)
-    size = 0
     rows: list[int] = []
     cols: list[int] = []
     data: list[float] = []
@@ -504,7 +504,6 @@ def _solve(graph: _Graph, known: list[float | None]) -> _Solution:
         put(3 * index + 2, variable(weight), 1.0)
         put(3 * index + 2, variable(weight), -1.0)
         rhs[3 * index + 2] = value
-        size += 1
     equations = coo_matrix(
         (np.asarray(data), (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))),
         shape=(3 * n, len(cost)),
@@ -524,7 +523,7 @@ def _solve(graph: _Graph, known: list[float | None]) -> _Solution:
         method="highs",
     )
     if result.status != 0:  # some conserving counts always exist (all zero)
-        raise RuntimeError(f"flow conservation problem not solved: {result.message}")
+        raise WorkError(f"flow conservation problem not solved: {result.message}")
     fit = result.x[: len(blocks)]
     failing = []
     for block in blocks:
