@@ -43,7 +43,7 @@ pytestmark = NEEDS_BOTH_COMPILERS_AND_VALGRIND
 
 # (program, arguments): calls between functions, a switch (jump table) and early returns,
 # calls of exit/abort and error returns, library calls through the PLT, rep-prefixed string
-# instructions, versioned and unrolled loops, a nested if/else
+# instructions, versioned and unrolled loops, a nested if/else, a cold part jumping back
 TRUTH_PROGRAMS = [
     ("cg", (20, 3)),
     ("cases_and_returns", (40, 1)),
@@ -53,6 +53,7 @@ TRUTH_PROGRAMS = [
     ("versioned_fallback", (41,)),
     ("unroll2_nested", ()),
     ("else_arm", (30,)),
+    ("cold_path", (100,)),
 ]
 
 FALLBACK = PROGRAMS_DIR / "versioned_fallback.c"
@@ -233,3 +234,31 @@ def test_with_a_profile_the_blocks_that_fail_are_measured(tmp_path):
         "flow at COLS=19,ROWS=31" in note
         for note in function.notes
     )
+
+
+def test_models_fitted_to_several_profiles_are_kept_when_they_miss_the_runs(tmp_path):
+    binary_path = compile_c("gcc", "-O3", FALLBACK, tmp_path / "fallback")
+    sizes = (41, 60, 99, 150, 200)
+    runs = [({"n": n}, run_callgrind(binary_path, (n,), tmp_path)) for n in sizes]
+    report = analyze_source([FALLBACK], ["n"])
+    mix = api_instruction_mix(binary_path, report, ["n"], profiles=runs)
+    add = mix.functions["add"]
+    # every block measured, each a model over n fitted to five runs: kept, and said so
+    assert add.counts is not None
+    assert any("models fitted to the profiled runs miss" in note for note in add.notes)
+    truth = measured_mix(read_binary(binary_path), read_callgrind(runs[-1][1]))["add"]["total"]
+    assert abs(add.evaluate({"n": 200})["total"] / truth - 1) < 0.01
+
+
+def test_a_cold_part_jumping_back_enters_the_function(tmp_path):
+    binary_path = compile_c("gcc", "-O3", PROGRAMS_DIR / "cold_path.c", tmp_path / "cold")
+    binary = read_binary(binary_path)
+    assert "clamp_sum.cold" in binary.functions
+    entries = outside_entries(binary)["clamp_sum"]  # where clamp_sum.cold jumps back to
+    assert entries
+    profile = read_callgrind(run_callgrind(binary_path, (100,), tmp_path))
+    truth = _true_block_counts(binary, profile, "clamp_sum")
+    function = binary.functions["clamp_sum"]
+    assert flow_violation(function, truth, entries=entries) is None
+    # without those entries the runs that came back from the cold part look impossible
+    assert flow_violation(function, truth) is not None
