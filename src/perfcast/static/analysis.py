@@ -19,6 +19,7 @@ from clang.cindex import Cursor, CursorKind
 from perfcast.core.collector import collector_paused
 from perfcast.core.errors import InputError
 from perfcast.static.annotations import Annotation, parse_annotations
+from perfcast.static.cexpr import Translator
 from perfcast.static.context import FAILURES, CallRecord, Context, KernelRecord, describe
 from perfcast.static.cursors import (
     LOOPS,
@@ -339,6 +340,7 @@ class _Analysis:
             fingerprints,
             branches,
             conditions,
+            _build_values(self.program, self.parameter_names),
         )
 
     def _counted(self, record: KernelRecord) -> StaticKernel:
@@ -962,3 +964,23 @@ def _varying(levels: tuple[Level, ...]) -> bool:
 def _body(function: Cursor) -> Cursor | None:
     kids = [k for k in children(function) if k.kind == CursorKind.COMPOUND_STMT]
     return kids[-1] if kids else None
+
+
+def _build_values(program: Program, names: Sequence[str]) -> dict[str, float]:
+    """The value of each parameter that is an object-like macro of a plain number in this
+    build (its ``-D`` flag or its ``#define``): where the instruction mix is checked."""
+
+    def no_variable(declaration: Cursor, use: Cursor) -> sympy.Expr:
+        raise Undefined(f"{use.spelling} is a variable")
+
+    defines = program.sources[0].defines if program.sources else {}
+    translator = Translator(program, {}, no_variable, lambda _expression: False, defines)
+    found: dict[str, float] = {}
+    for name in names:
+        try:
+            value = translator.macro(name, set())
+        except Undefined:
+            continue
+        if value.is_number and value.is_finite and value.is_real:
+            found[name] = float(value)
+    return found

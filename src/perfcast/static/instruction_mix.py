@@ -72,6 +72,7 @@ from perfcast.static.control_flow import (
     natural_loops,
     reachable,
 )
+from perfcast.static.flow_check import FlowCheck
 from perfcast.static.machine_counts import (
     MachineCounts,
     enclosing_runs,
@@ -182,6 +183,8 @@ def instruction_mix(
     parameters: Sequence[str] = (),
     attribution: str = "cfg",
     measured: Mapping[tuple[str, str, int], sympy.Expr] | None = None,
+    points: Sequence[Mapping[str, float]] = (),
+    check_flow: bool = True,
 ) -> InstructionMix:
     """Parametric instruction counts per function and category.
 
@@ -201,6 +204,14 @@ def instruction_mix(
         ``("block", function, block address)`` or ``("entry", function, address)``
         (:func:`perfcast.static.callgrind.measured_loop_counts`): they stand in where a static
         count is undefined (``cfg`` attribution), and the function's notes say which.
+    points : sequence of mapping of str to float, optional
+        Parameter values the program was built and run with (those of the profiled runs, else
+        the build's): the ``cfg`` counts are checked for flow conservation there
+        (:mod:`perfcast.static.flow_check`), and counts that fail are measured instead or
+        undefined with the reason. A function whose counts need values not given is checked
+        at stand-in values, and a failure is a note.
+    check_flow : bool
+        False leaves that check out (to measure what it changes).
 
     Returns
     -------
@@ -222,6 +233,7 @@ def instruction_mix(
     catalog.inlined = inlined
     called = _direct_call_targets(binary)
     measured = {k: normalized(v) for k, v in (measured or {}).items()}
+    flow = FlowCheck.for_binary(binary, points, enabled=check_flow)
     mixes, unmodeled = {}, {}
     for function in binary.functions.values():
         if not any(normal_path(i.file) in catalog.files for i in function.instructions if i.file):
@@ -243,7 +255,9 @@ def instruction_mix(
                 and ("entry", function.name, function.low) in (measured)
             ):
                 # a part (``f.part.0``: the body gcc outlines when it inlines f's early tests)
-                mixes[function.name] = _function_mix(function, catalog, attribution, measured, base)
+                mixes[function.name] = _function_mix(
+                    function, catalog, attribution, measured, base, flow
+                )
                 continue
             if clone is None:
                 unmodeled[function.name] = (
@@ -276,7 +290,7 @@ def instruction_mix(
                 function.name, None, reason, len(function.instructions)
             )
             continue
-        mixes[function.name] = _function_mix(function, catalog, attribution, measured, source)
+        mixes[function.name] = _function_mix(function, catalog, attribution, measured, source, flow)
     if not mixes and not unmodeled:
         raise InputError(
             "no function of the binary has line information from the analyzed sources "
@@ -372,9 +386,11 @@ def _function_mix(
     attribution: str,
     measured: Mapping[tuple[str, str, int], sympy.Expr],
     source: str,
+    flow: FlowCheck,
 ) -> FunctionMix:
     """The mix of one function of the binary; ``source`` is the source function its code
-    comes from (its own name, or the function a compiler-made whole copy was made of)."""
+    comes from (its own name, or the function a compiler-made whole copy was made of);
+    ``flow`` checks the ``cfg`` counts for flow conservation."""
     notes: list[str] = []
     try:
         entry = ("entry", function.name, function.low)
@@ -411,6 +427,7 @@ def _function_mix(
                 counted.append((insn, chain[-1].defined() if chain else function_count))
         else:
             counted = _cfg_counts(function, function_count, catalog, notes, measured, source)
+            counted = flow.conserved(function, counted, measured, notes)
         counted = _with_repetitions(function, counted, measured, notes)
     except UndefinedCount as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
