@@ -106,6 +106,21 @@ class Program:
     variable_files: dict[str, str] = field(default_factory=dict)
     # The returns, gotos and if statements of each function (by name), in walk order
     control: dict[str, list[Cursor]] = field(default_factory=lambda: defaultdict(list))
+    _variables_named: dict[str, set[str]] = field(default_factory=dict, repr=False)
+
+    def variables_named(self, name: str) -> set[str]:
+        """Keys of the variables (not function arguments) that function bodies refer to by
+        ``name`` (computed once per name)."""
+        if name not in self._variables_named:
+            found: set[str] = set()
+            for function in self.functions.values():
+                for node in walk(function):
+                    if node.kind == CursorKind.DECL_REF_EXPR and node.spelling == name:
+                        declaration = referenced(node)
+                        if declaration is not None and declaration.kind == CursorKind.VAR_DECL:
+                            found.add(key(declaration))
+            self._variables_named[name] = found
+        return self._variables_named[name]
 
     def in_same_loop(self, first: Cursor, second: Cursor) -> bool:
         """True when some loop contains both cursors."""

@@ -19,12 +19,22 @@ class Propagation:
         Call cursor hash -> :class:`CallRecord` of the walk.
     formals : dict
         ``(function, index)`` -> the symbol of that argument.
+    parameters : dict
+        User parameter name -> Symbol: an argument with a parameter's name whose value at a
+        call site does not trace to the parameters is taken as that parameter there.
     """
 
-    def __init__(self, program: Program, calls: dict[int, CallRecord], formals: dict):
+    def __init__(
+        self,
+        program: Program,
+        calls: dict[int, CallRecord],
+        formals: dict,
+        parameters: dict[str, sympy.Symbol],
+    ):
         self.program = program
         self.calls = calls
         self.formals = formals
+        self.parameters = parameters
 
     def per_run(self, function: str, count: Count, stack: tuple = ()) -> tuple[Count, str | None]:
         """The count per program run of something counted ``count`` times per call of ``function``.
@@ -66,7 +76,14 @@ class Propagation:
                 if formal is None or formal not in used:
                     continue
                 if isinstance(argument, str):
-                    raise Undefined(f"argument {index + 1} of the call at {where}: {argument}")
+                    named = self.parameters.get(formal.name.split(".", 1)[1])
+                    if named is None:
+                        raise Undefined(f"argument {index + 1} of the call at {where}: {argument}")
+                    notes.add(
+                        f"argument {index + 1} of the call at {where} does not trace to the "
+                        f"parameters ({argument}): taken as the parameter {named} it is named after"
+                    )
+                    argument = named
                 mapping[formal] = argument
             substituted = [
                 Piece(p.value.xreplace(mapping), [c.xreplace(mapping) for c in p.conditions])
