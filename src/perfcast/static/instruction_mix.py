@@ -687,6 +687,11 @@ def _cfg_counts(
                         from_profile = True
                     elif not _under_call_guard(catalog, source, stand_ins, len(chain)):
                         control = _controlling_branch(blocks, block.index, innermost, dominating)
+                        unrolled = _unrolled_exit(
+                            source, block, blocks, control, len(chain), catalog
+                        )
+                        if unrolled is not None:
+                            raise UndefinedCount(unrolled)
                         decided = catalog.condition_share(
                             source,
                             blocks,
@@ -824,6 +829,61 @@ def _controlling_branch(
         if any(s in avoiding or s not in loop.blocks for s in blocks[candidate].successors):
             return candidate
     return None
+
+
+def _unrolled_exit(
+    function: str,
+    block: Block,
+    blocks: list[Block],
+    deciding: int | None,
+    depth: int,
+    catalog: Catalog,
+) -> str | None:
+    """Why a block that some iterations of its machine loop skip has no count, when most of it
+    is the body of a source loop nested deeper than the ``depth`` machine loops around it (a
+    copy of that loop's body the compiler unrolled) and the jump deciding it is on that loop's
+    header line (its exit test) after another copy: gcc -O3 unrolls a triangular loop whose
+    largest trip is a constant into a chain of copies each leaving early, and each copy runs in
+    the entries with enough iterations only. None otherwise."""
+    jump = jump_of(blocks[deciding]) if deciding is not None else None
+    if deciding is None or jump is None or not jump.line:
+        return None
+    body = _body_of_deeper_loop(function, blocks[block.index], depth, catalog)
+    if not body:
+        return None
+    key = max(body, key=body.__getitem__)
+    jump_owner = jump.inlined[-1].callee if jump.inlined else function
+    if 2 * body[key] <= len(block.instructions) or jump.line != key[2]:
+        return None
+    if key[1].split(":")[0] != jump_owner:
+        return None
+    if not _body_of_deeper_loop(function, blocks[deciding], depth, catalog).get(key):
+        # the test comes before any copy of the body: the loop's zero-trip guard (a loop the
+        # compiler replaced by a library call), which holds whenever the loop runs
+        return None
+    return (
+        f"block at {block.start:#x} is a copy of the body of source loop {key[1]} outside any "
+        f"machine loop of it (the loop unrolled), and the exit test at {jump.address:#x} on "
+        f"line {jump.line} skips it in some entries: how many entries run it cannot be read "
+        "from the binary"
+    )
+
+
+def _body_of_deeper_loop(
+    function: str, block: Block, depth: int, catalog: Catalog
+) -> dict[tuple, int]:
+    """Source loop key -> how many of the block's instructions are the body (a line after its
+    header line, in its own function) of that loop, the one at ``depth`` in their chains."""
+    body: dict[tuple, int] = defaultdict(int)
+    for insn in block.instructions:
+        chain = catalog.chain(function, insn)
+        if len(chain) <= depth or len(chain[depth].key) < 3:
+            continue
+        key = chain[depth].key
+        owner = insn.inlined[-1].callee if insn.inlined else function
+        if insn.line > key[2] and key[1].split(":")[0] == owner:
+            body[key] += 1
+    return body
 
 
 def _block_places(block: Block, places: list[Place]) -> list[Place]:
@@ -1002,12 +1062,14 @@ def _run_time_copies(
         return None
     widths: list[set[int | None]] = [set(), set()]
     run_time = False
+    source = catalog.loop_named.get(alternative.loop[1]) if len(alternative.loop) > 1 else None
     for side, loops in enumerate(sides):
         for loop in loops:
             own = {b for b in loop.blocks if around[b][-1] is loop}
             found = induction(blocks, loop, own)
             run_time = run_time or found is None or found.trip_count() is None
-            widths[side].add(machine_width(found, blocks, own, loop.header))
+            step = source.step if source else 1
+            widths[side].add(machine_width(found, blocks, own, loop.header, step))
     if not run_time:
         return None
     if not all(sides):

@@ -189,7 +189,8 @@ class MachineCounts:
         compiler unrolled completely (gcc -O3's row loop around a packed row): its lanes are
         iterations of that loop, and the pass covers ``step / (element size x that loop's
         iterations per entry)`` iterations of ``key`` (None when that does not divide)."""
-        width = machine_width(found, self.blocks, own, header)
+        source = self.catalog.loop_named.get(key[1]) if len(key) > 1 else None
+        width = machine_width(found, self.blocks, own, header, source.step if source else 1)
         if width is None or width <= 1 or found is None or found.element_size is None:
             return width
         votes: dict[tuple, int] = defaultdict(int)
@@ -252,10 +253,17 @@ class MachineCounts:
                 runs = sympy.expand(trip * share.count * entry.count)
                 result[loop.header] = Place(place.key, runs, None)
                 if per_entry != trip * share.count:
+                    fixed = sorted(str(s) for s in per_entry.free_symbols) if per_entry else []
+                    built = (
+                        f"; the binary fixed {', '.join(fixed)} when it was compiled, so the "
+                        f"model holds at the built value{'s' if len(fixed) > 1 else ''} only"
+                        if fixed
+                        else ""
+                    )
                     notes.append(
                         f"machine loop at {self.blocks[loop.header].start:#x} runs {trip} times "
                         f"per entry (read from the binary), source loop {name} "
-                        f"{_per_entry_text(per_entry)}: vectorized, unrolled or split"
+                        f"{_per_entry_text(per_entry)}: vectorized, unrolled or split{built}"
                     )
             return result, None
         if place.count is None or per_entry is None:
@@ -458,13 +466,28 @@ def _is_body_copy(function: str, block: Block, depth: int, key: tuple, catalog: 
 
 
 def machine_width(
-    found: Induction | None, blocks: list[Block], own: set[int], header: int
+    found: Induction | None,
+    blocks: list[Block],
+    own: set[int],
+    header: int,
+    source_step: int | None = 1,
 ) -> int | None:
     """Source iterations one pass of a machine loop covers: from its induction register, else 1
     for a loop without packed SIMD instructions, unless its pointer moves several elements per
     pass and reaches more than one of them, or its pass (from ``header``) runs most of its
-    code twice; else None (unknown)."""
+    code twice; else None (unknown).
+
+    An element index (a register scaled in the addresses) that steps by ``k`` covers ``k /
+    source_step`` iterations of a source loop whose variable steps by ``source_step`` (``j +=
+    2`` indexing ``out[j]``: one iteration per pass of 2); None when that does not divide or the
+    source step is not a constant. A strided index (one element per array per pass) covers
+    one iteration."""
     width = found.elements_per_iteration() if found is not None else None
+    scaled = found is not None and found.scale is not None and found.scale > 1
+    if width is not None and found is not None and scaled and not found.strided:
+        if source_step is None or width % source_step:
+            return None
+        return width // source_step
     if width is not None:
         return width
     if packed(blocks, own):
