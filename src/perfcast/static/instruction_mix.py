@@ -513,6 +513,9 @@ def _cfg_counts(
     machine_counts = MachineCounts(blocks, around, place_of, function_count, catalog, source)
     runs = machine_counts.counts(machine_loops, notes)
     remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes)
+    contradicted = _contradicted(
+        machine_loops, runs, machine_counts.from_binary, blocks, measured or {}, function.name
+    )
     error_paths = doomed(blocks)
     measured_places: set[tuple] = set()
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
@@ -613,6 +616,16 @@ def _cfg_counts(
                     f"machine loop at {blocks[chain[-1].header].start:#x} (source loop "
                     f"{place.key[1] if len(place.key) > 1 else '?'}): block counts measured "
                     f"(statically undefined: {place.reason})"
+                )
+        elif chain[-1].header in contradicted and key in measured:
+            # a trip count read from the binary that the profile contradicts
+            count = measured[key]
+            from_profile = True
+            if ("read", chain[-1].header) not in measured_places:
+                measured_places.add(("read", chain[-1].header))
+                notes.append(
+                    f"machine loop at {blocks[chain[-1].header].start:#x}: the trip count read "
+                    "from the binary disagrees with the profile's count: block counts measured"
                 )
         else:
             innermost = chain[-1]
@@ -829,6 +842,31 @@ def _controlling_branch(
         if any(s in avoiding or s not in loop.blocks for s in blocks[candidate].successors):
             return candidate
     return None
+
+
+def _contradicted(
+    machine_loops: list[Loop],
+    runs: dict[int, Place],
+    from_binary: set[int],
+    blocks: list[Block],
+    measured: Mapping[tuple, sympy.Expr],
+    name: str,
+) -> set[int]:
+    """Headers of the machine loops counted with a trip count read from the binary whose only
+    latch the profile counted differently (both numbers): the binary was read wrongly, and the
+    profile's counts stand in."""
+    found = set()
+    for loop in machine_loops:
+        count = runs[loop.header].count if loop.header in runs else None
+        if loop.header not in from_binary or len(loop.latches) != 1 or count is None:
+            continue
+        seen = measured.get(("block", name, blocks[next(iter(loop.latches))].start))
+        if seen is None or not count.is_number:
+            continue
+        value = sympy.sympify(seen)
+        if value.is_number and abs(value - count) > 0.5:
+            found.add(loop.header)
+    return found
 
 
 def _unrolled_exit(
