@@ -951,7 +951,17 @@ class _Counting:
             parent=context.region or None,
             end_column=cursor.extent.end.column if record.kind == "condition" else 0,
             varying=record.kind == "loop" and count is not None and _varying(context.levels),
+            step=_step(context.levels) if record.kind == "loop" else 1,
         )
+
+
+def _step(levels: tuple[Level, ...]) -> int | None:
+    """The size of the innermost level's additive step when it is a constant, else None."""
+    step = levels[-1].step if levels else None
+    if step is None:
+        return None
+    step = sympy.sympify(step)
+    return abs(int(step)) if step.is_Integer else None
 
 
 def _varying(levels: tuple[Level, ...]) -> bool:

@@ -564,6 +564,9 @@ def _cfg_counts(
     machine_counts = MachineCounts(blocks, around, place_of, function_count, catalog, source)
     runs = machine_counts.counts(machine_loops, notes)
     remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes)
+    contradicted = _contradicted(
+        machine_loops, runs, machine_counts.from_binary, blocks, measured or {}, function.name
+    )
     error_paths = doomed(blocks)
     fallbacks = math_fallbacks(blocks, callees)
     _note_math_fallbacks(fallbacks, blocks, bool(measured), notes)
@@ -671,6 +674,16 @@ def _cfg_counts(
                     f"{place.key[1] if len(place.key) > 1 else '?'}): block counts measured "
                     f"(statically undefined: {place.reason})"
                 )
+        elif chain[-1].header in contradicted and key in measured:
+            # a trip count read from the binary that the profile contradicts
+            count = measured[key]
+            from_profile = True
+            if ("read", chain[-1].header) not in measured_places:
+                measured_places.add(("read", chain[-1].header))
+                notes.append(
+                    f"machine loop at {blocks[chain[-1].header].start:#x}: the trip count read "
+                    "from the binary disagrees with the profile's count: block counts measured"
+                )
         else:
             innermost = chain[-1]
             count = runs[innermost.header].defined()
@@ -746,6 +759,11 @@ def _cfg_counts(
                         from_profile = True
                     elif not _under_call_guard(catalog, source, stand_ins, len(chain)):
                         control = _controlling_branch(blocks, block.index, innermost, dominating)
+                        unrolled = _unrolled_exit(
+                            source, block, blocks, control, len(chain), catalog
+                        )
+                        if unrolled is not None:
+                            raise UndefinedCount(unrolled)
                         decided = catalog.condition_share(
                             source,
                             blocks,
@@ -924,6 +942,86 @@ def _controlling_branch(
     return None
 
 
+def _contradicted(
+    machine_loops: list[Loop],
+    runs: dict[int, Place],
+    from_binary: set[int],
+    blocks: list[Block],
+    measured: Mapping[tuple, sympy.Expr],
+    name: str,
+) -> set[int]:
+    """Headers of the machine loops counted with a trip count read from the binary whose only
+    latch the profile counted differently (both numbers): the binary was read wrongly, and the
+    profile's counts stand in."""
+    found = set()
+    for loop in machine_loops:
+        count = runs[loop.header].count if loop.header in runs else None
+        if loop.header not in from_binary or len(loop.latches) != 1 or count is None:
+            continue
+        seen = measured.get(("block", name, blocks[next(iter(loop.latches))].start))
+        if seen is None or not count.is_number:
+            continue
+        value = sympy.sympify(seen)
+        if value.is_number and abs(value - count) > 0.5:
+            found.add(loop.header)
+    return found
+
+
+def _unrolled_exit(
+    function: str,
+    block: Block,
+    blocks: list[Block],
+    deciding: int | None,
+    depth: int,
+    catalog: Catalog,
+) -> str | None:
+    """Why a block that some iterations of its machine loop skip has no count, when most of it
+    is the body of a source loop nested deeper than the ``depth`` machine loops around it (a
+    copy of that loop's body the compiler unrolled) and the jump deciding it is on that loop's
+    header line (its exit test) after another copy: gcc -O3 unrolls a triangular loop whose
+    largest trip is a constant into a chain of copies each leaving early, and each copy runs in
+    the entries with enough iterations only. None otherwise."""
+    jump = jump_of(blocks[deciding]) if deciding is not None else None
+    if deciding is None or jump is None or not jump.line:
+        return None
+    body = _body_of_deeper_loop(function, blocks[block.index], depth, catalog)
+    if not body:
+        return None
+    key = max(body, key=body.__getitem__)
+    jump_owner = jump.inlined[-1].callee if jump.inlined else function
+    if 2 * body[key] <= len(block.instructions) or jump.line != key[2]:
+        return None
+    if key[1].split(":")[0] != jump_owner:
+        return None
+    if not _body_of_deeper_loop(function, blocks[deciding], depth, catalog).get(key):
+        # the test comes before any copy of the body: the loop's zero-trip guard (a loop the
+        # compiler replaced by a library call), which holds whenever the loop runs
+        return None
+    return (
+        f"block at {block.start:#x} is a copy of the body of source loop {key[1]} outside any "
+        f"machine loop of it (the loop unrolled), and the exit test at {jump.address:#x} on "
+        f"line {jump.line} skips it in some entries: how many entries run it cannot be read "
+        "from the binary"
+    )
+
+
+def _body_of_deeper_loop(
+    function: str, block: Block, depth: int, catalog: Catalog
+) -> dict[tuple, int]:
+    """Source loop key -> how many of the block's instructions are the body (a line after its
+    header line, in its own function) of that loop, the one at ``depth`` in their chains."""
+    body: dict[tuple, int] = defaultdict(int)
+    for insn in block.instructions:
+        chain = catalog.chain(function, insn)
+        if len(chain) <= depth or len(chain[depth].key) < 3:
+            continue
+        key = chain[depth].key
+        owner = insn.inlined[-1].callee if insn.inlined else function
+        if insn.line > key[2] and key[1].split(":")[0] == owner:
+            body[key] += 1
+    return body
+
+
 def _block_places(block: Block, places: list[Place]) -> list[Place]:
     """The shares of a conditional block's instructions, those without a source line (line 0:
     a jump or a spill the compiler added, or code it merged from several lines) taking that of
@@ -1100,12 +1198,14 @@ def _run_time_copies(
         return None
     widths: list[set[int | None]] = [set(), set()]
     run_time = False
+    source = catalog.loop_named.get(alternative.loop[1]) if len(alternative.loop) > 1 else None
     for side, loops in enumerate(sides):
         for loop in loops:
             own = {b for b in loop.blocks if around[b][-1] is loop}
             found = induction(blocks, loop, own)
             run_time = run_time or found is None or found.trip_count() is None
-            widths[side].add(machine_width(found, blocks, own, loop.header))
+            step = source.step if source else 1
+            widths[side].add(machine_width(found, blocks, own, loop.header, step))
     if not run_time:
         return None
     if not all(sides):

@@ -74,6 +74,10 @@ class MachineCounts:
         # headers of machine loops counted with their source loop's count (no trip count read
         # from the binary, one source iteration per pass)
         self.source_counted: set[int] = set()
+        # parameter -> the value the binary was compiled for, where its trip counts tell it
+        self.built: dict[sympy.Symbol, int] = {}
+        # headers of machine loops counted with a trip count read from the binary
+        self.from_binary: set[int] = set()
 
     def _own(self, loop: Loop) -> set[int]:
         """The loop's blocks that no loop nested in it holds."""
@@ -169,6 +173,7 @@ class MachineCounts:
         for loop in machine_loops:
             outer = self._outer(loop)
             siblings[(outer.header if outer else None, self.place_of[loop.header].key)].append(loop)
+        self.built = self._built_values(machine_loops, siblings)
         for loop in machine_loops:  # outer loops first: an entry count is known when needed
             if loop.header in runs:
                 continue
@@ -183,13 +188,73 @@ class MachineCounts:
                 self.remainders[key] = _Remainder(left[0], left[1], tuple(group), entry)
         return runs
 
+    def _one_per_pass(self, loop: Loop) -> tuple[sympy.Expr, int] | None:
+        """``(iterations per entry of its source loop, trip count read from the binary)`` of a
+        machine loop that alone implements its source loop, one iteration per pass, entered in
+        every run of what encloses it, when the trip count is a constant and the source's count
+        has parameters; else None."""
+        place = self.place_of[loop.header]
+        if place.key[:1] == (UNMATCHED,) or place.count is None:
+            return None
+        outer = self._outer(loop)
+        source_entry = self.place_of[outer.header] if outer else self.function_count
+        if source_entry.count is None or source_entry.count == 0:
+            return None
+        per_entry = sympy.cancel(place.count / source_entry.count)
+        if not per_entry.free_symbols:
+            return None
+        own = self._own(loop)
+        found = induction(self.blocks, loop, own)
+        trip = found.trip_count() if found is not None else None
+        if trip is None or self._width(found, own, place.key, loop.header) != 1:
+            return None
+        if self._entry_share(loop, place).count != 1:
+            return None
+        return per_entry, trip
+
+    def _built_values(
+        self, machine_loops: list[Loop], siblings: dict[tuple, list[Loop]]
+    ) -> dict[sympy.Symbol, int]:
+        """The parameter values the binary was compiled for, as its trip counts tell them: a
+        machine loop that alone implements a source loop, one iteration per pass, and runs a
+        constant ``t`` times per entry where the source loop runs ``p(N)`` times gives
+        ``p(N) = t``; a parameter is taken when two or more such loops give it, all the same
+        positive integer (one loop could be a loop the binary changed in a way not read)."""
+        found: dict[sympy.Symbol, set[int]] = defaultdict(set)
+        told: dict[sympy.Symbol, int] = defaultdict(int)
+        for loop in machine_loops:
+            outer = self._outer(loop)
+            key = (outer.header if outer else None, self.place_of[loop.header].key)
+            if len(siblings[key]) != 1:
+                continue
+            pair = self._one_per_pass(loop)
+            if pair is None or len(pair[0].free_symbols) != 1:
+                continue
+            symbol = next(iter(pair[0].free_symbols))
+            try:
+                solutions = sympy.solve(sympy.Eq(pair[0], pair[1]), symbol)
+            except (NotImplementedError, TypeError, ValueError):
+                continue
+            whole = [v for v in solutions if v.is_Integer and v > 0]
+            if len(solutions) == 1 and whole:
+                found[symbol].add(int(whole[0]))
+                told[symbol] += 1
+            else:
+                found[symbol].add(-1)  # no single positive solution: this symbol is not told
+        return {
+            symbol: next(iter(values))
+            for symbol, values in found.items()
+            if len(values) == 1 and -1 not in values and told[symbol] >= 2
+        }
+
     def _width(self, found: Induction | None, own: set[int], key: tuple, header: int) -> int | None:
         """Iterations of source loop ``key`` one pass covers (:func:`machine_width`), unless the
         packed code of the pass is mostly the body of a source loop nested in ``key`` that the
         compiler unrolled completely (gcc -O3's row loop around a packed row): its lanes are
         iterations of that loop, and the pass covers ``step / (element size x that loop's
         iterations per entry)`` iterations of ``key`` (None when that does not divide)."""
-        width = machine_width(found, self.blocks, own, header)
+        source = self.catalog.loop_named.get(key[1]) if len(key) > 1 else None
+        width = machine_width(found, self.blocks, own, header, source.step if source else 1)
         if width is None or width <= 1 or found is None or found.element_size is None:
             return width
         votes: dict[tuple, int] = defaultdict(int)
@@ -246,16 +311,38 @@ class MachineCounts:
             share = self._entry_share(group[0], place)
             if share.count is None:
                 return {loop.header: Place(place.key, None, share.reason) for loop in group}, None
+            kept = self._source_count_kept(group)
+            if kept is not None:
+                built = ", ".join(f"{k} = {v}" for k, v in sorted(self.built.items(), key=str))
+                note = (
+                    f"the binary was compiled for {built} (trip counts read from it equal the "
+                    "source's counts there): the model keeps the source's counts in the "
+                    "parameters with the instructions per iteration of this build; a build for "
+                    "other values may run other code (vectorized or unrolled otherwise)"
+                )
+                if note not in notes:
+                    notes.append(note)
+                return {
+                    group[0].header: Place(place.key, sympy.expand(kept * entry.count), None)
+                }, None
             result = {}
+            self.from_binary.update(loop.header for loop in group)
             for loop in group:
                 trip = trips[loop.header]
                 runs = sympy.expand(trip * share.count * entry.count)
                 result[loop.header] = Place(place.key, runs, None)
                 if per_entry != trip * share.count:
+                    fixed = sorted(str(s) for s in per_entry.free_symbols) if per_entry else []
+                    built = (
+                        f"; the binary fixed {', '.join(fixed)} when it was compiled, so the "
+                        f"model holds at the built value{'s' if len(fixed) > 1 else ''} only"
+                        if fixed
+                        else ""
+                    )
                     notes.append(
                         f"machine loop at {self.blocks[loop.header].start:#x} runs {trip} times "
                         f"per entry (read from the binary), source loop {name} "
-                        f"{_per_entry_text(per_entry)}: vectorized, unrolled or split"
+                        f"{_per_entry_text(per_entry)}: vectorized, unrolled or split{built}"
                     )
             return result, None
         if place.count is None or per_entry is None:
@@ -335,6 +422,18 @@ class MachineCounts:
         )
         last = known[ordered[-1].header]
         return result, (sympy.expand(remaining), last) if last > 1 else None
+
+    def _source_count_kept(self, group: list[Loop]) -> sympy.Expr | None:
+        """The source loop's iterations per entry, as an expression of the parameters, for a
+        machine loop whose constant trip count equals it at the values the binary was built
+        for (:meth:`_built_values`): the loop runs as the source says, and the expression holds
+        at other values too. None otherwise."""
+        if len(group) != 1 or not self.built:
+            return None
+        pair = self._one_per_pass(group[0])
+        if pair is None or not pair[0].free_symbols <= set(self.built):
+            return None
+        return pair[0] if pair[0].subs(self.built) == pair[1] else None
 
     def _versions(
         self,
@@ -444,27 +543,45 @@ def header_holds_body(function: str, block: Block, key: tuple, catalog: Catalog)
 
 def _is_body_copy(function: str, block: Block, depth: int, key: tuple, catalog: Catalog) -> bool:
     """True when most instructions of the block are the body of the source loop ``key`` at
-    machine depth ``depth``: lines after its header line, in its own function."""
+    machine depth ``depth``: lines after its header line, in the loop's own function (the
+    function itself, or the callee it is inlined from when the loop is in an inlined callee)."""
     line = key[2] if len(key) > 2 else None
     if line is None:
         return False
+    owner = key[1].split(":")[0] if len(key) > 1 else function
     body = 0
     for insn in block.instructions:
         chain = catalog.chain(function, insn)
         in_loop = len(chain) > depth and chain[depth].key == key
-        if in_loop and not insn.inlined and insn.line > line:
+        own = (insn.inlined[-1].callee if insn.inlined else function) == owner
+        if in_loop and own and insn.line > line:
             body += 1
     return 2 * body > len(block.instructions)
 
 
 def machine_width(
-    found: Induction | None, blocks: list[Block], own: set[int], header: int
+    found: Induction | None,
+    blocks: list[Block],
+    own: set[int],
+    header: int,
+    source_step: int | None = 1,
 ) -> int | None:
     """Source iterations one pass of a machine loop covers: from its induction register, else 1
     for a loop without packed SIMD instructions, unless its pointer moves several elements per
     pass and reaches more than one of them, or its pass (from ``header``) runs most of its
-    code twice; else None (unknown)."""
+    code twice; else None (unknown).
+
+    An element index (a register scaled in the addresses) that steps by ``k`` covers ``k /
+    source_step`` iterations of a source loop whose variable steps by ``source_step`` (``j +=
+    2`` indexing ``out[j]``: one iteration per pass of 2); None when that does not divide or the
+    source step is not a constant. A strided index (one element per array per pass) covers
+    one iteration."""
     width = found.elements_per_iteration() if found is not None else None
+    scaled = found is not None and found.scale is not None and found.scale > 1
+    if width is not None and found is not None and scaled and not found.strided:
+        if source_step is None or width % source_step:
+            return None
+        return width // source_step
     if width is not None:
         return width
     if packed(blocks, own):

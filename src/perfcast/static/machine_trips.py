@@ -19,6 +19,7 @@ caller then keeps the source loop's count or reports the count undefined, never 
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -99,6 +100,7 @@ _NEGATED = {
 }
 _SWAPPED = {"!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _LARGEST_TRIP = 10**13
+_FULL_REGISTER = re.compile(r"r([abcd]x|[sd]i|[bs]p|\d+)")
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,13 @@ class Induction:
     touched : int or None
         Bytes per pass the loop's memory operands reach through the register used as a byte
         offset or pointer (the union of their ranges), None when some size is not shown.
+    distance : int or None
+        ``bound - start`` on entry when the two are not constants but differ by one on every
+        path (a row pointer and its end, both moved by an enclosing loop), else None.
+    strided : bool
+        Whether the register is an element index (scale above 1) stepping by more than one
+        element in scalar code (no packed SIMD) whose every address through it reaches one
+        element per pass: a walk down a column, one source iteration per pass.
     """
 
     register: str
@@ -141,13 +150,33 @@ class Induction:
     element_size: int | None
     several_per_pass: bool = False
     touched: int | None = None
+    distance: int | None = None
+    strided: bool = False
 
     def trip_count(self) -> int | None:
-        """Iterations per entry when start and bound are constants, else None."""
-        if self.start is None or self.bound is None or self.step == 0:
-            return None
+        """Iterations per entry when start and bound are constants or differ by a constant,
+        else None.
+
+        Constants are 64-bit values: ``0xfffffffffffffffe`` is -2 (clang -O1 starts a counter
+        there and leaves on an unsigned ``jb``: its first update wraps it to 0). Under an
+        unsigned test a start below 0 that is still below 0 after the first update leaves at
+        once; a range across the sign otherwise is not read.
+        """
         comparison = self.stay.rstrip("u")
-        distance, step = self.bound - self.start, self.step
+        step = self.step
+        if step == 0:
+            return None
+        if self.start is not None and self.bound is not None:
+            start, bound = _signed_64(self.start), _signed_64(self.bound)
+            if self.stay.endswith("u") and (bound < 0 or (start < 0 and step < 0)):
+                return None
+            if self.stay.endswith("u") and start < 0 and start + step < 0:
+                return 1 if comparison in ("<", "<=") else None
+            distance = bound - start
+        elif self.distance is not None:
+            distance = self.distance
+        else:
+            return None
         if comparison == "!=":
             if distance % step or distance // step < 1:
                 return None
@@ -173,14 +202,26 @@ class Induction:
         if self.scale is None or self.step <= 0:
             return None
         if self.scale > 1:
-            return self.step
+            return 1 if self.strided else self.step
         if self.element_size is None or self.step % self.element_size:
             return None
         if self.touched is not None and self.touched < self.step:
+            if self.several_per_pass:
+                # it strides over data it does not read and reaches two places of one array
+                # in a pass: rows of this loop packed together (gcc unrolling a column walk
+                # by 2 into one register) or an enclosing loop's lanes with a neighbour's
+                # element; the binary does not tell which
+                return None
             # the pointer strides over data it does not read: a row per pass, the packed
             # lanes being iterations of an enclosing loop (outer-loop vectorization)
             return 1
         return self.step // self.element_size
+
+
+def _signed_64(value: int) -> int:
+    """A 64-bit register's value read as signed (``2**64 - 2`` is -2)."""
+    value %= 1 << 64
+    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 def wide(register: str) -> str:
@@ -266,7 +307,10 @@ def _reaching(
         insn = instructions[index]
         if register in written(insn):
             return _evaluate(insn, register, blocks, block, index, loop, depth + 1)
-    seen.add(block)
+    if position == len(instructions):
+        # searched whole; a block searched from a position inside it is searched again from
+        # its end when a path comes back to it (its tail may change the register)
+        seen.add(block)
     predecessors = [
         p for p in blocks[block].predecessors if not (block == loop.header and p in loop.blocks)
     ]
@@ -277,6 +321,17 @@ def _reaching(
         if previous in seen:
             continue
         end = len(blocks[previous].instructions)
+        equal = _equal_on_edge(blocks, previous, block) if previous not in loop.blocks else None
+        if equal is not None and register in equal:
+            # left through an equality test: the register holds what it was compared with
+            # (when that is a constant; else its own definitions are searched)
+            other = equal[1] if equal[0] == register else equal[0]
+            compared = _integer(other)
+            if compared is None:
+                compared = _value_before(other, blocks, previous, end, loop, depth + 1)
+            if compared is not None:
+                values.add(compared)
+                continue
         value = _reaching(register, blocks, previous, end, loop, depth + 1, seen)
         if value is None:
             return None
@@ -285,6 +340,119 @@ def _reaching(
     if not values:
         return _CYCLE
     return values.pop() if len(values) == 1 else None
+
+
+def _equal_on_edge(blocks: list[Block], previous: int, block: int) -> tuple[str, str] | None:
+    """The two operands (64-bit names) of the ``cmp`` that ends block ``previous`` when its
+    edge to ``block`` is taken only if they are equal (``jne`` falling through, ``je`` jumping),
+    else None."""
+    instructions = blocks[previous].instructions
+    if len(instructions) < 2 or instructions[-2].mnemonic != "cmp":
+        return None
+    jump = instructions[-1]
+    taken = jump.target == blocks[block].start
+    falls_through = not taken and jump.end == blocks[block].start
+    if jump.mnemonic in ("jne", "jnz") and falls_through:
+        pass
+    elif not (jump.mnemonic in ("je", "jz") and taken):
+        return None
+    operands = _operands(instructions[-2])
+    if len(operands) != 2 or any("[" in o for o in operands):
+        return None
+    return wide(operands[0]), wide(operands[1])
+
+
+def _difference(
+    first: str,
+    second: str,
+    blocks: list[Block],
+    block: int,
+    position: int,
+    loop: Loop,
+    depth: int = 0,
+    seen: dict[tuple[int, str, str], int] | None = None,
+    offset: int = 0,
+) -> int | str | None:
+    """``first - second + offset`` before instruction ``position`` of ``block`` when it is the
+    same constant on every path (two registers set one from the other, ``lea rdx, [rcx +
+    0x1770]``, and moved by the same steps, as a row pointer and its end are by the loop
+    around), ``_CYCLE`` for a path that only comes back to where it was with the same
+    difference, else None. A register copied from a third (``mov rax, rcx``) is followed as
+    that register. The loop's own back edges are left out at its header."""
+    seen = {} if seen is None else seen
+    if depth > 200 or len(seen) > 256:
+        return None
+    instructions = blocks[block].instructions
+    for index in range(position - 1, -1, -1):
+        insn = instructions[index]
+        changed = written(insn)
+        if first in changed and second in changed:
+            return None
+        if first not in changed and second not in changed:
+            continue
+        target, other, sign = (first, second, 1) if first in changed else (second, first, -1)
+        step = _update_step(insn, target)
+        if step is not None:
+            offset += sign * step
+            continue
+        copied = _copied_from(insn)
+        if copied is not None:
+            # target = source + k: follow the source register from here on
+            source, amount = copied
+            offset += sign * amount
+            if source == other:
+                return offset
+            first, second = (source, second) if target == first else (first, source)
+            continue
+        mine = _evaluate(insn, target, blocks, block, index, loop, depth + 1)
+        theirs = _value_before(other, blocks, block, index, loop, depth + 1)
+        if mine is None or theirs is None:
+            return None
+        return offset + sign * (mine - theirs)
+    predecessors = [
+        p for p in blocks[block].predecessors if not (block == loop.header and p in loop.blocks)
+    ]
+    if not predecessors:
+        return None
+    values: set[int] = set()
+    for previous in predecessors:
+        visit = (previous, first, second)
+        if visit in seen:
+            if seen[visit] != offset:
+                return None
+            continue
+        seen[visit] = offset
+        equal = _equal_on_edge(blocks, previous, block)
+        if equal is not None and {first, second} == set(equal):
+            values.add(offset)
+            continue
+        end = len(blocks[previous].instructions)
+        value = _difference(first, second, blocks, previous, end, loop, depth + 1, seen, offset)
+        if value is None:
+            return None
+        if isinstance(value, int):
+            values.add(value)
+    if not values:
+        return _CYCLE
+    return values.pop() if len(values) == 1 else None
+
+
+def _copied_from(insn: BinaryInstruction) -> tuple[str, int] | None:
+    """``(s, k)`` when the instruction sets its destination to register ``s`` plus ``k``
+    (``mov d, s`` gives k = 0, ``lea d, [s + k]`` gives k; not ``rip``), else None."""
+    operands = _operands(insn)
+    if len(operands) != 2 or insn.kind:
+        return None
+    if not _FULL_REGISTER.fullmatch(operands[0]):
+        return None  # a 32-bit destination cuts the upper half
+    if insn.mnemonic == "mov" and _FULL_REGISTER.fullmatch(operands[1]):
+        return operands[1], 0
+    if insn.mnemonic == "lea":
+        match = re.fullmatch(r"\[(\w+)(?: ([+-]) (0x[0-9a-f]+|\d+))?\]", operands[1])
+        if match and match.group(1) != "rip":
+            amount = int(match.group(3), 0) if match.group(3) else 0
+            return wide(match.group(1)), -amount if match.group(2) == "-" else amount
+    return None
 
 
 def _evaluate(
@@ -424,24 +592,35 @@ def induction(blocks: list[Block], loop: Loop, own: Collection[int]) -> Inductio
             return None
         bound = _value_before(bound_operand, blocks, loop.header, 0, loop)
     start = _value_before(register, blocks, loop.header, 0, loop)
-    if (
-        tested_before_update
-        and start is not None
-        and bound is not None
-        and (bound - start) * step <= 0
-    ):
+    distance = None
+    if (start is None or bound is None) and _integer(bound_operand) is None:
+        found_distance = _difference(bound_operand, register, blocks, loop.header, 0, loop)
+        distance = found_distance if isinstance(found_distance, int) else None
+    if start is not None and bound is not None:
+        distance = bound - start
+    if tested_before_update and distance is not None and distance * step <= 0:
         return None  # the body may not run at all: no count from here
-    reached = _reached(blocks, own, register)
+    reached = _reached(blocks, own, register, (update_block, update_index, step))
+    scale = _scale(blocks, own, register)
+    strided = (
+        scale is not None
+        and scale > 1
+        and abs(step) > 1
+        and not packed(blocks, own)
+        and _one_place_each(blocks, own, register)
+    )
     return Induction(
         register,
         step,
         start,
         bound,
         stay,
-        _scale(blocks, own, register),
+        scale,
         _size(blocks, own),
         several_per_pass=_several_per_pass(reached, step),
         touched=_touched(reached),
+        distance=distance,
+        strided=strided,
     )
 
 
@@ -502,22 +681,48 @@ def _scale(blocks: list[Block], own: Collection[int], register: str) -> int | No
     return min(scales) if scales else None
 
 
-def _reached(
-    blocks: list[Block], own: Collection[int], register: str
-) -> list[tuple[tuple[str, ...], int, int | None]]:
-    """The loop's memory operands that use ``register`` unscaled: the other terms of the
-    address, the displacement and the size in bytes (None when the operand shows none)."""
-    found = []
+def _one_place_each(blocks: list[Block], own: Collection[int], register: str) -> bool:
+    """True when every memory operand that uses ``register`` scaled (``[rdx + r8*8]``) reaches,
+    with its other terms, one displacement only: one element of each array per pass."""
+    places: dict[tuple[str, ...], set[int]] = defaultdict(set)
     for block in own:
         for insn in blocks[block].instructions:
             if insn.mnemonic == "lea":
                 continue
+            for inside in _MEMORY.findall(insn.operands):
+                terms = [t.strip() for t in re.split(r"(?=[+-])", inside.replace(" ", ""))]
+                names = [t.lstrip("+-").partition("*")[0] for t in terms]
+                if register not in (wide(n) for n in names):
+                    continue
+                others = tuple(sorted(wide(n) for n in names if not _INTEGER.match(n)))
+                places[others].add(sum(int(t, 0) for t in terms if _INTEGER.match(t.lstrip("+"))))
+    return bool(places) and all(len(seen) == 1 for seen in places.values())
+
+
+def _reached(
+    blocks: list[Block], own: Collection[int], register: str, update: tuple[int, int, int]
+) -> list[tuple[tuple[str, ...], int, int | None]]:
+    """The loop's memory operands that use ``register`` unscaled: the other terms of the
+    address, the displacement from the register's value at the start of the pass and the
+    size in bytes (None when the operand shows none).
+
+    ``update`` is the block and position of the register's update and its step: an operand
+    after it in that block addresses ``displacement + step`` from the start of the pass
+    (gcc's ``add rax, 0x190`` then ``movlpd xmm0, [rax - 0x190]`` reads the pass's first
+    element)."""
+    update_block, update_index, step = update
+    found = []
+    for block in own:
+        for position, insn in enumerate(blocks[block].instructions):
+            if insn.mnemonic == "lea":
+                continue
+            shift = step if block == update_block and position > update_index else 0
             for size_name, inside in _SIZED_MEMORY.findall(insn.operands):
                 terms = [t.strip() for t in re.split(r"(?=[+-])", inside.replace(" ", ""))]
                 names = [wide(t.lstrip("+-")) for t in terms]
                 if register not in names:
                     continue
-                offset = sum(int(t, 0) for t in terms if _INTEGER.match(t.lstrip("+")))
+                offset = shift + sum(int(t, 0) for t in terms if _INTEGER.match(t.lstrip("+")))
                 others = tuple(
                     sorted(
                         n

@@ -85,6 +85,9 @@ class StaticKernel:
     varying : bool
         For a loop: True when its iterations per entry depend on the variable of a loop around
         it (a triangular loop, ``k < j``), so entries differ; False otherwise.
+    step : int or None
+        For a loop: the size of its additive step when a constant (2 for ``j += 2``), None when
+        it is not one; 1 for other kernels.
     """
 
     name: str
@@ -103,6 +106,7 @@ class StaticKernel:
     all_parameters: tuple[str, ...] = field(default=(), compare=False, repr=False)
     end_column: int = field(default=0, compare=False, repr=False)
     varying: bool = field(default=False, compare=False, repr=False)
+    step: int | None = field(default=1, compare=False, repr=False)
 
     def to_model(self) -> Model | None:
         """The count as a :class:`~perfcast.core.function.Model` (metric ``"count"``).

@@ -59,6 +59,9 @@ class StaticKernelLike(Protocol):
     @property
     def varying(self) -> bool: ...
 
+    @property
+    def step(self) -> int | None: ...
+
 
 #: first element of the key of a machine loop that implements no source loop of the report
 UNMATCHED = "no source loop"
