@@ -13,13 +13,7 @@ from collections.abc import Callable
 import sympy
 from clang.cindex import Cursor, CursorKind
 
-from perfcast.static.cursors import (
-    children,
-    integer_value,
-    offset_of,
-    operator,
-    spelling_location,
-)
+from perfcast.static.cursors import children, integer_value, offset_of, operator, spelling_location
 from perfcast.static.program import Program
 from perfcast.static.symbolic import Undefined
 
@@ -106,7 +100,7 @@ class Translator:
             referenced = cursor.referenced
             if referenced is not None and referenced.kind == CursorKind.ENUM_CONSTANT_DECL:
                 return sympy.Integer(referenced.enum_value)
-            if cursor.spelling in self.parameters and not self._passed_in(referenced):
+            if cursor.spelling in self.parameters:
                 return self.parameter(referenced, cursor)
             return self.variable(referenced, cursor)
         if kind == CursorKind.MEMBER_REF_EXPR:
@@ -164,20 +158,6 @@ class Translator:
                 f"line {literal.location.line}, so the parameter cannot stay a symbol"
             )
         return name
-
-    def _passed_in(self, declaration: Cursor | None) -> bool:
-        """True for an argument with a parameter's name that a variable or macro of the program
-        also has, in a function the program calls: the name then means two values (``main``'s
-        ``n`` and the ``n`` of ``scale(v, 4)``), so the argument is read as what each call
-        passes. Arguments that alone have the name (in one or several functions) are the
-        parameter (a driver's ``kernel(100)`` modeled over the kernel's ``n``)."""
-        if declaration is None or declaration.kind != CursorKind.PARM_DECL:
-            return False
-        function = declaration.semantic_parent
-        if function is None or not self.program.calls.get(function.spelling):
-            return False
-        name = declaration.spelling
-        return bool(self.program.variables_named(name)) or name in self.program.macros
 
     def parameter(self, declaration: Cursor | None, use: Cursor) -> sympy.Expr:
         """The symbol of a user parameter, unless the program changes it after setting it.

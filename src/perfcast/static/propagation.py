@@ -20,8 +20,7 @@ class Propagation:
     formals : dict
         ``(function, index)`` -> the symbol of that argument.
     parameters : dict
-        User parameter name -> Symbol: an argument with a parameter's name whose value at a
-        call site does not trace to the parameters is taken as that parameter there.
+        User parameter name -> Symbol.
     """
 
     def __init__(
@@ -76,15 +75,9 @@ class Propagation:
                 if formal is None or formal not in used:
                     continue
                 if isinstance(argument, str):
-                    named = self.parameters.get(formal.name.split(".", 1)[1])
-                    if named is None:
-                        raise Undefined(f"argument {index + 1} of the call at {where}: {argument}")
-                    notes.add(
-                        f"argument {index + 1} of the call at {where} does not trace to the "
-                        f"parameters ({argument}): taken as the parameter {named} it is named after"
-                    )
-                    argument = named
+                    raise Undefined(f"argument {index + 1} of the call at {where}: {argument}")
                 mapping[formal] = argument
+            mapping.update(self._named_arguments(function, record.arguments, used))
             substituted = [
                 Piece(p.value.xreplace(mapping), [c.xreplace(mapping) for c in p.conditions])
                 for p in count
@@ -99,6 +92,30 @@ class Propagation:
             if note:
                 notes.add(note)
         return result, "; ".join(sorted(notes)) or None
+
+    def _named_arguments(
+        self, function: str, arguments: list, used: set
+    ) -> dict[sympy.Symbol, sympy.Expr]:
+        """The parameters a call passes another value for: an argument of ``function`` with a
+        parameter's name is that parameter in the function's counts, which is the user's
+        meaning when nothing else has the name (a driver's ``kernel(100)`` modeled over the
+        kernel's ``n``); when a variable or macro of the program has it too, the name means two
+        values (``main``'s ``n`` and the ``n`` of ``scale(v, 4)``), and a call that passes a
+        traced value other than the parameter replaces it there."""
+        declaration = self.program.functions.get(function)
+        if declaration is None:
+            return {}
+        replaced: dict[sympy.Symbol, sympy.Expr] = {}
+        for argument, formal in zip(arguments, declaration.get_arguments(), strict=False):
+            symbol = self.parameters.get(formal.spelling)
+            if symbol is None or symbol not in used or isinstance(argument, str):
+                continue
+            named_twice = formal.spelling in self.program.macros or bool(
+                self.program.variables_named(formal.spelling)
+            )
+            if named_twice and argument != symbol:
+                replaced[symbol] = argument
+        return replaced
 
 
 def public(expression: sympy.Expr, allowed: set[str]) -> sympy.Expr:
