@@ -51,3 +51,19 @@ def test_per_case_figures_are_the_tables_and_do_not_depend_on_the_other_tools(
     assert len(advised) == 2 and all(c["points"] for c in advised)
     median = 100 * np.median([c["error"] for c in advised])
     assert f"| advise 0.5 | {median:.1f} % |" in table
+
+
+def test_the_loop_measures_as_run_advise_and_stays_within_the_budget_in_truth(
+    capsys, tmp_path
+) -> None:
+    import json
+
+    per_case = tmp_path / "loop.json"
+    arguments = ["--cases", "2", "--budgets", "0.25", "--seed", "4", "--tools", "loop"]
+    assert main([*arguments, "--per-case", str(per_case)]) == 0
+    table = capsys.readouterr().out
+    cases = [c for c in json.loads(per_case.read_text())["cases"] if c["strategy"] == "loop 0.25"]
+    assert len(cases) == 2 and all(c["points"] for c in cases)
+    # Every round's point fitted the budget left at its upper price; measured, it took less.
+    assert all(0 < c["cost_share"] <= 0.25 for c in cases)
+    assert "| loop 0.25 |" in table and table.rstrip().endswith("| 0 % |")
