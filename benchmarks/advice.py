@@ -14,20 +14,21 @@ Strategies, each measured (from the true function, with noise) and then modeled 
 budget in core time), ``extrap`` (Extra-P's measurement point advisor, its GPR mode, with the
 same budget and the same search space, p in 4..256 and n in 10..200), ``random`` (random points
 of that space until the budget is spent), ``grid`` (the full 5 x 5 grid) and ``start`` (no new
-point). ``loop`` is the advice as ``perfcast run --advise`` takes it: fit, advise with the
-budget left, measure the first suggested point not yet measured whose upper price (the upper
-end of its cost interval) fits what is left, count what it took in truth, and again, until no
-point fits (``--loop-price``: how each round's advice prices its candidates). Figures: median
-and 90th percentile of the relative error at the target over the cases, the median cost
-actually spent as a share of the grid's and the share of cases whose true cost exceeds the
-budget.
+point). ``ordered`` is the advice's plan bought in order, stopping before the first point
+whose upper price (the upper end of its cost interval) exceeds what the points before it left
+of the budget in truth. ``loop`` is the advice as ``perfcast run --advise`` takes it: fit,
+advise with the budget left, measure the first suggested point not yet measured whose upper
+price fits what is left, count what it took in truth, and again, until no point fits
+(``--loop-price``: how each round's advice prices its candidates). Figures: median and 90th
+percentile of the relative error at the target over the cases, the median cost actually spent
+as a share of the grid's and the share of cases whose true cost exceeds the budget.
 
 Run from the repository root:
 ``python -m benchmarks.advice [--quick] [--cases N] [--first K] [--seed S]
-[--tools advise,loop,extrap,random] [--per-case FILE]`` (``--first K``: only the first K of the N
-cases, drawn and measured as in the full run, for quicker development runs; ``--per-case``: every
-case's error, cost share and bought points per strategy as JSON, to compare strategies case by
-case or across runs).
+[--tools advise,ordered,loop,extrap,random] [--per-case FILE]`` (``--first K``: only the first
+K of the N cases, drawn and measured as in the full run, for quicker development runs;
+``--per-case``: every case's error, cost share and bought points per strategy as JSON, to
+compare strategies case by case or across runs).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ import pandas as pd
 
 from benchmarks.extrap_env import DEFAULT_VENV, run_driver
 from benchmarks.synthetic import BUILDING_BLOCKS
+from perfcast.analyze.advice import Suggestion
 from perfcast.api import advise, fit, predict
 from perfcast.core.experiment import Experiment
 
@@ -112,7 +114,7 @@ def error_at_target(frame: pd.DataFrame, function: Function) -> float:
     return abs(prediction.value - truth) / truth
 
 
-def plan_advise(frame: pd.DataFrame, budget: float) -> dict[tuple[float, float], int]:
+def plan_advise(frame: pd.DataFrame, budget: float) -> list[Suggestion]:
     advice = advise(
         Experiment.from_frame(frame),
         at=TARGET,
@@ -120,7 +122,22 @@ def plan_advise(frame: pd.DataFrame, budget: float) -> dict[tuple[float, float],
         budget=f"{float(budget) / 3600!r}h",
         repetitions=REPETITIONS,
     )
-    return {(s.point["p"], s.point["n"]): s.runs for s in advice.suggestions}
+    return advice.suggestions
+
+
+def bought_in_order(
+    function: Function, suggestions: Sequence[Suggestion], budget: float
+) -> dict[tuple[float, float], int]:
+    """The suggestions measured in order, stopping before the first whose upper price exceeds
+    what is left of ``budget`` after the true cost of those before it."""
+    runs: dict[tuple[float, float], int] = {}
+    for s in suggestions:
+        point = (s.point["p"], s.point["n"])
+        left = budget - cost(function, runs)
+        if s.core_hours_interval is None or s.core_hours_interval[1] * 3600 > left * (1 + 1e-9):
+            break
+        runs[point] = runs.get(point, 0) + s.runs
+    return runs
 
 
 def plan_loop(
@@ -296,8 +313,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         for b, share in enumerate(shares):
             for name in (f"advise {share:g}", f"loop {share:g}", f"extrap {share:g}"):
                 budget_of[name] = budgets[case, b] * (1 + 1e-9)
+            if "advise" in tools or "ordered" in tools:
+                suggestions = plan_advise(frames[case], budgets[case, b])
             if "advise" in tools:
-                record(f"advise {share:g}", case, plan_advise(frames[case], budgets[case, b]))
+                runs = {(s.point["p"], s.point["n"]): s.runs for s in suggestions}
+                record(f"advise {share:g}", case, runs)
+            if "ordered" in tools:
+                name = f"ordered {share:g}"
+                budget_of[name] = budgets[case, b] * (1 + 1e-9)
+                record(name, case, bought_in_order(function, suggestions, budgets[case, b]))
             if "loop" in tools:
                 name = f"loop {share:g}"
                 runs, added = plan_loop(
