@@ -253,6 +253,22 @@ def test_models_without_uncertainty_give_an_unknown_interval_not_a_zero_one(tmp_
     assert out["width_before"] is None
 
 
+def total_cost_interval(models, suggestion) -> tuple[float, float]:
+    """The interval of a suggestion's core-hours as the advice documents it: the kernels'
+    standard deviations (from their intervals, in log space: relative noise) added as
+    variances of the total, whose interval is symmetric in log space."""
+    from scipy import special
+
+    z = special.ndtri(0.975)
+    predictions = predict(models, suggestion.point)
+    assert all(m.uncertainty.relative for m in models.models)
+    total = sum(p.value for p in predictions)
+    variance = sum((p.value * np.log(p.upper / p.value) / z) ** 2 for p in predictions)
+    factor = np.exp(z * np.sqrt(variance) / total)
+    hours = suggestion.point["p"] * suggestion.runs / 3600
+    return total / factor * hours, total * factor * hours
+
+
 def test_an_upper_price_keeps_the_points_within_the_budget_at_their_intervals_upper_ends(
     two_parameters, tmp_path, capsys
 ):
@@ -262,10 +278,7 @@ def test_an_upper_price_keeps_the_points_within_the_budget_at_their_intervals_up
     models = fit(two_parameters)
 
     def upper_hours(suggestions) -> float:
-        return sum(
-            sum(p.upper for p in predict(models, s.point)) * s.point["p"] * s.runs / 3600
-            for s in suggestions
-        )
+        return sum(total_cost_interval(models, s)[1] for s in suggestions)
 
     plain = advise(two_parameters, models, at="p=1024,n=1.6e6", budget="0.2h")
     cautious = advise(two_parameters, models, at="p=1024,n=1.6e6", budget="0.2h", price="upper")
@@ -291,16 +304,14 @@ def test_the_plans_cost_comes_with_its_interval_and_a_warning_when_it_may_exceed
 ):
     models = fit(two_parameters)
 
-    def hours(suggestion, end: str) -> float:
-        seconds = sum(getattr(p, end) for p in predict(models, suggestion.point))
-        return seconds * suggestion.point["p"] * suggestion.runs / 3600
-
     plain = advise(two_parameters, models, at="p=1024,n=1.6e6", budget="0.2h")
     for s in plain.suggestions:
         low, high = s.core_hours_interval
-        assert low == pytest.approx(max(hours(s, "lower"), 0.0))
-        assert high == pytest.approx(hours(s, "upper"))
+        assert (low, high) == pytest.approx(total_cost_interval(models, s))
         assert low <= s.core_hours <= high
+        # The kernels' spreads add as variances: narrower than their upper ends summed.
+        summed = sum(p.upper for p in predict(models, s.point)) * s.point["p"] * s.runs / 3600
+        assert high < summed
     low, high = plain.core_hours_interval
     assert low == pytest.approx(sum(s.core_hours_interval[0] for s in plain.suggestions))
     assert high == pytest.approx(sum(s.core_hours_interval[1] for s in plain.suggestions))

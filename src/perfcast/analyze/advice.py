@@ -750,13 +750,34 @@ def _core_hour_bounds(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each candidate's core-hours at the lower and upper end of the interval of the models'
     total there (the lower never above ``predicted`` nor below 0, the upper never below
-    ``predicted`` and infinite where a bound is unknown: never affordable at that price)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        intervals = [m.predict_interval(grid, level) for m in models]
-        lower = np.sum([i[1] for i in intervals], axis=0) * core_seconds / 3600
-        upper = np.sum([i[2] for i in intervals], axis=0) * core_seconds / 3600
+    ``predicted`` and infinite where a bound is unknown: never affordable at that price).
+
+    The kernels' spreads are added as variances in the total's units (each kernel's standard
+    deviation taken from its own interval: in log space for relative noise), and the total's
+    interval is symmetric in log space (a cost is positive). With one kernel that is its own
+    interval; with several, a kernel too small to matter cannot widen the total's interval
+    beyond what its share allows (summing the kernels' upper ends would let a negligible,
+    noisy kernel's far extrapolation decide the price).
+    """
+    z = float(special.ndtri(0.5 + level / 2))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        total = np.zeros(len(grid))
+        variance = np.zeros(len(grid))
+        for model in models:
+            prediction, _, upper = model.predict_interval(grid, level)
+            piece = model.segments[-1].model if model.segments else model
+            relative = piece.uncertainty is None or piece.uncertainty.relative
+            if relative:
+                spread = np.abs(prediction) * np.log(upper / prediction) / z
+            else:
+                spread = (upper - prediction) / z
+            total += prediction
+            variance += np.where(prediction == upper, 0.0, spread**2)
+        factor = np.exp(z * np.sqrt(variance) / np.abs(total))
+        lower = total / factor * core_seconds / 3600
+        upper_total = total * factor * core_seconds / 3600
         low = np.clip(np.where(np.isfinite(lower), lower, 0.0), 0.0, predicted)
-        high = np.maximum(upper, predicted)
+        high = np.maximum(upper_total, predicted)
     return low, np.where(np.isfinite(high), high, np.inf)
 
 
