@@ -647,7 +647,7 @@ class _Analysis:
         level = None
         if parts is not None and context.undef is None and count_note is None:
             try:
-                level = self._level(cursor, parts, context, kind, symbol_note, name)
+                level = self._level(cursor, parts, context, kind, symbol_note)
             except FAILURES as error:
                 reason = describe(error)
         body = loop_body(cursor)
@@ -762,7 +762,7 @@ class _Analysis:
                     bindings=current.bindings + ((key(parts.variable), after, loop),)
                 )
 
-    def _level(self, cursor, parts, context, kind, symbol_note, name) -> Level:
+    def _level(self, cursor, parts, context, kind, symbol_note) -> Level:
         if key(parts.variable) in self.program.address_of:
             raise Undefined(
                 f"the address of the loop variable {parts.variable.spelling} is taken, so it may "
