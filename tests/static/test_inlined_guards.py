@@ -61,6 +61,10 @@ def test_guarded_inlined_calls_match_callgrind(tmp_path, compiler, level):
                 assert "implement source loop step:loop@18 one after the other" in reason
                 split = True
                 continue
+            if name == "main" and "inconsistent with the machine control flow" in reason:
+                # main's few instructions (under 1000) count its `argc != 3` return once, which
+                # no run with the right arguments takes: the flow check (issue 20, flow20)
+                continue
             assert "inlined at every call site" in reason, reason
             continue
         predicted = function.evaluate(values)

@@ -167,6 +167,7 @@ def instruction_mix(
     attribution: str = "cfg",
     *,
     profiles: Sequence[tuple[Mapping[str, float], str | Path]] = (),
+    values: Mapping[str, float] | None = None,
 ) -> InstructionMix:
     """Parametric instruction counts per function and category of an x86-64 ELF binary (Mira).
 
@@ -187,6 +188,13 @@ def instruction_mix(
         machine loop's blocks stand in: constants from one run; from several runs, models over
         the parameters fitted with the ``pmnf`` modeler (counts equal in every run stay
         constants). The functions' notes say which counts were measured.
+    values : mapping of str to float, optional
+        Parameter values the program was built with (its ``-D`` flags), besides those the
+        report found (``StaticReport.build_values``: macros of a plain number). The predicted
+        block counts are checked for flow conservation at the profiled runs' values, else at
+        these, and a function whose counts no run of its machine code can produce is undefined
+        with the reason (with profiles: those blocks measured). A function whose counts need a
+        value neither gives is checked at stand-in values, and a failure is a note.
 
     Returns
     -------
@@ -199,10 +207,12 @@ def instruction_mix(
 
     executable = read_binary(binary)
     if not profiles:
-        return count_mix(executable, report, parameters, attribution, None)
+        built = {**getattr(report, "build_values", {}), **(values or {})}
+        return count_mix(executable, report, parameters, attribution, None, [built])
     runs = [(point, str(path), read_callgrind(path)) for point, path in profiles]
     measured = _measured_counts(executable, [(point, run) for point, _, run in runs])
-    mix = count_mix(executable, report, parameters, attribution, measured)
+    points = [dict(point) for point, _ in profiles]
+    mix = count_mix(executable, report, parameters, attribution, measured, points)
     return _skip_plt_caveat(mix, executable, [(path, run) for _, path, run in runs])
 
 

@@ -180,6 +180,24 @@ def parameter_values(entries: list[str] | None) -> tuple[list[str], dict[str, fl
     return names, values
 
 
+def built_values(compile_args: list[str], names: list[str]) -> dict[str, float]:
+    """The values ``-DNAME=VALUE`` (or ``-D NAME=VALUE``) flags give the named parameters:
+    the program's build, where the instruction mix is checked for flow conservation. A value
+    that is no plain number (an expression) is left out."""
+    found: dict[str, float] = {}
+    flags = iter(compile_args)
+    for flag in flags:
+        definition = next(flags, "") if flag == "-D" else flag[2:] if flag.startswith("-D") else ""
+        name, equals, value = definition.partition("=")
+        if not equals or name not in names:
+            continue
+        try:
+            found.update(parse_point(f"{name}={value}", source="-D"))
+        except InputError:
+            continue
+    return found
+
+
 def profile_run(entry: str) -> tuple[dict[str, float], Path]:
     """``FILE`` or ``FILE@n=100,iters=10``: a callgrind output and the parameter values of its
     run (the last ``@`` separates them)."""
@@ -289,7 +307,12 @@ def run_binary(
                 reason="bad-point",
             )
     mix = instruction_mix(
-        options.binary, report, tuple(names), options.attribution, profiles=profiles
+        options.binary,
+        report,
+        tuple(names),
+        options.attribution,
+        profiles=profiles,
+        values=built_values(compile_args, names),
     )
     if options.mix_json is not None:
         options.mix_json.write_text(render(mix, "json"))

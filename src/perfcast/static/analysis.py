@@ -19,6 +19,7 @@ from clang.cindex import Cursor, CursorKind
 from perfcast.core.collector import collector_paused
 from perfcast.core.errors import InputError
 from perfcast.static.annotations import Annotation, parse_annotations
+from perfcast.static.cexpr import Translator
 from perfcast.static.context import FAILURES, CallRecord, Context, KernelRecord, describe
 from perfcast.static.cursors import (
     LOOPS,
@@ -30,7 +31,6 @@ from perfcast.static.cursors import (
     operator,
     release_tree,
     single_pass,
-    strip,
     walk,
 )
 from perfcast.static.error_paths import error_path, noreturn_functions
@@ -38,6 +38,7 @@ from perfcast.static.frontend import ParsedSource, parse_sources
 from perfcast.static.guards import Guards
 from perfcast.static.loops import (
     Header,
+    comma_operands,
     exits,
     for_parts,
     header,
@@ -339,6 +340,7 @@ class _Analysis:
             fingerprints,
             branches,
             conditions,
+            _build_values(self.program, self.parameter_names),
         )
 
     def _counted(self, record: KernelRecord) -> StaticKernel:
@@ -393,10 +395,11 @@ class _Analysis:
         return walked
 
     def _top_level(self, name: str, function: Cursor) -> list[Cursor]:
-        """Record the hashes of the function's top-level statements; return the statements."""
+        """Record the hashes of the function's top-level statements (each operand of a comma
+        expression ``lo = 0, hi = n;`` counting as one); return the statements."""
         body = _body(function)
         statements = children(body) if body is not None else []
-        self.top_level[name] = {strip(s).hash for s in statements}
+        self.top_level[name] = {o.hash for s in statements for o in comma_operands(s)}
         return statements
 
     def _prepare(self, name: str, function: Cursor) -> None:
@@ -554,14 +557,15 @@ class _Analysis:
 
     def _operand_contexts(self, cursor: Cursor, kids: list[Cursor], context: Context) -> list:
         """The contexts of the operands of a ``?:``, ``&&`` or ``||`` (the first operand's is
-        ``context``); inside a loop, each operand that runs only under the condition is
+        ``context``); each operand that runs only under the condition (inside loops and,
+        since a block outside loops that some calls skip needs it too, outside) is
         recorded as a condition block (kind ``"condition"``, named
         ``<function>:cond@<line>:then|else``, ``<function>:and@<line>:right`` or
         ``<function>:or@<line>:right``), guarded by the first operand (or its negation), or
         weighted by a ``probability`` pragma of its line that no ``if`` took: the share of
         evaluations in which the first operand is true."""
         source = self.source
-        if context.depth == 0 or len(kids) < 2 or source is None:
+        if len(kids) < 2 or source is None:
             return [context] * len(kids)
         first = kids[0]
         arms: tuple[tuple[str, bool], ...]
@@ -962,3 +966,23 @@ def _varying(levels: tuple[Level, ...]) -> bool:
 def _body(function: Cursor) -> Cursor | None:
     kids = [k for k in children(function) if k.kind == CursorKind.COMPOUND_STMT]
     return kids[-1] if kids else None
+
+
+def _build_values(program: Program, names: Sequence[str]) -> dict[str, float]:
+    """The value of each parameter that is an object-like macro of a plain number in this
+    build (its ``-D`` flag or its ``#define``): where the instruction mix is checked."""
+
+    def no_variable(declaration: Cursor, use: Cursor) -> sympy.Expr:
+        raise Undefined(f"{use.spelling} is a variable")
+
+    defines = program.sources[0].defines if program.sources else {}
+    translator = Translator(program, {}, no_variable, lambda _expression: False, defines)
+    found: dict[str, float] = {}
+    for name in names:
+        try:
+            value = translator.macro(name, set())
+        except Undefined:
+            continue
+        if value.is_number and value.is_finite and value.is_real:
+            found[name] = float(value)
+    return found

@@ -209,11 +209,15 @@ class StaticReport:
     that code inside a branch can be attributed the right count (:meth:`count_at`), and the
     body of every ``switch`` (``<function>:switch@<line>:cases``, count undefined: which case
     runs is not analysed).
-    ``conditions`` holds, inside loops, the operands of ``?:``, ``&&`` and ``||`` that run only
-    under their condition (kind ``"condition"``, named ``<function>:cond@<line>:then|else``,
-    ``<function>:and@<line>:right``, ``<function>:or@<line>:right``, with ``:<column>`` after
-    the line when a line holds two), so that the instruction mix can count a block of machine
+    ``conditions`` holds, inside and outside loops, the operands of ``?:``, ``&&`` and ``||``
+    that run only under their condition (kind ``"condition"``, named
+    ``<function>:cond@<line>:then|else``, ``<function>:and@<line>:right``,
+    ``<function>:or@<line>:right``, with ``:<column>`` after the line when a line holds two),
+    so that the instruction mix can count a block of machine
     code the compiler keeps for one of them; they are not part of the JSON.
+    ``build_values`` holds the value the sources give each parameter that is an object-like
+    macro of a plain number (a ``-D`` flag or a ``#define``): the values of the build, where
+    the instruction mix checks its counts (not part of the JSON).
     """
 
     kernels: list[StaticKernel]
@@ -222,6 +226,7 @@ class StaticReport:
     fingerprints: dict[str, str] = field(default_factory=dict, repr=False)
     branches: list[StaticKernel] = field(default_factory=list)
     conditions: list[StaticKernel] = field(default_factory=list)
+    build_values: dict[str, float] = field(default_factory=dict, repr=False)
 
     def shown_diagnostics(self, error_paths: int = 10) -> list[str]:
         """The diagnostics to show a person: every one, except that after the first
@@ -335,6 +340,7 @@ class StaticReport:
             dict(self.fingerprints),
             [fix(b) for b in self.branches],
             [fix(c) for c in self.conditions],
+            {n: v for n, v in self.build_values.items() if n not in values},
         )
 
     def to_dict(self) -> dict[str, Any]:
