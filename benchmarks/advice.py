@@ -14,15 +14,21 @@ Strategies, each measured (from the true function, with noise) and then modeled 
 budget in core time), ``extrap`` (Extra-P's measurement point advisor, its GPR mode, with the
 same budget and the same search space, p in 4..256 and n in 10..200), ``random`` (random points
 of that space until the budget is spent), ``grid`` (the full 5 x 5 grid) and ``start`` (no new
-point). Figures: median and 90th percentile of the relative error at the target over the cases,
-and the median cost actually spent as a share of the grid's.
+point). ``ordered`` is the advice's plan bought in order, stopping before the first point
+whose upper price (the upper end of its cost interval) exceeds what the points before it left
+of the budget in truth. ``loop`` is the advice as ``perfcast run --advise`` takes it: fit,
+advise with the budget left, measure the first suggested point not yet measured whose upper
+price fits what is left, count what it took in truth, and again, until no point fits
+(``--loop-price``: how each round's advice prices its candidates). Figures: median and 90th
+percentile of the relative error at the target over the cases, the median cost actually spent
+as a share of the grid's and the share of cases whose true cost exceeds the budget.
 
 Run from the repository root:
 ``python -m benchmarks.advice [--quick] [--cases N] [--first K] [--seed S]
-[--tools advise,extrap,random] [--per-case FILE]`` (``--first K``: only the first K of the N
-cases, drawn and measured as in the full run, for quicker development runs; ``--per-case``: every
-case's error, cost share and bought points per strategy as JSON, to compare strategies case by
-case or across runs).
+[--tools advise,ordered,loop,extrap,random] [--per-case FILE]`` (``--first K``: only the first
+K of the N cases, drawn and measured as in the full run, for quicker development runs;
+``--per-case``: every case's error, cost share and bought points per strategy as JSON, to
+compare strategies case by case or across runs).
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import pandas as pd
 
 from benchmarks.extrap_env import DEFAULT_VENV, run_driver
 from benchmarks.synthetic import BUILDING_BLOCKS
+from perfcast.analyze.advice import Suggestion
 from perfcast.api import advise, fit, predict
 from perfcast.core.experiment import Experiment
 
@@ -49,6 +56,9 @@ N_SPACE = [10.0, 20.0, 30.0, 40.0, 50.0, 75.0, 100.0, 150.0, 200.0]
 TARGET = {"p": 1024.0, "n": 200.0}
 REPETITIONS = 5
 NOISE = 0.05
+CANDIDATES = f"p={','.join(map(str, P_SPACE))},n={','.join(map(str, N_SPACE))}"
+#: Most rounds of the ``loop`` strategy (as ``perfcast run --advise``'s default).
+LOOP_ROUNDS = 50
 DRIVER = Path(__file__).resolve().parent / "extrap_advisor_driver.py"
 
 Function = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -104,16 +114,67 @@ def error_at_target(frame: pd.DataFrame, function: Function) -> float:
     return abs(prediction.value - truth) / truth
 
 
-def plan_advise(frame: pd.DataFrame, budget: float) -> dict[tuple[float, float], int]:
-    candidates = f"p={','.join(map(str, P_SPACE))},n={','.join(map(str, N_SPACE))}"
+def plan_advise(frame: pd.DataFrame, budget: float) -> list[Suggestion]:
     advice = advise(
         Experiment.from_frame(frame),
         at=TARGET,
-        candidates=candidates,
+        candidates=CANDIDATES,
         budget=f"{float(budget) / 3600!r}h",
         repetitions=REPETITIONS,
     )
-    return {(s.point["p"], s.point["n"]): s.runs for s in advice.suggestions}
+    return advice.suggestions
+
+
+def bought_in_order(
+    function: Function, suggestions: Sequence[Suggestion], budget: float
+) -> dict[tuple[float, float], int]:
+    """The suggestions measured in order, stopping before the first whose upper price exceeds
+    what is left of ``budget`` after the true cost of those before it."""
+    runs: dict[tuple[float, float], int] = {}
+    for s in suggestions:
+        point = (s.point["p"], s.point["n"])
+        left = budget - cost(function, runs)
+        if s.core_hours_interval is None or s.core_hours_interval[1] * 3600 > left * (1 + 1e-9):
+            break
+        runs[point] = runs.get(point, 0) + s.runs
+    return runs
+
+
+def plan_loop(
+    function: Function, frame: pd.DataFrame, budget: float, price: str, noise
+) -> tuple[dict[tuple[float, float], int], pd.DataFrame]:
+    """The measure-model-advise loop of ``perfcast run --advise``: the points it measured and
+    its measurements (the true cost of each round counted against ``budget``)."""
+    runs: dict[tuple[float, float], int] = {}
+    measured = frame
+    spent = 0.0
+    for _ in range(LOOP_ROUNDS):
+        left = budget - spent
+        if left <= 0:
+            break
+        advice = advise(
+            Experiment.from_frame(measured),
+            at=TARGET,
+            candidates=CANDIDATES,
+            budget=f"{float(left) / 3600!r}h",
+            repetitions=REPETITIONS,
+            price=price,
+        )
+        taken = set(zip(measured.p, measured.n, strict=True))
+        fits = [
+            s
+            for s in advice.suggestions
+            if (s.point["p"], s.point["n"]) not in taken
+            and s.core_hours_interval is not None
+            and s.core_hours_interval[1] <= left / 3600 * (1 + 1e-9)
+        ]
+        if not fits:
+            break
+        point = (fits[0].point["p"], fits[0].point["n"])
+        runs[point] = fits[0].runs
+        measured = pd.concat([measured, measure(function, {point: fits[0].runs}, noise)])
+        spent += cost(function, {point: fits[0].runs})
+    return runs, measured.iloc[len(frame) :]
 
 
 def plan_random(function: Function, budget: float, rng) -> dict[tuple[float, float], int]:
@@ -181,6 +242,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="rate only the first FIRST of the cases drawn (same draws and noise as all of them)",
     )
     parser.add_argument("--tools", default="advise,extrap,random")
+    parser.add_argument(
+        "--loop-price",
+        default="upper-first",
+        help="how each round of the loop strategy prices its candidates (perfcast advise --price)",
+    )
     parser.add_argument("--budgets", default="0.25,0.5,1", help="shares of the grid's cost")
     parser.add_argument("--extrap-venv", type=Path, default=DEFAULT_VENV)
     parser.add_argument(
@@ -201,16 +267,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     grid_costs = np.array([cost(f, grid) for f in functions])
     budgets = grid_costs[:, None] * np.array(shares)[None, :]
     results: dict[str, list[tuple[float, float]]] = {}
+    over: dict[str, list[bool]] = {}
+    budget_of: dict[str, float] = {}
     per_case: list[dict[str, object]] = []
 
-    def record(name: str, case: int, runs: dict[tuple[float, float], int]) -> None:
-        function = functions[case]
+    def noise_of(name: str, case: int) -> np.random.Generator:
         # Noise of its own per case and strategy: the strategies do not shift each other's draws.
-        noise = np.random.default_rng([args.seed, case, zlib.crc32(name.encode())])
-        added = measure(function, {k: v for k, v in runs.items() if v > 0}, noise)
+        return np.random.default_rng([args.seed, case, zlib.crc32(name.encode())])
+
+    def record(
+        name: str,
+        case: int,
+        runs: dict[tuple[float, float], int],
+        added: pd.DataFrame | None = None,
+    ) -> None:
+        """Rate the strategy ``name``'s points ``runs`` (measured now unless ``added`` holds
+        their measurements)."""
+        function = functions[case]
+        if added is None:
+            added = measure(
+                function, {k: v for k, v in runs.items() if v > 0}, noise_of(name, case)
+            )
         frame = pd.concat([frames[case], added], ignore_index=True)
         error = error_at_target(frame, function)
         results.setdefault(name, []).append((error, cost(function, runs) / grid_costs[case]))
+        over.setdefault(name, []).append(cost(function, runs) > budget_of.get(name, np.inf))
         per_case.append(
             {
                 "case": case,
@@ -230,22 +311,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         record("start", case, {})
         record("grid", case, grid)
         for b, share in enumerate(shares):
+            for name in (f"advise {share:g}", f"loop {share:g}", f"extrap {share:g}"):
+                budget_of[name] = budgets[case, b] * (1 + 1e-9)
+            if "advise" in tools or "ordered" in tools:
+                suggestions = plan_advise(frames[case], budgets[case, b])
             if "advise" in tools:
-                record(f"advise {share:g}", case, plan_advise(frames[case], budgets[case, b]))
+                runs = {(s.point["p"], s.point["n"]): s.runs for s in suggestions}
+                record(f"advise {share:g}", case, runs)
+            if "ordered" in tools:
+                name = f"ordered {share:g}"
+                budget_of[name] = budgets[case, b] * (1 + 1e-9)
+                record(name, case, bought_in_order(function, suggestions, budgets[case, b]))
+            if "loop" in tools:
+                name = f"loop {share:g}"
+                runs, added = plan_loop(
+                    function, frames[case], budgets[case, b], args.loop_price, noise_of(name, case)
+                )
+                record(name, case, runs, added)
             if extrap_plans is not None:
                 record(f"extrap {share:g}", case, extrap_plans[case][b])
             if "random" in tools:
+                budget_of[f"random {share:g}"] = budgets[case, b] * (1 + 1e-9)
                 record(f"random {share:g}", case, plan_random(function, budgets[case, b], rng))
     command = "python -m benchmarks.advice " + " ".join(argv if argv is not None else sys.argv[1:])
     print(f"{rated} of {cases} cases, seed {args.seed}: `{command.strip()}`\n")
     print("| strategy (budget: share of the grid's cost) | median error | 90th pct error | "
-          "median cost / grid |")  # fmt: skip
-    print("|---|---|---|---|")
+          "median cost / grid | over budget |")  # fmt: skip
+    print("|---|---|---|---|---|")
     for name, rows in results.items():
         errors, costs = np.array(rows).T
         print(
             f"| {name} | {100 * np.median(errors):.1f} % | "
-            f"{100 * np.percentile(errors, 90):.1f} % | {np.median(costs):.2f} |"
+            f"{100 * np.percentile(errors, 90):.1f} % | {np.median(costs):.2f} | "
+            f"{100 * np.mean(over[name]):.0f} % |"
         )
     if args.per_case is not None:
         args.per_case.write_text(json.dumps({"seed": args.seed, "cases": per_case}, indent=1))

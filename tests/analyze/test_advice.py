@@ -253,6 +253,22 @@ def test_models_without_uncertainty_give_an_unknown_interval_not_a_zero_one(tmp_
     assert out["width_before"] is None
 
 
+def total_cost_interval(models, suggestion) -> tuple[float, float]:
+    """The interval of a suggestion's core-hours as the advice documents it: the kernels'
+    standard deviations (from their intervals, in log space: relative noise) added as
+    variances of the total, whose interval is symmetric in log space."""
+    from scipy import special
+
+    z = special.ndtri(0.975)
+    predictions = predict(models, suggestion.point)
+    assert all(m.uncertainty.relative for m in models.models)
+    total = sum(p.value for p in predictions)
+    variance = sum((p.value * np.log(p.upper / p.value) / z) ** 2 for p in predictions)
+    factor = np.exp(z * np.sqrt(variance) / total)
+    hours = suggestion.point["p"] * suggestion.runs / 3600
+    return total / factor * hours, total * factor * hours
+
+
 def test_an_upper_price_keeps_the_points_within_the_budget_at_their_intervals_upper_ends(
     two_parameters, tmp_path, capsys
 ):
@@ -262,10 +278,7 @@ def test_an_upper_price_keeps_the_points_within_the_budget_at_their_intervals_up
     models = fit(two_parameters)
 
     def upper_hours(suggestions) -> float:
-        return sum(
-            sum(p.upper for p in predict(models, s.point)) * s.point["p"] * s.runs / 3600
-            for s in suggestions
-        )
+        return sum(total_cost_interval(models, s)[1] for s in suggestions)
 
     plain = advise(two_parameters, models, at="p=1024,n=1.6e6", budget="0.2h")
     cautious = advise(two_parameters, models, at="p=1024,n=1.6e6", budget="0.2h", price="upper")
@@ -284,3 +297,71 @@ def test_an_upper_price_keeps_the_points_within_the_budget_at_their_intervals_up
     assert main([*arguments, "--price", "upper", "--format", "json"]) == 0
     document = json.loads(capsys.readouterr().out)
     assert [s["point"] for s in document["suggestions"]] == [s.point for s in cautious.suggestions]
+
+
+def test_the_plans_cost_comes_with_its_interval_and_a_warning_when_it_may_exceed_the_budget(
+    two_parameters, tmp_path, capsys
+):
+    models = fit(two_parameters)
+
+    plain = advise(two_parameters, models, at="p=1024,n=1.6e6", budget="0.2h")
+    for s in plain.suggestions:
+        low, high = s.core_hours_interval
+        assert (low, high) == pytest.approx(total_cost_interval(models, s))
+        assert low <= s.core_hours <= high
+        # The kernels' spreads add as variances: narrower than their upper ends summed.
+        summed = sum(p.upper for p in predict(models, s.point)) * s.point["p"] * s.runs / 3600
+        assert high < summed
+    low, high = plain.core_hours_interval
+    assert low == pytest.approx(sum(s.core_hours_interval[0] for s in plain.suggestions))
+    assert high == pytest.approx(sum(s.core_hours_interval[1] for s in plain.suggestions))
+    # Priced at the predictions the plan fits the budget, but its upper end does not: it says so.
+    assert plain.core_hours <= 0.2 < high
+    codes = [w.code for w in plain.warnings]
+    assert "budget-may-be-exceeded" in codes
+    cautious = advise(two_parameters, models, at="p=1024,n=1.6e6", budget="0.2h", price="upper")
+    assert cautious.core_hours_interval[1] <= 0.2 * (1 + 1e-9)
+    assert "budget-may-be-exceeded" not in [w.code for w in cautious.warnings]
+    # A budget in runs has no such warning, but the cost is still given with its interval.
+    in_runs = advise(two_parameters, models, at="p=1024,n=1.6e6", budget=10)
+    assert in_runs.core_hours_interval is not None
+    assert "budget-may-be-exceeded" not in [w.code for w in in_runs.warnings]
+
+    path = tmp_path / "e.csv"
+    write_experiment(two_parameters, path)
+    arguments = ["advise", str(path), "--at", "p=1024,n=1.6e6", "--budget", "0.2h"]
+    assert main([*arguments, "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out, parse_constant=pytest.fail)
+    assert document["price"] == "prediction"
+    assert document["core_hours_interval"] == pytest.approx(list(plain.core_hours_interval))
+    assert document["suggestions"][0]["core_hours_interval"] == pytest.approx(
+        list(plain.suggestions[0].core_hours_interval)
+    )
+    assert "budget-may-be-exceeded" in [w["code"] for w in document["warnings"]]
+    assert main(arguments) == 0
+    text = capsys.readouterr().out
+    assert f"({low:.3g}-{high:.3g} at 95%)" in text
+    assert "may take up to" in text and "beyond the budget of 0.2 core-hours" in text
+
+
+def test_upper_first_prices_only_the_point_to_run_now_at_its_upper_end(two_parameters):
+    # A loop runs the first suggestion now and asks again with what is left: only that point
+    # must fit at the upper end of its cost; the rest of the plan is priced at the predictions.
+    models = fit(two_parameters)
+    budget = 0.2
+    plain = advise(two_parameters, models, at="p=1024,n=1.6e6", budget=f"{budget}h")
+    first_too_dear = plain.suggestions[0].core_hours_interval[1] > budget
+    loop = advise(
+        two_parameters, models, at="p=1024,n=1.6e6", budget=f"{budget}h", price="upper-first"
+    )
+    cautious = advise(
+        two_parameters, models, at="p=1024,n=1.6e6", budget=f"{budget}h", price="upper"
+    )
+    first, *rest = loop.suggestions
+    assert first.core_hours_interval[1] <= budget * (1 + 1e-9)
+    assert first.core_hours_interval[1] + sum(s.core_hours for s in rest) <= budget * (1 + 1e-9)
+    assert loop.price == "upper-first"
+    # It plans more than the cautious price allows, and differs from the plain plan only as far
+    # as the plain plan's first point was too dear at its upper end.
+    assert loop.core_hours >= cautious.core_hours
+    assert (loop.suggestions[0].point != plain.suggestions[0].point) <= first_too_dear

@@ -51,3 +51,31 @@ def test_per_case_figures_are_the_tables_and_do_not_depend_on_the_other_tools(
     assert len(advised) == 2 and all(c["points"] for c in advised)
     median = 100 * np.median([c["error"] for c in advised])
     assert f"| advise 0.5 | {median:.1f} % |" in table
+
+
+def test_the_loop_and_the_plan_bought_in_order_stay_within_the_budget_in_truth(
+    capsys, tmp_path
+) -> None:
+    import json
+
+    per_case = tmp_path / "loop.json"
+    arguments = ["--cases", "2", "--budgets", "0.25", "--seed", "4"]
+    assert main([*arguments, "--tools", "advise,ordered,loop", "--per-case", str(per_case)]) == 0
+    table = capsys.readouterr().out
+    document = json.loads(per_case.read_text())["cases"]
+
+    def rows(strategy: str) -> list[dict]:
+        return [c for c in document if c["strategy"] == strategy]
+
+    # Every point fitted what was left at its upper price; measured, it took less.
+    for strategy in ("loop 0.25", "ordered 0.25"):
+        assert len(rows(strategy)) == 2 and all(c["points"] for c in rows(strategy))
+        assert all(0 < c["cost_share"] <= 0.25 for c in rows(strategy))
+        assert f"| {strategy} |" in table
+        assert [line for line in table.splitlines() if line.startswith(f"| {strategy} |")][
+            0
+        ].endswith("| 0 % |")
+    # The plan bought in order is the advice's plan, cut before the first point that may not fit.
+    for plan, bought in zip(rows("advise 0.25"), rows("ordered 0.25"), strict=True):
+        assert bought["points"] == [p for p in plan["points"] if p in bought["points"]]
+        assert len(bought["points"]) <= len(plan["points"])

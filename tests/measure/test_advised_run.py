@@ -163,3 +163,42 @@ def test_a_round_counts_the_core_hours_its_runs_took_not_the_models_price(tmp_pa
     # Before, the loop counted the price (0.1 of 0.5 core-hours) and went on while any point
     # looked affordable, saying in the end that no point helps; now it says the budget is spent.
     assert stop == "budget"
+
+
+#: Like PROGRAM with noise of ±25 %: the models' cost intervals are wide.
+NOISY = PROGRAM.replace("0.04 *", "0.5 *")
+
+
+def test_no_round_starts_whose_upper_price_exceeds_the_budget_left(tmp_path: Path):
+    program = compile_c(tmp_path / "bin", "noisy", NOISY)
+    path = tmp_path / "campaign.toml"
+    path.write_text(
+        f"command = [{json.dumps(str(program))}, '{{p}}', '{{n}}']\n"
+        "repetitions = 3\nseed = 1\n"
+        f"output = {json.dumps(str(tmp_path / 'out.csv'))}\n"
+        "[parameters]\np = [1, 2, 4, 8, 16]\nn = [10, 20, 40]\n"
+    )
+    campaign = load_campaign(path)
+    budget = 0.5
+    candidates = "p=1..32*2,n=10,20,40,80"
+    result, history, advice, stop = run_advised(
+        campaign, at="p=64,n=80", budget=f"{budget}h", candidates=candidates
+    )
+    assert history
+    spent = 0.0
+    for advised in history:
+        # Before a round: what earlier rounds took (measured) and this one's upper price fit.
+        low, high = advised.core_hours_interval
+        assert low <= advised.core_hours <= high
+        assert spent + high <= budget * (1 + 1e-9)
+        taken = measured_core_hours(result.experiment, "time", advised.point, advised.runs)
+        assert taken is not None
+        spent += taken
+    assert spent <= budget
+    # The loop stopped because nothing left fits at its upper price (or the budget is gone).
+    assert stop in ("no-advice", "budget")
+    left = budget - spent
+    measured = {tuple(p) for p in result.experiment.points().tolist()}
+    for s in advice.suggestions:
+        if (s.point["p"], s.point["n"]) not in measured:
+            assert s.core_hours_interval[1] > left * (1 + 1e-9)

@@ -69,9 +69,11 @@ TIME_UNITS = {"s": 1.0, "sec": 1.0, "seconds": 1.0, "ms": 1e-3, "us": 1e-6, "ns"
 CORE_ROLES = ("processes", "threads")
 RUNS, CORE_HOURS = "runs", "core-hours"
 #: How :func:`advise` prices a candidate against a budget in core-hours: at the models'
-#: predicted time, or at the upper end of its prediction interval (so that the suggestions stay
-#: within the budget in truth with about the intervals' probability).
-PRICES = ("prediction", "upper")
+#: predicted time, at the upper end of its prediction interval (so that the suggestions stay
+#: within the budget in truth with about the intervals' probability), or at the upper end for
+#: the first suggestion only (the one a measure-advise loop runs now; the rest are re-planned
+#: after it with the budget left in truth).
+PRICES = ("prediction", "upper", "upper-first")
 _BUDGET = re.compile(
     r"^\s*(?P<amount>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*"
     r"(?P<unit>runs?|core-hours?|core_hours?|ch|h)?\s*$"
@@ -180,6 +182,10 @@ class Suggestion:
         measured (as the models expect it).
     reasons : tuple of str
         Why this point, in words.
+    core_hours_interval : tuple of float, or None
+        Lower and upper end of their cost at the advice's interval level (from the interval of
+        the models' predicted time; the upper end infinite where the models give no bound);
+        None when the models predict no time.
     """
 
     point: dict[str, float]
@@ -187,6 +193,7 @@ class Suggestion:
     core_hours: float | None
     width_after: float
     reasons: tuple[str, ...]
+    core_hours_interval: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary for JSON."""
@@ -196,7 +203,15 @@ class Suggestion:
             "core_hours": self.core_hours,
             "width_after": self.width_after,
             "reasons": list(self.reasons),
+            "core_hours_interval": _plain_interval(self.core_hours_interval),
         }
+
+
+def _plain_interval(interval: tuple[float, float] | None) -> list[float | None] | None:
+    """An interval for JSON: an infinite or undefined end becomes None (no bound)."""
+    if interval is None:
+        return None
+    return [float(v) if math.isfinite(v) else None for v in interval]
 
 
 @dataclass(frozen=True)
@@ -227,7 +242,13 @@ class Advice:
         Their predicted cost; None when the models predict no time.
     suggestions : list of Suggestion
     warnings : tuple of ModelWarning
-        What limits the advice (kernels without uncertainty, a goal out of reach, ...).
+        What limits the advice (kernels without uncertainty, a goal out of reach, a cost that
+        may exceed the budget, ...).
+    core_hours_interval : tuple of float, or None
+        Lower and upper end of the suggestions' cost together (the sums of theirs: the models'
+        errors at nearby points go the same way); None when the models predict no time.
+    price : str
+        How candidates were priced against the budget (one of :data:`PRICES`).
     """
 
     metric: str
@@ -243,6 +264,8 @@ class Advice:
     core_hours: float | None
     suggestions: list[Suggestion] = field(default_factory=list)
     warnings: tuple[ModelWarning, ...] = ()
+    core_hours_interval: tuple[float, float] | None = None
+    price: str = "prediction"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary for JSON (``warnings``: a list of ``{"code", "message"}``)."""
@@ -260,6 +283,8 @@ class Advice:
             "core_hours": self.core_hours,
             "suggestions": [s.to_dict() for s in self.suggestions],
             "warnings": [w.to_dict() for w in self.warnings],
+            "core_hours_interval": _plain_interval(self.core_hours_interval),
+            "price": self.price,
         }
 
 
@@ -399,11 +424,15 @@ def advise(
         Probability of the intervals.
     goal : float, optional
         Stop once the relative half-width of the interval at the target is at most this.
-    price : {"prediction", "upper"}
-        What a candidate costs against a budget in core-hours: its predicted time, or the upper
+    price : {"prediction", "upper", "upper-first"}
+        What a candidate costs against a budget in core-hours: its predicted time, the upper
         end of the interval of its predicted time at ``level`` (cautious: the suggestions then
-        stay within the budget in truth unless a model is off by more than its interval).
-        The suggestions' ``core_hours`` are the predicted cost either way.
+        stay within the budget in truth unless a model is off by more than its interval), or
+        the upper end for the first suggestion and the predicted time for the rest (for a loop
+        that runs the first, measures what it took and asks again with the budget left).
+        The suggestions' ``core_hours`` are the predicted cost either way, with its interval
+        beside it; when the upper end of the plan's cost exceeds the budget, a
+        ``budget-may-be-exceeded`` warning says so.
 
     Returns
     -------
@@ -443,9 +472,15 @@ def advise(
             if seconds is None
             else np.maximum(totals, 0.0) * seconds * cores * repetitions / 3600
         )
-    cost = core_hours if budget.unit == CORE_HOURS and core_hours is not None else None
-    if cost is not None and seconds is not None and price == "upper":
-        cost = _upper_core_hours(models, grid, level, seconds * cores * repetitions, cost)
+    bounds = None
+    if core_hours is not None and seconds is not None:
+        with np.errstate(over="ignore"):  # as the cost: beyond the doubles is inf
+            core_seconds = seconds * cores * repetitions
+        bounds = _core_hour_bounds(models, grid, level, core_seconds, core_hours)
+    cost = first_cost = None
+    if budget.unit == CORE_HOURS and core_hours is not None and bounds is not None:
+        cost = bounds[1] if price == "upper" else core_hours
+        first_cost = bounds[1] if price in ("upper", "upper-first") else core_hours
 
     # No model holds a fit uncertainty: the interval is unknown, not of width 0.
     unknown = bool(models) and not kernels
@@ -462,7 +497,17 @@ def advise(
     coverage = Coverage(measured, grid, _measured_totals(experiment, metric, measured))
     step_cost = cost if cost is not None else np.full(len(grid), float(repetitions))
     context = _PlanContext(
-        grid, names, measured, target, step_cost, core_hours, budget.amount, repetitions, goal
+        grid,
+        names,
+        measured,
+        target,
+        step_cost,
+        first_cost if first_cost is not None else step_cost,
+        core_hours,
+        bounds,
+        budget.amount,
+        repetitions,
+        goal,
     )
     # Budgeted greedy selection (Leskovec et al., "Cost-effective outbreak detection in
     # networks", KDD 2007): the plan by gain per cost and the plan by gain alone, keeping the one
@@ -492,6 +537,25 @@ def advise(
                 + (f"; measuring cannot go below ±{floor:.1%} there" if floor > goal else ""),
             )
         )
+    plan_interval = None
+    if core_hours is not None:
+        plan_interval = (
+            float(sum(s.core_hours_interval[0] for s in suggestions if s.core_hours_interval)),
+            float(sum(s.core_hours_interval[1] for s in suggestions if s.core_hours_interval)),
+        )
+    if plan_interval is not None and budget.unit == CORE_HOURS and suggestions:
+        upper = plan_interval[1]
+        if not upper <= budget.amount * (1 + 1e-9):
+            warnings.append(
+                ModelWarning(
+                    "budget-may-be-exceeded",
+                    f"the suggestions may take up to {upper:.3g} core-hours at the "
+                    f"{level:.0%} level (the models predict their time "
+                    f"{'no better' if not math.isfinite(upper) else 'only so well'}), beyond "
+                    f"the budget of {budget.text()}: measure them in order and stop before one "
+                    "whose upper cost exceeds what is left, or use --price upper",
+                )
+            )
     return Advice(
         metric,
         dict(target),
@@ -506,20 +570,26 @@ def advise(
         None if core_hours is None else float(sum(s.core_hours or 0.0 for s in suggestions)),
         suggestions,
         tuple(warnings),
+        plan_interval,
+        price,
     )
 
 
 @dataclass(frozen=True)
 class _PlanContext:
-    """What every plan of :func:`advise` shares: the candidates and their cost, the measured
-    points, the target, the budget, the repetitions per point and the goal."""
+    """What every plan of :func:`advise` shares: the candidates and their cost against the
+    budget (``first_cost`` for the first suggestion), their predicted core-hours and its
+    interval, the measured points, the target, the budget, the repetitions per point and the
+    goal."""
 
     grid: np.ndarray
     names: Sequence[str]
     measured: np.ndarray
     target: Mapping[str, float]
     cost: np.ndarray
+    first_cost: np.ndarray
     core_hours: np.ndarray | None
+    core_hour_bounds: tuple[np.ndarray, np.ndarray] | None
     budget: float
     repetitions: int
     goal: float | None
@@ -572,11 +642,10 @@ def _plan(
         fit_gains = np.sum([k.gains(repetitions) for k in kernels], axis=0) + np.zeros(len(grid))
         form_gains = form.gains(grid, repetitions)
         gains = fit_gains + form_gains
-        affordable = available & (spent + context.cost <= context.budget * (1 + 1e-9))
+        cost = context.cost if suggestions else context.first_cost
+        affordable = available & (spent + cost <= context.budget * (1 + 1e-9))
         few = [n for n in names if len(distinct[n]) < MIN_DISTINCT_VALUES]
-        chosen, reasons = _next(
-            grid, names, gains, context.cost, affordable, few, distinct, per_cost
-        )
+        chosen, reasons = _next(grid, names, gains, cost, affordable, few, distinct, per_cost)
         if chosen is None:
             break
         telling_apart = sum(float(k.ambiguity_gains(repetitions)[chosen]) for k in kernels)
@@ -594,7 +663,7 @@ def _plan(
             kernel.add(chosen, repetitions)
         form.add(grid[chosen])
         available[chosen] = False
-        spent += float(context.cost[chosen])
+        spent += float(cost[chosen])
         for j, n in enumerate(names):
             distinct[n].add(float(grid[chosen, j]))
         values = dict(zip(names, (float(v) for v in grid[chosen]), strict=True))
@@ -608,6 +677,12 @@ def _plan(
                 None if context.core_hours is None else float(context.core_hours[chosen]),
                 width(kernels),
                 tuple(reasons),
+                None
+                if context.core_hour_bounds is None
+                else (
+                    float(context.core_hour_bounds[0][chosen]),
+                    float(context.core_hour_bounds[1][chosen]),
+                ),
             )
         )
     reached = context.goal is not None and width(kernels) <= context.goal
@@ -666,19 +741,44 @@ def _extrapolation_reason(
     return reasons
 
 
-def _upper_core_hours(
+def _core_hour_bounds(
     models: Sequence[Model],
     grid: np.ndarray,
     level: float,
     core_seconds: np.ndarray,
     predicted: np.ndarray,
-) -> np.ndarray:
-    """Each candidate's core-hours at the upper end of the interval of the models' total there
-    (never below ``predicted``; infinite where a bound is unknown: never affordable)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        upper = np.sum([m.predict_interval(grid, level)[2] for m in models], axis=0)
-        hours = np.maximum(upper * core_seconds / 3600, predicted)
-    return np.where(np.isfinite(hours), hours, np.inf)
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each candidate's core-hours at the lower and upper end of the interval of the models'
+    total there (the lower never above ``predicted`` nor below 0, the upper never below
+    ``predicted`` and infinite where a bound is unknown: never affordable at that price).
+
+    The kernels' spreads are added as variances in the total's units (each kernel's standard
+    deviation taken from its own interval: in log space for relative noise), and the total's
+    interval is symmetric in log space (a cost is positive). With one kernel that is its own
+    interval; with several, a kernel too small to matter cannot widen the total's interval
+    beyond what its share allows (summing the kernels' upper ends would let a negligible,
+    noisy kernel's far extrapolation decide the price).
+    """
+    z = float(special.ndtri(0.5 + level / 2))
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        total = np.zeros(len(grid))
+        variance = np.zeros(len(grid))
+        for model in models:
+            prediction, _, upper = model.predict_interval(grid, level)
+            piece = model.segments[-1].model if model.segments else model
+            relative = piece.uncertainty is None or piece.uncertainty.relative
+            if relative:
+                spread = np.abs(prediction) * np.log(upper / prediction) / z
+            else:
+                spread = (upper - prediction) / z
+            total += prediction
+            variance += np.where(prediction == upper, 0.0, spread**2)
+        factor = np.exp(z * np.sqrt(variance) / np.abs(total))
+        lower = total / factor * core_seconds / 3600
+        upper_total = total * factor * core_seconds / 3600
+        low = np.clip(np.where(np.isfinite(lower), lower, 0.0), 0.0, predicted)
+        high = np.maximum(upper_total, predicted)
+    return low, np.where(np.isfinite(high), high, np.inf)
 
 
 def _check_target_values(
@@ -972,6 +1072,9 @@ class AdvisedRound:
         The round was advised by an earlier process whose loop was interrupted: its point comes
         from the results journal (completed here if runs were missing) and ``core_hours`` is
         what its runs took as measured.
+    core_hours_interval : tuple of float, or None
+        The interval of the predicted cost when the round was advised (its upper end fitted
+        the budget left); None for a resumed round or models that predict no time.
     """
 
     point: dict[str, float]
@@ -979,6 +1082,7 @@ class AdvisedRound:
     core_hours: float | None
     width_before: float
     resumed: bool = False
+    core_hours_interval: tuple[float, float] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dictionary for JSON."""
@@ -988,6 +1092,7 @@ class AdvisedRound:
             "core_hours": self.core_hours,
             "width_before": self.width_before,
             "resumed": self.resumed,
+            "core_hours_interval": _plain_interval(self.core_hours_interval),
         }
 
 

@@ -123,9 +123,12 @@ def run_advised(
     is as narrow as ``goal`` or ``budget`` is spent.
 
     Every round fits the models to everything measured so far, asks :func:`advise` with the
-    budget left, and runs the campaign's command at the first suggested point (the campaign's
-    repetitions; the same results journal, so an interrupted loop resumes with what it
-    measured).
+    budget left, and runs the campaign's command at the first suggested point not yet
+    measured (the campaign's repetitions; the same results journal, so an interrupted loop
+    resumes with what it measured). With a budget in core-hours no round starts whose cost
+    may exceed what is left: the point run must fit at the upper end of its cost's interval
+    (the advice prices the first suggestion so, ``price="upper-first"``), and what it took
+    is counted as measured.
 
     Parameters
     ----------
@@ -180,10 +183,21 @@ def run_advised(
             goal=goal,
             metric=metric,
             modeler=modeler,
+            price="upper-first",
         )
         taken = {tuple(row) for row in measured.points().tolist()}
         names = measured.parameter_names
-        fresh = [s for s in advice.suggestions if tuple(s.point[n] for n in names) not in taken]
+        # Never a run that may cost more than is left: its upper price must fit.
+        fresh = [
+            s
+            for s in advice.suggestions
+            if tuple(s.point[n] for n in names) not in taken
+            and (
+                total.unit == RUNS
+                or s.core_hours_interval is None
+                or s.core_hours_interval[1] <= left * (1 + 1e-9)
+            )
+        ]
         if earlier:
             # A round an earlier, interrupted loop took: measured (or completed) and counted
             # first, whatever the advice says now; its point is outside the campaign, so the
@@ -224,7 +238,11 @@ def run_advised(
             spent += chosen.runs if total.unit == RUNS else taken_hours
             history.append(
                 AdvisedRound(
-                    dict(chosen.point), chosen.runs, chosen.core_hours, advice.width_before
+                    dict(chosen.point),
+                    chosen.runs,
+                    chosen.core_hours,
+                    advice.width_before,
+                    core_hours_interval=chosen.core_hours_interval,
                 )
             )
     if history:

@@ -182,13 +182,18 @@ def advice_text(advice: Advice) -> str:
         f"budget {a.budget.text()}, {a.repetitions} repetition(s) per point; the suggestions "
         f"take {a.runs} runs"
         + (f", {a.core_hours:.3g} core-hours" if a.core_hours is not None else "")
+        + _cost_interval(a.core_hours_interval, a.level)
         + f", and narrow the interval to ±{_percent(a.width_after)} (measuring cannot go "
         f"below ±{_percent(a.floor)})",
     ]
     if a.suggestions:
         lines += ["", "measure next:"]
         for i, s in enumerate(a.suggestions, 1):
-            cost = f", {s.core_hours:.3g} core-hours" if s.core_hours is not None else ""
+            cost = (
+                f", {s.core_hours:.3g} core-hours{_cost_interval(s.core_hours_interval)}"
+                if s.core_hours is not None
+                else ""
+            )
             lines.append(
                 f"  {i}. {format_point(s.point)}: {s.runs} runs{cost}; interval after "
                 f"±{_percent(s.width_after)}; {'; '.join(s.reasons)}"
@@ -198,6 +203,16 @@ def advice_text(advice: Advice) -> str:
     if a.warnings:
         lines += ["", "warnings:", *(f"  {w.message}" for w in a.warnings)]
     return "\n".join(lines) + "\n"
+
+
+def _cost_interval(interval: tuple[float, float] | None, level: float | None = None) -> str:
+    """`` (0.8-1.3)`` after a cost: its interval, ``unbounded`` above where the models give no
+    bound; the level named when given."""
+    if interval is None:
+        return ""
+    low, high = interval
+    upper = f"{high:.3g}" if math.isfinite(high) else "unbounded"
+    return f" ({low:.3g}-{upper}" + (f" at {level:.0%})" if level is not None else ")")
 
 
 def _percent(width: float) -> str:
