@@ -428,10 +428,55 @@ def _function_mix(
         else:
             counted = _cfg_counts(function, function_count, catalog, notes, measured, source)
             counted = flow.conserved(function, counted, measured, notes)
+            notes.extend(_disagreements(function, counted, measured, flow.actual))
         counted = _with_repetitions(function, counted, measured, notes)
     except UndefinedCount as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
     return _mix_of(function, counted, notes)
+
+
+def _disagreements(
+    function: BinaryFunction,
+    counted: Sequence[tuple[BinaryInstruction, sympy.Expr]],
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
+    points: Sequence[Mapping[str, float]],
+) -> list[str]:
+    """A warning naming the blocks whose kept static count differs from their measured count
+    at a profiled point (values ``points``): the static count stays, but one of the two is
+    wrong there."""
+    count_of = {insn.address: count for insn, count in counted}
+    differing: list[str] = []
+    for block in basic_blocks(function):
+        key = ("block", function.name, block.start)
+        if key not in measured or not block.instructions:
+            continue
+        predicted = count_of.get(block.instructions[0].address)
+        if predicted is None or predicted == measured[key]:
+            continue
+        for point in points:
+            values = {
+                symbol: point[symbol.name]
+                for symbol in predicted.free_symbols | measured[key].free_symbols
+                if symbol.name in point
+            }
+            static, profiled = predicted.subs(values), measured[key].subs(values)
+            if not (static.is_number and profiled.is_number):
+                continue
+            if abs(float(static) - float(profiled)) > max(0.5, 0.01 * abs(float(profiled))):
+                where = ",".join(f"{name}={value:g}" for name, value in sorted(point.items()))
+                differing.append(
+                    f"{block.start:#x} (static {float(static):,.0f}, measured "
+                    f"{float(profiled):,.0f} at {where or 'the profiled run'})"
+                )
+                break
+    if not differing:
+        return []
+    more = f" and {len(differing) - 5} more" if len(differing) > 5 else ""
+    return [
+        f"warning: the static counts of blocks {', '.join(differing[:5])}{more} differ from "
+        "the profile; the static counts are kept, but they or the measured ones are wrong "
+        "at that point"
+    ]
 
 
 def _with_repetitions(
@@ -695,25 +740,35 @@ def _cfg_counts(
                 count = _measured_instead(reason, key, block, measured, measured_places, notes)
                 from_profile = True
             else:
-                if not any(place.key for place in places):
-                    # skipped by some iterations, yet in no if block of the report by its
-                    # lines: the arm of a ?:, a && / || operand, or an if block's code on
-                    # its condition's line; the conditional jump before it tells which
-                    if key in measured:
-                        count = measured[key]
-                        from_profile = True
-                    elif not _under_call_guard(catalog, source, stand_ins, len(chain)):
-                        control = _controlling_branch(blocks, block.index, innermost, dominating)
-                        decided = catalog.condition_share(
-                            source,
-                            blocks,
-                            block.index,
-                            control,
-                            conditional,
-                            _compound(blocks, block.index, control, innermost, dominating),
-                        )
+                # skipped by some iterations, yet in no if block of the report by its lines:
+                # the arm of a ?:, a && / || operand, or an if block's code on its condition's
+                # line; the conditional jump before it tells which. A defined share stays; the
+                # profile fills an undefined one and the copies' upper bound
+                if not any(place.key for place in places) and not _under_call_guard(
+                    catalog, source, stand_ins, len(chain)
+                ):
+                    control = _controlling_branch(blocks, block.index, innermost, dominating)
+                    decided = catalog.condition_share(
+                        source,
+                        blocks,
+                        block.index,
+                        control,
+                        conditional,
+                        _compound(blocks, block.index, control, innermost, dominating),
+                    )
+                    try:
                         shares = [decided.defined()] * len(block.instructions)
-                        if decided.key == (COPY,):
+                    except UndefinedCount as reason:
+                        count = _measured_instead(
+                            reason, key, block, measured, measured_places, notes
+                        )
+                        from_profile = True
+                    else:
+                        if decided.key == (COPY,) and key in measured:
+                            count = measured[key]
+                            from_profile = True
+                            shares = [sympy.Integer(1)] * len(block.instructions)
+                        elif decided.key == (COPY,):
                             copies.append(block.start)
         for insn, stand_in, share in zip(block.instructions, stand_ins, shares, strict=True):
             try:
