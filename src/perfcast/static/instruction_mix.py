@@ -691,9 +691,13 @@ def _cfg_counts(
                 # its header, e.g. gcc -O2 jumping past a one-instruction latch): it runs once
                 # per source iteration, the rest of the loop's own code once less per entry
                 if block.index != innermost.header and around[block.index][-1] is innermost:
-                    count = count - enclosing_runs(chain, runs, function_count)
+                    count = count - _entries(
+                        chain, runs, function_count, place_of, catalog, source, block
+                    )
             elif innermost.exits_at_header and block.index == innermost.header:
-                count = count + enclosing_runs(chain, runs, function_count)
+                count = count + _entries(
+                    chain, runs, function_count, place_of, catalog, source, block
+                )
             elif any(block.index not in dominating[latch] for latch in innermost.latches):
                 # a block some iterations skip: its own code runs in its if block's share
                 loop_key = place_of[innermost.header].key
@@ -742,8 +746,8 @@ def _cfg_counts(
             else:
                 # skipped by some iterations, yet in no if block of the report by its lines:
                 # the arm of a ?:, a && / || operand, or an if block's code on its condition's
-                # line; the conditional jump before it tells which. A defined share stays; the
-                # profile fills an undefined one and the copies' upper bound
+                # line; the conditional jump before it tells which. The share of such a part
+                # stays; the profile fills an undefined one and replaces the assumptions
                 if not any(place.key for place in places) and not _under_call_guard(
                     catalog, source, stand_ins, len(chain)
                 ):
@@ -764,7 +768,9 @@ def _cfg_counts(
                         )
                         from_profile = True
                     else:
-                        if decided.key == (COPY,) and key in measured:
+                        if decided.key in ((), (COPY,)) and key in measured:
+                            # a jump the compiler made (taken to hold in every iteration) or a
+                            # copy on both paths: assumptions the profile replaces
                             count = measured[key]
                             from_profile = True
                             shares = [sympy.Integer(1)] * len(block.instructions)
@@ -800,6 +806,30 @@ def _cfg_counts(
             "by the iterations that take the other path; --profile measures them)"
         )
     return counted
+
+
+def _entries(
+    chain: list[Loop],
+    runs: dict[int, Place],
+    function_count: sympy.Expr,
+    place_of: Mapping[int, Place],
+    catalog: Catalog,
+    source: str,
+    block: Block,
+) -> sympy.Expr:
+    """How often the innermost machine loop of ``chain`` (holding ``block``) is entered: the
+    runs of the machine loop around it, or the function's count, times the share of the ``if``
+    block of that loop's source loop holding the inner source loop (``if (i != 0) for (k ...``
+    enters the k loop in the iterations with ``i != 0`` only)."""
+    entries = enclosing_runs(chain, runs, function_count)
+    lined = next((i for i in block.instructions if i.file and i.line), None)
+    if len(chain) < 2 or lined is None:
+        return entries
+    outer = place_of[chain[-2].header].key
+    if len(outer) < 3 or outer[0] == UNMATCHED:
+        return entries
+    share = catalog.branch_share(source, lined, outer[1]).defined()
+    return entries if share == 1 else sympy.expand(sympy.cancel(entries * share))
 
 
 def _compound(

@@ -288,7 +288,16 @@ class Catalog:
         self, function: str, insn: BinaryInstruction, loop: StaticKernelLike
     ) -> StaticKernelLike | None:
         """The innermost ``if`` block directly in source loop ``loop`` (in no loop nested in
-        it) whose own code holds the instruction's line."""
+        it) whose own code holds the instruction's line. On a nested loop's own line (its
+        set-up and zero-trip test), or for a jump out of it (no code of its line), the block
+        may start with that loop (an unbraced ``if (c)`` above ``for (...)``): the block's
+        condition line is the one in ``loop``, when the nested loops' counts are defined."""
+        nested = [k for k in self.loops_at(function, insn.file, insn.line) if k.depth > loop.depth]
+        # with the nested loops' counts defined (never empty under the block's condition), a
+        # compiler folding their zero-trip test into that condition changes no count
+        on_loop_line = all(k.count is not None for k in nested) and (
+            insn.kind == "jump" or any(k.line == insn.line for k in nested)
+        )
         found = [
             b
             for b in self.branches.get(function, ())
@@ -296,7 +305,8 @@ class Catalog:
             and b.line <= insn.line <= b.end_line
             and loop.line <= b.line <= b.end_line <= loop.end_line
             and insn.line > _condition_line(b)
-            and self.loops_at(function, b.file, b.line)[-1] is loop
+            and self.loops_at(function, b.file, _condition_line(b) if on_loop_line else b.line)[-1]
+            is loop
         ]
         return max(found, key=lambda b: (b.line, -b.end_line), default=None)
 
