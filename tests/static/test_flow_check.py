@@ -163,6 +163,7 @@ int main(void)
     add(a, b, N);
   return a[3] > 0.0;
 }
+void (*volatile kept)(double *, const double *, long) = add; /* add's own copy stays reachable */
 """
 
 

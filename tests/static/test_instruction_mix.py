@@ -273,6 +273,7 @@ void add(double *a, const double *b, long n) {
 }
 
 int main(void) { return 0; }
+void (*volatile kept)(double *, const double *, long) = add; /* reachable, as if called */
 """
 
 

@@ -31,7 +31,6 @@ from perfcast.static.cursors import (
     operator,
     release_tree,
     single_pass,
-    strip,
     walk,
 )
 from perfcast.static.error_paths import error_path, noreturn_functions
@@ -39,6 +38,7 @@ from perfcast.static.frontend import ParsedSource, parse_sources
 from perfcast.static.guards import Guards
 from perfcast.static.loops import (
     Header,
+    comma_operands,
     exits,
     for_parts,
     header,
@@ -395,10 +395,11 @@ class _Analysis:
         return walked
 
     def _top_level(self, name: str, function: Cursor) -> list[Cursor]:
-        """Record the hashes of the function's top-level statements; return the statements."""
+        """Record the hashes of the function's top-level statements (each operand of a comma
+        expression ``lo = 0, hi = n;`` counting as one); return the statements."""
         body = _body(function)
         statements = children(body) if body is not None else []
-        self.top_level[name] = {strip(s).hash for s in statements}
+        self.top_level[name] = {o.hash for s in statements for o in comma_operands(s)}
         return statements
 
     def _prepare(self, name: str, function: Cursor) -> None:
@@ -556,14 +557,15 @@ class _Analysis:
 
     def _operand_contexts(self, cursor: Cursor, kids: list[Cursor], context: Context) -> list:
         """The contexts of the operands of a ``?:``, ``&&`` or ``||`` (the first operand's is
-        ``context``); inside a loop, each operand that runs only under the condition is
+        ``context``); each operand that runs only under the condition (inside loops and,
+        since a block outside loops that some calls skip needs it too, outside) is
         recorded as a condition block (kind ``"condition"``, named
         ``<function>:cond@<line>:then|else``, ``<function>:and@<line>:right`` or
         ``<function>:or@<line>:right``), guarded by the first operand (or its negation), or
         weighted by a ``probability`` pragma of its line that no ``if`` took: the share of
         evaluations in which the first operand is true."""
         source = self.source
-        if context.depth == 0 or len(kids) < 2 or source is None:
+        if len(kids) < 2 or source is None:
             return [context] * len(kids)
         first = kids[0]
         arms: tuple[tuple[str, bool], ...]

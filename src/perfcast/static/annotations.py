@@ -5,9 +5,9 @@ blank lines, comments and other pragmas may sit in between)::
 
     #pragma perfcast count(<expr>)        before a loop: its trip count per entry
     #pragma perfcast probability(<expr>)  before an if: share of evaluations taking the then-branch;
-                                          before a statement with a ?:, && or || inside a loop
-                                          (and no if): share in which the first operand of its
-                                          first one is true
+                                          before a statement with a ?:, && or || (and no if),
+                                          inside or outside loops: share in which the first
+                                          operand of its first one is true
     #pragma perfcast symbol(<name>)       before a loop: <name> stands for its unknown bound
 
 ``<expr>`` is arithmetic over numbers and names; every name becomes a parameter of the count.

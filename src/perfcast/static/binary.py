@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import bisect
 import os
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from capstone import CS_ARCH_X86, CS_GRP_CALL, CS_GRP_JUMP, CS_GRP_RET, CS_MODE_64, Cs
@@ -21,6 +22,7 @@ from elftools.elf.sections import SymbolTableSection
 
 from perfcast.core.errors import InputError
 from perfcast.static.library_calls import NORETURN_CALLS
+from perfcast.static.references import referenced_functions
 from perfcast.static.x86_categories import category_of, memory_access
 
 
@@ -36,11 +38,15 @@ class InlineFrame:
         Absolute path of the file holding the call.
     call_line : int
         Line of the call.
+    call_column : int
+        Column of the call (0 when the compiler gave none); not compared, so that the frames
+        of one line's calls compare as before.
     """
 
     callee: str
     call_file: str | None
     call_line: int
+    call_column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -106,10 +112,17 @@ class BinaryFunction:
 
 @dataclass(frozen=True)
 class Binary:
-    """The functions of an executable that carry DWARF line information."""
+    """The functions of an executable that carry DWARF line information.
+
+    ``callees`` names the addresses calls can reach: every function symbol and PLT stub.
+    ``referenced`` holds the entries of the functions anything in the file calls, jumps to
+    or holds the address of (:mod:`perfcast.static.references`); None when not known.
+    """
 
     path: Path
     functions: dict[str, BinaryFunction]
+    callees: Mapping[int, str] = field(default_factory=dict)
+    referenced: frozenset[int] | None = None
 
 
 class _LineTable:
@@ -170,12 +183,18 @@ def read_binary(path: str | os.PathLike[str]) -> Binary:
         symbols = _function_symbols(elf)
         functions = _disassemble(elf, symbols, lines, inlined)
         names = {low: name for name, low, _ in symbols} | _plt_stubs(elf)
+        referenced = referenced_functions(
+            elf,
+            [low for _, low, _ in symbols],
+            [(i.address, i.size, i.operands) for f in functions.values() for i in f.instructions],
+            [(f.low, f.high) for f in functions.values()],
+        )
     stops = {address for address, name in names.items() if name in noreturn | NORETURN}
     functions = {name: _mark_noreturn(f, stops) for name, f in functions.items()}
     while True:  # a function that can neither return nor jump away ends the program too
         ending = {f.low for f in functions.values() if f.low not in stops and not _leaves(f)}
         if not ending:
-            return Binary(path, functions)
+            return Binary(path, functions, names, referenced)
         stops |= ending
         functions = {name: _mark_noreturn(f, stops) for name, f in functions.items()}
 
@@ -291,6 +310,7 @@ def _collect_inlined(die, frames, files, dwarf, unit, base, found) -> None:  # n
                 if "DW_AT_call_file" in attributes
                 else None,
                 attributes["DW_AT_call_line"].value if "DW_AT_call_line" in attributes else 0,
+                attributes["DW_AT_call_column"].value if "DW_AT_call_column" in attributes else 0,
             )
             inner = (*frames, frame)
             found.extend((low, high, inner) for low, high in _ranges(child, dwarf, unit, base))

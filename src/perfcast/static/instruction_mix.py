@@ -20,7 +20,9 @@ How often an instruction runs (``attribution="cfg"``, the default):
   that site. The stand-alone copy of an inlined function is reported undefined (how often it runs
   is unknown);
 - blocks no path from the entry reaches (alignment padding after a return or after a call of
-  ``exit``) never run;
+  ``exit``) never run; nor do the library calls behind an inline ``sqrt``
+  (:mod:`perfcast.static.math_fallbacks`), nor a function nothing in the binary reaches
+  (:mod:`perfcast.static.references`);
 - a ``rep``-prefixed string instruction runs its block's count times ``rcx + 1``, as callgrind
   counts it (:mod:`perfcast.static.repeated_strings`), or is measured, or undefined.
 
@@ -38,7 +40,8 @@ Copies of a loop the compiler made behind a run-time check
 undefined with the reason, or take their measured counts.
 
 Outside loops, a block some calls skip counts with the share of the innermost ``if`` block
-(or ``switch`` body) holding it, or is undefined with a reason naming the guard; with measured
+(or ``switch`` body) holding it, or of the ``?:`` arm or ``&&`` / ``||`` operand on the line
+of the jump deciding it, or is undefined with a reason naming the guard; with measured
 counts (``--profile``) it takes its measured count.
 
 Inside loops, a block some iterations skip counts with the share of the ``if`` block holding
@@ -82,6 +85,7 @@ from perfcast.static.machine_counts import (
     remainder_counts,
 )
 from perfcast.static.machine_trips import induction
+from perfcast.static.math_fallbacks import math_fallbacks
 from perfcast.static.repeated_strings import is_repeated, repetitions
 from perfcast.static.source_shares import (
     COPY,
@@ -256,7 +260,7 @@ def instruction_mix(
             ):
                 # a part (``f.part.0``: the body gcc outlines when it inlines f's early tests)
                 mixes[function.name] = _function_mix(
-                    function, catalog, attribution, measured, base, flow
+                    function, catalog, attribution, measured, base, flow, binary.callees
                 )
                 continue
             if clone is None:
@@ -280,6 +284,16 @@ def instruction_mix(
             else:
                 mixes[function.name] = _mix_of(function, counted, notes)
             continue
+        if not entry_measured and function.name not in inlined and _never_reached(function, binary):
+            # no call, jump or held address reaches it: a copy kept after every call was
+            # folded into its caller (an inlined function's copy stays undefined below)
+            notes = [
+                f"nothing in the binary calls {function.name}, jumps to it or holds its "
+                "address (the compiler removed every call): this stand-alone copy never runs"
+            ]
+            counted = [(insn, sympy.Integer(0)) for insn in function.instructions]
+            mixes[function.name] = _mix_of(function, counted, notes)
+            continue
         if function.name in inlined and not entry_measured:
             how = "at some call sites" if function.low in called else "at every call site"
             reason = (
@@ -290,7 +304,9 @@ def instruction_mix(
                 function.name, None, reason, len(function.instructions)
             )
             continue
-        mixes[function.name] = _function_mix(function, catalog, attribution, measured, source, flow)
+        mixes[function.name] = _function_mix(
+            function, catalog, attribution, measured, source, flow, binary.callees
+        )
     if not mixes and not unmodeled:
         raise InputError(
             "no function of the binary has line information from the analyzed sources "
@@ -335,7 +351,9 @@ def _whole_clone(
     others = sorted(
         other
         for other in binary.functions
-        if other != name and (other == base or other.split(".")[0] == base)
+        if other != name
+        and (other == base or other.split(".")[0] == base)
+        and not _never_reached(binary.functions[other], binary)  # it takes no calls
     )
     if not others and base not in inlined:
         return True
@@ -359,12 +377,23 @@ def _calls_folded(
     stand-alone copy does not run at the source's calls, which a profile shows. ``main`` and
     functions the source never calls (entry points, callbacks) are left alone. Without a
     profile such a copy keeps the source's count (whether the source calls it at all, the
-    report does not tell here)."""
+    report does not tell here), unless nothing in the binary refers to it at all
+    (:func:`_never_reached`): then it never runs."""
     if function.name == "main" or function.low in called or function.name in inlined:
         return False
     kernel = catalog.functions.get(source)
     count = getattr(kernel, "count", None)
     return count is not None and count != 0
+
+
+def _never_reached(function: BinaryFunction, binary: Binary) -> bool:
+    """True when nothing in the binary transfers control to the function: no call or jump to
+    it and no copy of its address (:mod:`perfcast.static.references`); never for ``main``."""
+    return (
+        function.name != "main"
+        and binary.referenced is not None
+        and function.low not in binary.referenced
+    )
 
 
 def _direct_call_targets(binary: Binary) -> set[int]:
@@ -387,10 +416,12 @@ def _function_mix(
     measured: Mapping[tuple[str, str, int], sympy.Expr],
     source: str,
     flow: FlowCheck,
+    callees: Mapping[int, str],
 ) -> FunctionMix:
     """The mix of one function of the binary; ``source`` is the source function its code
     comes from (its own name, or the function a compiler-made whole copy was made of);
-    ``flow`` checks the ``cfg`` counts for flow conservation."""
+    ``flow`` checks the ``cfg`` counts for flow conservation; ``callees`` names the binary's
+    call targets."""
     notes: list[str] = []
     try:
         entry = ("entry", function.name, function.low)
@@ -426,7 +457,9 @@ def _function_mix(
                 chain = catalog.chain(source, insn)
                 counted.append((insn, chain[-1].defined() if chain else function_count))
         else:
-            counted = _cfg_counts(function, function_count, catalog, notes, measured, source)
+            counted = _cfg_counts(
+                function, function_count, catalog, notes, measured, source, callees
+            )
             counted = flow.conserved(function, counted, measured, notes)
             notes.extend(_disagreements(function, counted, measured, flow.actual))
         counted = _with_repetitions(function, counted, measured, notes)
@@ -562,6 +595,7 @@ def _cfg_counts(
     notes: list[str],
     measured: Mapping[tuple[str, str, int], sympy.Expr],
     source: str,
+    callees: Mapping[int, str],
 ) -> list[tuple[BinaryInstruction, sympy.Expr]]:
     blocks = basic_blocks(function)
     live = reachable(blocks)
@@ -576,6 +610,8 @@ def _cfg_counts(
     runs = machine_counts.counts(machine_loops, notes)
     remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes)
     error_paths = doomed(blocks)
+    fallbacks = math_fallbacks(blocks, callees)
+    _note_math_fallbacks(fallbacks, blocks, bool(measured), notes)
     measured_places: set[tuple] = set()
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
     copies: list[int] = []  # blocks copying every iteration's code onto one path
@@ -623,6 +659,10 @@ def _cfg_counts(
         if block.index not in live or block.index in error_paths:
             # alignment padding after a return or jump, or an error path ending the program
             count = sympy.Integer(0)
+        elif block.index in fallbacks:
+            # the library call behind an inline sqrt, for a negative or NaN argument only
+            from_profile = key in measured
+            count = measured[key] if from_profile else sympy.Integer(0)
         elif block.index in chosen and (key in measured or block.index not in assumed):
             # one of two copies of a source loop: the profile tells which ran, nothing else does
             alternative = chosen[block.index]
@@ -710,6 +750,8 @@ def _cfg_counts(
             guard = guard_of.get(block.index) or catalog.block_guard(source, block)
             if guard.key == ():
                 guard = _other_way(blocks, block, dominating, exits, catalog, source) or guard
+            if guard.key in ((), IN_LOOP):  # IN_LOOP: a loop's set-up or zero-trip test
+                guard = _operand_guard(blocks, block, live, catalog, source) or guard
             try:
                 shares = [guard.defined()] * len(block.instructions)
                 uniform = guard.key not in ((), IN_LOOP)  # the block's guard holds the lot
@@ -830,6 +872,45 @@ def _entries(
         return entries
     share = catalog.branch_share(source, lined, outer[1]).defined()
     return entries if share == 1 else sympy.expand(sympy.cancel(entries * share))
+
+
+def _operand_guard(
+    blocks: list[Block], block: Block, live: set[int], catalog: Catalog, source: str
+) -> Place | None:
+    """The share of a block outside loops that some calls skip and no ``if`` block holds,
+    when the conditional jumps leading to it are on the line of a ``?:``, ``&&`` or ``||``
+    (:meth:`Catalog.operand_share`); None otherwise. Reached from several such jumps of one
+    line, it runs on the outcome of the whole condition."""
+    entering = [p for p in block.predecessors if p in live]
+    jumps = [jump_of(blocks[p]) for p in entering]
+    if not entering or any(
+        j is None or blocks[p].instructions[-1].kind != "branch"
+        for p, j in zip(entering, jumps, strict=True)
+    ):
+        return None
+    if len({(j.file, j.line, j.inlined) for j in jumps if j is not None}) != 1:
+        return None
+    compound = len(entering) > 1
+    return catalog.operand_share(source, blocks, block.index, entering[0], compound)
+
+
+def _note_math_fallbacks(
+    fallbacks: dict[int, str], blocks: list[Block], profiled: bool, notes: list[str]
+) -> None:
+    """Say which blocks are the library path of an inline-expanded math function."""
+    for name in sorted(set(fallbacks.values())):
+        starts = [blocks[i].start for i in sorted(fallbacks) if fallbacks[i] == name]
+        how = (
+            "counts measured"
+            if profiled
+            else "taken never to run (true when every argument is in the domain; --profile "
+            "measures them)"
+        )
+        notes.append(
+            f"blocks at {_addresses(starts)} call the library's {name} only for an argument "
+            f"outside its domain (the compiler computes {name} inline and keeps the call to "
+            f"set errno): {how}"
+        )
 
 
 def _compound(

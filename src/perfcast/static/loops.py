@@ -185,9 +185,35 @@ def _mentions(cursor: Cursor, declaration: Cursor) -> bool:
     )
 
 
+def comma_operands(expression: Cursor) -> list[Cursor]:
+    """The operands of a comma expression ``a, b, c`` in order (``[expression]`` otherwise)."""
+    expression = strip(expression)
+    if expression.kind == CursorKind.BINARY_OPERATOR and operator(expression) == ",":
+        left, right = children(expression)
+        return comma_operands(left) + comma_operands(right)
+    return [expression]
+
+
+def _the_operand_writing(expression: Cursor, declaration: Cursor) -> Cursor | None:
+    """The one operand of a comma expression that writes ``declaration`` (the expression
+    itself when it is no comma expression), or None when no operand or several write it."""
+    operands = comma_operands(expression)
+    if len(operands) == 1:
+        return operands[0]
+    writing = [o for o in operands if writes_in(o, declaration)]
+    return writing[0] if len(writing) == 1 else None
+
+
 def update_of(statement: Cursor, declaration: Cursor) -> Update | None:
-    """The update form of ``statement`` when it writes ``declaration`` in a supported way."""
-    statement = strip(statement)
+    """The update form of ``statement`` when it writes ``declaration`` in a supported way.
+
+    In a comma expression (``k += 7, m += 3``) the one operand that writes the variable is
+    the update.
+    """
+    operand = _the_operand_writing(statement, declaration)
+    if operand is None:
+        return None
+    statement = strip(operand)
     if not is_write(statement):
         return None
     target = assignment_target(statement)
@@ -345,15 +371,36 @@ def _initial(statement: Cursor, variable: Cursor) -> Cursor | None:
             if key(declaration) == key(variable):
                 return initializer(declaration)
         return None
-    statement = strip(statement)
+    operands = comma_operands(statement)
+    operand = _the_operand_writing(statement, variable)
+    if operand is None:
+        return None
+    before = operands[: operands.index(operand)] if len(operands) > 1 else []
+    statement = strip(operand)
     if statement.kind == CursorKind.BINARY_OPERATOR and operator(statement) == "=":
         target = assignment_target(statement)
         if target is not None and key(target) == key(variable):
             value = children(statement)[1]
             if _mentions(value, variable):
                 return None
+            # ``m = 0, k = m``: the value read another operand's write, not the one before
+            # the statement that name resolution would find.
+            if any(_mentions(value, written) for written in _written_by(before)):
+                return None
             return value
     return None
+
+
+def _written_by(expressions: list[Cursor]) -> list[Cursor]:
+    """Declarations written by plain assignments, increments or compound assignments."""
+    found = []
+    for expression in expressions:
+        for node in walk(expression):
+            if is_write(node):
+                target = assignment_target(node)
+                if target is not None:
+                    found.append(target)
+    return found
 
 
 def variable_type_problem(variable: Cursor, descending: bool, op: str) -> str | None:

@@ -209,10 +209,11 @@ class StaticReport:
     that code inside a branch can be attributed the right count (:meth:`count_at`), and the
     body of every ``switch`` (``<function>:switch@<line>:cases``, count undefined: which case
     runs is not analysed).
-    ``conditions`` holds, inside loops, the operands of ``?:``, ``&&`` and ``||`` that run only
-    under their condition (kind ``"condition"``, named ``<function>:cond@<line>:then|else``,
-    ``<function>:and@<line>:right``, ``<function>:or@<line>:right``, with ``:<column>`` after
-    the line when a line holds two), so that the instruction mix can count a block of machine
+    ``conditions`` holds, inside and outside loops, the operands of ``?:``, ``&&`` and ``||``
+    that run only under their condition (kind ``"condition"``, named
+    ``<function>:cond@<line>:then|else``, ``<function>:and@<line>:right``,
+    ``<function>:or@<line>:right``, with ``:<column>`` after the line when a line holds two),
+    so that the instruction mix can count a block of machine
     code the compiler keeps for one of them; they are not part of the JSON.
     ``build_values`` holds the value the sources give each parameter that is an object-like
     macro of a plain number (a ``-D`` flag or a ``#define``): the values of the build, where

@@ -128,10 +128,15 @@ class Catalog:
             )
         # if arms, ?: arms and && / || operands by (function, line of their condition)
         self.decided_at: dict[tuple[str, int], list[StaticKernelLike]] = defaultdict(list)
+        # ?: arms and && / || operands outside loops, by (function, line) (operand_share)
+        self.decided_outside: dict[tuple[str, int], list[StaticKernelLike]] = defaultdict(list)
         for part in (*branches, *conditions):
             where = DECIDED.search(part.name)
-            if where is not None:
-                self.decided_at[(part.function, int(where.group(2)))].append(part)
+            if where is None:
+                continue
+            at = (part.function, int(where.group(2)))
+            outside = part.kind == "condition" and part.depth == 0
+            (self.decided_outside if outside else self.decided_at)[at].append(part)
         self._guards: dict[tuple, tuple[Guard, ...]] = {}
         self.inlined: set[str] = set()  # functions the binary inlines somewhere
         self.functions = {k.function: k for k in kernels if k.kind == "function"}
@@ -527,6 +532,70 @@ class Catalog:
             Place(key, normalized(loop.count), None),
         )
 
+    def operand_share(
+        self, function: str, blocks: list[Block], index: int, deciding: int, compound: bool
+    ) -> Place | None:
+        """The share of its function's runs in which a block outside loops runs that some
+        calls skip, when the conditional jump deciding it (ending block ``deciding``) is on the
+        line of a ``?:``, ``&&`` or ``||`` outside loops: that of the arm or operand whose
+        source columns hold the block's code. Undefined naming the condition when that part's
+        count is undefined, or when the block runs on the outcome of the whole condition
+        (``compound``: reached from several of its tests, as the false exit of
+        ``return a && b;``) or no part holds it. None when no such condition is on that line
+        (or the code is inlined: the guards of its call sites count it)."""
+        block = blocks[index]
+        control = jump_of(blocks[deciding])
+        if control is None or not control.file or not control.line or control.inlined:
+            return None
+        parts = [
+            p
+            for p in self.decided_outside.get((function, control.line), ())
+            if normal_path(p.file) == normal_path(control.file)
+        ]
+        if not parts:
+            return None
+        line = control.line
+        text = line_text(control.file, line)
+        where = f"the condition at {control.file}:{line}" + (f" (`{text}`)" if text else "")
+        held = None if compound else _held_by(block, parts, control, through_calls=True)
+        if held is None and not compound:
+            held = _other_arm(blocks, index, deciding, parts, control, through_calls=True)
+        if held is None and not any(i.line for i in block.instructions):
+            return Place(
+                (parts[0].name,),
+                None,
+                f"block at {block.start:#x} runs in some calls of {function} only, under "
+                f"{where}, and has no source line: which of its parts it is cannot be told "
+                "(measure it with --profile)",
+            )
+        if held is None:
+            names = ", ".join(p.name for p in parts)
+            return Place(
+                (parts[0].name,),
+                None,
+                f"block at {block.start:#x} runs in some calls of {function} only, on the "
+                f"outcome of {where} ({names}), which the report does not count: give its "
+                "probability with `#pragma perfcast probability(...)` before the line, or "
+                "measure it with --profile",
+            )
+        key = (held.name,)
+        kernel = self.functions.get(function)
+        if held.count is None:
+            return Place(
+                key,
+                None,
+                f"block at {block.start:#x} runs in some calls of {function} only, as "
+                f"{held.name} of {where}, and how often is undefined ({held.undef_reason}): "
+                "give its probability with `#pragma perfcast probability(...)` before the "
+                "line, or measure it with --profile",
+            )
+        if kernel is None or kernel.count is None:
+            return Place(key, None, f"count of function {function} undefined")
+        return _share(
+            Place(key, normalized(held.count), None),
+            Place(key, normalized(kernel.count), None),
+        )
+
     def _unconditional(
         self, function: str, file: str | None, line: int, loop: StaticKernelLike, tests: bool
     ) -> bool:
@@ -819,20 +888,30 @@ def _place(
 
 
 def _held_by(
-    block: Block, parts: list[StaticKernelLike], control: BinaryInstruction
+    block: Block,
+    parts: list[StaticKernelLike],
+    control: BinaryInstruction,
+    through_calls: bool = False,
 ) -> StaticKernelLike | None:
     """The operand of a ``?:``, ``&&`` or ``||`` whose source columns hold the block's code:
     for each instruction with a column, the innermost operand holding it; the one of those
     that holds the others (an operand whose nested condition the compiler folded into it).
-    None when no column falls in an operand or the operands found are disjoint."""
+    With ``through_calls``, code inlined from a call of the operand stands at that call's
+    line and column. None when no column falls in an operand or the operands found are
+    disjoint."""
     spans = {id(p): _span(p) for p in parts if _span(p)[3]}
     found = []
+    depth = len(control.inlined)
     for insn in block.instructions:
-        if not insn.column or insn.inlined != control.inlined:
+        file, line, column = insn.file, insn.line, insn.column
+        if through_calls and len(insn.inlined) > depth and insn.inlined[:depth] == control.inlined:
+            call = insn.inlined[depth]
+            file, line, column = call.call_file, call.call_line, call.call_column
+        elif insn.inlined != control.inlined:
             continue
-        if normal_path(insn.file) != normal_path(control.file):
+        if not column or normal_path(file) != normal_path(control.file):
             continue
-        position = (insn.line, insn.column)
+        position = (line, column)
         holding = [
             p for p in parts if id(p) in spans and spans[id(p)][:2] <= position < spans[id(p)][2:]
         ]
@@ -882,13 +961,15 @@ def _other_arm(
     deciding: int,
     parts: list[StaticKernelLike],
     control: BinaryInstruction,
+    through_calls: bool = False,
 ) -> StaticKernelLike | None:
     """The arm of a ``?:`` a block is, when the other way from the deciding jump starts with
-    code the columns place in the other arm of that ``?:``."""
+    code the columns place in the other arm of that ``?:`` (``through_calls`` as for
+    :func:`_held_by`)."""
     others = [s for s in blocks[deciding].successors if s != index]
     if len(others) != 1 or len(blocks[deciding].successors) != 2:
         return None
-    held = _held_by(blocks[others[0]], parts, control)
+    held = _held_by(blocks[others[0]], parts, control, through_calls)
     if held is None or not held.name.endswith((":then", ":else")):
         return None
     wanted = held.name[: -len("then")] + ("else" if held.name.endswith(":then") else "then")

@@ -30,7 +30,7 @@ __attribute__((noinline)) static void fill(int n, double *y)
 
 int main(int argc, char **argv)
 {
-  int n = argc > 1 ? atoi(argv[1]) : 60;
+  int n = atoi(argv[1]);
   double *y = malloc(n * sizeof *y);
   fill(n, y);
   dump(n, y);

@@ -24,8 +24,8 @@ static __attribute__((noinline)) double folded(const double *v, int n)
     return total;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
+#pragma perfcast probability(1)
     int n = argc > 1 ? atoi(argv[1]) : 1000;
     double s = 0.0, t = 1.0;
     for (int i = 0; i < n; i++) {

@@ -11,8 +11,8 @@ static void dump(const double *v, int n)
         fprintf(stderr, "%f\n", v[i]);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
+#pragma perfcast probability(1)
     int n = argc > 1 ? atoi(argv[1]) : 500;
     double *v = malloc(sizeof(double) * n);
     for (int i = 0; i < n; i++)

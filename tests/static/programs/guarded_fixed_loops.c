@@ -9,8 +9,8 @@
 
 static double left[WIDTH], right[WIDTH];
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
+#pragma perfcast probability(1)
     int reps = argc > 1 ? atoi(argv[1]) : 10;
     double total = 0.0;
     for (int pass = 0; pass < reps; pass++) {
