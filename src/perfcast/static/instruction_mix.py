@@ -461,10 +461,55 @@ def _function_mix(
                 function, function_count, catalog, notes, measured, source, callees
             )
             counted = flow.conserved(function, counted, measured, notes)
+            notes.extend(_disagreements(function, counted, measured, flow.actual))
         counted = _with_repetitions(function, counted, measured, notes)
     except UndefinedCount as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
     return _mix_of(function, counted, notes)
+
+
+def _disagreements(
+    function: BinaryFunction,
+    counted: Sequence[tuple[BinaryInstruction, sympy.Expr]],
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
+    points: Sequence[Mapping[str, float]],
+) -> list[str]:
+    """A warning naming the blocks whose kept static count differs from their measured count
+    at a profiled point (values ``points``): the static count stays, but one of the two is
+    wrong there."""
+    count_of = {insn.address: count for insn, count in counted}
+    differing: list[str] = []
+    for block in basic_blocks(function):
+        key = ("block", function.name, block.start)
+        if key not in measured or not block.instructions:
+            continue
+        predicted = count_of.get(block.instructions[0].address)
+        if predicted is None or predicted == measured[key]:
+            continue
+        for point in points:
+            values = {
+                symbol: point[symbol.name]
+                for symbol in predicted.free_symbols | measured[key].free_symbols
+                if symbol.name in point
+            }
+            static, profiled = predicted.subs(values), measured[key].subs(values)
+            if not (static.is_number and profiled.is_number):
+                continue
+            if abs(float(static) - float(profiled)) > max(0.5, 0.01 * abs(float(profiled))):
+                where = ",".join(f"{name}={value:g}" for name, value in sorted(point.items()))
+                differing.append(
+                    f"{block.start:#x} (static {float(static):,.0f}, measured "
+                    f"{float(profiled):,.0f} at {where or 'the profiled run'})"
+                )
+                break
+    if not differing:
+        return []
+    more = f" and {len(differing) - 5} more" if len(differing) > 5 else ""
+    return [
+        f"warning: the static counts of blocks {', '.join(differing[:5])}{more} differ from "
+        "the profile; the static counts are kept, but they or the measured ones are wrong "
+        "at that point"
+    ]
 
 
 def _with_repetitions(
@@ -699,9 +744,13 @@ def _cfg_counts(
                 # its header, e.g. gcc -O2 jumping past a one-instruction latch): it runs once
                 # per source iteration, the rest of the loop's own code once less per entry
                 if block.index != innermost.header and around[block.index][-1] is innermost:
-                    count = count - enclosing_runs(chain, runs, function_count)
+                    count = count - _entries(
+                        chain, runs, function_count, place_of, catalog, source, block
+                    )
             elif innermost.exits_at_header and block.index == innermost.header:
-                count = count + enclosing_runs(chain, runs, function_count)
+                count = count + _entries(
+                    chain, runs, function_count, place_of, catalog, source, block
+                )
             elif any(block.index not in dominating[latch] for latch in innermost.latches):
                 # a block some iterations skip: its own code runs in its if block's share
                 loop_key = place_of[innermost.header].key
@@ -750,18 +799,16 @@ def _cfg_counts(
                 count = _measured_instead(reason, key, block, measured, measured_places, notes)
                 from_profile = True
             else:
-                if not any(place.key for place in places):
-                    # skipped by some iterations, yet in no if block of the report by its
-                    # lines: the arm of a ?:, a && / || operand, or an if block's code on
-                    # its condition's line; the conditional jump before it tells which
-                    if key in measured:
-                        count = measured[key]
-                        from_profile = True
-                    elif not _under_call_guard(catalog, source, stand_ins, len(chain)):
-                        control = _controlling_branch(blocks, block.index, innermost, dominating)
-                        unrolled = _unrolled_exit(
-                            source, block, blocks, control, len(chain), catalog
-                        )
+                # skipped by some iterations, yet in no if block of the report by its lines:
+                # the arm of a ?:, a && / || operand, or an if block's code on its condition's
+                # line; the conditional jump before it tells which. The share of such a part
+                # stays; the profile fills an undefined one and replaces the assumptions
+                if not any(place.key for place in places) and not _under_call_guard(
+                    catalog, source, stand_ins, len(chain)
+                ):
+                    control = _controlling_branch(blocks, block.index, innermost, dominating)
+                    unrolled = _unrolled_exit(source, block, blocks, control, len(chain), catalog)
+                    try:
                         if unrolled is not None:
                             raise UndefinedCount(unrolled)
                         decided = catalog.condition_share(
@@ -773,7 +820,19 @@ def _cfg_counts(
                             _compound(blocks, block.index, control, innermost, dominating),
                         )
                         shares = [decided.defined()] * len(block.instructions)
-                        if decided.key == (COPY,):
+                    except UndefinedCount as reason:
+                        count = _measured_instead(
+                            reason, key, block, measured, measured_places, notes
+                        )
+                        from_profile = True
+                    else:
+                        if decided.key in ((), (COPY,)) and key in measured:
+                            # a jump the compiler made (taken to hold in every iteration) or a
+                            # copy on both paths: assumptions the profile replaces
+                            count = measured[key]
+                            from_profile = True
+                            shares = [sympy.Integer(1)] * len(block.instructions)
+                        elif decided.key == (COPY,):
                             copies.append(block.start)
         for insn, stand_in, share in zip(block.instructions, stand_ins, shares, strict=True):
             try:
@@ -805,6 +864,30 @@ def _cfg_counts(
             "by the iterations that take the other path; --profile measures them)"
         )
     return counted
+
+
+def _entries(
+    chain: list[Loop],
+    runs: dict[int, Place],
+    function_count: sympy.Expr,
+    place_of: Mapping[int, Place],
+    catalog: Catalog,
+    source: str,
+    block: Block,
+) -> sympy.Expr:
+    """How often the innermost machine loop of ``chain`` (holding ``block``) is entered: the
+    runs of the machine loop around it, or the function's count, times the share of the ``if``
+    block of that loop's source loop holding the inner source loop (``if (i != 0) for (k ...``
+    enters the k loop in the iterations with ``i != 0`` only)."""
+    entries = enclosing_runs(chain, runs, function_count)
+    lined = next((i for i in block.instructions if i.file and i.line), None)
+    if len(chain) < 2 or lined is None:
+        return entries
+    outer = place_of[chain[-2].header].key
+    if len(outer) < 3 or outer[0] == UNMATCHED:
+        return entries
+    share = catalog.branch_share(source, lined, outer[1]).defined()
+    return entries if share == 1 else sympy.expand(sympy.cancel(entries * share))
 
 
 def _operand_guard(

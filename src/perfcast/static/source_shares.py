@@ -19,7 +19,7 @@ from typing import Protocol
 import sympy
 
 from perfcast.static.binary import BinaryInstruction
-from perfcast.static.control_flow import Block
+from perfcast.static.control_flow import Block, reachable
 from perfcast.static.guard_text import condition_text, if_line, is_else, is_switch, line_text
 
 
@@ -296,7 +296,16 @@ class Catalog:
         self, function: str, insn: BinaryInstruction, loop: StaticKernelLike
     ) -> StaticKernelLike | None:
         """The innermost ``if`` block directly in source loop ``loop`` (in no loop nested in
-        it) whose own code holds the instruction's line."""
+        it) whose own code holds the instruction's line. On a nested loop's own line (its
+        set-up and zero-trip test), or for a jump out of it (no code of its line), the block
+        may start with that loop (an unbraced ``if (c)`` above ``for (...)``): the block's
+        condition line is the one in ``loop``, when the nested loops' counts are defined."""
+        nested = [k for k in self.loops_at(function, insn.file, insn.line) if k.depth > loop.depth]
+        # with the nested loops' counts defined (never empty under the block's condition), a
+        # compiler folding their zero-trip test into that condition changes no count
+        on_loop_line = all(k.count is not None for k in nested) and (
+            insn.kind == "jump" or any(k.line == insn.line for k in nested)
+        )
         found = [
             b
             for b in self.branches.get(function, ())
@@ -304,7 +313,8 @@ class Catalog:
             and b.line <= insn.line <= b.end_line
             and loop.line <= b.line <= b.end_line <= loop.end_line
             and insn.line > _condition_line(b)
-            and self.loops_at(function, b.file, b.line)[-1] is loop
+            and self.loops_at(function, b.file, _condition_line(b) if on_loop_line else b.line)[-1]
+            is loop
         ]
         return max(found, key=lambda b: (b.line, -b.end_line), default=None)
 
@@ -352,15 +362,29 @@ class Catalog:
             )
         frames = control.inlined
         line = control.line
-        own = {
-            (normal_path(i.file), i.line)
-            for i in block.instructions
-            if i.file and i.line and i.inlined == frames
-        }
+        lined = [i for i in block.instructions if i.file and i.line and i.inlined == frames]
+        if len(lined) > 1 and lined[-1] is block.instructions[-1] and lined[-1].kind == "jump":
+            # an arm's jump back to the code after the if carries that code's line: it is
+            # not a copy of that code (gcc -O3's inlined dump loop in PolyBench durbin)
+            lined.pop()
+        own = {(normal_path(i.file), i.line) for i in lined}
         loops = self.loops_at(function, control.file, line)
         inner = loops[-1] if loops else None
         # the loop's own line: its update and test, which compilers copy into each arm
         header = inner.line if inner is not None else line
+        if (
+            inner is not None
+            and inner.name == loop_name
+            and header != line
+            and own == {(normal_path(control.file), header)}
+            and not any(i.inlined != frames for i in block.instructions if i.line)
+            and block.instructions[-1].kind == "branch"
+            and deciding is not None
+        ):
+            # the loop's update and exit test, copied onto a path after the condition
+            copied = self._latch_copy_share(function, blocks, index, deciding, inner, control)
+            if copied is not None:
+                return copied
         elsewhere = sorted(
             n for f, n in own if f != normal_path(control.file) or n not in (line, header)
         )
@@ -454,6 +478,61 @@ class Catalog:
         return _share(
             Place((parts[0].name,), counts.pop(), None),
             Place((parts[0].name,), normalized(inner.count), None),
+        )
+
+    def _latch_copy_share(
+        self,
+        function: str,
+        blocks: list[Block],
+        index: int,
+        deciding: int,
+        loop: StaticKernelLike,
+        control: BinaryInstruction,
+    ) -> Place | None:
+        """The share of the iterations of ``loop`` in which a block runs that holds only the
+        loop's own line and ends in its exit test (its update and test, which compilers copy
+        onto the paths after a condition), decided by the jump ``control`` ending block
+        ``deciding``: reached only from that jump whose other way is the then block of a
+        one-armed ``if`` on that line, it runs when the then block does not; reached from
+        several paths, which ones cannot be told (undefined); None otherwise."""
+        start = blocks[index].start
+        live = reachable(blocks)  # not the padding before the block, which falls into it
+        predecessors = [b.index for b in blocks if index in b.successors and b.index in live]
+        if len(predecessors) > 1:
+            return Place(
+                (),
+                None,
+                f"block at {start:#x} holds only the update and test of {loop.name}, which the "
+                f"compiler copied onto the paths after the condition at line {control.line}, "
+                "and is reached from several of them: which ones cannot be told (measure it "
+                "with --profile)",
+            )
+        parts = [
+            p
+            for p in self.decided_at.get((function, control.line), ())
+            if normal_path(p.file) == normal_path(control.file)
+        ]
+        others = [s for s in blocks[deciding].successors if s != index]
+        then = parts[0] if len(parts) == 1 and parts[0].name.endswith(":then") else None
+        arm_beside = len(others) == 1 and any(
+            i.line == control.line and i.inlined == control.inlined and i.kind != "branch"
+            for i in blocks[others[0]].instructions
+        )
+        if then is None or predecessors != [deciding] or not arm_beside:
+            return None
+        if then.count is None:
+            return Place(
+                (),
+                None,
+                f"block at {start:#x} runs in the iterations of {loop.name} that skip "
+                f"{then.name}, and how many is undefined: {then.undef_reason}",
+            )
+        if loop.count is None:
+            return Place((), None, f"count of loop {loop.name} undefined: {loop.undef_reason}")
+        key = (f"{then.name}:skipped",)
+        return _share(
+            Place(key, normalized(loop.count - then.count), None),
+            Place(key, normalized(loop.count), None),
         )
 
     def operand_share(

@@ -1,0 +1,72 @@
+"""A profile fills undefined counts only (issue 20 point 3, verify20d H13): a defined static
+count, here a modular guard ``i % 20 == 0`` with its call on the same line, stays with
+``--profile``; where a kept static count and the measured one differ at a profiled point, the
+function's notes warn."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import sympy
+
+from perfcast import api
+from perfcast.static.binary import read_binary
+from perfcast.static.callgrind import measured_loop_counts, measured_mix, read_callgrind
+from perfcast.static.instruction_mix import instruction_mix
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mix_programs import CLANG, PROGRAMS_DIR, compile_c, run_callgrind  # noqa: E402
+
+SOURCE = PROGRAMS_DIR / "profile_kept.c"
+pytestmark = [
+    pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed"),
+    pytest.mark.skipif(shutil.which("gcc") is None or CLANG is None, reason="gcc and clang"),
+]
+
+
+@pytest.fixture(scope="module")
+def report():
+    return api.analyze_source([SOURCE], ["n"])
+
+
+@pytest.mark.parametrize(
+    ("compiler", "level"), [("gcc", "-O0"), ("clang", "-O0"), ("gcc", "-O1"), ("clang", "-O1")]
+)
+def test_a_defined_count_stays_with_a_profile(compiler, level, report, tmp_path):
+    binary = compile_c(compiler, level, SOURCE, tmp_path / f"kept_{compiler}{level}")
+    static = api.instruction_mix(binary, report, ["n"])
+    assert static.functions["sum_every"].counts is not None, static.functions["sum_every"]
+    profiled = api.instruction_mix(
+        binary, report, ["n"], profiles=[({"n": 41}, run_callgrind(binary, (41,), tmp_path))]
+    )
+    kept = profiled.functions["sum_every"]
+    assert kept.counts is not None
+    assert "floor" in str(kept.counts["total"]), kept.counts["total"]  # the guard's exact term
+    assert not any(note.startswith("warning") for note in kept.notes), kept.notes
+    # the exact term holds far from the profiled size
+    far = read_callgrind(run_callgrind(binary, (1000,), tmp_path))
+    truth = measured_mix(read_binary(binary), far)["sum_every"]["total"]
+    assert kept.evaluate({"n": 1000})["total"] == truth
+
+
+def test_a_static_count_the_profile_contradicts_is_a_warning(report, tmp_path):
+    binary_path = compile_c("gcc", "-O0", SOURCE, tmp_path / "kept_wrong")
+    binary = read_binary(binary_path)
+    profile = read_callgrind(run_callgrind(binary_path, (41,), tmp_path))
+    measured = dict(measured_loop_counts(binary, profile))
+    guarded = [
+        key
+        for key, count in measured.items()
+        if key[0] == "block" and key[1] == "sum_every" and count == 3  # i = 0, 20, 40
+    ]
+    assert guarded
+    # a profile of another build or input: the guard's block ran once more than counted
+    measured[guarded[0]] = sympy.Integer(4)
+    mix = instruction_mix(binary, report, ["n"], measured=measured, points=[{"n": 41}])
+    function = mix.functions["sum_every"]
+    warnings = [note for note in function.notes if note.startswith("warning")]
+    assert warnings and f"{guarded[0][2]:#x} (static 3, measured 4 at n=41)" in warnings[0]
+    assert "floor" in str(function.counts["total"])  # the static count is kept
