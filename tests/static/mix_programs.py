@@ -192,3 +192,11 @@ def static_profiled_and_measured(
     profiled = instruction_mix(binary, report, parameters, measured=measured)
     truth = {name: counts["total"] for name, counts in measured_mix(binary, profile).items()}
     return static, profiled, truth
+
+
+def total_error(mix, truth: dict[str, int], function: str, values: dict[str, int]) -> float:
+    """Relative error of a function's predicted total at ``values`` against callgrind's total
+    (the function's counts must be defined)."""
+    found = mix.functions[function]
+    assert found.counts is not None, found.undef_reason
+    return found.evaluate(values)["total"] / truth[function] - 1

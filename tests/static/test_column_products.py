@@ -22,16 +22,11 @@ from mix_programs import (  # noqa: E402
     PROGRAMS_DIR,
     compile_c,
     static_profiled_and_measured,
+    total_error,
 )
 
 SOURCE = PROGRAMS_DIR / "column_products.c"
 pytestmark = NEEDS_BOTH_COMPILERS_AND_VALGRIND
-
-
-def _error(mix, truth: dict[str, int], n: int) -> float:
-    function = mix.functions["transposed_product"]
-    assert function.counts is not None, function.undef_reason
-    return function.evaluate({"n": n})["total"] / truth["transposed_product"] - 1
 
 
 @pytest.mark.parametrize(("compiler", "level"), BUILDS)
@@ -45,8 +40,10 @@ def test_column_walks_are_counted_like_callgrind_or_undefined(tmp_path, compiler
         if function.counts is None:
             assert "machine loop" in (function.undef_reason or "")
         else:
-            assert abs(_error(static, truth, n)) < 0.01, function.notes
-        assert abs(_error(profiled, truth, n)) < 0.01
+            assert abs(total_error(static, truth, "transposed_product", {"n": n})) < 0.01, (
+                function.notes
+            )
+        assert abs(total_error(profiled, truth, "transposed_product", {"n": n})) < 0.01
 
 
 @pytest.mark.xfail(
@@ -58,4 +55,4 @@ def test_column_walks_are_counted_like_callgrind_or_undefined(tmp_path, compiler
 def test_the_single_iteration_path_of_an_unrolled_loop_is_not_counted(tmp_path):
     binary = compile_c("clang", "-O2", SOURCE, tmp_path / "columns_clang_O2")
     static, _, truth = static_profiled_and_measured(binary, SOURCE, ["n"], (23,), tmp_path)
-    assert abs(_error(static, truth, 23)) < 0.01
+    assert abs(total_error(static, truth, "transposed_product", {"n": 23})) < 0.01

@@ -25,16 +25,11 @@ from mix_programs import (  # noqa: E402
     PROGRAMS_DIR,
     compile_c,
     static_profiled_and_measured,
+    total_error,
 )
 
 SOURCE = PROGRAMS_DIR / "paired_taps.c"
 pytestmark = NEEDS_BOTH_COMPILERS_AND_VALGRIND
-
-
-def _error(mix, truth: dict[str, int], outputs: int) -> float:
-    function = mix.functions["paired_filter"]
-    assert function.counts is not None, function.undef_reason
-    return function.evaluate({"outputs": outputs})["total"] / truth["paired_filter"] - 1
 
 
 @pytest.mark.parametrize(("compiler", "level"), BUILDS)
@@ -48,8 +43,10 @@ def test_paired_outputs_are_counted_like_callgrind_or_undefined(tmp_path, compil
         if function.counts is None:
             assert "machine loop" in (function.undef_reason or "")
         else:
-            assert abs(_error(static, truth, outputs)) < 0.01, function.notes
-        assert abs(_error(profiled, truth, outputs)) < 0.01
+            assert abs(total_error(static, truth, "paired_filter", {"outputs": outputs})) < 0.01, (
+                function.notes
+            )
+        assert abs(total_error(profiled, truth, "paired_filter", {"outputs": outputs})) < 0.01
 
 
 def test_a_counter_started_below_zero_wraps_under_an_unsigned_test(tmp_path):
@@ -57,5 +54,5 @@ def test_a_counter_started_below_zero_wraps_under_an_unsigned_test(tmp_path):
     static, profiled, truth = static_profiled_and_measured(
         binary, SOURCE, ["outputs"], (100,), tmp_path
     )
-    assert abs(_error(static, truth, 100)) < 0.001
-    assert abs(_error(profiled, truth, 100)) < 0.001
+    assert abs(total_error(static, truth, "paired_filter", {"outputs": 100})) < 0.001
+    assert abs(total_error(profiled, truth, "paired_filter", {"outputs": 100})) < 0.001

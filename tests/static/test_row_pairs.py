@@ -27,17 +27,12 @@ from mix_programs import (  # noqa: E402
     PROGRAMS_DIR,
     compile_c,
     static_profiled_and_measured,
+    total_error,
 )
 
 SOURCE = PROGRAMS_DIR / "row_pairs.c"
 ROWS_AT_RUN_TIME = 31
 pytestmark = NEEDS_BOTH_COMPILERS_AND_VALGRIND
-
-
-def _error(mix, name: str, truth: dict[str, int]) -> float:
-    function = mix.functions[name]
-    assert function.counts is not None, function.undef_reason
-    return function.evaluate({"m": ROWS_AT_RUN_TIME})["total"] / truth[name] - 1
 
 
 @pytest.mark.parametrize(("compiler", "level"), BUILDS)
@@ -47,15 +42,15 @@ def test_column_walks_are_counted_like_callgrind_or_undefined(tmp_path, compiler
         binary, SOURCE, ["m"], (ROWS_AT_RUN_TIME,), tmp_path
     )
     # sizes known at compile time: the trip counts are read from the binary, exactly
-    assert abs(_error(static, "fixed_norms", truth)) < 0.01
-    assert abs(_error(profiled, "fixed_norms", truth)) < 0.01
+    assert abs(total_error(static, truth, "fixed_norms", {"m": ROWS_AT_RUN_TIME})) < 0.01
+    assert abs(total_error(profiled, truth, "fixed_norms", {"m": ROWS_AT_RUN_TIME})) < 0.01
     # a run-time row count: within 1 % or undefined naming a machine loop; measured, exact
     run_time = static.functions["run_time_norms"]
     if run_time.counts is None:
         assert "machine loop" in (run_time.undef_reason or "")
     else:
-        assert abs(_error(static, "run_time_norms", truth)) < 0.01
-    assert abs(_error(profiled, "run_time_norms", truth)) < 0.01
+        assert abs(total_error(static, truth, "run_time_norms", {"m": ROWS_AT_RUN_TIME})) < 0.01
+    assert abs(total_error(profiled, truth, "run_time_norms", {"m": ROWS_AT_RUN_TIME})) < 0.01
 
 
 def test_two_rows_per_pass_take_the_trip_count_of_the_binary(tmp_path):
@@ -66,4 +61,4 @@ def test_two_rows_per_pass_take_the_trip_count_of_the_binary(tmp_path):
     notes = static.functions["fixed_norms"].notes
     # 30 rows, two per pass: 15 passes per column
     assert any("runs 15 times per entry (read from the binary)" in note for note in notes), notes
-    assert abs(_error(static, "fixed_norms", truth)) < 0.001
+    assert abs(total_error(static, truth, "fixed_norms", {"m": ROWS_AT_RUN_TIME})) < 0.001
