@@ -87,8 +87,13 @@ def test_compile_time_sizes_even_and_odd(tmp_path, compiler, level, size):
     assert "main" in errors
     for name, error in errors.items():
         if isinstance(error, str):
-            # only the stand-alone copy of a function inlined everywhere may stay undefined
-            assert "inlined at every call site" in error, (name, error)
+            # only the stand-alone copy of a function inlined everywhere may stay undefined,
+            # for that reason or because clang -O3 unrolled its repetition loop completely
+            assert name != "main", error
+            assert "inlined at every call site" in error or "unrolled completely" in error, (
+                name,
+                error,
+            )
             continue
         assert abs(error) <= 0.01, (name, error)
 

@@ -285,6 +285,42 @@ class MachineCounts:
                     return self.catalog.entry_share(self.function, insn, place.key)
         return Place(place.key, sympy.Integer(1), None)
 
+    def _copies_of_unrolled_passes(
+        self, group: list[Loop], place: Place, source_entry: Place
+    ) -> str | None:
+        """Why the machine loops of a source loop have no count when a source loop around it,
+        inside what encloses them, runs several passes per entry and has no machine loop (the
+        compiler unrolled it completely: gcc -O2 turns ``for (k = 1; k <= 8; k += 7)`` around
+        an inner loop into a copy of the inner loop per pass, or computes a pass in closed
+        form): each copy runs in some of those passes only, not in all of them; None
+        otherwise."""
+        chain: list[Place] = []
+        for index in self._own(group[0]):
+            for insn in self.blocks[index].instructions:
+                found = self.catalog.chain(self.function, insn)
+                if place.key in [p.key for p in found] and len(found) > len(chain):
+                    chain = list(found)
+        keys = [found.key for found in chain]
+        if place.key not in keys or keys.index(place.key) == 0:
+            return None
+        outer = chain[keys.index(place.key) - 1]
+        enclosing = outer.key
+        if enclosing == source_entry.key or any(
+            found.key == enclosing for found in self.place_of.values()
+        ):
+            return None
+        if outer.count is None or source_entry.count is None or source_entry.count == 0:
+            return None
+        if sympy.cancel(outer.count / source_entry.count) == 1:
+            return None
+        starts = ", ".join(f"{self.blocks[loop.header].start:#x}" for loop in group)
+        return (
+            f"source loop {place.key[1]} (machine loop{'s' if len(group) > 1 else ''} at "
+            f"{starts}) lies in source loop {enclosing[1] if len(enclosing) > 1 else enclosing}, "
+            "which runs several passes and has no machine loop (unrolled completely): each "
+            "copy runs in some of its passes, how many cannot be read from the binary"
+        )
+
     def _group(
         self, group: list[Loop], entry: Place, source_entry: Place, notes: list[str]
     ) -> tuple[dict[int, Place], tuple[sympy.Expr, int] | None]:
@@ -299,6 +335,9 @@ class MachineCounts:
         trips = {h: i.trip_count() if i else None for h, i in found.items()}
         if entry.count is None:
             return {loop.header: Place(place.key, None, entry.reason) for loop in group}, None
+        unrolled = self._copies_of_unrolled_passes(group, place, source_entry)
+        if unrolled is not None:
+            return {loop.header: Place(place.key, None, unrolled) for loop in group}, None
         per_entry = None
         if place.count is not None and source_entry.count is not None:
             per_entry = sympy.cancel(place.count / source_entry.count)
