@@ -35,9 +35,9 @@ int main(int argc, char **argv) {
 """
 
 
-@pytest.fixture
-def campaign_file(tmp_path: Path) -> Path:
-    program = compile_c(tmp_path / "bin", "grid", PROGRAM)
+def _write_campaign(tmp_path: Path, name: str, source: str) -> Path:
+    """A campaign running ``source`` (built as ``name``) over p = 1..16, n = 10..40."""
+    program = compile_c(tmp_path / "bin", name, source)
     path = tmp_path / "campaign.toml"
     path.write_text(
         f"command = [{json.dumps(str(program))}, '{{p}}', '{{n}}']\n"
@@ -46,6 +46,11 @@ def campaign_file(tmp_path: Path) -> Path:
         "[parameters]\np = [1, 2, 4, 8, 16]\nn = [10, 20, 40]\n"
     )
     return path
+
+
+@pytest.fixture
+def campaign_file(tmp_path: Path) -> Path:
+    return _write_campaign(tmp_path, "grid", PROGRAM)
 
 
 def test_advised_rounds_measure_new_points_within_the_budget(campaign_file: Path):
@@ -144,15 +149,7 @@ SLOWER_BEYOND = PROGRAM.replace("* noise);", "* noise * (p >= 32 ? 20.0 : 1.0));
 
 
 def test_a_round_counts_the_core_hours_its_runs_took_not_the_models_price(tmp_path: Path):
-    program = compile_c(tmp_path / "bin", "slower", SLOWER_BEYOND)
-    path = tmp_path / "campaign.toml"
-    path.write_text(
-        f"command = [{json.dumps(str(program))}, '{{p}}', '{{n}}']\n"
-        "repetitions = 3\nseed = 1\n"
-        f"output = {json.dumps(str(tmp_path / 'out.csv'))}\n"
-        "[parameters]\np = [1, 2, 4, 8, 16]\nn = [10, 20, 40]\n"
-    )
-    campaign = load_campaign(path)
+    campaign = load_campaign(_write_campaign(tmp_path, "slower", SLOWER_BEYOND))
     # p=32, n=10: priced about 3 runs * 32 cores * 3.7 s = 0.1 core-hours; it takes 20 times that.
     result, history, _, stop = run_advised(
         campaign, at="p=64,n=80", budget="0.5h", candidates="p=32,n=10,20,40"
@@ -170,15 +167,7 @@ NOISY = PROGRAM.replace("0.04 *", "0.5 *")
 
 
 def test_no_round_starts_whose_upper_price_exceeds_the_budget_left(tmp_path: Path):
-    program = compile_c(tmp_path / "bin", "noisy", NOISY)
-    path = tmp_path / "campaign.toml"
-    path.write_text(
-        f"command = [{json.dumps(str(program))}, '{{p}}', '{{n}}']\n"
-        "repetitions = 3\nseed = 1\n"
-        f"output = {json.dumps(str(tmp_path / 'out.csv'))}\n"
-        "[parameters]\np = [1, 2, 4, 8, 16]\nn = [10, 20, 40]\n"
-    )
-    campaign = load_campaign(path)
+    campaign = load_campaign(_write_campaign(tmp_path, "noisy", NOISY))
     budget = 0.5
     candidates = "p=1..32*2,n=10,20,40,80"
     result, history, advice, stop = run_advised(
