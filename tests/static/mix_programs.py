@@ -25,11 +25,12 @@ CLANG = shutil.which("clang-16") or shutil.which("clang")
 BUILDS = [(c, level) for c in ("gcc", "clang") for level in ("-O0", "-O1", "-O2", "-O3")]
 """Every compiler and optimization level the tests against callgrind cover."""
 
-NEEDS_BOTH_COMPILERS_AND_VALGRIND = [
-    pytest.mark.slow,
+NEEDS_TOOLS = [
     pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed"),
     pytest.mark.skipif(CLANG is None or shutil.which("gcc") is None, reason="gcc and clang"),
 ]
+"""Skip marks of a test that needs valgrind, gcc and clang (quick enough for the default run)."""
+NEEDS_BOTH_COMPILERS_AND_VALGRIND = [pytest.mark.slow, *NEEDS_TOOLS]
 """``pytestmark`` of a module that builds with gcc and clang and runs callgrind."""
 
 

@@ -6,7 +6,6 @@ iterations (it was counted with the arm's share: -28 %). Against callgrind per f
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -17,14 +16,11 @@ from perfcast.static.binary import read_binary
 from perfcast.static.callgrind import measured_mix, read_callgrind
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mix_programs import BUILDS, CLANG, PROGRAMS_DIR, compile_c, run_callgrind  # noqa: E402
+from mix_programs import BUILDS, NEEDS_TOOLS, PROGRAMS_DIR, compile_c, run_callgrind  # noqa: E402
 
 SOURCE = PROGRAMS_DIR / "arm_paths.c"
 N = 60
-pytestmark = [
-    pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed"),
-    pytest.mark.skipif(shutil.which("gcc") is None or CLANG is None, reason="gcc and clang"),
-]
+pytestmark = NEEDS_TOOLS
 QUICK = [("gcc", "-O2"), ("gcc", "-O3")]
 
 

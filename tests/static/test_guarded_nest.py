@@ -7,7 +7,6 @@ or measured), exact with a profile."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -18,15 +17,12 @@ from perfcast.static.binary import read_binary
 from perfcast.static.callgrind import measured_mix, read_callgrind
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mix_programs import BUILDS, CLANG, PROGRAMS_DIR, compile_c, run_callgrind  # noqa: E402
+from mix_programs import BUILDS, NEEDS_TOOLS, PROGRAMS_DIR, compile_c, run_callgrind  # noqa: E402
 
 SOURCE = PROGRAMS_DIR / "guarded_nest.c"
 N = 9
 FUNCTIONS = ("eliminate", "late_rows")
-pytestmark = [
-    pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed"),
-    pytest.mark.skipif(shutil.which("gcc") is None or CLANG is None, reason="gcc and clang"),
-]
+pytestmark = NEEDS_TOOLS
 QUICK = [("clang", "-O0"), ("gcc", "-O1")]
 
 

@@ -5,7 +5,6 @@ function's notes warn."""
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -18,13 +17,10 @@ from perfcast.static.callgrind import measured_loop_counts, measured_mix, read_c
 from perfcast.static.instruction_mix import instruction_mix
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mix_programs import CLANG, PROGRAMS_DIR, compile_c, run_callgrind  # noqa: E402
+from mix_programs import NEEDS_TOOLS, PROGRAMS_DIR, compile_c, run_callgrind  # noqa: E402
 
 SOURCE = PROGRAMS_DIR / "profile_kept.c"
-pytestmark = [
-    pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed"),
-    pytest.mark.skipif(shutil.which("gcc") is None or CLANG is None, reason="gcc and clang"),
-]
+pytestmark = NEEDS_TOOLS
 
 
 @pytest.fixture(scope="module")
