@@ -291,6 +291,14 @@ def _value_before(
 _CYCLE = "cycle"  # a path that only comes back to blocks already searched: no definition on it
 
 
+def _agreed(values: set[int]) -> int | str | None:
+    """What every way into a block gives: the one value they agree on, :data:`_CYCLE` when no
+    way gives one, None when they differ."""
+    if not values:
+        return _CYCLE
+    return values.pop() if len(values) == 1 else None
+
+
 def _reaching(
     register: str,
     blocks: list[Block],
@@ -337,9 +345,7 @@ def _reaching(
             return None
         if isinstance(value, int):
             values.add(value)
-    if not values:
-        return _CYCLE
-    return values.pop() if len(values) == 1 else None
+    return _agreed(values)
 
 
 def _equal_on_edge(blocks: list[Block], previous: int, block: int) -> tuple[str, str] | None:
@@ -432,9 +438,7 @@ def _difference(
             return None
         if isinstance(value, int):
             values.add(value)
-    if not values:
-        return _CYCLE
-    return values.pop() if len(values) == 1 else None
+    return _agreed(values)
 
 
 def _copied_from(insn: BinaryInstruction) -> tuple[str, int] | None:
