@@ -83,3 +83,47 @@ def test_the_warning_is_in_text_and_json(runs, capsys):
     assert not any(note.startswith("warning") for note in functions["fixed_nest"]["notes"])
     assert cli.main(argv) == 0
     assert "measured at n = 7, rpt = 2 only; the model holds" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("point", "message"),
+    [
+        ("", "gives no value for rpt, n"),
+        ("@rpt=2", "gives no value for n"),
+        ("@rpt=2,n=7,m=3", "m is no --param"),
+        ("@rpt=3,n=7", "rpt=3 differs from --param rpt=2"),
+    ],
+)
+def test_a_profile_point_must_give_the_runs_values(runs, capsys, point, message):
+    binary, profiled, _, _ = runs
+    fixed = "rpt=2" if "differs" in message else "rpt"
+    argv = ["static", str(SOURCE), "--param", fixed, "--param", "n", "--binary", str(binary)]
+    assert cli.main([*argv, "--profile", f"{profiled}{point}", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and str(profiled) in err and "Traceback" not in err
+
+
+def test_a_point_may_repeat_a_fixed_value(runs, capsys):
+    binary, profiled, _, _ = runs
+    argv = ["static", str(SOURCE), "--param", "rpt=2", "--param", "n", "--binary", str(binary)]
+    argv += ["--profile", f"{profiled}@rpt=2,n=7", "--no-cache", "--format", "json"]
+    assert cli.main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {f["function"] for f in data["mix"]["functions"]} >= {"fixed_nest", "main"}
+
+
+def test_a_profile_of_another_binary_names_the_profile(runs, tmp_path, capsys):
+    _, profiled, _, _ = runs
+    other = tmp_path / "other_binary"
+    subprocess.run(["gcc", "-g", "-O1", "-o", str(other), str(SOURCE)], check=True)
+    argv = ["static", str(SOURCE), "--param", "rpt", "--param", "n", "--binary", str(other)]
+    assert cli.main([*argv, "--profile", f"{profiled}@rpt=2,n=7", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert f"profile {profiled} is not a run of {other}" in err and "Traceback" not in err
+
+
+def test_names_like_an_unknown_parameter_come_from_code_not_comments(capsys):
+    # per_entry.c's comments say "Usage", "measures", "constant"; its code has none of them
+    assert cli.main(["static", str(SOURCE), "--param", "measure", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert "measures" not in err and "occurs in none of the sources" in err
