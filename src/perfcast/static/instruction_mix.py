@@ -474,7 +474,9 @@ def _function_mix(
                 for (insn, before), (_, after) in zip(predicted, counted, strict=True)
                 if before != after
             )
-            notes.extend(_disagreements(function, counted, measured, flow.actual))
+            counted = _measured_where_contradicted(
+                function, counted, measured, flow.actual, notes, held
+            )
         counted = _with_repetitions(function, counted, measured, notes)
         held.extend(
             insn.address
@@ -510,17 +512,22 @@ def _held_at_run(
     return [held_note([block.start for block in blocks], [r for r in reasons if r], point)]
 
 
-def _disagreements(
+def _measured_where_contradicted(
     function: BinaryFunction,
-    counted: Sequence[tuple[BinaryInstruction, sympy.Expr]],
+    counted: list[tuple[BinaryInstruction, sympy.Expr]],
     measured: Mapping[tuple[str, str, int], sympy.Expr],
     points: Sequence[Mapping[str, float]],
-) -> list[str]:
-    """A warning naming the blocks whose kept static count differs from their measured count
-    at a profiled point (values ``points``): the static count stays, but one of the two is
-    wrong there."""
+    notes: list[str],
+    held: list[int],
+) -> list[tuple[BinaryInstruction, sympy.Expr]]:
+    """The counts with each block whose static count differs from its measured count at a
+    profiled point (values ``points``) taking the measured count, said in a warning: callgrind
+    counts a run exactly, so such a static count is wrong there (a modular guard's exact
+    ``floor`` term agrees at every profiled point and stays). The blocks replaced are appended
+    to ``held``."""
     count_of = {insn.address: count for insn, count in counted}
     differing: list[str] = []
+    replaced: set[int] = set()
     for block in basic_blocks(function):
         key = ("block", function.name, block.start)
         if key not in measured or not block.instructions:
@@ -543,14 +550,24 @@ def _disagreements(
                     f"{block.start:#x} (static {float(static):,.0f}, measured "
                     f"{float(profiled):,.0f} at {where or 'the profiled run'})"
                 )
+                replaced.update(insn.address for insn in block.instructions)
+                held.append(block.start)
                 break
     if not differing:
-        return []
+        return counted
     more = f" and {len(differing) - 5} more" if len(differing) > 5 else ""
-    return [
+    notes.append(
         f"warning: the static counts of blocks {', '.join(differing[:5])}{more} differ from "
-        "the profile; the static counts are kept, but they or the measured ones are wrong "
-        "at that point"
+        "the profile, which counts the run exactly: the measured counts stand in for them"
+    )
+    block_of = {
+        insn.address: ("block", function.name, block.start)
+        for block in basic_blocks(function)
+        for insn in block.instructions
+    }
+    return [
+        (insn, measured[block_of[insn.address]] if insn.address in replaced else count)
+        for insn, count in counted
     ]
 
 
