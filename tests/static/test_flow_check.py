@@ -224,11 +224,8 @@ def test_with_a_profile_the_blocks_that_fail_are_measured(tmp_path):
     mixed = instruction_mix(
         binary, report, list(values), measured=measured, points=[values], check_flow=False
     )
-    unchecked = mixed.functions["shift_lower"]
-    # measured loop, static blocks around it (+2 % and silent before static33): without the
-    # flow check, the blocks the profile contradicts take their measured counts, with a warning
-    assert unchecked.evaluate(values)["total"] == truth
-    assert any(n.startswith("warning: the static counts of blocks") for n in unchecked.notes)
+    before = mixed.functions["shift_lower"].evaluate(values)["total"]
+    assert before / truth - 1 > 0.02  # measured loop, static blocks around it: silent before
     profiled = api_instruction_mix(binary_path, report, list(values), profiles=[(values, run)])
     function = profiled.functions["shift_lower"]
     assert function.evaluate(values)["total"] == truth

@@ -1,8 +1,7 @@
 """A profile fills undefined counts only (issue 20 point 3, verify20d H13): a defined static
 count, here a modular guard ``i % 20 == 0`` with its call on the same line, stays with
-``--profile``; where a static count and the measured one differ at a profiled point, the
-function's notes warn and the measured count stands in (static33: callgrind counts the run
-exactly, so that static count is wrong there)."""
+``--profile``; where a kept static count and the measured one differ at a profiled point, the
+function's notes warn."""
 
 from __future__ import annotations
 
@@ -15,7 +14,6 @@ import sympy
 from perfcast import api
 from perfcast.static.binary import read_binary
 from perfcast.static.callgrind import measured_loop_counts, measured_mix, read_callgrind
-from perfcast.static.control_flow import basic_blocks
 from perfcast.static.instruction_mix import instruction_mix
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -67,9 +65,4 @@ def test_a_static_count_the_profile_contradicts_is_a_warning(report, tmp_path):
     function = mix.functions["sum_every"]
     warnings = [note for note in function.notes if note.startswith("warning")]
     assert warnings and f"{guarded[0][2]:#x} (static 3, measured 4 at n=41)" in warnings[0]
-    # callgrind counts a run exactly: the contradicted block takes its measured count
-    # (static33; static30 kept the static count here), the other blocks keep theirs
-    static = instruction_mix(binary, report, ["n"]).functions["sum_every"]
-    block = next(b for b in basic_blocks(binary.functions["sum_every"]) if b.start == guarded[0][2])
-    extra = len(block.instructions)
-    assert function.evaluate({"n": 41})["total"] == static.evaluate({"n": 41})["total"] + extra
+    assert "floor" in str(function.counts["total"])  # the static count is kept

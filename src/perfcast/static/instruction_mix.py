@@ -79,10 +79,10 @@ from perfcast.static.flow_check import FlowCheck
 from perfcast.static.machine_counts import (
     MachineCounts,
     enclosing_runs,
-    header_holds_body,
     machine_width,
     match_loops,
     remainder_counts,
+    zero_trip_bypasses,
 )
 from perfcast.static.machine_trips import induction
 from perfcast.static.math_fallbacks import math_fallbacks
@@ -474,9 +474,8 @@ def _function_mix(
                 for (insn, before), (_, after) in zip(predicted, counted, strict=True)
                 if before != after
             )
-            counted = _measured_where_contradicted(
-                function, counted, measured, flow.actual, notes, held
-            )
+            notes.extend(_disagreements(function, counted, measured, flow.actual))
+            notes.extend(_fixed_parameters(source, function_count, counted, catalog, notes))
         counted = _with_repetitions(function, counted, measured, notes)
         held.extend(
             insn.address
@@ -489,6 +488,37 @@ def _function_mix(
         # one profiled run: its measured constants stand in the model
         notes.extend(_held_at_run(function, counted, set(held), held_reasons, flow.actual))
     return _mix_of(function, counted, notes)
+
+
+def _fixed_parameters(
+    source: str,
+    function_count: sympy.Expr,
+    counted: Sequence[tuple[BinaryInstruction, sympy.Expr]],
+    catalog: Catalog,
+    notes: Sequence[str],
+) -> list[str]:
+    """A note when the counts of a function's own source loops per call depend on parameters
+    its model does not (the binary fixed them when it was compiled: a loop unrolled completely
+    at a size known then leaves no machine loop whose count could keep the parameter), unless
+    a note already says the model holds at the built values; else nothing."""
+    modeled: set[sympy.Symbol] = set()
+    for _, count in counted:
+        modeled |= count.free_symbols
+    source_symbols: set[sympy.Symbol] = set()
+    loops = [loop for loop in catalog.loops.get(source, ()) if loop.count is not None]
+    for loop in loops:
+        per_call = sympy.cancel(normalized(loop.count) / function_count)
+        source_symbols |= per_call.free_symbols
+    lost = sorted(str(symbol) for symbol in source_symbols - modeled)
+    if not lost or any("built value" in note for note in notes):
+        return []
+    return [
+        f"the loops of {source} run a number of times that depends on {', '.join(lost)}, "
+        "which the model does not: the binary fixed "
+        f"{'it' if len(lost) == 1 else 'them'} when it was compiled (a loop unrolled "
+        "completely or a trip count read from it), so the model holds at the built "
+        f"value{'s' if len(lost) > 1 else ''} only"
+    ]
 
 
 def _held_at_run(
@@ -512,22 +542,17 @@ def _held_at_run(
     return [held_note([block.start for block in blocks], [r for r in reasons if r], point)]
 
 
-def _measured_where_contradicted(
+def _disagreements(
     function: BinaryFunction,
-    counted: list[tuple[BinaryInstruction, sympy.Expr]],
+    counted: Sequence[tuple[BinaryInstruction, sympy.Expr]],
     measured: Mapping[tuple[str, str, int], sympy.Expr],
     points: Sequence[Mapping[str, float]],
-    notes: list[str],
-    held: list[int],
-) -> list[tuple[BinaryInstruction, sympy.Expr]]:
-    """The counts with each block whose static count differs from its measured count at a
-    profiled point (values ``points``) taking the measured count, said in a warning: callgrind
-    counts a run exactly, so such a static count is wrong there (a modular guard's exact
-    ``floor`` term agrees at every profiled point and stays). The blocks replaced are appended
-    to ``held``."""
+) -> list[str]:
+    """A warning naming the blocks whose kept static count differs from their measured count
+    at a profiled point (values ``points``): the static count stays, but one of the two is
+    wrong there."""
     count_of = {insn.address: count for insn, count in counted}
     differing: list[str] = []
-    replaced: set[int] = set()
     for block in basic_blocks(function):
         key = ("block", function.name, block.start)
         if key not in measured or not block.instructions:
@@ -550,24 +575,14 @@ def _measured_where_contradicted(
                     f"{block.start:#x} (static {float(static):,.0f}, measured "
                     f"{float(profiled):,.0f} at {where or 'the profiled run'})"
                 )
-                replaced.update(insn.address for insn in block.instructions)
-                held.append(block.start)
                 break
     if not differing:
-        return counted
+        return []
     more = f" and {len(differing) - 5} more" if len(differing) > 5 else ""
-    notes.append(
-        f"warning: the static counts of blocks {', '.join(differing[:5])}{more} differ from "
-        "the profile, which counts the run exactly: the measured counts stand in for them"
-    )
-    block_of = {
-        insn.address: ("block", function.name, block.start)
-        for block in basic_blocks(function)
-        for insn in block.instructions
-    }
     return [
-        (insn, measured[block_of[insn.address]] if insn.address in replaced else count)
-        for insn, count in counted
+        f"warning: the static counts of blocks {', '.join(differing[:5])}{more} differ from "
+        "the profile; the static counts are kept, but they or the measured ones are wrong "
+        "at that point"
     ]
 
 
@@ -675,13 +690,16 @@ def _cfg_counts(
         for index in loop.blocks:
             around[index].append(loop)
     place_of = match_loops(source, blocks, machine_loops, around, catalog)
-    machine_counts = MachineCounts(blocks, around, place_of, function_count, catalog, source)
+    machine_counts = MachineCounts(
+        blocks, around, place_of, function_count, catalog, source, points
+    )
     runs = machine_counts.counts(machine_loops, notes)
     remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes)
     contradicted = _contradicted(
         machine_loops, runs, machine_counts.from_binary, blocks, measured or {}, function.name
     )
     error_paths = doomed(blocks)
+    bypasses = zero_trip_bypasses(blocks, machine_loops, around, runs, machine_counts)
     fallbacks = math_fallbacks(blocks, callees)
     _note_math_fallbacks(fallbacks, blocks, bool(measured), notes)
     measured_places: set[tuple] = set()
@@ -731,6 +749,12 @@ def _cfg_counts(
         if block.index not in live or block.index in error_paths:
             # alignment padding after a return or jump, or an error path ending the program
             count = sympy.Integer(0)
+        elif block.index in bypasses:
+            # the way past a loop that runs no iteration, which its count excludes
+            from_profile = key in measured
+            count = measured[key] if from_profile else sympy.Integer(0)
+            if not from_profile and bypasses[block.index] not in notes:
+                notes.append(bypasses[block.index])
         elif block.index in fallbacks:
             # the library call behind an inline sqrt, for a negative or NaN argument only
             from_profile = key in measured
@@ -824,14 +848,7 @@ def _cfg_counts(
         else:
             innermost = chain[-1]
             count = runs[innermost.header].defined()
-            body_first = (
-                innermost.exits_at_header
-                and innermost.header in machine_counts.source_counted
-                and header_holds_body(
-                    source, blocks[innermost.header], place_of[innermost.header].key, catalog
-                )
-            )
-            if body_first:
+            if machine_counts.rotated(innermost):
                 # the header holds the body before the exit test (a rotated loop entered at
                 # its header, e.g. gcc -O2 jumping past a one-instruction latch): it runs once
                 # per source iteration, the rest of the loop's own code once less per entry
