@@ -952,6 +952,9 @@ class _Counting:
             end_column=cursor.extent.end.column if record.kind == "condition" else 0,
             varying=record.kind == "loop" and count is not None and _varying(context.levels),
             step=_step(context.levels) if record.kind == "loop" else 1,
+            always_entered=record.kind == "loop"
+            and count is not None
+            and _always_entered(context.levels),
         )
 
 
@@ -971,6 +974,18 @@ def _varying(levels: tuple[Level, ...]) -> bool:
         return False
     outer = {level.variable for level in levels[:-1]}
     return bool(sympy.sympify(levels[-1].trip).free_symbols & outer)
+
+
+def _always_entered(levels: tuple[Level, ...]) -> bool:
+    """True when the innermost level runs at least one iteration per entry for every
+    parameter >= 1 and every value of the outer levels' variables."""
+    if not levels or levels[-1].trip is None:
+        return False
+    outer = list(levels[:-1])
+    trip = sympy.sympify(levels[-1].trip)
+    return prove_nonnegative(trip - 1, outer) and all(
+        prove_nonnegative(sympy.sympify(condition), outer) for condition in levels[-1].nonempty
+    )
 
 
 def _body(function: Cursor) -> Cursor | None:

@@ -78,6 +78,9 @@ class MachineCounts:
         self.built: dict[sympy.Symbol, int] = {}
         # headers of machine loops counted with a trip count read from the binary
         self.from_binary: set[int] = set()
+        # header -> passes per entry, for machine loops counted from the widths or trip count
+        # read from the binary (every entry taking the same number of passes)
+        self.passes: dict[int, sympy.Expr] = {}
 
     def _own(self, loop: Loop) -> set[int]:
         """The loop's blocks that no loop nested in it holds."""
@@ -447,6 +450,7 @@ class MachineCounts:
             width = known[loop.header]
             passes = sympy.floor(remaining / width) if width > 1 else remaining
             result[loop.header] = Place(place.key, sympy.expand(passes * entry.count), None)
+            self.passes[loop.header] = passes
             remaining = remaining - width * passes
         starts = ", ".join(
             f"{self.blocks[loop.header].start:#x} ({known[loop.header]} per pass)"

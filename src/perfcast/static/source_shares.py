@@ -62,6 +62,9 @@ class StaticKernelLike(Protocol):
     @property
     def step(self) -> int | None: ...
 
+    @property
+    def always_entered(self) -> bool: ...
+
 
 #: first element of the key of a machine loop that implements no source loop of the report
 UNMATCHED = "no source loop"
