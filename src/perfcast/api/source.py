@@ -211,7 +211,7 @@ def instruction_mix(
         mix = count_mix(executable, report, parameters, attribution, None, [built])
         return _build_constants_caveat(mix, built)
     runs = [(point, str(path), read_callgrind(path)) for point, path in profiles]
-    measured = _measured_counts(executable, [(point, run) for point, _, run in runs])
+    measured = _measured_counts(executable, [(point, run, path) for point, path, run in runs])
     points = [dict(point) for point, _ in profiles]
     mix = count_mix(executable, report, parameters, attribution, measured, points)
     mix = _skip_plt_caveat(mix, executable, [(path, run) for _, path, run in runs])
@@ -280,17 +280,34 @@ def _skip_plt_caveat(
     return replace(mix, functions=functions)
 
 
+def _loop_counts(
+    executable: Binary, run: CallgrindProfile, path: str
+) -> dict[tuple[str, str, int], int]:
+    """:func:`perfcast.static.callgrind.measured_loop_counts` of one profile, an error naming
+    the profile's file when it is not a run of ``executable``."""
+    from perfcast.static.callgrind import measured_loop_counts
+
+    try:
+        return measured_loop_counts(executable, run)
+    except InputError as error:
+        raise InputError(
+            f"profile {path} is not a run of {executable.path}: {error.message}",
+            path,
+            reason=error.reason or "bad-profile",
+        ) from error
+
+
 def _measured_counts(
-    executable: Binary, profiles: Sequence[tuple[Mapping[str, float], CallgrindProfile]]
+    executable: Binary, profiles: Sequence[tuple[Mapping[str, float], CallgrindProfile, str]]
 ) -> dict[tuple[str, str, int], Any]:
-    """Measured block and entry counts of the profiled runs, as sympy constants or models."""
+    """Measured block and entry counts of the profiled runs (point, profile, its file), as
+    sympy constants or models."""
     import sympy
 
     from perfcast.api.modeling import fit
     from perfcast.core.experiment import Experiment
-    from perfcast.static.callgrind import measured_loop_counts
 
-    runs = [(dict(point), measured_loop_counts(executable, run)) for point, run in profiles]
+    runs = [(dict(point), _loop_counts(executable, run, path)) for point, run, path in profiles]
     keys = sorted(set().union(*(counts for _, counts in runs)))
     series = {key: [counts.get(key, 0) for _, counts in runs] for key in keys}
     result: dict[tuple[str, str, int], Any] = {

@@ -255,7 +255,9 @@ class _Analysis:
         self.top_level: dict[str, set[int]] = {}
         self.names = Names(program, self.symbols, self.top_level)
         self.guards = Guards(self.names)
-        self.propagation = Propagation(program, self.calls, self.names.formals, self.symbols)
+        self.propagation = Propagation(
+            program, self.calls, self.names.formals, self.symbols, self.names.nonnegative_formals
+        )
         self.early_return: dict[str, Cursor] = {}
         self.jumps: dict[str, Cursor] = {}
         self.names_used: dict[str, int] = {}

@@ -87,6 +87,7 @@ from perfcast.static.machine_counts import (
 )
 from perfcast.static.machine_trips import induction
 from perfcast.static.math_fallbacks import math_fallbacks
+from perfcast.static.per_entry import EntryScale, entry_scale, held_note
 from perfcast.static.repeated_strings import is_repeated, repetitions
 from perfcast.static.source_shares import (
     COPY,
@@ -424,6 +425,8 @@ def _function_mix(
     ``flow`` checks the ``cfg`` counts for flow conservation; ``callees`` names the binary's
     call targets."""
     notes: list[str] = []
+    held: list[int] = []  # addresses of code whose count is a constant measured in one run
+    held_reasons: list[str] = []
     try:
         entry = ("entry", function.name, function.low)
         try:
@@ -432,10 +435,12 @@ def _function_mix(
             if entry not in measured:
                 raise
             function_count = measured[entry]
+            held.append(function.low)
             notes.append(f"calls of {function.name}: measured")
         if source != function.name:
             if entry in measured:
                 function_count = measured[entry]
+                held.append(function.low)
                 notes.append(
                     f"calls of {function.name}, a compiler-made copy of {source}: measured"
                 )
@@ -446,27 +451,49 @@ def _function_mix(
                 )
         elif function.name in catalog.inlined and entry in measured:
             function_count = measured[entry]
+            held.append(function.low)
             notes.append(f"calls of the stand-alone copy of {function.name}: measured")
         counted: list[tuple[BinaryInstruction, sympy.Expr]]
         copy = source != function.name or function.name in catalog.inlined
         if copy and entry in measured:
             # the source's loop counts are per call of the source function, not of this copy
             counted = _all_measured(function, measured, notes)
+            held.extend(insn.address for insn, _ in counted)
         elif attribution == "line":
             counted = []
             for insn in function.instructions:
                 chain = catalog.chain(source, insn)
                 counted.append((insn, chain[-1].defined() if chain else function_count))
         else:
-            counted = _cfg_counts(
-                function, function_count, catalog, notes, measured, source, callees, flow.actual
+            predicted = _cfg_counts(
+                function, function_count, catalog, notes, measured, source, callees,
+                flow.actual, held, held_reasons,
+            )  # fmt: skip
+            counted = flow.conserved(function, predicted, measured, notes)
+            held.extend(
+                insn.address
+                for (insn, before), (_, after) in zip(predicted, counted, strict=True)
+                if before != after
             )
-            counted = flow.conserved(function, counted, measured, notes)
-            counted = _disagreements(function, counted, measured, flow, notes)
+            contradicted = _disagreements(function, counted, measured, flow, notes)
+            held.extend(
+                insn.address
+                for (insn, before), (_, after) in zip(counted, contradicted, strict=True)
+                if before != after
+            )
+            counted = contradicted
             notes.extend(_fixed_parameters(source, function_count, counted, catalog, notes))
         counted = _with_repetitions(function, counted, measured, notes)
+        held.extend(
+            insn.address
+            for insn, _ in counted
+            if is_repeated(insn) and ("rep", function.name, insn.address) in measured
+        )
     except UndefinedCount as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
+    if held and len(flow.actual) <= 1 and all(v.is_number for v in measured.values()):
+        # one profiled run: its measured constants stand in the model
+        notes.extend(_held_at_run(function, counted, set(held), held_reasons, flow.actual))
     return _mix_of(function, counted, notes)
 
 
@@ -499,6 +526,27 @@ def _fixed_parameters(
         "completely or a trip count read from it), so the model holds at the built "
         f"value{'s' if len(lost) > 1 else ''} only"
     ]
+
+
+def _held_at_run(
+    function: BinaryFunction,
+    counted: Sequence[tuple[BinaryInstruction, sympy.Expr]],
+    held: set[int],
+    reasons: Sequence[str],
+    points: Sequence[Mapping[str, float]],
+) -> list[str]:
+    """The warning naming the blocks (holding a ``held`` address) whose counts are constants
+    measured in the one profiled run (at ``points``), if any of them counts something."""
+    blocks = [
+        block
+        for block in basic_blocks(function)
+        if any(insn.address in held for insn in block.instructions)
+    ]
+    inside = {insn.address for block in blocks for insn in block.instructions}
+    if not any(count != 0 for insn, count in counted if insn.address in inside):
+        return []
+    point = points[0] if points else None
+    return [held_note([block.start for block in blocks], [r for r in reasons if r], point)]
 
 
 def _disagreements(
@@ -650,8 +698,17 @@ def _cfg_counts(
     measured: Mapping[tuple[str, str, int], sympy.Expr],
     source: str,
     callees: Mapping[int, str],
-    built: Sequence[Mapping[str, float]] = (),
+    points: Sequence[Mapping[str, float]] = (),
+    held: list[int] | None = None,
+    held_reasons: list[str] | None = None,
 ) -> list[tuple[BinaryInstruction, sympy.Expr]]:
+    """Every instruction of ``function`` with its count per program run (``cfg``
+    attribution). Blocks whose measured count stands in as a constant of one profiled run
+    (at ``points``) are appended to ``held``, with why in ``held_reasons`` where known."""
+    held = [] if held is None else held
+    held_reasons = [] if held_reasons is None else held_reasons
+    scales: dict[int, EntryScale] = {}
+    per_call: list[int] = []  # measured blocks outside loops counted per call
     blocks = basic_blocks(function)
     live = reachable(blocks)
     machine_loops = natural_loops(blocks)
@@ -661,7 +718,9 @@ def _cfg_counts(
         for index in loop.blocks:
             around[index].append(loop)
     place_of = match_loops(source, blocks, machine_loops, around, catalog)
-    machine_counts = MachineCounts(blocks, around, place_of, function_count, catalog, source, built)
+    machine_counts = MachineCounts(
+        blocks, around, place_of, function_count, catalog, source, points
+    )
     runs = machine_counts.counts(machine_loops, notes)
     remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes)
     contradicted = _contradicted(
@@ -783,6 +842,29 @@ def _cfg_counts(
                     f"{place.key[1] if len(place.key) > 1 else '?'}): block counts measured "
                     f"(statically undefined: {place.reason})"
                 )
+            # the outermost of the statically undefined machine loops around the block
+            outer = next(
+                loop for depth, loop in enumerate(chain)
+                if all(runs[inner.header].count is None for inner in chain[depth:])
+            )  # fmt: skip
+            if outer.header not in scales:
+                scales[outer.header] = entry_scale(
+                    outer, place_of[outer.header], blocks, function.name, function.low,
+                    measured, catalog, points,
+                )  # fmt: skip
+                scale = scales[outer.header]
+                if scale.scaled(count) is not None:
+                    notes.append(
+                        f"machine loop at {blocks[outer.header].start:#x}: its blocks' counts "
+                        f"measured per entry ({scale.measured_entries} entries in the profiled "
+                        f"run) times its static entries, {scale.static_entries}"
+                    )
+            scaled = scales[outer.header].scaled(count)
+            if scaled is not None:
+                count = scaled
+            else:
+                held.append(block.start)
+                held_reasons.append(scales[outer.header].reason or "")
         elif chain[-1].header in contradicted and key in measured:
             # a trip count read from the binary that the profile contradicts
             count = measured[key]
@@ -937,6 +1019,13 @@ def _cfg_counts(
                             shares = [sympy.Integer(1)] * len(block.instructions)
                         elif decided.key == (COPY,):
                             copies.append(block.start)
+        if from_profile and not chain:
+            every_call = _in_every_call(count, function, function_count, measured, points)
+            if every_call is not None:
+                count = every_call
+                per_call.append(block.start)
+        if from_profile and block.start not in held and block.start not in per_call:
+            held.append(block.start)
         for insn, stand_in, share in zip(block.instructions, stand_ins, shares, strict=True):
             try:
                 for site in () if from_profile or uniform else catalog.guards(source, stand_in):
@@ -946,12 +1035,20 @@ def _cfg_counts(
                 counted.append(
                     (insn, _measured_instead(reason, key, block, measured, measured_places, notes))
                 )
+                if block.start not in held:
+                    held.append(block.start)
                 continue
             counted.append((insn, count if share == 1 else sympy.expand(count * share)))
     if skipped:
         notes.append(
             f"blocks at {_addresses(skipped)} run under a condition outside loops that some calls "
             "skip: counts measured"
+        )
+    if per_call:
+        notes.append(
+            f"blocks at {_addresses(per_call)} outside loops ran in every profiled call or in "
+            "none: counted so in every call (a condition on the parameters there would not be "
+            "seen)"
         )
     if skipped_calls:
         notes.append(
@@ -1124,6 +1221,28 @@ def _reaches(blocks: list[Block], start: int, goal: int, loop: Loop | None) -> b
             if loop is None or (s in loop.blocks and s != loop.header)
         )
     return False
+
+
+def _in_every_call(
+    count: sympy.Expr,
+    function: BinaryFunction,
+    function_count: sympy.Expr,
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
+    points: Sequence[Mapping[str, float]],
+) -> sympy.Expr | None:
+    """The count of a measured block outside loops that ran in every call of the profiled
+    runs, as the function's static count; None when it ran in some calls only (or never), the
+    calls were not measured, or the static count of calls disagrees with them."""
+    calls = measured.get(("entry", function.name, function.low))
+    if calls is None or not calls.is_number or calls == 0 or count != calls:
+        return None
+    for point in points:
+        if not {s.name for s in function_count.free_symbols} <= set(point):
+            return None
+        values = {s: sympy.nsimplify(point[s.name]) for s in function_count.free_symbols}
+        if function_count.subs(values) != calls:
+            return None
+    return function_count
 
 
 def _entries(
