@@ -62,6 +62,9 @@ class StaticKernelLike(Protocol):
     @property
     def step(self) -> int | None: ...
 
+    @property
+    def always_entered(self) -> bool: ...
+
 
 #: first element of the key of a machine loop that implements no source loop of the report
 UNMATCHED = "no source loop"
@@ -571,8 +574,20 @@ class Catalog:
                 f"{where}, and has no source line: which of its parts it is cannot be told "
                 "(measure it with --profile)",
             )
+        kernel = self.functions.get(function)
+        if (
+            held is None
+            and kernel is not None
+            and kernel.count is not None
+            and all(
+                p.count is not None and sympy.expand(p.count - kernel.count) == 0 for p in parts
+            )
+        ):
+            # every part of the condition runs in every call (an if whose probability pragma
+            # fixes its value evaluates each operand): so does the code on its outcome
+            return Place((parts[0].name,), sympy.Integer(1), None)
         if held is None:
-            names = ", ".join(p.name for p in parts)
+            names = ", ".join(dict.fromkeys(p.name for p in parts))
             return Place(
                 (parts[0].name,),
                 None,
@@ -582,7 +597,6 @@ class Catalog:
                 "measure it with --profile",
             )
         key = (held.name,)
-        kernel = self.functions.get(function)
         if held.count is None:
             return Place(
                 key,
