@@ -231,8 +231,13 @@ def plan_extrap(frames: list[pd.DataFrame], budgets: np.ndarray, venv: Path) -> 
         "budgets": existing[:, None] + budgets,
         "series": np.array([",".join(map(str, P_SPACE)), ",".join(map(str, N_SPACE))]),
     }
-    document = run_driver(venv, DRIVER, arrays, prefix="perfcast-advice-")
-    taken = {tuple(x) for x in points}
+    return plans_of_document(run_driver(venv, DRIVER, arrays, prefix="perfcast-advice-"))
+
+
+def plans_of_document(document: dict) -> list[list[dict]]:
+    """The Extra-P driver's output (its ``cases``) as added repetitions per point, per case
+    and budget."""
+    taken = {tuple(x) for x in start_points()}
     plans = []
     for case in document["cases"]:
         plans.append(
@@ -269,6 +274,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--budgets", default="0.25,0.5,1", help="shares of the grid's cost")
     parser.add_argument("--extrap-venv", type=Path, default=DEFAULT_VENV)
+    parser.add_argument(
+        "--extrap-plans",
+        type=Path,
+        help="rate the suggestions in this output of the Extra-P driver (of an earlier run with "
+        "the same seed and cases, complete or stopped: only its first cases are rated) instead "
+        "of running it",
+    )
     parser.add_argument(
         "--per-case",
         type=Path,
@@ -322,11 +334,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             }
         )
 
-    extrap_plans = (
-        plan_extrap(frames[:rated], budgets[:rated], args.extrap_venv)
-        if "extrap" in tools
-        else None
-    )
+    extrap_plans = None
+    if args.extrap_plans is not None:
+        extrap_plans = plans_of_document(json.loads(args.extrap_plans.read_text()))
+        rated = min(rated, len(extrap_plans))
+    elif "extrap" in tools:
+        extrap_plans = plan_extrap(frames[:rated], budgets[:rated], args.extrap_venv)
     for case, function in enumerate(functions[:rated]):
         record("start", case, {})
         record("grid", case, grid)
