@@ -109,3 +109,20 @@ def test_saved_extrap_suggestions_are_rated_for_the_cases_they_cover(capsys, tmp
     assert rows["extrap 0.25"]["points"] == [[4.0, 10.0, 2], [128.0, 10.0, 2]]
     assert rows["extrap 0.5"]["points"] == [[16.0, 200.0, 5]]
     assert "| extrap 0.25 |" in table and "| random 0.5 |" in table
+
+
+def test_the_probing_loop_stays_within_the_budget_in_truth(capsys, tmp_path) -> None:
+    import json
+
+    # --loop-price probe-first: a round's point is run once at one run's upper price, its other
+    # runs one by one while each fits at the upper price of a new run from those taken there.
+    per_case = tmp_path / "probe.json"
+    arguments = ["--cases", "2", "--budgets", "0.25,1", "--seed", "4", "--tools", "loop"]
+    assert main([*arguments, "--loop-price", "probe-first", "--per-case", str(per_case)]) == 0
+    table = capsys.readouterr().out
+    for case in json.loads(per_case.read_text())["cases"]:
+        if case["strategy"].startswith("loop"):
+            share = float(case["strategy"].split()[1])
+            assert case["points"] and 0 < case["cost_share"] <= share
+            assert all(1 <= runs <= 5 for _, _, runs in case["points"])
+    assert "| loop 0.25 |" in table and "| loop 1 |" in table
