@@ -206,14 +206,46 @@ def instruction_mix(
     from perfcast.static.instruction_mix import instruction_mix as count_mix
 
     executable = read_binary(binary)
+    built = {**getattr(report, "build_values", {}), **(values or {})}
     if not profiles:
-        built = {**getattr(report, "build_values", {}), **(values or {})}
-        return count_mix(executable, report, parameters, attribution, None, [built])
+        mix = count_mix(executable, report, parameters, attribution, None, [built])
+        return _build_constants_caveat(mix, built)
     runs = [(point, str(path), read_callgrind(path)) for point, path in profiles]
     measured = _measured_counts(executable, [(point, run) for point, _, run in runs])
     points = [dict(point) for point, _ in profiles]
     mix = count_mix(executable, report, parameters, attribution, measured, points)
-    return _skip_plt_caveat(mix, executable, [(path, run) for _, path, run in runs])
+    mix = _skip_plt_caveat(mix, executable, [(path, run) for _, path, run in runs])
+    return _build_constants_caveat(mix, built)
+
+
+def _build_constants_caveat(mix: InstructionMix, built: Mapping[str, float]) -> InstructionMix:
+    """The mix with a note on each function whose model holds a parameter the program was
+    compiled with as a constant (a macro of a plain number, a ``-D`` flag), unless a note
+    already says where the model holds: the instructions per iteration are this build's, and
+    another value may compile to other code (gcc -O0 multiplies by a constant row stride with
+    shifts and adds at one size and one ``imul`` at another)."""
+    from dataclasses import replace
+
+    functions = dict(mix.functions)
+    for name, function_mix in mix.functions.items():
+        if function_mix.counts is None or any(
+            "built value" in note or "compiled for" in note for note in function_mix.notes
+        ):
+            continue
+        symbols = {str(s) for count in function_mix.counts.values() for s in count.free_symbols}
+        fixed = sorted(symbols & set(built))
+        if not fixed:
+            continue
+        stated = ", ".join(f"{symbol} = {built[symbol]:g}" for symbol in fixed)
+        note = (
+            f"{', '.join(fixed)} {'is a constant' if len(fixed) == 1 else 'are constants'} of "
+            f"this build ({stated}): the instructions counted per iteration are this build's, "
+            "and other values may compile to other code (a multiplication by a constant "
+            "stride, vectorization, unrolling), so at other values the model holds only as "
+            "far as the code stays the same"
+        )
+        functions[name] = replace(function_mix, notes=(*function_mix.notes, note))
+    return replace(mix, functions=functions)
 
 
 def _skip_plt_caveat(

@@ -79,10 +79,10 @@ from perfcast.static.flow_check import FlowCheck
 from perfcast.static.machine_counts import (
     MachineCounts,
     enclosing_runs,
-    header_holds_body,
     machine_width,
     match_loops,
     remainder_counts,
+    zero_trip_bypasses,
 )
 from perfcast.static.machine_trips import induction
 from perfcast.static.math_fallbacks import math_fallbacks
@@ -458,14 +458,46 @@ def _function_mix(
                 counted.append((insn, chain[-1].defined() if chain else function_count))
         else:
             counted = _cfg_counts(
-                function, function_count, catalog, notes, measured, source, callees
+                function, function_count, catalog, notes, measured, source, callees, flow.actual
             )
             counted = flow.conserved(function, counted, measured, notes)
             notes.extend(_disagreements(function, counted, measured, flow.actual))
+            notes.extend(_fixed_parameters(source, function_count, counted, catalog, notes))
         counted = _with_repetitions(function, counted, measured, notes)
     except UndefinedCount as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
     return _mix_of(function, counted, notes)
+
+
+def _fixed_parameters(
+    source: str,
+    function_count: sympy.Expr,
+    counted: Sequence[tuple[BinaryInstruction, sympy.Expr]],
+    catalog: Catalog,
+    notes: Sequence[str],
+) -> list[str]:
+    """A note when the counts of a function's own source loops per call depend on parameters
+    its model does not (the binary fixed them when it was compiled: a loop unrolled completely
+    at a size known then leaves no machine loop whose count could keep the parameter), unless
+    a note already says the model holds at the built values; else nothing."""
+    modeled: set[sympy.Symbol] = set()
+    for _, count in counted:
+        modeled |= count.free_symbols
+    source_symbols: set[sympy.Symbol] = set()
+    loops = [loop for loop in catalog.loops.get(source, ()) if loop.count is not None]
+    for loop in loops:
+        per_call = sympy.cancel(normalized(loop.count) / function_count)
+        source_symbols |= per_call.free_symbols
+    lost = sorted(str(symbol) for symbol in source_symbols - modeled)
+    if not lost or any("built value" in note for note in notes):
+        return []
+    return [
+        f"the loops of {source} run a number of times that depends on {', '.join(lost)}, "
+        "which the model does not: the binary fixed "
+        f"{'it' if len(lost) == 1 else 'them'} when it was compiled (a loop unrolled "
+        "completely or a trip count read from it), so the model holds at the built "
+        f"value{'s' if len(lost) > 1 else ''} only"
+    ]
 
 
 def _disagreements(
@@ -596,6 +628,7 @@ def _cfg_counts(
     measured: Mapping[tuple[str, str, int], sympy.Expr],
     source: str,
     callees: Mapping[int, str],
+    built: Sequence[Mapping[str, float]] = (),
 ) -> list[tuple[BinaryInstruction, sympy.Expr]]:
     blocks = basic_blocks(function)
     live = reachable(blocks)
@@ -606,13 +639,14 @@ def _cfg_counts(
         for index in loop.blocks:
             around[index].append(loop)
     place_of = match_loops(source, blocks, machine_loops, around, catalog)
-    machine_counts = MachineCounts(blocks, around, place_of, function_count, catalog, source)
+    machine_counts = MachineCounts(blocks, around, place_of, function_count, catalog, source, built)
     runs = machine_counts.counts(machine_loops, notes)
     remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes)
     contradicted = _contradicted(
         machine_loops, runs, machine_counts.from_binary, blocks, measured or {}, function.name
     )
     error_paths = doomed(blocks)
+    bypasses = zero_trip_bypasses(blocks, machine_loops, around, runs, machine_counts)
     fallbacks = math_fallbacks(blocks, callees)
     _note_math_fallbacks(fallbacks, blocks, bool(measured), notes)
     measured_places: set[tuple] = set()
@@ -662,6 +696,12 @@ def _cfg_counts(
         if block.index not in live or block.index in error_paths:
             # alignment padding after a return or jump, or an error path ending the program
             count = sympy.Integer(0)
+        elif block.index in bypasses:
+            # the way past a loop that runs no iteration, which its count excludes
+            from_profile = key in measured
+            count = measured[key] if from_profile else sympy.Integer(0)
+            if not from_profile and bypasses[block.index] not in notes:
+                notes.append(bypasses[block.index])
         elif block.index in fallbacks:
             # the library call behind an inline sqrt, for a negative or NaN argument only
             from_profile = key in measured
@@ -732,14 +772,7 @@ def _cfg_counts(
         else:
             innermost = chain[-1]
             count = runs[innermost.header].defined()
-            body_first = (
-                innermost.exits_at_header
-                and innermost.header in machine_counts.source_counted
-                and header_holds_body(
-                    source, blocks[innermost.header], place_of[innermost.header].key, catalog
-                )
-            )
-            if body_first:
+            if machine_counts.rotated(innermost):
                 # the header holds the body before the exit test (a rotated loop entered at
                 # its header, e.g. gcc -O2 jumping past a one-instruction latch): it runs once
                 # per source iteration, the rest of the loop's own code once less per entry

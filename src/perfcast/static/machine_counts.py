@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import sympy
 
 from perfcast.static.binary import BinaryInstruction
-from perfcast.static.control_flow import Block, Loop, dominators
+from perfcast.static.control_flow import Block, Loop, dominators, reachable
 from perfcast.static.epilogues import conditional_successors
 from perfcast.static.machine_trips import Induction, induction, packed
 from perfcast.static.source_shares import UNMATCHED, Catalog, Place, UndefinedCount
@@ -61,6 +62,7 @@ class MachineCounts:
         function_count: sympy.Expr,
         catalog: Catalog,
         function: str,
+        stated: Sequence[Mapping[str, float]] = (),
     ) -> None:
         self.blocks = blocks
         self.catalog = catalog
@@ -78,6 +80,13 @@ class MachineCounts:
         self.built: dict[sympy.Symbol, int] = {}
         # headers of machine loops counted with a trip count read from the binary
         self.from_binary: set[int] = set()
+        # parameter name -> the value every point the caller gave (the build's values, or the
+        # profiled runs') has: what a trip count read from the binary may be checked against
+        self.stated = {
+            name: sympy.nsimplify(value)
+            for name, value in (stated[0] if stated else {}).items()
+            if all(point.get(name) == value for point in stated)
+        }
 
     def _own(self, loop: Loop) -> set[int]:
         """The loop's blocks that no loop nested in it holds."""
@@ -180,6 +189,12 @@ class MachineCounts:
             outer = self._outer(loop)
             group = siblings[(outer.header if outer else None, self.place_of[loop.header].key)]
             entry = runs[outer.header] if outer else self.function_count
+            key = self.place_of[loop.header].key
+            source = self.catalog.loop_named.get(key[1]) if len(key) > 1 else None
+            if outer is not None and self.rotated(outer) and source and not source.varying:
+                # the same iterations in every entry: entered once less per entry of the outer
+                # loop, the rest are in a copy of the last pass (an average would be wrong)
+                entry = self._after_exit_test(outer, runs)
             source_entry = self.place_of[outer.header] if outer else self.function_count
             counted, left = self._group(group, entry, source_entry, notes)
             runs.update(counted)
@@ -285,15 +300,51 @@ class MachineCounts:
                     return self.catalog.entry_share(self.function, insn, place.key)
         return Place(place.key, sympy.Integer(1), None)
 
-    def _copies_of_unrolled_passes(
-        self, group: list[Loop], place: Place, source_entry: Place
-    ) -> str | None:
-        """Why the machine loops of a source loop have no count when a source loop around it,
-        inside what encloses them, runs several passes per entry and has no machine loop (the
-        compiler unrolled it completely: gcc -O2 turns ``for (k = 1; k <= 8; k += 7)`` around
-        an inner loop into a copy of the inner loop per pass, or computes a pass in closed
-        form): each copy runs in some of those passes only, not in all of them; None
-        otherwise."""
+    def rotated(self, loop: Loop) -> bool:
+        """True when a machine loop counted with its source loop's count tests its exit in its
+        header after code of the source loop's body (a rotated loop entered at its header, or
+        gcc -O3 leaving at the header test into a copy of the last pass): the header runs once
+        per source iteration, the loop's other code, and the loops nested in it, once less per
+        entry."""
+        return (
+            loop.exits_at_header
+            and loop.header in self.source_counted
+            and header_holds_body(
+                self.function,
+                self.blocks[loop.header],
+                self.place_of[loop.header].key,
+                self.catalog,
+            )
+        )
+
+    def _entries_of(self, loop: Loop, runs: dict[int, Place]) -> Place:
+        """How often a machine loop is entered: the runs of the machine loop around it (or the
+        function's count) times the share of its enclosing runs in which its source loop is
+        entered."""
+        outer = self._outer(loop)
+        context = runs[outer.header] if outer else self.function_count
+        share = self._entry_share(loop, self.place_of[loop.header])
+        if context.count is None:
+            return context
+        if share.count is None:
+            return Place(share.key, None, share.reason)
+        return Place(context.key, sympy.expand(context.count * share.count), None)
+
+    def _after_exit_test(self, loop: Loop, runs: dict[int, Place]) -> Place:
+        """How often the code after the header of a :meth:`rotated` machine loop runs: its
+        runs less its entries (a loop nested in it is entered that often)."""
+        place = runs[loop.header]
+        entries = self._entries_of(loop, runs)
+        if place.count is None:
+            return place
+        if entries.count is None:
+            return Place(place.key, None, entries.reason)
+        return Place(place.key, sympy.expand(place.count - entries.count), None)
+
+    def _enclosing_source(self, group: list[Loop], place: Place) -> Place | None:
+        """The source loop (or context) around source loop ``place`` as the line table of the
+        group's own code tells it (the longest chain of places holding ``place``), or None
+        when ``place`` is outermost."""
         chain: list[Place] = []
         for index in self._own(group[0]):
             for insn in self.blocks[index].instructions:
@@ -303,7 +354,122 @@ class MachineCounts:
         keys = [found.key for found in chain]
         if place.key not in keys or keys.index(place.key) == 0:
             return None
-        outer = chain[keys.index(place.key) - 1]
+        return chain[keys.index(place.key) - 1]
+
+    def _peeled_passes(
+        self,
+        group: list[Loop],
+        place: Place,
+        source_entry: Place,
+        entry: Place,
+        found: dict[int, Induction | None],
+        own: dict[int, set[int]],
+    ) -> dict[int, Place] | None:
+        """Counts of machine loops of a source loop that lie outside the machine loop of the
+        source loop around it: copies for some of its passes, which the compiler peeled off
+        (gcc -O3 turns ``for (k = 1; k <= 8; k += 7)`` around an inner loop with strides in
+        ``k`` into a loop whose header test leaves into a copy of the inner loop for the last
+        pass). When the enclosing machine loop is :meth:`rotated` (its nested copy runs once
+        less per entry), leaves only at that test, straight into the one copy, and the inner
+        loop runs the same iterations in every pass, the copy takes one pass per entry;
+        otherwise the count is undefined, naming the loops. None when the group lies in the
+        machine loop of its enclosing source loop, or that has no machine loop."""
+        enclosing = self._enclosing_source(group, place)
+        if enclosing is None or enclosing.key == source_entry.key:
+            return None
+        implementing = [
+            self._loop_at(header)
+            for header, found_place in self.place_of.items()
+            if found_place.key == enclosing.key
+        ]
+        if not implementing or any(loop in self.around[group[0].header] for loop in implementing):
+            return None
+        name = place.key[1] if len(place.key) > 1 else "?"
+        outer_name = enclosing.key[1] if len(enclosing.key) > 1 else str(enclosing.key)
+        starts = ", ".join(f"{self.blocks[loop.header].start:#x}" for loop in group)
+        others = ", ".join(f"{self.blocks[loop.header].start:#x}" for loop in implementing)
+        derived = self._one_peeled_pass(group, place, enclosing, entry, implementing, found, own)
+        if derived is not None:
+            return {group[0].header: Place(place.key, derived, None)}
+        reason = (
+            f"machine loop{'s' if len(group) > 1 else ''} at {starts} of source loop {name} "
+            f"outside the machine loop{'s' if len(implementing) > 1 else ''} at {others} of "
+            f"source loop {outer_name} around it: a copy for some of its passes (peeled off "
+            "by the compiler), and how many it runs cannot be read from the binary"
+        )
+        return {loop.header: Place(place.key, None, reason) for loop in group}
+
+    def _loop_at(self, header: int) -> Loop:
+        """The machine loop whose header is block ``header``."""
+        return next(loop for loop in self.around[header] if loop.header == header)
+
+    def _one_peeled_pass(
+        self,
+        group: list[Loop],
+        place: Place,
+        enclosing: Place,
+        entry: Place,
+        implementing: list[Loop],
+        found: dict[int, Induction | None],
+        own: dict[int, set[int]],
+    ) -> sympy.Expr | None:
+        """Runs of the body of the one machine loop in ``group`` when it is the copy of the
+        last pass of the one :meth:`rotated` machine loop in ``implementing`` (see
+        :meth:`_peeled_passes`), else None."""
+        if len(group) != 1 or len(implementing) != 1 or entry.count is None:
+            return None
+        loop, outer = group[0], implementing[0]
+        source = self.catalog.loop_named.get(place.key[1]) if len(place.key) > 1 else None
+        if (
+            source is None
+            or source.varying
+            or place.count is None
+            or enclosing.count is None
+            or enclosing.count == 0
+            or not self.rotated(outer)
+            or self._outer(outer) is not self._outer(loop)
+            or self._entry_share(outer, self.place_of[outer.header]).count != 1
+            or self._entry_share(loop, place).count != 1
+        ):
+            return None
+        exits = {
+            (index, successor)
+            for index in outer.blocks
+            for successor in self.blocks[index].successors
+            if successor not in outer.blocks
+        }
+        if len(exits) != 1 or next(iter(exits))[0] != outer.header:
+            return None  # the enclosing loop leaves elsewhere too
+        target = next(iter(exits))[1]
+        into = {
+            index
+            for index in range(len(self.blocks))
+            if loop.header in self.blocks[index].successors and index not in loop.blocks
+        }
+        if target != loop.header and not (
+            into == {target} and self.blocks[target].successors == [loop.header]
+        ):
+            return None  # not entered straight from the enclosing loop's exit
+        per_pass = sympy.cancel(place.count / enclosing.count)
+        walk = found[loop.header]
+        width = self._width(walk, own[loop.header], place.key, loop.header)
+        trip = walk.trip_count() if walk is not None else None
+        if width != 1 or (trip is not None and per_pass != trip):
+            return None
+        return sympy.expand(per_pass * entry.count)
+
+    def _copies_of_unrolled_passes(
+        self, group: list[Loop], place: Place, source_entry: Place
+    ) -> str | None:
+        """Why the machine loops of a source loop have no count when a source loop around it,
+        inside what encloses them, runs several passes per entry and has no machine loop (the
+        compiler unrolled it completely: gcc -O2 turns ``for (k = 1; k <= 8; k += 7)`` around
+        an inner loop into a copy of the inner loop per pass, or computes a pass in closed
+        form): each copy runs in some of those passes only, not in all of them; None
+        otherwise."""
+        outer = self._enclosing_source(group, place)
+        if outer is None:
+            return None
         enclosing = outer.key
         if enclosing == source_entry.key or any(
             found.key == enclosing for found in self.place_of.values()
@@ -338,6 +504,13 @@ class MachineCounts:
         unrolled = self._copies_of_unrolled_passes(group, place, source_entry)
         if unrolled is not None:
             return {loop.header: Place(place.key, None, unrolled) for loop in group}, None
+        peeled = (
+            self._peeled_passes(group, place, source_entry, entry, found, own)
+            if any(trip is None for trip in trips.values())  # else counted per entry below
+            else None
+        )
+        if peeled is not None:
+            return peeled, None
         per_entry = None
         if place.count is not None and source_entry.count is not None:
             per_entry = sympy.cancel(place.count / source_entry.count)
@@ -363,6 +536,21 @@ class MachineCounts:
                     notes.append(note)
                 return {
                     group[0].header: Place(place.key, sympy.expand(kept * entry.count), None)
+                }, None
+            passes = self._passes_kept(group, found, trips, own, per_entry)
+            if passes is not None and share.count == 1:
+                self.from_binary.update(loop.header for loop in group)
+                notes.append(
+                    f"machine loop{'s' if len(group) > 1 else ''} of source loop {name} at "
+                    f"{_passes_text(passes, self.blocks)}, read from the binary: at the values it "
+                    f"was compiled for ({_values_text(passes, self._built_value)}) the trip counts "
+                    "read from it are these passes of the source's iterations, so the model keeps "
+                    "them in the parameters with the instructions per pass of this build (a build "
+                    "for other values may vectorize, unroll or peel otherwise)"
+                )
+                return {
+                    header: Place(place.key, sympy.expand(count * entry.count), None)
+                    for header, (count, _) in passes.items()
                 }, None
             result = {}
             self.from_binary.update(loop.header for loop in group)
@@ -462,6 +650,59 @@ class MachineCounts:
         last = known[ordered[-1].header]
         return result, (sympy.expand(remaining), last) if last > 1 else None
 
+    def _built_value(self, symbol: sympy.Symbol) -> sympy.Expr | int | None:
+        """The value the binary was built for of a parameter: as its trip counts tell it
+        (:meth:`_built_values`), else as the caller stated it; None when neither does."""
+        if symbol in self.built:
+            return self.built[symbol]
+        return self.stated.get(str(symbol))
+
+    def _passes_kept(
+        self,
+        group: list[Loop],
+        found: dict[int, Induction | None],
+        trips: dict[int, int | None],
+        own: dict[int, set[int]],
+        per_entry: sympy.Expr | None,
+    ) -> dict[int, tuple[sympy.Expr, int]] | None:
+        """Machine loop header -> ``(passes per entry as an expression of the parameters,
+        source iterations per pass)`` for the machine loops of one source loop (a vector loop
+        and its narrower remainder loops, or one loop of one iteration per pass), when the
+        source's iterations per entry are affine in the parameters and taking ``floor(remaining
+        / width)`` passes, widest loop first, gives at the values the binary was built for
+        exactly the constant trip counts read from it (sizes fixed at compile time: the
+        compiler computed the same); None otherwise."""
+        if per_entry is None or not per_entry.free_symbols:
+            return None
+        symbols = sorted(per_entry.free_symbols, key=str)
+        values = {symbol: self._built_value(symbol) for symbol in symbols}
+        if any(value is None for value in values.values()):
+            return None
+        try:
+            if sympy.Poly(per_entry, *symbols).total_degree() != 1:
+                return None
+        except sympy.PolynomialError:
+            return None
+        widths = {
+            loop.header: self._width(
+                found[loop.header], own[loop.header], self.place_of[loop.header].key, loop.header
+            )
+            for loop in group
+        }
+        known = {header: width for header, width in widths.items() if width is not None}
+        if len(known) != len(group):
+            return None
+        remaining = per_entry
+        passes: dict[int, tuple[sympy.Expr, int]] = {}
+        for header in sorted(known, key=lambda h: -known[h]):
+            width = known[header]
+            count = sympy.floor(remaining / width) if width > 1 else remaining
+            if count.subs(values) != trips[header]:
+                return None
+            passes[header] = (count, width)
+            remaining = remaining - width * count
+        return passes
+
     def _source_count_kept(self, group: list[Loop]) -> sympy.Expr | None:
         """The source loop's iterations per entry, as an expression of the parameters, for a
         machine loop whose constant trip count equals it at the values the binary was built
@@ -556,6 +797,140 @@ def remainder_counts(
                 f"read from the binary): {left.iterations} times per entry"
             )
     return found
+
+
+def zero_trip_bypasses(
+    blocks: list[Block],
+    machine_loops: list[Loop],
+    around: dict[int, list[Loop]],
+    runs: dict[int, Place],
+    machine_counts: MachineCounts,
+) -> dict[int, str]:
+    """Blocks that run only when a source loop runs no iteration, with why they never run.
+
+    Before a loop whose test is at its end, the compiler tests the loop's condition once
+    (``test edi, edi; jle tail``) and jumps past the loop when it would run no iteration; gcc
+    may give that jump a copy of the code after the loop (the function's ``return``) of its
+    own. A block only that jump reaches (its one way in, on the loop's line, while the other
+    way leads into the loop), and the blocks it dominates, run in the entries with no
+    iteration: none when the loop's iterations per entry are at least 1 for all parameter
+    values of at least 1 (``rpt``, ``2*n``), in every entry (not a loop whose iterations
+    follow an enclosing loop's variable, nor one entered under an if). Block index -> the
+    reason, for those blocks.
+    """
+    catalog, function_count = machine_counts.catalog, machine_counts.function_count.defined()
+    dominating = dominators(blocks)
+    live = reachable(blocks)  # not the padding after a return, which falls into the next block
+    predecessors: dict[int, list[int]] = defaultdict(list)
+    for block in blocks:
+        for successor in block.successors if block.index in live else ():
+            predecessors[successor].append(block.index)
+    found: dict[int, str] = {}
+    for loop in machine_loops:
+        place = runs[loop.header]
+        if place.key[:1] == (UNMATCHED,) or len(place.key) < 3 or place.count is None:
+            continue
+        chain = around[loop.header]
+        entries = runs[chain[-2].header].count if len(chain) > 1 else function_count
+        if entries is None or entries == 0:
+            continue
+        source = catalog.loop_named.get(place.key[1])
+        if source is None or source.varying or not _at_least_one(place.count / entries):
+            continue  # an average over entries says nothing of each entry
+        if machine_counts._entry_share(loop, place).count != 1:
+            continue  # entered in some runs of its context only: the guard may be the if's
+        for entering in [p for p in predecessors[loop.header] if p not in loop.blocks]:
+            for guard in [entering, *predecessors[entering]]:
+                bypass = _bypass_of(blocks, guard, loop, place.key[2], predecessors, around)
+                if bypass is None:
+                    continue
+                region = [i for i in range(len(blocks)) if bypass in dominating[i]]
+                if _copies_the_loop(blocks, region, loop, place.key, runs, source.end_line):
+                    continue  # another version of the loop (an alias check), not a way past
+                reason = (
+                    f"block at {blocks[bypass].start:#x} runs only when source loop "
+                    f"{place.key[1]} runs no iteration (the test on its line jumps past the "
+                    f"loop), which its count, {sympy.cancel(place.count / entries)} per entry, "
+                    "excludes for parameter values of at least 1: counted 0"
+                )
+                found.update(dict.fromkeys(region, reason))
+    return found
+
+
+def _copies_the_loop(
+    blocks: list[Block],
+    region: list[int],
+    loop: Loop,
+    key: tuple,
+    runs: dict[int, Place],
+    end_line: int,
+) -> bool:
+    """True when blocks of ``region`` hold code of the body of source loop ``key`` (a line
+    after its own, up to ``end_line``) or lead into another machine loop of it: a version of
+    the loop behind a run-time check, not the way past it."""
+    line = key[2]
+    if any(
+        line < insn.line <= end_line and not insn.inlined
+        for index in region
+        for insn in blocks[index].instructions
+    ):
+        return True
+    others = [h for h, place in runs.items() if place.key == key and h != loop.header]
+    return any(_reaches(blocks, index, header, None) for index in region for header in others)
+
+
+def _at_least_one(per_entry: sympy.Expr) -> bool:
+    """True when ``per_entry`` is at least 1 for all integer parameter values of at least 1."""
+    per_entry = sympy.cancel(per_entry)
+    positive = {
+        s: sympy.Symbol(s.name, positive=True, integer=True) for s in per_entry.free_symbols
+    }
+    return bool((per_entry.xreplace(positive) - 1).is_nonnegative)
+
+
+def _bypass_of(
+    blocks: list[Block],
+    guard: int,
+    loop: Loop,
+    line: int,
+    predecessors: dict[int, list[int]],
+    around: dict[int, list[Loop]],
+) -> int | None:
+    """The successor of block ``guard`` that skips ``loop``: when the guard ends in a
+    conditional jump on the loop's line (not in the loop, in the machine loops around it), one
+    way leads into the loop and the other, reached only from the guard, never does; else None."""
+    if guard in loop.blocks or around[guard] != around[loop.header][:-1]:
+        return None
+    jump = blocks[guard].instructions[-1]
+    if (
+        jump.kind != "branch"
+        or jump.line != line
+        or jump.inlined
+        or len(blocks[guard].successors) != 2
+    ):
+        return None
+    stop = around[guard][-1].header if around[guard] else None
+    leads = [s for s in blocks[guard].successors if _reaches(blocks, s, loop.header, stop)]
+    skips = [s for s in blocks[guard].successors if s not in leads]
+    if len(leads) != 1 or len(skips) != 1 or predecessors[skips[0]] != [guard]:
+        return None
+    return skips[0] if around[skips[0]] == around[guard] else None
+
+
+def _reaches(blocks: list[Block], start: int, target: int, stop: int | None) -> bool:
+    """True when a path leads from block ``start`` to block ``target`` without passing block
+    ``stop`` (the header of the machine loop around both: the next pass is not this one)."""
+    seen: set[int] = set()
+    stack = [start]
+    while stack:
+        index = stack.pop()
+        if index == target:
+            return True
+        if index in seen or index == stop:
+            continue
+        seen.add(index)
+        stack.extend(blocks[index].successors)
+    return False
 
 
 def enclosing_runs(
@@ -675,6 +1050,24 @@ def _reached_in_pass(blocks: list[Block], own: set[int], header: int, start: int
         reached.add(index)
         stack.extend(s for s in blocks[index].successors if s in own and s != header)
     return reached
+
+
+def _passes_text(passes: dict[int, tuple[sympy.Expr, int]], blocks: list[Block]) -> str:
+    """``0x1258: floor(N/2) passes of 2 iterations per entry`` for each machine loop."""
+    return ", ".join(
+        f"{blocks[header].start:#x}: {count} pass{'es' if count != 1 else ''} of {width} "
+        f"iteration{'s' if width > 1 else ''} per entry"
+        for header, (count, width) in passes.items()
+    )
+
+
+def _values_text(
+    passes: dict[int, tuple[sympy.Expr, int]],
+    value_of: Callable[[sympy.Symbol], sympy.Expr | int | None],
+) -> str:
+    """``N = 37`` for the parameters of the passes' expressions."""
+    symbols = sorted({s for count, _ in passes.values() for s in count.free_symbols}, key=str)
+    return ", ".join(f"{symbol} = {value_of(symbol)}" for symbol in symbols)
 
 
 def _per_entry_text(per_entry: sympy.Expr | None) -> str:
