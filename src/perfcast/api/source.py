@@ -185,9 +185,11 @@ def instruction_mix(
         Callgrind outputs (``valgrind --tool=callgrind --dump-instr=yes``) of runs of the
         binary, each with the parameter values of its run. Where a static count stops (a loop
         bounded by data, a function called through a pointer), the measured counts of the
-        machine loop's blocks stand in: constants from one run; from several runs, models over
-        the parameters fitted with the ``pmnf`` modeler (counts equal in every run stay
-        constants). The functions' notes say which counts were measured.
+        machine loop's blocks stand in: from one run, per entry of the loop times its static
+        entries where the source shows the count per entry constant, else constants of the run
+        (a ``warning:`` note says the model holds at the run's values only); from several runs,
+        models over the parameters fitted with the ``pmnf`` modeler (counts equal in every run
+        stay constants). The functions' notes say which counts were measured.
     values : mapping of str to float, optional
         Parameter values the program was built with (its ``-D`` flags), besides those the
         report found (``StaticReport.build_values``: macros of a plain number). The predicted

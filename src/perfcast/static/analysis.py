@@ -727,8 +727,10 @@ class _Analysis:
             parts = header(cursor, preceding)
         except FAILURES as error:
             return None, self._raw_header(cursor), describe(error)
-        seeds = (parts.start, parts.bound) + (
-            (parts.update.amount,) if parts.update.amount is not None else ()
+        seeds = (
+            (parts.start, parts.bound)
+            + ((parts.update.amount,) if parts.update.amount is not None else ())
+            + ((parts.offset[0],) if parts.offset is not None else ())
         )
         return parts, seeds, None
 
@@ -810,6 +812,10 @@ class _Analysis:
         else:
             self._check_invariant(parts.bound, loop_body(cursor))
             bound = translator.expression(parts.bound)
+            if parts.offset is not None:  # v + c op bound: v op bound - c
+                shift, sign = parts.offset
+                self._check_invariant(shift, loop_body(cursor))
+                bound = bound - sign * translator.expression(shift)
         amount = None
         if parts.update.amount is not None:
             amount = translator.expression(parts.update.amount)

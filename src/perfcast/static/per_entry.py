@@ -127,8 +127,8 @@ def entry_scale(
     if entered is None:
         reason = "the profile does not tell how often the machine loop was entered"
         return EntryScale(loop.header, static, None, reason)
-    for point in points:
-        needed = {s.name for s in static.free_symbols}
+    needed = {s.name for s in static.free_symbols}
+    for point in points or [{}]:  # without points, only entries free of parameters are checked
         if not needed <= set(point) or not entered.is_number:
             missing = ", ".join(sorted(needed - set(point))) or "the parameters"
             reason = f"the profiled run gives no value for {missing} to check its entries at"

@@ -946,13 +946,15 @@ def _condition_line(branch: StaticKernelLike) -> int:
     """The last line of an ``if`` block that is its condition's code, not its own: the if's
     line for a then block (an unbraced one starts on the next line), the first line of an else
     block (``} else {``); the line before an unbraced else block that starts on a line of its
-    own (``else`` above ``stmt;``), whose every line is its own code."""
+    own (``else`` above ``stmt;``), or before one starting with ``else if`` (the inner
+    condition's code runs in the else block), whose every line is its own code."""
     where = DECIDED.search(branch.name)
     if where is not None and where.group(4) == "then":
         return min(int(where.group(2)), branch.line)
     if is_else(branch.name):
         text = line_text(getattr(branch, "file", "") or "", branch.line) or ""
-        if not re.search(r"\belse\b|^[{}]", text):
+        if not re.search(r"\belse\b|^[{}]", text) or re.search(r"\belse\s+if\b", text):
+            # also ``} else if (c) {``: c's code runs whenever the else block does
             return branch.line - 1
     return branch.line
 
