@@ -954,12 +954,16 @@ def _cfg_counts(
                     # return (a loop's zero-trip path or a copy of the function's exit is not
                     # said)
                     skipped_calls.append(block.start)
-                elif guard.key in ((), IN_LOOP) and not any(
-                    i.file and i.line for i in block.instructions if i.kind != "jump"
+                elif (
+                    guard.key in ((), IN_LOOP)
+                    and block.successors
+                    and any(i.kind != "jump" for i in block.instructions)
+                    and not any(i.file and i.line for i in block.instructions if i.kind != "jump")
                 ):
-                    # no source line at all (clang -O3 hoisting a guarded inlined call out of
-                    # a loop, its guard merged into a compiler-made test): what guards it, and
-                    # with which probability, the binary does not tell
+                    # no source line at all, and not a way out of the function (clang -O3
+                    # hoisting a guarded inlined call out of a loop, its guard merged into a
+                    # compiler-made test): what guards it, and with which probability, the
+                    # binary does not tell
                     skipped_calls.append(block.start)
                     unlined.append(block.start)
         # a conditional block without any source line (a loop's set-up clang left without
