@@ -206,7 +206,10 @@ def instruction_mix(
     from perfcast.static.binary import read_binary
     from perfcast.static.callgrind import read_callgrind
     from perfcast.static.instruction_mix import instruction_mix as count_mix
+    from perfcast.static.parameter_domain import check_parameter_values
 
+    for point, path in profiles:
+        check_parameter_values(point, f"the run of {path}")
     executable = read_binary(binary)
     built = {**getattr(report, "build_values", {}), **(values or {})}
     if not profiles:

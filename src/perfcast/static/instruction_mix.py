@@ -87,6 +87,7 @@ from perfcast.static.machine_counts import (
 )
 from perfcast.static.machine_trips import induction
 from perfcast.static.math_fallbacks import math_fallbacks
+from perfcast.static.parameter_domain import check_parameter_values
 from perfcast.static.per_entry import EntryScale, entry_scale, held_note
 from perfcast.static.repeated_strings import is_repeated, repetitions
 from perfcast.static.source_shares import (
@@ -145,7 +146,8 @@ class FunctionMix:
         Raises
         ------
         InputError
-            When the counts are undefined or a parameter value is missing.
+            When the counts are undefined, a parameter value is missing, or one is below 1
+            (outside the domain the counts hold in, :mod:`perfcast.static.parameter_domain`).
         """
         if self.counts is None:
             raise InputError(
@@ -155,6 +157,7 @@ class FunctionMix:
         missing = sorted(set(symbols) - set(values))
         if missing:
             raise InputError(f"no value for parameter(s) {', '.join(missing)} of {self.function}")
+        check_parameter_values({name: values[name] for name in symbols}, self.function)
         substitution = {symbols[name]: values[name] for name in symbols}
         return {key: float(expr.subs(substitution)) for key, expr in self.counts.items()}
 

@@ -13,6 +13,7 @@ import sympy
 
 from perfcast.core.errors import InputError
 from perfcast.core.jsonin import parse_json
+from perfcast.static.parameter_domain import check_parameter_values
 
 if TYPE_CHECKING:  # numpy, which the analysis does not need, loads with models only
     from perfcast.core.function import Model
@@ -323,7 +324,13 @@ class StaticReport:
         StaticReport
             Counts over the other parameters only; the fixed names are left out of every
             kernel's parameters.
+
+        Raises
+        ------
+        InputError
+            When a value is below 1 (outside the domain the counts hold in).
         """
+        check_parameter_values(values, "fixed parameters")
 
         def exact(value: float) -> sympy.Expr:
             return sympy.Integer(int(value)) if float(value).is_integer() else sympy.Float(value)
