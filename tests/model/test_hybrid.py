@@ -120,7 +120,7 @@ HEAP_TRUTH = {
 def heap_report():
     from perfcast.static import analyze
 
-    return analyze([HEAP_PROGRAM], ["n", "m"])
+    return analyze([HEAP_PROGRAM], ["n"])
 
 
 def test_unresolved_static_information_falls_back_to_the_empirical_model(heap_report):
