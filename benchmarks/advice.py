@@ -19,7 +19,9 @@ whose upper price (the upper end of its cost interval) exceeds what the points b
 of the budget in truth. ``loop`` is the advice as ``perfcast run --advise`` takes it: fit,
 advise with the budget left, measure the first suggested point not yet measured whose upper
 price fits what is left, count what it took in truth, and again, until no point fits
-(``--loop-price``: how each round's advice prices its candidates). Figures: median and 90th
+(``--loop-price``: how each round's advice prices its candidates; with ``probe-first`` a
+round runs its point once first, which must fit at one run's upper price, and then one run at a
+time while the upper price of a new run, from the runs taken there, fits). Figures: median and 90th
 percentile of the relative error at the target over the cases, the median cost actually spent
 as a share of the grid's and the share of cases whose true cost exceeds the budget.
 
@@ -45,7 +47,7 @@ import pandas as pd
 
 from benchmarks.extrap_env import DEFAULT_VENV, run_driver
 from benchmarks.synthetic import BUILDING_BLOCKS
-from perfcast.analyze.advice import Suggestion
+from perfcast.analyze.advice import Suggestion, next_run_core_hours
 from perfcast.api import advise, fit, predict
 from perfcast.core.experiment import Experiment
 
@@ -144,7 +146,11 @@ def plan_loop(
     function: Function, frame: pd.DataFrame, budget: float, price: str, noise
 ) -> tuple[dict[tuple[float, float], int], pd.DataFrame]:
     """The measure-model-advise loop of ``perfcast run --advise``: the points it measured and
-    its measurements (the true cost of each round counted against ``budget``)."""
+    its measurements (the true cost of each round counted against ``budget``). With ``price``
+    ``"probe-first"`` a round's point is run once first (it must fit at the upper end of one
+    run's cost) and its further runs one by one while each fits at the upper price
+    :func:`next_run_core_hours` gives from the runs taken there."""
+    probe = price == "probe-first"
     runs: dict[tuple[float, float], int] = {}
     measured = frame
     spent = 0.0
@@ -161,19 +167,33 @@ def plan_loop(
             price=price,
         )
         taken = set(zip(measured.p, measured.n, strict=True))
+        # A probing loop commits to one run of a point; the others are priced after it.
+        committed = 1 if probe else None
         fits = [
             s
             for s in advice.suggestions
             if (s.point["p"], s.point["n"]) not in taken
             and s.core_hours_interval is not None
-            and s.core_hours_interval[1] <= left / 3600 * (1 + 1e-9)
+            and s.core_hours_interval[1] / s.runs * (committed or s.runs)
+            <= left / 3600 * (1 + 1e-9)
         ]
         if not fits:
             break
         point = (fits[0].point["p"], fits[0].point["n"])
-        runs[point] = fits[0].runs
-        measured = pd.concat([measured, measure(function, {point: fits[0].runs}, noise)])
-        spent += cost(function, {point: fits[0].runs})
+        first = committed or fits[0].runs
+        runs[point] = first
+        measured = pd.concat([measured, measure(function, {point: first}, noise)])
+        spent += cost(function, {point: first})
+        while runs[point] < fits[0].runs:
+            # Each further run priced by the runs taken there (upper end of a new run's time).
+            price_next = next_run_core_hours(
+                Experiment.from_frame(measured), "time", dict(zip("pn", point, strict=True))
+            )
+            if price_next is None or price_next * 3600 > (budget - spent) * (1 + 1e-9):
+                break
+            runs[point] += 1
+            measured = pd.concat([measured, measure(function, {point: 1}, noise)])
+            spent += cost(function, {point: 1})
     return runs, measured.iloc[len(frame) :]
 
 
@@ -211,8 +231,13 @@ def plan_extrap(frames: list[pd.DataFrame], budgets: np.ndarray, venv: Path) -> 
         "budgets": existing[:, None] + budgets,
         "series": np.array([",".join(map(str, P_SPACE)), ",".join(map(str, N_SPACE))]),
     }
-    document = run_driver(venv, DRIVER, arrays, prefix="perfcast-advice-")
-    taken = {tuple(x) for x in points}
+    return plans_of_document(run_driver(venv, DRIVER, arrays, prefix="perfcast-advice-"))
+
+
+def plans_of_document(document: dict) -> list[list[dict]]:
+    """The Extra-P driver's output (its ``cases``) as added repetitions per point, per case
+    and budget."""
+    taken = {tuple(x) for x in start_points()}
     plans = []
     for case in document["cases"]:
         plans.append(
@@ -249,6 +274,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--budgets", default="0.25,0.5,1", help="shares of the grid's cost")
     parser.add_argument("--extrap-venv", type=Path, default=DEFAULT_VENV)
+    parser.add_argument(
+        "--extrap-plans",
+        type=Path,
+        help="rate the suggestions in this output of the Extra-P driver (of an earlier run with "
+        "the same seed and cases, complete or stopped: only its first cases are rated) instead "
+        "of running it",
+    )
     parser.add_argument(
         "--per-case",
         type=Path,
@@ -302,11 +334,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             }
         )
 
-    extrap_plans = (
-        plan_extrap(frames[:rated], budgets[:rated], args.extrap_venv)
-        if "extrap" in tools
-        else None
-    )
+    extrap_plans = None
+    if args.extrap_plans is not None:
+        extrap_plans = plans_of_document(json.loads(args.extrap_plans.read_text()))
+        rated = min(rated, len(extrap_plans))
+    elif "extrap" in tools:
+        extrap_plans = plan_extrap(frames[:rated], budgets[:rated], args.extrap_venv)
     for case, function in enumerate(functions[:rated]):
         record("start", case, {})
         record("grid", case, grid)

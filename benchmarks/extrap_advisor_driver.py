@@ -56,9 +56,10 @@ def main(argv: list[str] | None = None) -> int:
                     counts[key] = max(counts.get(key, 0), wanted)
                 suggestions.append([[list(k), n] for k, n in counts.items()])
             cases.append(suggestions)
-    seconds = time.perf_counter() - start
-    with open(args.output, "w", encoding="utf-8") as handle:
-        json.dump({"seconds": seconds, "cases": cases}, handle)
+            # Written after every case: a long run shows its progress and keeps what it did.
+            seconds = time.perf_counter() - start
+            with open(args.output, "w", encoding="utf-8") as handle:
+                json.dump({"seconds": seconds, "cases": cases}, handle)
     return 0
 
 

@@ -365,3 +365,55 @@ def test_upper_first_prices_only_the_point_to_run_now_at_its_upper_end(two_param
     # as the plain plan's first point was too dear at its upper end.
     assert loop.core_hours >= cautious.core_hours
     assert (loop.suggestions[0].point != plain.suggestions[0].point) <= first_too_dear
+
+
+def test_probe_first_commits_to_one_run_of_the_first_point_at_its_upper_end(two_parameters):
+    # A loop that runs the first point once and prices its other runs after that run commits
+    # only to one run at the upper end: the first point may be dearer at its upper end than
+    # upper-first allows, and the plan's price is that run's upper end plus the predictions.
+    models = fit(two_parameters)
+    budget = 0.2
+    probe = advise(
+        two_parameters, models, at="p=1024,n=1.6e6", budget=f"{budget}h", price="probe-first"
+    )
+    first, *rest = probe.suggestions
+    runs = first.runs
+    committed = first.core_hours_interval[1] / runs + first.core_hours * (runs - 1) / runs
+    assert committed + sum(s.core_hours for s in rest) <= budget * (1 + 1e-9)
+    assert probe.price == "probe-first"
+    upper_first = advise(
+        two_parameters, models, at="p=1024,n=1.6e6", budget=f"{budget}h", price="upper-first"
+    )
+    assert probe.core_hours >= upper_first.core_hours
+
+
+def test_the_next_runs_price_is_the_prediction_interval_of_a_new_run():
+    # Two kernels whose runs share their noise (one program run measures both): the price of
+    # one more run at a point is the measured mean per run times 1 + z * s * sqrt(1 + 1/k),
+    # s the pooled relative spread of a run's total around its point's mean.
+    from scipy import special
+
+    from perfcast.analyze.advice import measured_core_hours, next_run_core_hours
+
+    factors = {(2.0, 10.0): [0.9, 1.1], (4.0, 10.0): [0.8, 1.0, 1.2], (8.0, 10.0): [1.0]}
+    rows = []
+    for (p, n), runs in factors.items():
+        for factor in runs:
+            for kernel, share in (("a", 3.0), ("b", 1.0)):
+                rows.append(
+                    {"kernel": kernel, "metric": "time", "p": p, "n": n, "value": share * factor}
+                )
+    experiment = Experiment.from_frame(pd.DataFrame(rows))
+    deviations = [-0.1, 0.1, -0.2, 0.0, 0.2]
+    spread = np.sqrt(np.sum(np.square(deviations)) / 3)  # (2 - 1) + (3 - 1) degrees of freedom
+    z = special.ndtri(0.975)
+    for point, runs in ((2.0, 10.0), 2), ((8.0, 10.0), 1):
+        at = {"p": point[0], "n": point[1]}
+        mean = measured_core_hours(experiment, "time", at, 1)
+        expected = mean * (1 + z * spread * np.sqrt(1 + 1 / runs))
+        assert next_run_core_hours(experiment, "time", at) == pytest.approx(expected)
+    assert next_run_core_hours(experiment, "time", {"p": 16.0, "n": 10.0}) is None
+    once = experiment.frame[experiment.frame.p == 8.0]
+    assert next_run_core_hours(Experiment.from_frame(once), "time", {"p": 8.0, "n": 10.0}) == (
+        np.inf
+    )

@@ -79,3 +79,50 @@ def test_the_loop_and_the_plan_bought_in_order_stay_within_the_budget_in_truth(
     for plan, bought in zip(rows("advise 0.25"), rows("ordered 0.25"), strict=True):
         assert bought["points"] == [p for p in plan["points"] if p in bought["points"]]
         assert len(bought["points"]) <= len(plan["points"])
+
+
+def test_saved_extrap_suggestions_are_rated_for_the_cases_they_cover(capsys, tmp_path) -> None:
+    import json
+
+    # The Extra-P driver's output of a stopped run: one case of two, two budgets. Extra-P
+    # counts a start point's five repetitions in its suggestion; only the added ones are bought.
+    saved = tmp_path / "extrap.json"
+    saved.write_text(
+        json.dumps(
+            {
+                "seconds": 1.0,
+                "cases": [
+                    [
+                        [[[128.0, 10.0], 2], [[4.0, 10.0], 7]],
+                        [[[16.0, 200.0], 5]],
+                    ]
+                ],
+            }
+        )
+    )
+    per_case = tmp_path / "cases.json"
+    arguments = ["--cases", "2", "--budgets", "0.25,0.5", "--tools", "random"]
+    assert main([*arguments, "--extrap-plans", str(saved), "--per-case", str(per_case)]) == 0
+    table = capsys.readouterr().out
+    assert table.startswith("1 of 2 cases, seed 1")
+    rows = {c["strategy"]: c for c in json.loads(per_case.read_text())["cases"]}
+    assert rows["extrap 0.25"]["points"] == [[4.0, 10.0, 2], [128.0, 10.0, 2]]
+    assert rows["extrap 0.5"]["points"] == [[16.0, 200.0, 5]]
+    assert "| extrap 0.25 |" in table and "| random 0.5 |" in table
+
+
+def test_the_probing_loop_stays_within_the_budget_in_truth(capsys, tmp_path) -> None:
+    import json
+
+    # --loop-price probe-first: a round's point is run once at one run's upper price, its other
+    # runs one by one while each fits at the upper price of a new run from those taken there.
+    per_case = tmp_path / "probe.json"
+    arguments = ["--cases", "2", "--budgets", "0.25,1", "--seed", "4", "--tools", "loop"]
+    assert main([*arguments, "--loop-price", "probe-first", "--per-case", str(per_case)]) == 0
+    table = capsys.readouterr().out
+    for case in json.loads(per_case.read_text())["cases"]:
+        if case["strategy"].startswith("loop"):
+            share = float(case["strategy"].split()[1])
+            assert case["points"] and 0 < case["cost_share"] <= share
+            assert all(1 <= runs <= 5 for _, _, runs in case["points"])
+    assert "| loop 0.25 |" in table and "| loop 1 |" in table

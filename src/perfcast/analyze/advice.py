@@ -72,8 +72,10 @@ RUNS, CORE_HOURS = "runs", "core-hours"
 #: predicted time, at the upper end of its prediction interval (so that the suggestions stay
 #: within the budget in truth with about the intervals' probability), or at the upper end for
 #: the first suggestion only (the one a measure-advise loop runs now; the rest are re-planned
-#: after it with the budget left in truth).
-PRICES = ("prediction", "upper", "upper-first")
+#: after it with the budget left in truth), or, for the first suggestion, the upper end of one
+#: run plus the predicted time of its other runs (a loop that runs it once first and prices the
+#: other runs by what that run took, see :func:`next_run_core_hours`).
+PRICES = ("prediction", "upper", "upper-first", "probe-first")
 _BUDGET = re.compile(
     r"^\s*(?P<amount>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*"
     r"(?P<unit>runs?|core-hours?|core_hours?|ch|h)?\s*$"
@@ -429,7 +431,11 @@ def advise(
         end of the interval of its predicted time at ``level`` (cautious: the suggestions then
         stay within the budget in truth unless a model is off by more than its interval), or
         the upper end for the first suggestion and the predicted time for the rest (for a loop
-        that runs the first, measures what it took and asks again with the budget left).
+        that runs the first, measures what it took and asks again with the budget left), or
+        ``"probe-first"``: for the first suggestion the upper end of one of its runs plus the
+        predicted time of the others (for a loop that runs it once, prices its other runs by
+        what that run took, :func:`next_run_core_hours`, and takes only those that fit), the
+        predicted time for the rest.
         The suggestions' ``core_hours`` are the predicted cost either way, with its interval
         beside it; when the upper end of the plan's cost exceeds the budget, a
         ``budget-may-be-exceeded`` warning says so.
@@ -481,6 +487,8 @@ def advise(
     if budget.unit == CORE_HOURS and core_hours is not None and bounds is not None:
         cost = bounds[1] if price == "upper" else core_hours
         first_cost = bounds[1] if price in ("upper", "upper-first") else core_hours
+        if price == "probe-first":
+            first_cost = (bounds[1] + core_hours * (repetitions - 1)) / repetitions
 
     # No model holds a fit uncertainty: the interval is unknown, not of width 0.
     unknown = bool(models) and not kernels
@@ -1022,6 +1030,49 @@ def measured_core_hours(
     if seconds is None or not found:
         return None
     return max(total, 0.0) * seconds * float(_cores(experiment, names, row)[0]) * runs / 3600
+
+
+def next_run_core_hours(
+    experiment: Experiment,
+    metric: str,
+    point: Mapping[str, float],
+    level: float = 0.95,
+) -> float | None:
+    """Upper end, at ``level``, of the core-hours one more run at the measured ``point`` may
+    take: the prediction interval of a new observation from the ``k`` runs measured there,
+    ``mean * (1 + z * s * sqrt(1 + 1/k))``, with ``s`` the relative spread of one run's total
+    (over the kernels) around its point's mean, pooled over every point measured more than
+    once.
+
+    Returns
+    -------
+    float or None
+        None when ``metric`` is no time or ``point`` was not measured; infinite when no point
+        was measured twice (the spread is unknown).
+    """
+    mean = measured_core_hours(experiment, metric, point, 1)
+    if mean is None:
+        return None
+    names = experiment.parameter_names
+    row = np.array([float(point[n]) for n in names])
+    squares, degrees, runs_here = 0.0, 0, 0
+    for series in experiment.series(metric):
+        totals = np.nansum(series.values, axis=0)  # per point and run, over the kernels
+        counts = np.max(series.repetitions, axis=0)
+        here = np.flatnonzero(np.all(series.points == row, axis=1))
+        if len(here):
+            runs_here = max(runs_here, int(counts[here[0]]))
+        for j in np.flatnonzero(counts >= 2):
+            runs = totals[j, : counts[j]]
+            centre = float(np.mean(runs))
+            if centre > 0:
+                squares += float(np.sum((runs / centre - 1.0) ** 2))
+                degrees += int(counts[j]) - 1
+    if degrees == 0 or runs_here == 0:
+        return math.inf
+    z = float(special.ndtri(0.5 + level / 2))
+    spread = math.sqrt(squares / degrees)
+    return mean * (1.0 + z * spread * math.sqrt(1.0 + 1.0 / runs_here))
 
 
 def _measured_points(experiment: Experiment, metric: str) -> np.ndarray:

@@ -59,10 +59,12 @@ def advise(
         Default: the experiment's only metric, or ``time``.
     modeler : str
         Used when ``models`` is None.
-    price : {"prediction", "upper"}
+    price : {"prediction", "upper", "upper-first", "probe-first"}
         A candidate's cost against a budget in core-hours: its predicted time, or (cautious)
         the upper end of that prediction's interval at ``level``, so that the suggestions stay
-        within the budget in truth with about that probability.
+        within the budget in truth with about that probability; ``"upper-first"`` and
+        ``"probe-first"`` price only the first suggestion so, all its runs or one of them
+        (for a loop that runs it now: :func:`run_advised` uses ``"upper-first"``).
 
     Returns
     -------

@@ -185,9 +185,11 @@ def instruction_mix(
         Callgrind outputs (``valgrind --tool=callgrind --dump-instr=yes``) of runs of the
         binary, each with the parameter values of its run. Where a static count stops (a loop
         bounded by data, a function called through a pointer), the measured counts of the
-        machine loop's blocks stand in: constants from one run; from several runs, models over
-        the parameters fitted with the ``pmnf`` modeler (counts equal in every run stay
-        constants). The functions' notes say which counts were measured.
+        machine loop's blocks stand in: from one run, per entry of the loop times its static
+        entries where the source shows the count per entry constant, else constants of the run
+        (a ``warning:`` note says the model holds at the run's values only); from several runs,
+        models over the parameters fitted with the ``pmnf`` modeler (counts equal in every run
+        stay constants). The functions' notes say which counts were measured.
     values : mapping of str to float, optional
         Parameter values the program was built with (its ``-D`` flags), besides those the
         report found (``StaticReport.build_values``: macros of a plain number). The predicted
@@ -211,7 +213,7 @@ def instruction_mix(
         mix = count_mix(executable, report, parameters, attribution, None, [built])
         return _build_constants_caveat(mix, built)
     runs = [(point, str(path), read_callgrind(path)) for point, path in profiles]
-    measured = _measured_counts(executable, [(point, run) for point, _, run in runs])
+    measured = _measured_counts(executable, [(point, run, path) for point, path, run in runs])
     points = [dict(point) for point, _ in profiles]
     mix = count_mix(executable, report, parameters, attribution, measured, points)
     mix = _skip_plt_caveat(mix, executable, [(path, run) for _, path, run in runs])
@@ -280,17 +282,34 @@ def _skip_plt_caveat(
     return replace(mix, functions=functions)
 
 
+def _loop_counts(
+    executable: Binary, run: CallgrindProfile, path: str
+) -> dict[tuple[str, str, int], int]:
+    """:func:`perfcast.static.callgrind.measured_loop_counts` of one profile, an error naming
+    the profile's file when it is not a run of ``executable``."""
+    from perfcast.static.callgrind import measured_loop_counts
+
+    try:
+        return measured_loop_counts(executable, run)
+    except InputError as error:
+        raise InputError(
+            f"profile {path} is not a run of {executable.path}: {error.message}",
+            path,
+            reason=error.reason or "bad-profile",
+        ) from error
+
+
 def _measured_counts(
-    executable: Binary, profiles: Sequence[tuple[Mapping[str, float], CallgrindProfile]]
+    executable: Binary, profiles: Sequence[tuple[Mapping[str, float], CallgrindProfile, str]]
 ) -> dict[tuple[str, str, int], Any]:
-    """Measured block and entry counts of the profiled runs, as sympy constants or models."""
+    """Measured block and entry counts of the profiled runs (point, profile, its file), as
+    sympy constants or models."""
     import sympy
 
     from perfcast.api.modeling import fit
     from perfcast.core.experiment import Experiment
-    from perfcast.static.callgrind import measured_loop_counts
 
-    runs = [(dict(point), measured_loop_counts(executable, run)) for point, run in profiles]
+    runs = [(dict(point), _loop_counts(executable, run, path)) for point, run, path in profiles]
     keys = sorted(set().union(*(counts for _, counts in runs)))
     series = {key: [counts.get(key, 0) for _, counts in runs] for key in keys}
     result: dict[tuple[str, str, int], Any] = {

@@ -51,12 +51,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--level", type=float, default=0.95, help="probability of the intervals")
     parser.add_argument(
         "--price",
-        choices=("prediction", "upper", "upper-first"),
+        choices=("prediction", "upper", "upper-first", "probe-first"),
         default="prediction",
         help="what a point costs against a budget in core-hours: its predicted time (default), "
         "the upper end of that prediction's interval (stays within the budget in truth "
-        "with about the intervals' probability, spends less), or the upper end for the first "
-        "point only (to run it now and ask again with what it left)",
+        "with about the intervals' probability, spends less), the upper end for the first "
+        "point only (to run it now and ask again with what it left), or for the first point "
+        "the upper end of one run plus the predicted others (to run it once, then price its "
+        "other runs by what that run took)",
     )
     add_analysis_arguments(parser)
     parser.add_argument("--models", help="models JSON (perfcast model --format json) to use")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -98,9 +99,12 @@ def add_binary_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="CALLGRIND[@POINT]",
         help="callgrind output (valgrind --tool=callgrind --dump-instr=yes --skip-plt=no) of a "
         "run of the "
-        "binary, with its parameter values (out.1@n=100,iters=10); repeatable. Measured block "
-        "counts stand in where static loop counts stop: constants from one run, models over "
-        "the parameters from several; the notes say which counts were measured",
+        "binary, with its parameter values (out.1@n=100,iters=10: every free --param, and "
+        "those fixed with --param NAME=VALUE only at that value); repeatable. Measured block "
+        "counts stand in where static loop counts stop: per entry of a loop whose count per "
+        "entry the source shows constant, else constants of one run (a warning says the model "
+        "holds at its values only), models over the parameters from several; the notes say "
+        "which counts were measured",
     )
     group.add_argument("--mix-json", type=Path, help="write the instruction-mix models as JSON")
     group.add_argument(
@@ -209,6 +213,45 @@ def profile_run(entry: str) -> tuple[dict[str, float], Path]:
     return parse_point(point, source="--profile"), Path(path)
 
 
+def _checked_point(
+    entry: str, names: Sequence[str], values: Mapping[str, float]
+) -> tuple[dict[str, float], Path]:
+    """A ``--profile`` entry's point and file, checked against the analysis's parameters: it
+    gives a value for every free one (``names``, else nothing could be checked against the
+    run), no other, and the values ``--param NAME=VALUE`` fixes where it names them."""
+    point, path = profile_run(entry)
+    fixed = {name: point.pop(name) for name in list(point) if name in values}
+    differing = [f"{name}={value:g}" for name, value in fixed.items() if value != values[name]]
+    if differing:
+        fixed_text = ", ".join(f"{name}={values[name]:g}" for name in fixed)
+        raise InputError(
+            f"--profile {entry!r}: {', '.join(differing)} differs from --param {fixed_text}, "
+            "the value the analysis is fixed at",
+            str(path),
+            reason="bad-point",
+        )
+    unknown = sorted(set(point) - set(names))
+    if unknown:
+        known = ", ".join(names) or "none; name them with --param"
+        raise InputError(
+            f"--profile {entry!r}: {', '.join(unknown)} is no --param of this analysis "
+            f"(parameters: {known})",
+            str(path),
+            reason="bad-point",
+        )
+    missing = [name for name in names if name not in point]
+    if missing:
+        example = ",".join(f"{name}=..." for name in names)
+        raise InputError(
+            f"--profile {entry!r} gives no value for {', '.join(missing)}: write the values "
+            f"of the run as {path}@{example} (the measured counts are modeled and checked "
+            "at them)",
+            str(path),
+            reason="bad-point",
+        )
+    return {**point, **fixed}, path
+
+
 def _print_diagnostics(report) -> None:
     for message in report.shown_diagnostics():
         print(message, file=sys.stderr)
@@ -295,17 +338,7 @@ def run_binary(
             report = report.with_values(values)
     else:
         report = _analyzed(sources, compile_args, options, names, values)
-    profiles = [profile_run(entry) for entry in options.profile or []]
-    for (point, path), entry in zip(profiles, options.profile or [], strict=True):
-        unknown = sorted(set(point) - set(names))
-        if unknown:
-            known = ", ".join(names) or "none; name them with --param"
-            raise InputError(
-                f"--profile {entry!r}: {', '.join(unknown)} is no --param of this analysis "
-                f"(parameters: {known})",
-                str(path),
-                reason="bad-point",
-            )
+    profiles = [_checked_point(entry, names, values) for entry in options.profile or []]
     mix = instruction_mix(
         options.binary,
         report,

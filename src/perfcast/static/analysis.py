@@ -31,6 +31,7 @@ from perfcast.static.cursors import (
     operator,
     release_tree,
     single_pass,
+    strip,
     walk,
 )
 from perfcast.static.error_paths import error_path, noreturn_functions
@@ -254,7 +255,9 @@ class _Analysis:
         self.top_level: dict[str, set[int]] = {}
         self.names = Names(program, self.symbols, self.top_level)
         self.guards = Guards(self.names)
-        self.propagation = Propagation(program, self.calls, self.names.formals, self.symbols)
+        self.propagation = Propagation(
+            program, self.calls, self.names.formals, self.symbols, self.names.nonnegative_formals
+        )
         self.early_return: dict[str, Cursor] = {}
         self.jumps: dict[str, Cursor] = {}
         self.names_used: dict[str, int] = {}
@@ -266,6 +269,9 @@ class _Analysis:
         # operands of ?:, && and || inside loops that run under their condition
         self.conditions: list[KernelRecord] = []
         self.taken: set[tuple[str, int]] = set()  # probability pragmas an if or operand took
+        # hashes of the && / || of an if's condition whose value its probability pragma fixes
+        # (probability(0): every || of the condition is false; probability(1): every && true)
+        self.settled: set[int] = set()
         self.source: ParsedSource | None = None  # the unit of the function being walked
 
     # -- driver -----------------------------------------------------------------------------
@@ -413,6 +419,11 @@ class _Analysis:
             if kind != CursorKind.IF_STMT:
                 continue
             condition, *rest = children(cursor)
+            never = self._never_taken(name, cursor, rest)
+            if never is not None:
+                # its probability pragma says the arm never runs: its return is no early one
+                arms.append(never)
+                continue
             for arm in rest[:2]:
                 reason = error_path(arm, name, self.noreturn)
                 if reason is not None and self._reads_parameter(condition):
@@ -430,6 +441,20 @@ class _Analysis:
                 self.early_return.setdefault(name, cursor)
             if cursor.kind in (CursorKind.GOTO_STMT, CursorKind.INDIRECT_GOTO_STMT):
                 self.jumps.setdefault(name, cursor)
+
+    def _never_taken(self, name: str, branch: Cursor, arms: list[Cursor]) -> Cursor | None:
+        """The arm of the if statement ``branch`` that its ``probability`` pragma makes never
+        run (the then arm for ``probability(0)``, the else arm for ``probability(1)``)."""
+        path = str(self.program.function_source[name].path)
+        notes = self.annotations.get(path, {}).get(line_of(branch.location), [])
+        probability = next((a for a in notes if a.kind == "probability"), None)
+        if probability is None or not probability.value.is_number:
+            return None
+        if probability.value == 0:
+            return arms[0]
+        if probability.value == 1 and len(arms) > 1:
+            return arms[1]
+        return None
 
     def _reads_parameter(self, condition: Cursor) -> bool:
         """True when a token of the condition is a model parameter's name."""
@@ -473,7 +498,8 @@ class _Analysis:
             and offset_of(cursor.extent.start) > offset_of(early.extent.start)
         ):
             return context.changed(
-                undef=f"the function may return early at line {early.location.line}"
+                undef=f"the function {context.function} may return early at line "
+                f"{early.location.line}"
             )
         return context
 
@@ -598,7 +624,8 @@ class _Analysis:
             except FAILURES as error:
                 reason = f"guarded by the condition at line {line} ({describe(error)})"
         for arm, (suffix, when_true) in enumerate(arms, start=1):
-            if context.undef is not None:
+            if context.undef is not None or cursor.hash in self.settled:
+                # (settled: the if's probability pragma fixes the value, so every operand runs)
                 arm_context = context
             elif probability is not None:
                 weight = probability.value if when_true else 1 - probability.value
@@ -700,8 +727,10 @@ class _Analysis:
             parts = header(cursor, preceding)
         except FAILURES as error:
             return None, self._raw_header(cursor), describe(error)
-        seeds = (parts.start, parts.bound) + (
-            (parts.update.amount,) if parts.update.amount is not None else ()
+        seeds = (
+            (parts.start, parts.bound)
+            + ((parts.update.amount,) if parts.update.amount is not None else ())
+            + ((parts.offset[0],) if parts.offset is not None else ())
         )
         return parts, seeds, None
 
@@ -783,6 +812,10 @@ class _Analysis:
         else:
             self._check_invariant(parts.bound, loop_body(cursor))
             bound = translator.expression(parts.bound)
+            if parts.offset is not None:  # v + c op bound: v op bound - c
+                shift, sign = parts.offset
+                self._check_invariant(shift, loop_body(cursor))
+                bound = bound - sign * translator.expression(shift)
         amount = None
         if parts.update.amount is not None:
             amount = translator.expression(parts.update.amount)
@@ -855,6 +888,8 @@ class _Analysis:
             return (never, context) if arm == 0 else (context, never)
         if probability is not None:
             self.extra_symbols |= {str(s) for s in probability.value.free_symbols}
+            if probability.value in (0, 1):
+                self._settle(condition, "&&" if probability.value == 1 else "||")
             then_context = context.changed(guards=context.guards + (Factor(probability.value),))
             else_context = context.changed(guards=context.guards + (Factor(1 - probability.value),))
             return then_context, else_context
@@ -867,6 +902,16 @@ class _Analysis:
         then_context = context.changed(guards=context.guards + tuple(guards))
         else_context = context.changed(guards=context.guards + (Negation(tuple(guards)),))
         return then_context, else_context
+
+    def _settle(self, condition: Cursor, kind: str) -> None:
+        """Mark the ``kind`` operators (``&&`` or ``||``) of a condition whose value is fixed
+        (true for ``&&``, false for ``||``): every operand of them is evaluated."""
+        node = strip(condition)
+        if node.kind != CursorKind.BINARY_OPERATOR or operator(node) != kind:
+            return
+        self.settled.add(node.hash)
+        for kid in children(node):
+            self._settle(kid, kind)
 
     def _visit_arm(
         self, arm: str, statement: Cursor, branch: Cursor, context: Context, source
@@ -952,6 +997,9 @@ class _Counting:
             end_column=cursor.extent.end.column if record.kind == "condition" else 0,
             varying=record.kind == "loop" and count is not None and _varying(context.levels),
             step=_step(context.levels) if record.kind == "loop" else 1,
+            always_entered=record.kind == "loop"
+            and count is not None
+            and _always_entered(context.levels),
         )
 
 
@@ -971,6 +1019,18 @@ def _varying(levels: tuple[Level, ...]) -> bool:
         return False
     outer = {level.variable for level in levels[:-1]}
     return bool(sympy.sympify(levels[-1].trip).free_symbols & outer)
+
+
+def _always_entered(levels: tuple[Level, ...]) -> bool:
+    """True when the innermost level runs at least one iteration per entry for every
+    parameter >= 1 and every value of the outer levels' variables."""
+    if not levels or levels[-1].trip is None:
+        return False
+    outer = list(levels[:-1])
+    trip = sympy.sympify(levels[-1].trip)
+    return prove_nonnegative(trip - 1, outer) and all(
+        prove_nonnegative(sympy.sympify(condition), outer) for condition in levels[-1].nonempty
+    )
 
 
 def _body(function: Cursor) -> Cursor | None:

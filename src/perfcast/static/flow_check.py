@@ -286,6 +286,40 @@ class FlowCheck:
             for value in STAND_IN_VALUES
         ), False
 
+    def holds(
+        self,
+        function: BinaryFunction,
+        counted: Sequence[tuple[BinaryInstruction, sympy.Expr]],
+        measured: Mapping[tuple[str, str, int], sympy.Expr],
+    ) -> bool:
+        """Whether the counts pass the check at the program's own values (never when the
+        check is off, the function has an indirect jump, or those values are not known).
+
+        Parameters
+        ----------
+        function : BinaryFunction
+            The function.
+        counted : sequence of (BinaryInstruction, sympy.Expr)
+            Every instruction with its predicted count per program run.
+        measured : mapping
+            Measured counts keyed ``("block", function, block start)`` (may be empty).
+
+        Returns
+        -------
+        bool
+        """
+        if not self.enabled or has_indirect_jump(function):
+            return False
+        points, actual = self.points_for(counted)
+        if not actual:
+            return False
+        blocks = basic_blocks(function)
+        entries = self.entries.get(function.name, frozenset())
+        violation = _first_violation(
+            function, blocks, list(counted), measured, entries, [], points, actual
+        )
+        return violation is None
+
     def conserved(
         self,
         function: BinaryFunction,

@@ -79,6 +79,7 @@ from perfcast.static.flow_check import FlowCheck
 from perfcast.static.machine_counts import (
     MachineCounts,
     enclosing_runs,
+    header_holds_body,
     machine_width,
     match_loops,
     remainder_counts,
@@ -86,6 +87,7 @@ from perfcast.static.machine_counts import (
 )
 from perfcast.static.machine_trips import induction
 from perfcast.static.math_fallbacks import math_fallbacks
+from perfcast.static.per_entry import EntryScale, entry_scale, held_note
 from perfcast.static.repeated_strings import is_repeated, repetitions
 from perfcast.static.source_shares import (
     COPY,
@@ -423,6 +425,8 @@ def _function_mix(
     ``flow`` checks the ``cfg`` counts for flow conservation; ``callees`` names the binary's
     call targets."""
     notes: list[str] = []
+    held: list[int] = []  # addresses of code whose count is a constant measured in one run
+    held_reasons: list[str] = []
     try:
         entry = ("entry", function.name, function.low)
         try:
@@ -431,10 +435,12 @@ def _function_mix(
             if entry not in measured:
                 raise
             function_count = measured[entry]
+            held.append(function.low)
             notes.append(f"calls of {function.name}: measured")
         if source != function.name:
             if entry in measured:
                 function_count = measured[entry]
+                held.append(function.low)
                 notes.append(
                     f"calls of {function.name}, a compiler-made copy of {source}: measured"
                 )
@@ -445,27 +451,49 @@ def _function_mix(
                 )
         elif function.name in catalog.inlined and entry in measured:
             function_count = measured[entry]
+            held.append(function.low)
             notes.append(f"calls of the stand-alone copy of {function.name}: measured")
         counted: list[tuple[BinaryInstruction, sympy.Expr]]
         copy = source != function.name or function.name in catalog.inlined
         if copy and entry in measured:
             # the source's loop counts are per call of the source function, not of this copy
             counted = _all_measured(function, measured, notes)
+            held.extend(insn.address for insn, _ in counted)
         elif attribution == "line":
             counted = []
             for insn in function.instructions:
                 chain = catalog.chain(source, insn)
                 counted.append((insn, chain[-1].defined() if chain else function_count))
         else:
-            counted = _cfg_counts(
-                function, function_count, catalog, notes, measured, source, callees, flow.actual
+            predicted = _cfg_counts(
+                function, function_count, catalog, notes, measured, source, callees,
+                flow.actual, held, held_reasons,
+            )  # fmt: skip
+            counted = flow.conserved(function, predicted, measured, notes)
+            held.extend(
+                insn.address
+                for (insn, before), (_, after) in zip(predicted, counted, strict=True)
+                if before != after
             )
-            counted = flow.conserved(function, counted, measured, notes)
-            notes.extend(_disagreements(function, counted, measured, flow.actual))
+            contradicted = _disagreements(function, counted, measured, flow, notes)
+            held.extend(
+                insn.address
+                for (insn, before), (_, after) in zip(counted, contradicted, strict=True)
+                if before != after
+            )
+            counted = contradicted
             notes.extend(_fixed_parameters(source, function_count, counted, catalog, notes))
         counted = _with_repetitions(function, counted, measured, notes)
+        held.extend(
+            insn.address
+            for insn, _ in counted
+            if is_repeated(insn) and ("rep", function.name, insn.address) in measured
+        )
     except UndefinedCount as reason:
         return FunctionMix(function.name, None, str(reason), len(function.instructions))
+    if held and len(flow.actual) <= 1 and all(v.is_number for v in measured.values()):
+        # one profiled run: its measured constants stand in the model
+        notes.extend(_held_at_run(function, counted, set(held), held_reasons, flow.actual))
     return _mix_of(function, counted, notes)
 
 
@@ -500,17 +528,43 @@ def _fixed_parameters(
     ]
 
 
-def _disagreements(
+def _held_at_run(
     function: BinaryFunction,
     counted: Sequence[tuple[BinaryInstruction, sympy.Expr]],
-    measured: Mapping[tuple[str, str, int], sympy.Expr],
+    held: set[int],
+    reasons: Sequence[str],
     points: Sequence[Mapping[str, float]],
 ) -> list[str]:
-    """A warning naming the blocks whose kept static count differs from their measured count
-    at a profiled point (values ``points``): the static count stays, but one of the two is
-    wrong there."""
+    """The warning naming the blocks (holding a ``held`` address) whose counts are constants
+    measured in the one profiled run (at ``points``), if any of them counts something."""
+    blocks = [
+        block
+        for block in basic_blocks(function)
+        if any(insn.address in held for insn in block.instructions)
+    ]
+    inside = {insn.address for block in blocks for insn in block.instructions}
+    if not any(count != 0 for insn, count in counted if insn.address in inside):
+        return []
+    point = points[0] if points else None
+    return [held_note([block.start for block in blocks], [r for r in reasons if r], point)]
+
+
+def _disagreements(
+    function: BinaryFunction,
+    counted: list[tuple[BinaryInstruction, sympy.Expr]],
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
+    flow: FlowCheck,
+    notes: list[str],
+) -> list[tuple[BinaryInstruction, sympy.Expr]]:
+    """The counts with the kept static block counts a profiled run contradicts (they differ
+    from the block's measured count at a profiled point) measured instead, when the measured
+    counts fit the machine control flow together with the rest (a profiled run of this binary
+    is the truth there: gcc -O3 starting an outer loop past the iterations whose inner loop is
+    empty, clang -O3 entering a loop only under a condition the compiler made); otherwise the
+    static counts stay with a warning naming the blocks (the profile may be of another input,
+    or its models fitted to several runs miss)."""
     count_of = {insn.address: count for insn, count in counted}
-    differing: list[str] = []
+    differing: dict[int, str] = {}
     for block in basic_blocks(function):
         key = ("block", function.name, block.start)
         if key not in measured or not block.instructions:
@@ -518,7 +572,7 @@ def _disagreements(
         predicted = count_of.get(block.instructions[0].address)
         if predicted is None or predicted == measured[key]:
             continue
-        for point in points:
+        for point in flow.actual:
             values = {
                 symbol: point[symbol.name]
                 for symbol in predicted.free_symbols | measured[key].free_symbols
@@ -529,19 +583,35 @@ def _disagreements(
                 continue
             if abs(float(static) - float(profiled)) > max(0.5, 0.01 * abs(float(profiled))):
                 where = ",".join(f"{name}={value:g}" for name, value in sorted(point.items()))
-                differing.append(
+                differing[block.start] = (
                     f"{block.start:#x} (static {float(static):,.0f}, measured "
                     f"{float(profiled):,.0f} at {where or 'the profiled run'})"
                 )
                 break
     if not differing:
-        return []
+        return counted
+    shown = ", ".join(list(differing.values())[:5])
     more = f" and {len(differing) - 5} more" if len(differing) > 5 else ""
-    return [
-        f"warning: the static counts of blocks {', '.join(differing[:5])}{more} differ from "
-        "the profile; the static counts are kept, but they or the measured ones are wrong "
-        "at that point"
+    block_of = {
+        insn.address: block.start for block in basic_blocks(function) for insn in block.instructions
+    }
+    instead = [
+        (insn, measured[("block", function.name, block_of[insn.address])])
+        if block_of.get(insn.address) in differing
+        else (insn, count)
+        for insn, count in counted
     ]
+    if flow.holds(function, instead, measured):
+        notes.append(
+            f"blocks {shown}{more}: counts measured (the profiled runs contradict their static "
+            "counts, and the measured counts fit the machine control flow)"
+        )
+        return instead
+    notes.append(
+        f"warning: the static counts of blocks {shown}{more} differ from the profile; the "
+        "static counts are kept, but they or the measured ones are wrong at that point"
+    )
+    return counted
 
 
 def _with_repetitions(
@@ -628,8 +698,17 @@ def _cfg_counts(
     measured: Mapping[tuple[str, str, int], sympy.Expr],
     source: str,
     callees: Mapping[int, str],
-    built: Sequence[Mapping[str, float]] = (),
+    points: Sequence[Mapping[str, float]] = (),
+    held: list[int] | None = None,
+    held_reasons: list[str] | None = None,
 ) -> list[tuple[BinaryInstruction, sympy.Expr]]:
+    """Every instruction of ``function`` with its count per program run (``cfg``
+    attribution). Blocks whose measured count stands in as a constant of one profiled run
+    (at ``points``) are appended to ``held``, with why in ``held_reasons`` where known."""
+    held = [] if held is None else held
+    held_reasons = [] if held_reasons is None else held_reasons
+    scales: dict[int, EntryScale] = {}
+    per_call: list[int] = []  # measured blocks outside loops counted per call
     blocks = basic_blocks(function)
     live = reachable(blocks)
     machine_loops = natural_loops(blocks)
@@ -639,7 +718,9 @@ def _cfg_counts(
         for index in loop.blocks:
             around[index].append(loop)
     place_of = match_loops(source, blocks, machine_loops, around, catalog)
-    machine_counts = MachineCounts(blocks, around, place_of, function_count, catalog, source, built)
+    machine_counts = MachineCounts(
+        blocks, around, place_of, function_count, catalog, source, points
+    )
     runs = machine_counts.counts(machine_loops, notes)
     remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes)
     contradicted = _contradicted(
@@ -647,7 +728,9 @@ def _cfg_counts(
     )
     error_paths = doomed(blocks)
     bypasses = zero_trip_bypasses(blocks, machine_loops, around, runs, machine_counts)
-    fallbacks = math_fallbacks(blocks, callees)
+    fallbacks = math_fallbacks(
+        blocks, callees, lambda insn: _condition_on_line(catalog, source, insn)
+    )
     _note_math_fallbacks(fallbacks, blocks, bool(measured), notes)
     measured_places: set[tuple] = set()
     counted: list[tuple[BinaryInstruction, sympy.Expr]] = []
@@ -760,6 +843,29 @@ def _cfg_counts(
                     f"{place.key[1] if len(place.key) > 1 else '?'}): block counts measured "
                     f"(statically undefined: {place.reason})"
                 )
+            # the outermost of the statically undefined machine loops around the block
+            outer = next(
+                loop for depth, loop in enumerate(chain)
+                if all(runs[inner.header].count is None for inner in chain[depth:])
+            )  # fmt: skip
+            if outer.header not in scales:
+                scales[outer.header] = entry_scale(
+                    outer, place_of[outer.header], blocks, function.name, function.low,
+                    measured, catalog, points,
+                )  # fmt: skip
+                scale = scales[outer.header]
+                if scale.scaled(count) is not None:
+                    notes.append(
+                        f"machine loop at {blocks[outer.header].start:#x}: its blocks' counts "
+                        f"measured per entry ({scale.measured_entries} entries in the profiled "
+                        f"run) times its static entries, {scale.static_entries}"
+                    )
+            scaled = scales[outer.header].scaled(count)
+            if scaled is not None:
+                count = scaled
+            else:
+                held.append(block.start)
+                held_reasons.append(scales[outer.header].reason or "")
         elif chain[-1].header in contradicted and key in measured:
             # a trip count read from the binary that the profile contradicts
             count = measured[key]
@@ -785,6 +891,19 @@ def _cfg_counts(
                 count = count + _entries(
                     chain, runs, function_count, place_of, catalog, source, block
                 )
+            elif (
+                innermost.header in machine_counts.source_counted
+                or innermost.header in machine_counts.passes
+            ) and _after_middle_exit(
+                blocks, block.index, innermost, dominating, around, source, place_of, catalog
+            ):
+                # the loop leaves after its body, in the middle of its code (gcc -O2's flag
+                # for a two-pass loop, a rotated loop whose update follows the exit test):
+                # the code after that test runs once less per entry that takes a pass
+                entries = _entries(chain, runs, function_count, place_of, catalog, source, block)
+                if innermost.header in machine_counts.passes:
+                    entries = entries * sympy.Min(1, machine_counts.passes[innermost.header])
+                count = sympy.expand(count - entries)
             elif any(block.index not in dominating[latch] for latch in innermost.latches):
                 # a block some iterations skip: its own code runs in its if block's share
                 loop_key = place_of[innermost.header].key
@@ -807,7 +926,24 @@ def _cfg_counts(
                 count = _measured_instead(reason, key, block, measured, measured_places, notes)
                 from_profile = True
             else:
-                if guard.key in ((), IN_LOOP) and key in measured:
+                passing = (
+                    _pass_test_share(
+                        blocks,
+                        block.index,
+                        control,
+                        None,
+                        around,
+                        machine_counts,
+                        dominating,
+                    )
+                    if guard.key in ((), IN_LOOP)
+                    and (control := _deciding_branch(blocks, block.index, dominating)) is not None
+                    else None
+                )
+                if passing is not None:
+                    # the way into, or around, a loop (its zero-trip test): whether it runs
+                    shares = [passing] * len(block.instructions)
+                elif guard.key in ((), IN_LOOP) and key in measured:
                     # skipped by some calls, in no if block: the profile tells how many run it
                     count = measured[key]
                     from_profile = True
@@ -866,13 +1002,29 @@ def _cfg_counts(
                         # transformation; this one only the guess it would make)
                         last_resort = last_resort or varying
                         shares = [decided.defined()] * len(block.instructions)
+                        passing = (
+                            _pass_test_share(
+                                blocks,
+                                block.index,
+                                control,
+                                innermost,
+                                around,
+                                machine_counts,
+                                dominating,
+                            )
+                            if decided.key == () and control is not None
+                            else None
+                        )
                     except UndefinedCount as reason:
                         count = _measured_instead(
                             reason, key, block, measured, measured_places, notes
                         )
                         from_profile = True
                     else:
-                        if decided.key in ((), (COPY,)) and key in measured:
+                        if passing is not None:
+                            # the way into, or around, a nested machine loop taking whole passes
+                            shares = [passing] * len(block.instructions)
+                        elif decided.key in ((), (COPY,)) and key in measured:
                             # a jump the compiler made (taken to hold in every iteration) or a
                             # copy on both paths: assumptions the profile replaces
                             count = measured[key]
@@ -880,6 +1032,13 @@ def _cfg_counts(
                             shares = [sympy.Integer(1)] * len(block.instructions)
                         elif decided.key == (COPY,):
                             copies.append(block.start)
+        if from_profile and not chain:
+            every_call = _in_every_call(count, function, function_count, measured, points)
+            if every_call is not None:
+                count = every_call
+                per_call.append(block.start)
+        if from_profile and block.start not in held and block.start not in per_call:
+            held.append(block.start)
         for insn, stand_in, share in zip(block.instructions, stand_ins, shares, strict=True):
             try:
                 for site in () if from_profile or uniform else catalog.guards(source, stand_in):
@@ -889,6 +1048,8 @@ def _cfg_counts(
                 counted.append(
                     (insn, _measured_instead(reason, key, block, measured, measured_places, notes))
                 )
+                if block.start not in held:
+                    held.append(block.start)
                 continue
             counted.append((insn, count if share == 1 else sympy.expand(count * share)))
     if last_resort is not None:
@@ -897,6 +1058,12 @@ def _cfg_counts(
         notes.append(
             f"blocks at {_addresses(skipped)} run under a condition outside loops that some calls "
             "skip: counts measured"
+        )
+    if per_call:
+        notes.append(
+            f"blocks at {_addresses(per_call)} outside loops ran in every profiled call or in "
+            "none: counted so in every call (a condition on the parameters there would not be "
+            "seen)"
         )
     if skipped_calls:
         notes.append(
@@ -912,6 +1079,185 @@ def _cfg_counts(
             "by the iterations that take the other path; --profile measures them)"
         )
     return counted
+
+
+def _pass_test_share(
+    blocks: list[Block],
+    index: int,
+    control: int,
+    loop: Loop | None,
+    around: Mapping[int, list[Loop]],
+    machine_counts: MachineCounts,
+    dominating: list[set[int]],
+) -> sympy.Expr | None:
+    """The share of the iterations of machine loop ``loop`` (of the calls, for None) in which
+    block ``index`` runs when the compiler-made jump ending block ``control`` tests whether a
+    machine loop nested in it takes a pass at all: ``Min(1, passes)`` on the way that alone
+    leads into the nested loop, ``1 - Min(1, passes)`` on the way around it (clang -O2 skipping
+    a loop unrolled by 2 when ``n == 1``, the passes per entry being the same in every entry,
+    as the machine loop's count assumes); 1 and 0 when the nested loop's source loop runs in
+    every entry (gcc's zero-trip test of ``j = i + 1 <= n`` inside ``i < n``). None when the
+    jump is not such a test, the block is on neither way, or the passes are not known."""
+    successors = blocks[control].successors
+    if len(successors) != 2 or len(set(successors)) != 2:
+        return None
+    depth = len(around[control])
+    if (around[control][-1] if depth else None) is not loop:
+        return None
+    for nested in machine_counts.passes.keys() | machine_counts.source_counted:
+        chain = around[nested]
+        if len(chain) != depth + 1 or chain[-1].header != nested or control in chain[-1].blocks:
+            continue
+        # the jump decides whether the nested loop runs: one way always reaches its header
+        # (within the iteration), the other never does
+        entering = [s for s in successors if _always_reaches(blocks, s, nested, loop)]
+        if len(entering) != 1:
+            continue
+        other = next(s for s in successors if s != entering[0])
+        taken = _pass_taken(nested, machine_counts)
+        if taken is None or _reaches(blocks, other, nested, loop):
+            continue
+        if entering[0] in dominating[index] and index in dominating[nested]:
+            return taken
+        if other in dominating[index] and not _reaches(blocks, entering[0], index, loop):
+            return sympy.Integer(1) - taken
+    return None
+
+
+def _after_middle_exit(
+    blocks: list[Block],
+    index: int,
+    loop: Loop,
+    dominating: list[set[int]],
+    around: Mapping[int, list[Loop]],
+    function: str,
+    place_of: Mapping[int, Place],
+    catalog: Catalog,
+) -> bool:
+    """True when block ``index`` of machine loop ``loop`` (its own, not a nested loop's) runs
+    after the loop's only exit test, which is neither at its header nor at a latch, on every
+    way back to the header, and the code before that test holds the source loop's body while
+    the code after it holds none (only the loop's own update): the block runs once per pass
+    but the last."""
+    exiting = [
+        b
+        for b in loop.blocks
+        if not blocks[b].successors or any(s not in loop.blocks for s in blocks[b].successors)
+    ]
+    if len(exiting) != 1 or around[index][-1] is not loop:
+        return False
+    test = exiting[0]
+    if test == index or test == loop.header or test in loop.latches:
+        return False
+    if test not in dominating[index] or any(
+        index not in dominating[latch] for latch in loop.latches
+    ):
+        return False
+    key = place_of[loop.header].key
+    own = [b for b in loop.blocks if around[b][-1] is loop]
+    before = [b for b in own if b in dominating[test]]
+    after = [b for b in own if test in dominating[b] and b != test]
+    # a jump back to the header carries the line of the code it jumps to
+    return any(header_holds_body(function, blocks[b], key, catalog) for b in before) and not any(
+        header_holds_body(function, _without_final_jump(blocks[b]), key, catalog) for b in after
+    )
+
+
+def _without_final_jump(block: Block) -> Block:
+    """The block without its last instruction when that is an unconditional jump."""
+    if len(block.instructions) > 1 and block.instructions[-1].kind == "jump":
+        return Block(block.index, block.instructions[:-1])
+    return block
+
+
+def _condition_on_line(catalog: Catalog, function: str, insn: BinaryInstruction) -> bool:
+    """Whether an ``if``, ``?:``, ``&&`` or ``||`` of the report is on the instruction's line
+    (in the function its code comes from, the callee for inlined code)."""
+    if not insn.file or not insn.line:
+        return False
+    owner = insn.inlined[-1].callee if insn.inlined else function
+    return any(
+        normal_path(part.file) == normal_path(insn.file)
+        for part in catalog.decided_at.get((owner, insn.line), ())
+    )
+
+
+def _deciding_branch(blocks: list[Block], index: int, dominating: list[set[int]]) -> int | None:
+    """The nearest block dominating block ``index`` that ends in a conditional jump, if any."""
+    above = sorted((d for d in dominating[index] if d != index), key=lambda d: -len(dominating[d]))
+    return next((d for d in above if blocks[d].instructions[-1].kind == "branch"), None)
+
+
+def _pass_taken(header: int, machine_counts: MachineCounts) -> sympy.Expr | None:
+    """Per entry of the machine loop at block ``header``, whether it takes a pass (1 or 0, an
+    expression of the parameters), if known: from its passes per entry, or 1 when it runs one
+    source iteration per pass of a source loop that runs in every entry."""
+    if header in machine_counts.passes:
+        return sympy.Min(1, machine_counts.passes[header])
+    key = machine_counts.place_of[header].key
+    source_loop = machine_counts.catalog.loop_named.get(key[1]) if len(key) > 1 else None
+    if source_loop is not None and source_loop.always_entered:
+        return sympy.Integer(1)
+    return None
+
+
+def _always_reaches(blocks: list[Block], start: int, goal: int, loop: Loop | None) -> bool:
+    """True when every path from block ``start`` reaches block ``goal`` before it leaves
+    machine loop ``loop``, comes back to its header or returns (None: before it returns)."""
+    seen, stack = set(), [start]
+    while stack:
+        current = stack.pop()
+        if current == goal or current in seen:
+            continue
+        seen.add(current)
+        ahead = blocks[current].successors
+        if not ahead or (
+            loop is not None and any(s not in loop.blocks or s == loop.header for s in ahead)
+        ):
+            return False
+        stack.extend(ahead)
+    return True
+
+
+def _reaches(blocks: list[Block], start: int, goal: int, loop: Loop | None) -> bool:
+    """True when a path from block ``start`` reaches block ``goal`` without passing the header
+    of machine loop ``loop`` and inside it (within one iteration; None: within one call)."""
+    seen, stack = set(), [start]
+    while stack:
+        current = stack.pop()
+        if current == goal:
+            return True
+        if current in seen:
+            continue
+        seen.add(current)
+        stack.extend(
+            s
+            for s in blocks[current].successors
+            if loop is None or (s in loop.blocks and s != loop.header)
+        )
+    return False
+
+
+def _in_every_call(
+    count: sympy.Expr,
+    function: BinaryFunction,
+    function_count: sympy.Expr,
+    measured: Mapping[tuple[str, str, int], sympy.Expr],
+    points: Sequence[Mapping[str, float]],
+) -> sympy.Expr | None:
+    """The count of a measured block outside loops that ran in every call of the profiled
+    runs, as the function's static count; None when it ran in some calls only (or never), the
+    calls were not measured, or the static count of calls disagrees with them."""
+    calls = measured.get(("entry", function.name, function.low))
+    if calls is None or not calls.is_number or calls == 0 or count != calls:
+        return None
+    for point in points:
+        if not {s.name for s in function_count.free_symbols} <= set(point):
+            return None
+        values = {s: sympy.nsimplify(point[s.name]) for s in function_count.free_symbols}
+        if function_count.subs(values) != calls:
+            return None
+    return function_count
 
 
 def _entries(
@@ -1146,7 +1492,8 @@ def _skipped_by_varying_trip(
 ) -> str | None:
     """Why a block that some iterations of source loop ``loop_name`` skip has no count, when
     the jump deciding it is on the line of a loop nested in it whose iterations per entry
-    follow an enclosing loop's variable (``for (j = i + 1; j < n; j++)``): that is the nested
+    follow an enclosing loop's variable (``for (j = i + 1; j < n; j++)``) and that the report
+    does not show to run in every entry (``always_entered``): that is the nested
     loop's zero-trip test, and it skips the block (the loop's set-up) in the entries with no
     iteration, which such a loop has in some iterations (the last ``i``), so "every
     iteration" over-counts. None otherwise (a nested loop with the same iterations in every
@@ -1159,7 +1506,7 @@ def _skipped_by_varying_trip(
     nested = [
         k
         for k in catalog.loops_at(owner, jump.file, jump.line)
-        if k.line == jump.line and k.varying and k.name != loop_name
+        if k.line == jump.line and k.varying and not k.always_entered and k.name != loop_name
     ]
     if not nested:
         return None

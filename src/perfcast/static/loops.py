@@ -61,6 +61,8 @@ class Header:
     bound: Cursor
     update: Update
     update_statement: Cursor | None  # for while/do: the statement in the body that updates
+    # ``v + c op bound`` (+1) or ``v - c op bound`` (-1): the guard is ``v op bound -+ c``
+    offset: tuple[Cursor, int] | None = None
 
 
 def for_parts(loop: Cursor) -> tuple[Cursor | None, Cursor | None, Cursor | None, Cursor]:
@@ -148,9 +150,12 @@ def exits(body: Cursor, ignored: frozenset[int] = frozenset()) -> str | None:
 
 
 def _comparison(condition: Cursor | None, updated: Cursor | None = None):
-    """``(variable declaration, op, bound cursor)`` of a guard ``v op bound`` or ``bound op v``.
+    """``(variable declaration, op, bound cursor, offset)`` of a guard ``v op bound`` or
+    ``bound op v`` (offset None), or ``v + c op bound`` / ``v - c op bound`` (offset ``(c, 1)``
+    / ``(c, -1)``: SIMD-style ``i + 4 <= n``).
 
-    When both sides are plain variables, the one written inside ``updated`` is the loop variable.
+    When both sides are plain variables, the one written inside ``updated`` is the loop variable;
+    a shifted variable is taken only when it is the one written there.
     """
     if condition is None:
         raise Undefined("no loop guard (it ends by a break, if at all)")
@@ -161,7 +166,7 @@ def _comparison(condition: Cursor | None, updated: Cursor | None = None):
     if op not in COMPARISONS:
         raise Undefined(f"the loop guard uses {op or 'an unknown operator'}, not a comparison")
     left, right = (strip(k) for k in children(condition))
-    candidates = []
+    candidates: list[tuple[Cursor, str, Cursor, tuple[Cursor, int] | None]] = []
     for side, other, this_op in ((left, right, op), (right, left, FLIP[op])):
         declaration = referenced(side) if side.kind == CursorKind.DECL_REF_EXPR else None
         if declaration is not None:
@@ -169,13 +174,39 @@ def _comparison(condition: Cursor | None, updated: Cursor | None = None):
                 continue
             if _mentions(other, declaration):
                 raise Undefined("the loop variable appears on both sides of the guard")
-            candidates.append((declaration, this_op, other))
+            candidates.append((declaration, this_op, other, None))
+    shifted = [
+        (found[0], this_op, other, found[1:])
+        for side, other, this_op in ((left, right, op), (right, left, FLIP[op]))
+        if (found := _shifted_variable(side)) is not None and not _mentions(other, found[0])
+    ]
     if updated is not None:
-        chosen = [c for c in candidates if writes_in(updated, c[0])]
+        chosen = [c for c in candidates + shifted if writes_in(updated, c[0])]
         candidates = chosen or candidates
     if candidates:
         return candidates[0]
     raise Undefined(f"the loop guard at line {condition.location.line} has no plain loop variable")
+
+
+def _shifted_variable(side: Cursor) -> tuple[Cursor, Cursor, int] | None:
+    """``(declaration of v, c, sign)`` of a guard side ``v + c``, ``c + v`` (sign 1) or
+    ``v - c`` (sign -1) with ``v`` a plain variable that ``c`` does not mention; else None."""
+    if side.kind != CursorKind.BINARY_OPERATOR or operator(side) not in ("+", "-"):
+        return None
+    first, second = (strip(k) for k in children(side))
+    orders = [(first, second)] + ([(second, first)] if operator(side) == "+" else [])
+    for variable, offset in orders:
+        if variable.kind != CursorKind.DECL_REF_EXPR:
+            continue
+        declaration = referenced(variable)
+        if declaration is None or declaration.kind not in (
+            CursorKind.VAR_DECL,
+            CursorKind.PARM_DECL,
+        ):
+            continue
+        if not _mentions(offset, declaration):
+            return declaration, offset, 1 if operator(side) == "+" else -1
+    return None
 
 
 def _mentions(cursor: Cursor, declaration: Cursor) -> bool:
@@ -291,7 +322,7 @@ def header(loop: Cursor, preceding: list[Cursor]) -> Header:
                 "the for loop comes from a macro and leaves out part of its header, so the "
                 "parts cannot be told apart"
             )
-        variable, op, bound = _comparison(condition, increment)
+        variable, op, bound, offset = _comparison(condition, increment)
         if init is not None:
             start = _initial(init, variable)
             if start is None:
@@ -311,10 +342,10 @@ def header(loop: Cursor, preceding: list[Cursor]) -> Header:
                 f"the loop variable {variable.spelling} is modified in the body at line "
                 f"{modified[0].location.line}"
             )
-        return Header(variable, start, op, bound, update, None)
+        return Header(variable, start, op, bound, update, None, offset)
     kids = children(loop)
     body, condition = (kids[0], kids[1]) if loop.kind == CursorKind.DO_STMT else (kids[1], kids[0])
-    variable, op, bound = _comparison(condition, body)
+    variable, op, bound, offset = _comparison(condition, body)
     statements = children(body) if body.kind == CursorKind.COMPOUND_STMT else [body]
     updating = [s for s in statements if writes_in(s, variable)]
     if len(updating) != 1:
@@ -329,7 +360,7 @@ def header(loop: Cursor, preceding: list[Cursor]) -> Header:
     if any(c.kind == CursorKind.CONTINUE_STMT for c in outside_inner_loops(body)):
         raise Undefined("continue may skip the update of the loop variable")
     start = _start_before(preceding, variable)
-    return Header(variable, start, op, bound, update, updating[0])
+    return Header(variable, start, op, bound, update, updating[0], offset)
 
 
 def _start_before(preceding: list[Cursor], variable: Cursor) -> Cursor:

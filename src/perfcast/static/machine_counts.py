@@ -80,6 +80,9 @@ class MachineCounts:
         self.built: dict[sympy.Symbol, int] = {}
         # headers of machine loops counted with a trip count read from the binary
         self.from_binary: set[int] = set()
+        # header -> passes per entry, for machine loops counted from the widths or trip count
+        # read from the binary (every entry taking the same number of passes)
+        self.passes: dict[int, sympy.Expr] = {}
         # parameter name -> the value every point the caller gave (the build's values, or the
         # profiled runs') has: what a trip count read from the binary may be checked against
         self.stated = {
@@ -647,6 +650,7 @@ class MachineCounts:
             width = known[loop.header]
             passes = sympy.floor(remaining / width) if width > 1 else remaining
             result[loop.header] = Place(place.key, sympy.expand(passes * entry.count), None)
+            self.passes[loop.header] = passes
             remaining = remaining - width * passes
         starts = ", ".join(
             f"{self.blocks[loop.header].start:#x} ({known[loop.header]} per pass)"

@@ -11,13 +11,27 @@ from __future__ import annotations
 from dataclasses import replace
 
 import sympy
-from clang.cindex import Cursor, CursorKind
+from clang.cindex import Cursor, CursorKind, TypeKind
 
 from perfcast.static.cexpr import Translator
 from perfcast.static.context import Context
 from perfcast.static.cursors import children, contains, key, offset_of, operator
 from perfcast.static.program import Program
 from perfcast.static.symbolic import Undefined, prove_nonnegative
+
+UNSIGNED_KINDS = frozenset(
+    {
+        TypeKind.UCHAR,
+        TypeKind.CHAR_U,
+        TypeKind.USHORT,
+        TypeKind.UINT,
+        TypeKind.ULONG,
+        TypeKind.ULONGLONG,
+        TypeKind.UINT128,
+        TypeKind.BOOL,
+    }
+)
+"""Integer types whose values are never negative."""
 
 
 class Names:
@@ -37,6 +51,9 @@ class Names:
         self.symbols = symbols
         self.top_level = top_level
         self.formals: dict[tuple[str, int], sympy.Symbol] = {}
+        # arguments a count took to be >= 0 (an unsigned type, or a remainder or division
+        # that is exact only then): each call site must pass a value proved >= 0
+        self.nonnegative_formals: set[sympy.Symbol] = set()
 
     def translator(self, context: Context, restrict: Cursor | None = None) -> Translator:
         """A translator resolving names as they are at ``context``."""
@@ -45,14 +62,32 @@ class Names:
         def variable(declaration: Cursor, use: Cursor) -> sympy.Expr:
             return self._variable(declaration, use, context, restrict)
 
+        def nonnegative(expression: sympy.Expr) -> bool:
+            return prove_nonnegative(expression, domain) or self._nonnegative_if_formals_are(
+                expression, domain
+            )
+
         return Translator(
             self.program,
             self.symbols,
             variable,
-            lambda e: prove_nonnegative(e, domain),
+            nonnegative,
             self.program.sources[0].defines if self.program.sources else {},
             self.function_of,
         )
+
+    def _nonnegative_if_formals_are(self, expression: sympy.Expr, domain: list) -> bool:
+        """True when ``expression`` is >= 0 provided the function arguments in it are (a
+        callee's ``(i * m + j) % 20`` with ``m`` passed in): those arguments are then required
+        to be >= 0 at every call site (:class:`perfcast.static.propagation.Propagation`)."""
+        formals = expression.free_symbols & set(self.formals.values())
+        if not formals:
+            return False
+        assumed = {f: sympy.Dummy(f.name, integer=True, nonnegative=True) for f in formals}
+        if not prove_nonnegative(expression.xreplace(assumed), domain):
+            return False
+        self.nonnegative_formals |= formals
+        return True
 
     def function_of(self, use: Cursor) -> str:
         """Name of the function whose body holds ``use`` ("" if none)."""
@@ -112,7 +147,13 @@ class Names:
         index = next(i for i, a in enumerate(arguments) if key(a) == key(declaration))
         slot = (function.spelling, index)
         if slot not in self.formals:
+            # an argument of an unsigned type is >= 0 (a call site must pass such a value)
+            unsigned = declaration.type.get_canonical().kind in UNSIGNED_KINDS
             self.formals[slot] = sympy.Symbol(
-                f"{function.spelling}.{declaration.spelling}", integer=True
+                f"{function.spelling}.{declaration.spelling}",
+                integer=True,
+                nonnegative=True if unsigned else None,
             )
+            if unsigned:
+                self.nonnegative_formals.add(self.formals[slot])
         return self.formals[slot]

@@ -11,6 +11,8 @@ from perfcast.core.errors import InputError
 from perfcast.static.frontend import ParsedSource
 
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_NOT_CODE = re.compile(r"/\*.*?\*/|//[^\n]*|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.DOTALL)
+"""Comments, string and character literals: their words name nothing a parameter reaches."""
 _KEYWORDS = frozenset(
     {
         "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
@@ -45,7 +47,7 @@ def check_parameters(
         return
     own: set[str] = set()  # identifiers of the sources themselves
     for source in sources:
-        own.update(_IDENTIFIER.findall(source.text))
+        own.update(_IDENTIFIER.findall(_NOT_CODE.sub(" ", source.text)))
     for flag in compile_args:
         if flag.startswith("-D"):
             own.add(flag[2:].split("=", 1)[0])
@@ -75,7 +77,7 @@ def _header_identifiers(sources: Sequence[ParsedSource]) -> set[str]:
         for inclusion in source.unit.get_includes():
             try:
                 with open(inclusion.include.name, encoding="utf-8", errors="replace") as stream:
-                    included.update(_IDENTIFIER.findall(stream.read()))
+                    included.update(_IDENTIFIER.findall(_NOT_CODE.sub(" ", stream.read())))
             except OSError:
                 continue
     return included

@@ -6,7 +6,7 @@ import sympy
 
 from perfcast.static.context import CallRecord
 from perfcast.static.program import Program
-from perfcast.static.symbolic import Count, Piece, Undefined, sum_over_levels
+from perfcast.static.symbolic import Count, Piece, Undefined, prove_nonnegative, sum_over_levels
 
 
 class Propagation:
@@ -21,6 +21,9 @@ class Propagation:
         ``(function, index)`` -> the symbol of that argument.
     parameters : dict
         User parameter name -> Symbol.
+    nonnegative : set of Symbol, optional
+        Argument symbols the counts took to be >= 0: every call site must pass a value
+        proved >= 0 there, else the count is undefined.
     """
 
     def __init__(
@@ -29,11 +32,13 @@ class Propagation:
         calls: dict[int, CallRecord],
         formals: dict,
         parameters: dict[str, sympy.Symbol],
+        nonnegative: set[sympy.Symbol] | None = None,
     ):
         self.program = program
         self.calls = calls
         self.formals = formals
         self.parameters = parameters
+        self.nonnegative = nonnegative if nonnegative is not None else set()
 
     def per_run(self, function: str, count: Count, stack: tuple = ()) -> tuple[Count, str | None]:
         """The count per program run of something counted ``count`` times per call of ``function``.
@@ -76,6 +81,13 @@ class Propagation:
                     continue
                 if isinstance(argument, str):
                     raise Undefined(f"argument {index + 1} of the call at {where}: {argument}")
+                if formal in self.nonnegative and not prove_nonnegative(
+                    argument, list(record.context.levels)
+                ):
+                    raise Undefined(
+                        f"argument {index + 1} of the call at {where} may be negative, and "
+                        f"{function} divides it or takes it as unsigned"
+                    )
                 mapping[formal] = argument
             mapping.update(self._named_arguments(function, record.arguments, used))
             substituted = [

@@ -88,6 +88,10 @@ class StaticKernel:
     step : int or None
         For a loop: the size of its additive step when a constant (2 for ``j += 2``), None when
         it is not one; 1 for other kernels.
+    always_entered : bool
+        For a loop: True when every entry runs at least one iteration, for every value of the
+        parameters (>= 1) and of the variables of the loops around it (``j = i + 1 <= n``
+        inside ``i < n``); False when that cannot be shown, and for other kernels.
     """
 
     name: str
@@ -107,6 +111,7 @@ class StaticKernel:
     end_column: int = field(default=0, compare=False, repr=False)
     varying: bool = field(default=False, compare=False, repr=False)
     step: int | None = field(default=1, compare=False, repr=False)
+    always_entered: bool = field(default=False, compare=False, repr=False)
 
     def to_model(self) -> Model | None:
         """The count as a :class:`~perfcast.core.function.Model` (metric ``"count"``).

@@ -62,6 +62,9 @@ class StaticKernelLike(Protocol):
     @property
     def step(self) -> int | None: ...
 
+    @property
+    def always_entered(self) -> bool: ...
+
 
 #: first element of the key of a machine loop that implements no source loop of the report
 UNMATCHED = "no source loop"
@@ -571,8 +574,20 @@ class Catalog:
                 f"{where}, and has no source line: which of its parts it is cannot be told "
                 "(measure it with --profile)",
             )
+        kernel = self.functions.get(function)
+        if (
+            held is None
+            and kernel is not None
+            and kernel.count is not None
+            and all(
+                p.count is not None and sympy.expand(p.count - kernel.count) == 0 for p in parts
+            )
+        ):
+            # every part of the condition runs in every call (an if whose probability pragma
+            # fixes its value evaluates each operand): so does the code on its outcome
+            return Place((parts[0].name,), sympy.Integer(1), None)
         if held is None:
-            names = ", ".join(p.name for p in parts)
+            names = ", ".join(dict.fromkeys(p.name for p in parts))
             return Place(
                 (parts[0].name,),
                 None,
@@ -582,7 +597,6 @@ class Catalog:
                 "measure it with --profile",
             )
         key = (held.name,)
-        kernel = self.functions.get(function)
         if held.count is None:
             return Place(
                 key,
@@ -932,13 +946,15 @@ def _condition_line(branch: StaticKernelLike) -> int:
     """The last line of an ``if`` block that is its condition's code, not its own: the if's
     line for a then block (an unbraced one starts on the next line), the first line of an else
     block (``} else {``); the line before an unbraced else block that starts on a line of its
-    own (``else`` above ``stmt;``), whose every line is its own code."""
+    own (``else`` above ``stmt;``), or before one starting with ``else if`` (the inner
+    condition's code runs in the else block), whose every line is its own code."""
     where = DECIDED.search(branch.name)
     if where is not None and where.group(4) == "then":
         return min(int(where.group(2)), branch.line)
     if is_else(branch.name):
         text = line_text(getattr(branch, "file", "") or "", branch.line) or ""
-        if not re.search(r"\belse\b|^[{}]", text):
+        if not re.search(r"\belse\b|^[{}]", text) or re.search(r"\belse\s+if\b", text):
+            # also ``} else if (c) {``: c's code runs whenever the else block does
             return branch.line - 1
     return branch.line
 

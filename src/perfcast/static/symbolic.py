@@ -307,16 +307,21 @@ def _residue_levels(levels: list[Level], guards: list, residue: Residue, count: 
     ``k`` solving ``c*(start + step*k) + d == remainder (mod modulus)``: ``k = k0 + M*q``, a level
     in ``q`` of ``floor((trip - 1 - k0) / M) + 1`` iterations. A test of ``c*(B*i + j) + d`` on
     two adjacent levels ``0 <= i < A``, ``0 <= j < B`` (unit steps) is the same test on the
-    flattened index ``B*i + j``, ``0 <= . < A*B``, when nothing else uses ``i`` or ``j``.
+    flattened index ``B*i + j``, ``0 <= . < A*B``, when nothing else uses ``i`` or ``j``; over
+    more adjacent levels the innermost pair is flattened first, then the next level with it.
     """
     expression = sympy.expand(residue.expression)
     used = [i for i, lv in enumerate(levels) if lv.variable in expression.free_symbols]
     shown = readable(expression)
+    if expression.is_Add:
+        shown = f"({shown})"  # the whole sum is divided, not its last term
     if not used:
         raise Undefined(f"the remainder test {shown} % {residue.modulus} involves no loop variable")
-    if len(used) == 2 and used[1] == used[0] + 1:
-        levels, guards, expression = _flattened(levels, guards, expression, used[0], count)
-        used = [used[0]]
+    while len(used) >= 2 and used == list(range(used[0], used[0] + len(used))):
+        # adjacent levels, innermost pair first: (i*nq*np + j*np + k) is the index of i over
+        # the flattened (j, k)
+        levels, guards, expression = _flattened(levels, guards, expression, used[-2], count)
+        used = used[:-1]
     if len(used) != 1:
         raise Undefined(f"the remainder test {shown} % {residue.modulus} mixes loop variables")
     index = used[0]
