@@ -678,7 +678,7 @@ class _Analysis:
         level = None
         if parts is not None and context.undef is None and count_note is None:
             try:
-                level = self._level(cursor, parts, context, kind, symbol_note)
+                level = self._level(cursor, parts, context, kind, symbol_note, preceding)
             except FAILURES as error:
                 reason = describe(error)
         body = loop_body(cursor)
@@ -795,7 +795,7 @@ class _Analysis:
                     bindings=current.bindings + ((key(parts.variable), after, loop),)
                 )
 
-    def _level(self, cursor, parts, context, kind, symbol_note) -> Level:
+    def _level(self, cursor, parts, context, kind, symbol_note, preceding=()) -> Level:
         if key(parts.variable) in self.program.address_of:
             raise Undefined(
                 f"the address of the loop variable {parts.variable.spelling} is taken, so it may "
@@ -806,7 +806,10 @@ class _Analysis:
                 f"the loop variable {parts.variable.spelling} may be modified by a call in the body"
             )
         translator = self.names.translator(context)
-        start = translator.expression(parts.start)
+        if parts.start.kind == CursorKind.FOR_STMT:
+            start = self._exit_value(parts.start, list(preceding), context)
+        else:
+            start = translator.expression(parts.start)
         if symbol_note is not None:
             bound = symbol_note.value
         else:
@@ -826,6 +829,28 @@ class _Analysis:
 
         return make_level(
             parts, start, bound, amount, prove, kind, cursor.location.line, parts.variable.spelling
+        )
+
+    def _exit_value(self, loop: Cursor, preceding: list, context: Context) -> sympy.Expr:
+        """The value a countable for loop with an additive update leaves its variable at:
+        ``start + step * trip``, or ``start`` when it runs no iteration."""
+        index = next(i for i, s in enumerate(preceding) if s.hash == loop.hash)
+        line = loop.location.line
+        parts, _, reason = self._loop_header(loop, preceding[:index])
+        body = loop_body(loop)
+        if parts is None or exits(body, frozenset()):
+            why = reason or "it may be left early"
+            raise Undefined(f"the start is the exit value of the loop at line {line} ({why})")
+        level = self._level(loop, parts, context, "for", None, preceding[:index])
+        if level.step is None or level.value is None:
+            raise Undefined(f"the start is the exit value of the loop at line {line}, not additive")
+        domain = list(context.levels)
+        ran = [c for c in level.nonempty if not prove_nonnegative(c, domain)]
+        value = sympy.expand(level.start + level.step * level.trip)
+        if not ran:
+            return value
+        return sympy.Piecewise(
+            (value, sympy.And(*[sympy.Ge(c, 0) for c in ran])), (level.start, True)
         )
 
     def _changed_by_calls(self, body: Cursor) -> set[str]:

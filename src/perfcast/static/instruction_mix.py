@@ -761,6 +761,7 @@ def _cfg_counts(
     )
     skipped: list[int] = []
     skipped_calls: list[int] = []  # blocks outside loops counted in every call they may skip
+    unlined: list[int] = []  # of those, blocks without any source line
     last_resort: str | None = None  # why a block's count is undefined, when no other block is
     # blocks a call may return without running: outside loops, code under a run-time if
     exits = [
@@ -954,6 +955,18 @@ def _cfg_counts(
                     # return (a loop's zero-trip path or a copy of the function's exit is not
                     # said)
                     skipped_calls.append(block.start)
+                elif (
+                    guard.key in ((), IN_LOOP)
+                    and block.successors
+                    and any(i.kind != "jump" for i in block.instructions)
+                    and not any(i.file and i.line for i in block.instructions if i.kind != "jump")
+                ):
+                    # no source line at all, and not a way out of the function (clang -O3
+                    # hoisting a guarded inlined call out of a loop, its guard merged into a
+                    # compiler-made test): what guards it, and with which probability, the
+                    # binary does not tell
+                    skipped_calls.append(block.start)
+                    unlined.append(block.start)
         # a conditional block without any source line (a loop's set-up clang left without
         # one) runs as often as the code it alone leads into: that code stands in for it
         lead = _leads_into(blocks, block, dominating) if conditional is not None else None
@@ -1065,6 +1078,14 @@ def _cfg_counts(
             "none: counted so in every call (a condition on the parameters there would not be "
             "seen)"
         )
+    if unlined:
+        notes.append(
+            f"warning: blocks at {_addresses(unlined)} outside loops run in some calls only and "
+            "have no source line (code the compiler moved, such as an inlined call hoisted "
+            "out of a loop with its guard merged into a test it made): counted in every call, "
+            "whatever the guard's probability (an upper bound; --profile measures them)"
+        )
+    skipped_calls = [start for start in skipped_calls if start not in unlined]
     if skipped_calls:
         notes.append(
             f"blocks at {_addresses(skipped_calls)} outside loops run in some calls only, on or "

@@ -364,8 +364,12 @@ def header(loop: Cursor, preceding: list[Cursor]) -> Header:
 
 
 def _start_before(preceding: list[Cursor], variable: Cursor) -> Cursor:
-    """The value of the last assignment of ``variable`` among the statements before a loop."""
+    """The value of the last assignment of ``variable`` among the statements before a loop, or
+    the for loop stepping it last (its exit value is the start: ``for (; i < n; i++)`` after
+    ``for (i = 0; i + 4 <= n; i += 4)``)."""
     for statement in reversed(preceding):
+        if statement.kind == CursorKind.FOR_STMT and _steps(statement, variable):
+            return statement  # the loop's exit value (a remainder loop after an unrolled one)
         if writes_in(statement, variable) or _declares(statement, variable):
             start = _initial(statement, variable)
             if start is None:
@@ -376,6 +380,16 @@ def _start_before(preceding: list[Cursor], variable: Cursor) -> Cursor:
             return start
     raise Undefined(
         f"no assignment of the loop variable {variable.spelling} before the loop in its block"
+    )
+
+
+def _steps(loop: Cursor, variable: Cursor) -> bool:
+    """True when ``variable`` is what the for loop's update writes and its body does not."""
+    _, _, increment, body = for_parts(loop)
+    return (
+        increment is not None
+        and bool(writes_in(increment, variable))
+        and not writes_in(body, variable)
     )
 
 
