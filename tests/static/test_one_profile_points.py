@@ -63,9 +63,14 @@ def test_constant_count_per_entry_carries_to_other_values(runs, mix):
     ],
 )
 def test_count_per_entry_that_may_vary_is_held_with_a_warning(runs, mix, name, why):
-    _, _, _, at_profile = runs
+    _, _, truth, at_profile = runs
     function = mix.functions[name]
     warnings = [note for note in function.notes if note.startswith("warning")]
+    if name == "sized_nest" and not warnings:
+        # since static31 (verify20e J3) gcc -O0's register counters give one iteration per
+        # pass: the count is static, and exact at other values
+        assert function.evaluate(OTHER)["total"] == truth[name]["total"], function.notes
+        return
     assert len(warnings) == 1
     assert "measured at n = 7, rpt = 2 only" in warnings[0] and why in warnings[0]
     predicted = function.evaluate(PROFILED)["total"]
@@ -79,7 +84,7 @@ def test_the_warning_is_in_text_and_json(runs, capsys):
     assert cli.main([*argv, "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     functions = {f["function"]: f for f in data["mix"]["functions"]}
-    assert any("measured at n = 7, rpt = 2 only" in n for n in functions["sized_nest"]["notes"])
+    assert any("measured at n = 7, rpt = 2 only" in n for n in functions["data_bound"]["notes"])
     assert not any(note.startswith("warning") for note in functions["fixed_nest"]["notes"])
     assert cli.main(argv) == 0
     assert "measured at n = 7, rpt = 2 only; the model holds" in capsys.readouterr().out

@@ -765,6 +765,7 @@ def _cfg_counts(
     skipped: list[int] = []
     skipped_calls: list[int] = []  # blocks outside loops counted in every call they may skip
     unlined: list[int] = []  # of those, blocks without any source line
+    last_resort: str | None = None  # why a block's count is undefined, when no other block is
     # blocks a call may return without running: outside loops, code under a run-time if
     exits = [
         b.index
@@ -1004,6 +1005,18 @@ def _cfg_counts(
                             conditional,
                             _compound(blocks, block.index, control, innermost, dominating),
                         )
+                        varying = (
+                            _skipped_by_varying_trip(
+                                source, block, blocks, control, conditional, catalog
+                            )
+                            if decided.key == ()  # else not taken to hold in every iteration
+                            else None
+                        )
+                        if varying is not None and key in measured:
+                            raise UndefinedCount(varying)  # the profile tells
+                        # said only when no block has a reason of its own (those name the
+                        # transformation; this one only the guess it would make)
+                        last_resort = last_resort or varying
                         shares = [decided.defined()] * len(block.instructions)
                         passing = (
                             _pass_test_share(
@@ -1055,6 +1068,8 @@ def _cfg_counts(
                     held.append(block.start)
                 continue
             counted.append((insn, count if share == 1 else sympy.expand(count * share)))
+    if last_resort is not None:
+        raise UndefinedCount(last_resort)
     if skipped:
         notes.append(
             f"blocks at {_addresses(skipped)} run under a condition outside loops that some calls "
@@ -1488,6 +1503,42 @@ def _unrolled_exit(
         f"machine loop of it (the loop unrolled), and the exit test at {jump.address:#x} on "
         f"line {jump.line} skips it in some entries: how many entries run it cannot be read "
         "from the binary"
+    )
+
+
+def _skipped_by_varying_trip(
+    function: str,
+    block: Block,
+    blocks: list[Block],
+    deciding: int | None,
+    loop_name: str,
+    catalog: Catalog,
+) -> str | None:
+    """Why a block that some iterations of source loop ``loop_name`` skip has no count, when
+    the jump deciding it is on the line of a loop nested in it whose iterations per entry
+    follow an enclosing loop's variable (``for (j = i + 1; j < n; j++)``) and that the report
+    does not show to run in every entry (``always_entered``): that is the nested
+    loop's zero-trip test, and it skips the block (the loop's set-up) in the entries with no
+    iteration, which such a loop has in some iterations (the last ``i``), so "every
+    iteration" over-counts. None otherwise (a nested loop with the same iterations in every
+    entry runs in all of them or in none)."""
+    jump = jump_of(blocks[deciding]) if deciding is not None else None
+    around = catalog.loop_named.get(loop_name)
+    if jump is None or not jump.line or around is None:
+        return None
+    owner = jump.inlined[-1].callee if jump.inlined else function
+    nested = [
+        k
+        for k in catalog.loops_at(owner, jump.file, jump.line)
+        if k.line == jump.line and k.varying and not k.always_entered and k.name != loop_name
+    ]
+    if not nested:
+        return None
+    return (
+        f"block at {block.start:#x} is skipped by the test at {jump.address:#x} on the line "
+        f"of source loop {nested[-1].name}, whose iterations per entry depend on an enclosing "
+        f"loop's variable: it runs in the iterations of {loop_name} in which that loop has an "
+        "iteration, and how many have none cannot be read from the binary"
     )
 
 

@@ -305,10 +305,12 @@ class MachineCounts:
 
     def rotated(self, loop: Loop) -> bool:
         """True when a machine loop counted with its source loop's count tests its exit in its
-        header after code of the source loop's body (a rotated loop entered at its header, or
-        gcc -O3 leaving at the header test into a copy of the last pass): the header runs once
-        per source iteration, the loop's other code, and the loops nested in it, once less per
-        entry."""
+        header after code of the source loop's body (a rotated loop entered at its header, gcc
+        -O1 entering a recurrence below the copies it moved to the top, or gcc -O3 leaving at
+        the header test into a copy of the last pass): the header runs once per source
+        iteration, the loop's other code, and the loops nested in it, once less per entry. (A
+        trip count read from the binary counts passes of an unrolled body whose exit test may
+        sit between the copies: not taken.)"""
         return (
             loop.exits_at_header
             and loop.header in self.source_counted
@@ -480,14 +482,24 @@ class MachineCounts:
             return None
         if outer.count is None or source_entry.count is None or source_entry.count == 0:
             return None
-        if sympy.cancel(outer.count / source_entry.count) == 1:
+        passes = sympy.cancel(outer.count / source_entry.count)
+        if passes == 1:
             return None
         starts = ", ".join(f"{self.blocks[loop.header].start:#x}" for loop in group)
+        # passes known only at run time cannot have been unrolled completely: a machine loop
+        # of it was taken for the inner loop (its exit test on the inner loop's line)
+        how = (
+            "has no machine loop (unrolled completely)"
+            if passes.is_number
+            else f"runs {passes} passes per entry, a number known at run time only, and no "
+            "machine loop was matched to it (the machine loop around may carry the inner "
+            "loop's line in its exit test)"
+        )
         return (
             f"source loop {place.key[1]} (machine loop{'s' if len(group) > 1 else ''} at "
             f"{starts}) lies in source loop {enclosing[1] if len(enclosing) > 1 else enclosing}, "
-            "which runs several passes and has no machine loop (unrolled completely): each "
-            "copy runs in some of its passes, how many cannot be read from the binary"
+            f"which {how}: each copy runs in some of its passes, how many cannot be read from "
+            "the binary"
         )
 
     def _group(
@@ -845,7 +857,10 @@ def zero_trip_bypasses(
             continue  # entered in some runs of its context only: the guard may be the if's
         for entering in [p for p in predecessors[loop.header] if p not in loop.blocks]:
             for guard in [entering, *predecessors[entering]]:
-                bypass = _bypass_of(blocks, guard, loop, place.key[2], predecessors, around)
+                owner = place.key[1].split(":")[0]
+                bypass = _bypass_of(
+                    blocks, guard, loop, (owner, place.key[2]), predecessors, around
+                )
                 if bypass is None:
                     continue
                 region = [i for i in range(len(blocks)) if bypass in dominating[i]]
@@ -896,20 +911,22 @@ def _bypass_of(
     blocks: list[Block],
     guard: int,
     loop: Loop,
-    line: int,
+    place: tuple[str, int],
     predecessors: dict[int, list[int]],
     around: dict[int, list[Loop]],
 ) -> int | None:
     """The successor of block ``guard`` that skips ``loop``: when the guard ends in a
-    conditional jump on the loop's line (not in the loop, in the machine loops around it), one
+    conditional jump on the loop's line (``place``: the function whose code it is, a callee
+    when inlined, and the line; the jump not in the loop, in the machine loops around it), one
     way leads into the loop and the other, reached only from the guard, never does; else None."""
     if guard in loop.blocks or around[guard] != around[loop.header][:-1]:
         return None
     jump = blocks[guard].instructions[-1]
+    owner, line = place
     if (
         jump.kind != "branch"
         or jump.line != line
-        or jump.inlined
+        or (jump.inlined and jump.inlined[-1].callee != owner)
         or len(blocks[guard].successors) != 2
     ):
         return None
@@ -947,12 +964,14 @@ def enclosing_runs(
 
 def header_holds_body(function: str, block: Block, key: tuple, catalog: Catalog) -> bool:
     """True when the block holds code of the body of source loop ``key`` (a line after the
-    loop's own, in the loop, not inlined), not only its condition."""
+    loop's own, in the loop, of the loop's own function: the function itself, or the callee
+    it is inlined from), not only its condition."""
     line = key[2] if len(key) > 2 else None
     if line is None:
         return False
+    owner = key[1].split(":")[0] if len(key) > 1 else function
     return any(
-        not insn.inlined
+        (insn.inlined[-1].callee if insn.inlined else function) == owner
         and insn.line > line
         and any(place.key == key for place in catalog.chain(function, insn))
         for insn in block.instructions
@@ -1002,6 +1021,12 @@ def machine_width(
         return width // source_step
     if width is not None:
         return width
+    counter_step = _stack_counter(blocks, own) if found is None else None
+    if counter_step is not None and abs(counter_step) == source_step:
+        # the loop variable lives in a stack slot or a register of its own (unoptimized code),
+        # stepped once per pass by the source's step: one source iteration per pass, whatever
+        # the body repeats (a row index multiplied by a constant with shifts and adds)
+        return 1
     if packed(blocks, own):
         return None
     if found is not None and found.scale == 1 and found.several_per_pass:
@@ -1015,6 +1040,70 @@ def machine_width(
         # iteration
         return None
     return 1
+
+
+_SLOT = re.compile(r"(?:byte|word|dword|qword) ptr \[r[bs]p(?: [-+] 0x[0-9a-f]+| [-+] \d+)?\]")
+
+
+def _stack_counter(blocks: list[Block], own: set[int]) -> int | None:
+    """The step of a machine loop's counter when its exit test compares a stack slot
+    (directly, or through a register loaded from it just before) that the loop's own code
+    writes exactly once, by adding or subtracting a constant (``add dword ptr [rbp - 8], 1``,
+    or clang -O0's ``mov eax, [slot]; add eax, 1; mov [slot], eax``), or a register it writes
+    only that way (gcc -O0 keeps a ``register`` variable in ``r12d``): the source loop's
+    variable as unoptimized code keeps it, stepped once per pass; None otherwise."""
+    tested: set[str] = set()
+    for index in own:
+        code = blocks[index].instructions
+        if len(code) < 2 or code[-1].kind != "branch" or code[-2].mnemonic != "cmp":
+            continue
+        first = code[-2].operands.split(",")[0].strip()
+        loaded = len(code) >= 3 and code[-3].mnemonic == "mov"
+        target, _, source = code[-3].operands.partition(",") if loaded else ("", "", "")
+        if _SLOT.fullmatch(first):
+            tested.add(first)
+        elif target.strip() == first and _SLOT.fullmatch(source.strip()):
+            tested.add(source.strip())
+        elif re.fullmatch(r"r\d+d?|e[a-d]x|e[sd]i", first):
+            tested.add(_register(first))
+    if len(tested) != 1:
+        return None
+    slot = next(iter(tested))
+    writes = [
+        (index, position)
+        for index in own
+        for position, insn in enumerate(blocks[index].instructions)
+        if _register(insn.operands.split(",")[0]) == slot
+        and not insn.mnemonic.startswith(("cmp", "test"))
+        and insn.kind == ""
+    ]
+    if len(writes) != 1:
+        return None
+    index, position = writes[0]
+    code = blocks[index].instructions
+    write = code[position]
+    if write.mnemonic in ("add", "sub"):
+        return _constant(write.operands.split(",")[1])
+    if write.mnemonic != "mov" or position < 2:
+        return None
+    register = write.operands.split(",")[1].strip()
+    step, load = code[position - 1], code[position - 2]
+    if (
+        step.mnemonic in ("add", "sub")
+        and step.operands.split(",")[0].strip() == register
+        and load.mnemonic == "mov"
+        and load.operands.replace(" ", "") == f"{register},{slot}".replace(" ", "")
+    ):
+        return _constant(step.operands.split(",")[1])
+    return None
+
+
+def _constant(operand: str) -> int | None:
+    """The value of an immediate operand (``1``, ``0x10``, ``-2``), or None."""
+    text = operand.strip()
+    if re.fullmatch(r"-?(?:0x[0-9a-f]+|\d+)", text) is None:
+        return None
+    return int(text, 0)
 
 
 _MOVES = ("mov", "vmov", "lea", "push", "pop", "nop", "xchg")
