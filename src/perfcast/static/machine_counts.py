@@ -18,7 +18,7 @@ import sympy
 from perfcast.static.binary import BinaryInstruction
 from perfcast.static.control_flow import Block, Loop, dominators, reachable
 from perfcast.static.epilogues import conditional_successors
-from perfcast.static.machine_trips import Induction, induction, packed
+from perfcast.static.machine_trips import Induction, induction, packed, several_by_scaled_index
 from perfcast.static.source_shares import UNMATCHED, Catalog, Place, UndefinedCount
 
 
@@ -1038,6 +1038,10 @@ def machine_width(
         # no width read and the body's code twice in the pass: unrolled (clang -O2 with an
         # exit between the copies, or a counter stepping by 2), so one pass is not one
         # iteration
+        return None
+    if found is None and several_by_scaled_index(blocks, own):
+        # no exit test read, and an index stepping several elements reaches more than one of
+        # them per pass: unrolled copies whose number the binary does not tell here
         return None
     return 1
 

@@ -754,6 +754,40 @@ def _touched(reached: list[tuple[tuple[str, ...], int, int | None]]) -> int | No
     return covered
 
 
+_SCALED_INDEX = re.compile(
+    r"\[(?P<base>\w+) \+ (?P<index>\w+)\*(?P<scale>[248])"
+    r"(?: (?P<sign>[-+]) (?P<disp>0x[0-9a-f]+|\d+))?\]"
+)
+
+
+def several_by_scaled_index(blocks: list[Block], own: Collection[int]) -> bool:
+    """True when a register the loop steps by a constant ``k`` (``|k| > 1``, one update per
+    pass) indexes one array (same base and scale) at two displacements less than ``k``
+    elements apart: the pass holds unrolled copies of the body (clang -O2's recurrence
+    unrolled by two reads ``[rcx + r11*8]`` and ``[rcx + r11*8 + 8]`` and leaves on a register
+    derived from ``r11``, which the induction search does not read), so one pass is not one
+    iteration. A strided walk (one element per array per pass) is not."""
+    steps: dict[str, int | None] = {}
+    places: dict[tuple[str, str, int], set[int]] = defaultdict(set)
+    for block in own:
+        for insn in blocks[block].instructions:
+            for register in written(insn):
+                step = _update_step(insn, register)
+                steps[register] = step if register not in steps else None
+            for match in _SCALED_INDEX.finditer(insn.operands):
+                displacement = int(match["disp"], 0) if match["disp"] else 0
+                if match["sign"] == "-":
+                    displacement = -displacement
+                key = (wide(match["base"]), wide(match["index"]), int(match["scale"]))
+                places[key].add(displacement)
+    for (_, index, scale), seen in places.items():
+        step = steps.get(index)
+        several = len(seen) > 1 and max(seen) - min(seen) < abs(step or 0) * scale
+        if step is not None and abs(step) > 1 and several:
+            return True
+    return False
+
+
 def _several_per_pass(reached: list[tuple[tuple[str, ...], int, int | None]], step: int) -> bool:
     """True when the operands reach two elements of one array (same other terms,
     displacements closer than one step) in one pass: unrolled copies or struct fields."""
