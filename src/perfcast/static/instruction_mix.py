@@ -146,7 +146,7 @@ class FunctionMix:
         Raises
         ------
         InputError
-            When the counts are undefined, a parameter value is missing, or one is below 1
+            When the counts are undefined, a parameter value is missing, or one is negative
             (outside the domain the counts hold in, :mod:`perfcast.static.parameter_domain`).
         """
         if self.counts is None:

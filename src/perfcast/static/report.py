@@ -328,7 +328,7 @@ class StaticReport:
         Raises
         ------
         InputError
-            When a value is below 1 (outside the domain the counts hold in).
+            When a value is negative (outside the domain the counts hold in).
         """
         check_parameter_values(values, "fixed parameters")
 
