@@ -201,3 +201,16 @@ def total_error(mix, truth: dict[str, int], function: str, values: dict[str, int
     found = mix.functions[function]
     assert found.counts is not None, found.undef_reason
     return found.evaluate(values)["total"] / truth[function] - 1
+
+
+def assert_right_or_undefined(
+    static, profiled, truth: dict[str, int], name: str, values: dict[str, int], tolerance: float
+) -> None:
+    """Function ``name``'s static total is within ``tolerance`` of callgrind's or undefined with
+    a reason, and its total with the run as profile is within ``tolerance``."""
+    function = static.functions[name]
+    if function.counts is None:
+        assert function.undef_reason, name
+    else:
+        assert abs(total_error(static, truth, name, values)) < tolerance, (name, function.notes)
+    assert abs(total_error(profiled, truth, name, values)) < tolerance, name

@@ -21,9 +21,9 @@ from mix_programs import (  # noqa: E402
     BUILDS,
     NEEDS_BOTH_COMPILERS_AND_VALGRIND,
     PROGRAMS_DIR,
+    assert_right_or_undefined,
     compile_c,
     static_profiled_and_measured,
-    total_error,
 )
 
 SOURCE = PROGRAMS_DIR / "later_pairs.c"
@@ -37,10 +37,5 @@ def test_pairs_are_exact_or_undefined(tmp_path, compiler, level):
     static, profiled, truth = static_profiled_and_measured(
         binary, SOURCE, ["n"], (POINTS,), tmp_path
     )
-    function = static.functions["pair_energy"]
-    if function.counts is None:
-        assert function.undef_reason
-    else:
-        # every count of this function is exact when defined
-        assert abs(total_error(static, truth, "pair_energy", {"n": POINTS})) < 0.001, function.notes
-    assert abs(total_error(profiled, truth, "pair_energy", {"n": POINTS})) < 0.001
+    # every count of this function is exact when defined
+    assert_right_or_undefined(static, profiled, truth, "pair_energy", {"n": POINTS}, 0.001)

@@ -22,9 +22,9 @@ from mix_programs import (  # noqa: E402
     BUILDS,
     NEEDS_BOTH_COMPILERS_AND_VALGRIND,
     PROGRAMS_DIR,
+    assert_right_or_undefined,
     compile_c,
     static_profiled_and_measured,
-    total_error,
 )
 
 SOURCE = PROGRAMS_DIR / "rotated_recurrence.c"
@@ -38,9 +38,4 @@ def test_the_recurrence_is_exact_or_undefined(tmp_path, compiler, level):
     static, profiled, truth = static_profiled_and_measured(
         binary, SOURCE, list(SIZES), tuple(SIZES.values()), tmp_path
     )
-    function = static.functions["main"]
-    if function.counts is None:
-        assert function.undef_reason
-    else:
-        assert abs(total_error(static, truth, "main", SIZES)) < 0.0002, function.notes
-    assert abs(total_error(profiled, truth, "main", SIZES)) < 0.0002
+    assert_right_or_undefined(static, profiled, truth, "main", SIZES, 0.0002)

@@ -20,9 +20,9 @@ from mix_programs import (  # noqa: E402
     BUILDS,
     NEEDS_BOTH_COMPILERS_AND_VALGRIND,
     PROGRAMS_DIR,
+    assert_right_or_undefined,
     compile_c,
     static_profiled_and_measured,
-    total_error,
 )
 
 SOURCE = PROGRAMS_DIR / "zero_trip_tail.c"
@@ -37,15 +37,7 @@ def test_the_way_past_a_loop_is_not_counted(tmp_path, compiler, level):
         binary, SOURCE, ["rounds"], (ROUNDS,), tmp_path
     )
     for name in ("repeat", "sum_twice"):
-        function = static.functions[name]
-        if function.counts is None:
-            assert function.undef_reason, name
-        else:
-            assert abs(total_error(static, truth, name, {"rounds": ROUNDS})) < 0.001, (
-                name,
-                function.notes,
-            )
-        assert abs(total_error(profiled, truth, name, {"rounds": ROUNDS})) < 0.001, name
+        assert_right_or_undefined(static, profiled, truth, name, {"rounds": ROUNDS}, 0.001)
 
 
 def test_the_note_names_the_copy_and_the_loop(tmp_path):
