@@ -116,13 +116,14 @@ def error_at_target(frame: pd.DataFrame, function: Function) -> float:
     return abs(prediction.value - truth) / truth
 
 
-def plan_advise(frame: pd.DataFrame, budget: float) -> list[Suggestion]:
+def plan_advise(frame: pd.DataFrame, budget: float, price: str = "prediction") -> list[Suggestion]:
     advice = advise(
         Experiment.from_frame(frame),
         at=TARGET,
         candidates=CANDIDATES,
         budget=f"{float(budget) / 3600!r}h",
         repetitions=REPETITIONS,
+        price=price,
     )
     return advice.suggestions
 
@@ -158,20 +159,13 @@ def plan_loop(
         left = budget - spent
         if left <= 0:
             break
-        advice = advise(
-            Experiment.from_frame(measured),
-            at=TARGET,
-            candidates=CANDIDATES,
-            budget=f"{float(left) / 3600!r}h",
-            repetitions=REPETITIONS,
-            price=price,
-        )
+        suggestions = plan_advise(measured, left, price)
         taken = set(zip(measured.p, measured.n, strict=True))
         # A probing loop commits to one run of a point; the others are priced after it.
         committed = 1 if probe else None
         fits = [
             s
-            for s in advice.suggestions
+            for s in suggestions
             if (s.point["p"], s.point["n"]) not in taken
             and s.core_hours_interval is not None
             and s.core_hours_interval[1] / s.runs * (committed or s.runs)
