@@ -103,8 +103,10 @@ def analyze_source(
     """
     with collector_paused():  # the first call imports the analysis, sympy with it
         from perfcast.static import analyze
+        from perfcast.static.parameter_domain import check_parameter_values
 
     fixed = dict(values or {})
+    check_parameter_values(fixed, "fixed parameters")  # before the analysis, not after it
     names = list(parameters) + [name for name in fixed if name not in parameters]
     directory = None
     if cache is True:

@@ -782,8 +782,9 @@ def several_by_scaled_index(blocks: list[Block], own: Collection[int]) -> bool:
                 places[key].add(displacement)
     for (_, index, scale), seen in places.items():
         step = steps.get(index)
-        several = len(seen) > 1 and max(seen) - min(seen) < abs(step or 0) * scale
-        if step is not None and abs(step) > 1 and several:
+        if step is None or abs(step) <= 1 or len(seen) < 2:
+            continue
+        if max(seen) - min(seen) < abs(step) * scale:
             return True
     return False
 
