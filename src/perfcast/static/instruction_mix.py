@@ -725,7 +725,13 @@ def _cfg_counts(
         blocks, around, place_of, function_count, catalog, source, points
     )
     runs = machine_counts.counts(machine_loops, notes)
-    remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes)
+    # remainder copies whose share of the iterations the binary does not tell: measured
+    undone: dict[int, str] = {}
+    remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes, undone)
+    for index, why in undone.items():
+        if ("block", function.name, blocks[index].start) not in measured:
+            raise UndefinedCount(why)
+    measured_remainders: list[int] = []
     contradicted = _contradicted(
         machine_loops, runs, machine_counts.from_binary, blocks, measured or {}, function.name
     )
@@ -830,6 +836,10 @@ def _cfg_counts(
             note = _overlap_note(overlapping[block.index], blocks, block.index)
             if not from_profile and note not in notes:
                 notes.append(note)
+        elif block.index in undone:
+            count = measured[key]
+            from_profile = True
+            measured_remainders.append(block.start)
         elif block.index in remainders:
             count = remainders[block.index]
         elif not chain:
@@ -1062,7 +1072,8 @@ def _cfg_counts(
                             shares = [sympy.Integer(1)] * len(block.instructions)
                         elif decided.key == (COPY,):
                             copies.append(block.start)
-        if from_profile and not chain:
+        if from_profile and not chain and block.index not in undone:
+            # (a remainder's count follows the trip count modulo the width: no per-call count)
             every_call = _in_every_call(count, function, function_count, measured, points)
             if every_call is not None:
                 count = every_call
@@ -1084,6 +1095,14 @@ def _cfg_counts(
             counted.append((insn, count if share == 1 else sympy.expand(count * share)))
     if last_resort is not None:
         raise UndefinedCount(last_resort)
+    if measured_remainders:
+        notes.append(
+            f"warning: blocks at {_addresses(measured_remainders)} finish source loops after "
+            "machine loops covering several iterations per pass (how many of the remaining "
+            "iterations each runs cannot be read from the binary): counts measured, which "
+            "follow the trip count modulo the pass width, so the model holds at the profiled "
+            "values only"
+        )
     if skipped:
         notes.append(
             f"blocks at {_addresses(skipped)} run under a condition outside loops that some calls "
