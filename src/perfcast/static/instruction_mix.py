@@ -1423,6 +1423,12 @@ def _pass_taken(header: int, machine_counts: MachineCounts) -> sympy.Expr | None
     source_loop = machine_counts.catalog.loop_named.get(key[1]) if len(key) > 1 else None
     if source_loop is not None and source_loop.always_entered:
         return sympy.Integer(1)
+    if source_loop is not None and not source_loop.varying:
+        # one source iteration per pass, as many in every entry (gcc -O2 tests `n == 1`
+        # before an inlined `for (k = 1; k < n; k++)`)
+        per_entry = machine_counts.catalog.iterations_per_entry(key)
+        if per_entry is not None and header in machine_counts.source_counted:
+            return sympy.Min(1, per_entry)
     return None
 
 
