@@ -91,3 +91,27 @@ def test_every_build_is_right_or_undefined(tmp_path, compiler, level):
 
 
 pytestmark = NEEDS_TOOLS
+
+
+ALLOCATION = PROGRAMS_DIR / "allocation_check.c"
+
+
+def test_null_tests_of_an_allocation_are_error_paths():
+    report = api.analyze_source([ALLOCATION], ["n"])
+    notes = [d for d in report.diagnostics if "error path" in d]
+    assert any(":12:" in n and "reports the failed allocation" in n for n in notes), notes
+    assert any(":25:" in n and "when an allocation fails" in n for n in notes), notes
+    counts = {k.name: str(k.count) for k in report.kernels}
+    assert counts["checked_sum:loop@14"] == "n"
+    assert counts["make_matrix:loop@27"] == "n**2"
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_allocation_checks_are_counted_right_at_O0(tmp_path, compiler):
+    binary = compile_c(compiler, "-O0", ALLOCATION, tmp_path / f"alloc_{compiler}")
+    static, profiled, truth = static_profiled_and_measured(
+        binary, ALLOCATION, ["n"], (23,), tmp_path
+    )
+    for name in ("checked_sum", "make_matrix"):
+        assert static.functions[name].counts is not None, static.functions[name].undef_reason
+        assert_right_or_undefined(static, profiled, truth, name, {"n": 23}, 0.01)

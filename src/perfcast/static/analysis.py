@@ -34,7 +34,12 @@ from perfcast.static.cursors import (
     strip,
     walk,
 )
-from perfcast.static.error_paths import argument_check, error_path, noreturn_functions
+from perfcast.static.error_paths import (
+    allocated_pointers,
+    argument_check,
+    error_path,
+    noreturn_functions,
+)
 from perfcast.static.frontend import ParsedSource, parse_sources
 from perfcast.static.guards import Guards
 from perfcast.static.loops import (
@@ -411,6 +416,7 @@ class _Analysis:
     def _prepare(self, name: str, function: Cursor) -> None:
         statements = self._top_level(name, function)
         formals = {k.spelling for k in children(function) if k.kind == CursorKind.PARM_DECL}
+        allocated = allocated_pointers(function)
         arms = []
         leaving = []  # returns and gotos, in the order of the walk
         for cursor in self.program.control.get(name, ()):  # the scan's walk of the function
@@ -428,7 +434,7 @@ class _Analysis:
             for index, arm in enumerate(rest[:2]):
                 reason = error_path(arm, name, self.noreturn)
                 if reason is None and index == 0:
-                    reason = argument_check(condition, arm, formals)
+                    reason = argument_check(condition, arm, formals, allocated)
                 if reason is not None and self._reads_parameter(condition):
                     # Tokens are read only here: most arms are no error path at all.
                     reason = error_path(arm, name, self.noreturn, by_value=False)

@@ -207,24 +207,39 @@ def _reports_to_stderr(arm: Cursor) -> bool:
 _COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 
 
-def argument_check(condition: Cursor, arm: Cursor, formals: set[str]) -> str | None:
-    """Why ``if (condition) arm`` is a check of the function's arguments that returns an error
-    constant (issue 20 point 4, verify20e J6), or None.
+def argument_check(
+    condition: Cursor,
+    arm: Cursor,
+    formals: set[str],
+    allocated: frozenset[str] | set[str] = frozenset(),
+) -> str | None:
+    """Why ``if (condition) arm`` is an error check (issue 20 point 4, verify20e J6 and
+    verify20f K6/K10), or None.
 
-    The arm is a lone ``return C;`` with ``C`` a constant (``999``, ``RET_FAILURE``), and the
-    condition either ``||``-joins two or more comparisons, each between parameters of the
-    function (``formals``) and constants or other parameters, at least one parameter each
-    (a range check: Embench minver's ``row < 2 || row > 500 || eps <= 0.0``), or tests a
-    pointer parameter against null (``m == NULL``, ``!m``). A single comparison of a number
-    (``n <= 0``, ``n < 4``) is no error check: it is an edge case the algorithm handles.
+    Two kinds of check count:
+
+    - a check of the function's arguments whose arm is a lone ``return C;`` with ``C`` a
+      constant (``999``, ``RET_FAILURE``): a condition that ``||``-joins two or more
+      comparisons, each between parameters (``formals``) and constants or other parameters, at
+      least one parameter each (a range check: Embench minver's ``row < 2 || row > 500 || eps
+      <= 0.0``), or a null test of a pointer parameter (``m == NULL``, ``!m``);
+    - a null test of a pointer the function got from an allocation (``allocated``: ``v =
+      malloc (...)``) whose arm returns a constant or only reports to ``stderr`` (Rodinia nw's
+      ``if (!v) fprintf (stderr, ...)``, lud's ``if (m == NULL) return RET_FAILURE;``).
+
+    A single comparison of a number (``n <= 0``, ``n < 4``) is no error check: it is an edge
+    case the algorithm handles.
     """
+    tests = _disjuncts(strip(condition))
+    allocation = len(tests) == 1 and _null_test(tests[0], set(allocated))
+    if allocation and _only_reports(arm):
+        return "reports the failed allocation it tests to stderr"
     statements = children(arm) if arm.kind == CursorKind.COMPOUND_STMT else [arm]
     if len(statements) != 1 or statements[0].kind != CursorKind.RETURN_STMT:
         return None
     values = children(statements[0])
     if not values or not _is_constant(strip(values[0])):
         return None
-    tests = _disjuncts(strip(condition))
     line = statements[0].location.line
     number = integer_value(strip(values[0]))  # the value: a macro's text may span its definition
     constant = str(number) if number is not None else _text(strip(values[0]))
@@ -233,9 +248,44 @@ def argument_check(condition: Cursor, arm: Cursor, formals: set[str]) -> str | N
             f"returns the constant {constant} at line {line} when a range check of its "
             "arguments fails"
         )
+    if allocation:
+        return f"returns the constant {constant} at line {line} when an allocation fails"
     if len(tests) == 1 and _null_test(tests[0], formals):
         return f"returns the constant {constant} at line {line} for a null pointer argument"
     return None
+
+
+#: functions whose null result means an allocation failed
+ALLOCATORS = frozenset({"malloc", "calloc", "realloc", "aligned_alloc", "strdup", "fopen"})
+
+
+def allocated_pointers(function: Cursor) -> set[str]:
+    """Names of the variables a function assigns (or initialises with) the result of an
+    allocation call (:data:`ALLOCATORS`)."""
+    found = set()
+    for node in walk(function):
+        if node.kind == CursorKind.VAR_DECL:
+            kids = [strip(k) for k in children(node)]
+            if kids and kids[-1].kind == CursorKind.CALL_EXPR and kids[-1].spelling in ALLOCATORS:
+                found.add(node.spelling)
+        elif node.kind == CursorKind.BINARY_OPERATOR and operator(node) == "=":
+            target, value = (strip(k) for k in children(node))
+            if (
+                target.kind == CursorKind.DECL_REF_EXPR
+                and value.kind == CursorKind.CALL_EXPR
+                and value.spelling in ALLOCATORS
+            ):
+                found.add(target.spelling)
+    return found
+
+
+def _only_reports(arm: Cursor) -> bool:
+    """Whether every statement of the arm is a report to ``stderr`` (or ``perror``)."""
+    statements = children(arm) if arm.kind == CursorKind.COMPOUND_STMT else [arm]
+    return bool(statements) and all(
+        strip(statement).kind == CursorKind.CALL_EXPR and _reports_to_stderr(statement)
+        for statement in statements
+    )
 
 
 def _is_constant(value: Cursor) -> bool:
