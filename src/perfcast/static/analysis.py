@@ -483,7 +483,9 @@ class _Analysis:
         jump = self.jumps.get(name)
         if jump is not None and context.undef is None:
             # A goto can skip or repeat any statement of the function.
-            context = context.changed(undef=f"the function uses goto at line {jump.location.line}")
+            context = context.changed(
+                undef=f"the function {name} uses goto at line {jump.location.line}"
+            )
         body = _body(function)
         if body is not None:
             self._visit(body, context, [], source)
