@@ -115,3 +115,17 @@ def test_allocation_checks_are_counted_right_at_O0(tmp_path, compiler):
     for name in ("checked_sum", "make_matrix"):
         assert static.functions[name].counts is not None, static.functions[name].undef_reason
         assert_right_or_undefined(static, profiled, truth, name, {"n": 23}, 0.01)
+
+
+COPIES = PROGRAMS_DIR / "copied_arguments.c"
+
+
+@pytest.mark.parametrize("compiler", ["gcc", "clang"])
+def test_a_check_of_copied_arguments_is_an_error_path(tmp_path, compiler):
+    report = api.analyze_source([COPIES], ["rpt"])
+    assert any(":12:" in d and "range check" in d for d in report.diagnostics)
+    assert str(next(k for k in report.kernels if k.name == "product:loop@17").count) == "27*rpt"
+    binary = compile_c(compiler, "-O0", COPIES, tmp_path / f"copies_{compiler}")
+    static, profiled, truth = static_profiled_and_measured(binary, COPIES, ["rpt"], (4,), tmp_path)
+    assert static.functions["product"].counts is not None, static.functions["product"].undef_reason
+    assert_right_or_undefined(static, profiled, truth, "product", {"rpt": 4}, 0.01)

@@ -39,6 +39,7 @@ from perfcast.static.error_paths import (
     argument_check,
     error_path,
     noreturn_functions,
+    parameter_copies,
 )
 from perfcast.static.frontend import ParsedSource, parse_sources
 from perfcast.static.guards import Guards
@@ -415,7 +416,9 @@ class _Analysis:
 
     def _prepare(self, name: str, function: Cursor) -> None:
         statements = self._top_level(name, function)
-        formals = {k.spelling for k in children(function) if k.kind == CursorKind.PARM_DECL}
+        formals = parameter_copies(
+            function, {k.spelling for k in children(function) if k.kind == CursorKind.PARM_DECL}
+        )
         allocated = allocated_pointers(function)
         arms = []
         leaving = []  # returns and gotos, in the order of the walk

@@ -279,6 +279,45 @@ def allocated_pointers(function: Cursor) -> set[str]:
     return found
 
 
+def parameter_copies(function: Cursor, formals: set[str]) -> set[str]:
+    """The parameters of a function and the local variables it assigns exactly once, from a
+    parameter (``row_c = row_a;``, Embench minver's ``mmul``): the names a check of the
+    arguments may compare."""
+    values: dict[str, list[Cursor]] = {}
+    for node in walk(function):
+        if node.kind == CursorKind.VAR_DECL:
+            kids = [strip(k) for k in children(node) if k.kind != CursorKind.TYPE_REF]
+            values.setdefault(node.spelling, []).extend(kids[-1:])
+        elif node.kind in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR):
+            kids = children(node)
+            target = strip(kids[0]) if kids else None
+            if (
+                target is not None
+                and target.kind == CursorKind.DECL_REF_EXPR
+                and (node.kind == CursorKind.COMPOUND_ASSIGNMENT_OPERATOR or operator(node) == "=")
+            ):
+                values.setdefault(target.spelling, []).append(strip(kids[1]))
+        elif node.kind == CursorKind.UNARY_OPERATOR and operator(node) in (
+            "++",
+            "--",
+            "post++",
+            "post--",
+            "&",
+        ):
+            operand = strip(children(node)[0])
+            if operand.kind == CursorKind.DECL_REF_EXPR:
+                values.setdefault(operand.spelling, []).extend([operand, operand])
+    copies = {
+        name
+        for name, assigned in values.items()
+        if name not in formals
+        and len(assigned) == 1
+        and assigned[0].kind == CursorKind.DECL_REF_EXPR
+        and assigned[0].spelling in formals
+    }
+    return formals | copies
+
+
 def _only_reports(arm: Cursor) -> bool:
     """Whether every statement of the arm is a report to ``stderr`` (or ``perror``)."""
     statements = children(arm) if arm.kind == CursorKind.COMPOUND_STMT else [arm]
