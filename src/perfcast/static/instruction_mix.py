@@ -76,6 +76,8 @@ from perfcast.static.control_flow import (
     reachable,
 )
 from perfcast.static.flow_check import FlowCheck
+from perfcast.static.held_variables import HeldVariables
+from perfcast.static.hoisted_guards import HoistedGuard, hoisted_guard
 from perfcast.static.machine_counts import (
     MachineCounts,
     enclosing_runs,
@@ -243,6 +245,7 @@ def instruction_mix(
     called = _direct_call_targets(binary)
     measured = {k: normalized(v) for k, v in (measured or {}).items()}
     flow = FlowCheck.for_binary(binary, points, enabled=check_flow)
+    locations = HeldVariables(binary.path)
     mixes, unmodeled = {}, {}
     for function in binary.functions.values():
         if not any(normal_path(i.file) in catalog.files for i in function.instructions if i.file):
@@ -265,7 +268,14 @@ def instruction_mix(
             ):
                 # a part (``f.part.0``: the body gcc outlines when it inlines f's early tests)
                 mixes[function.name] = _function_mix(
-                    function, catalog, attribution, measured, base, flow, binary.callees
+                    function,
+                    catalog,
+                    attribution,
+                    measured,
+                    base,
+                    flow,
+                    binary.callees,
+                    locations,
                 )
                 continue
             if clone is None:
@@ -310,7 +320,7 @@ def instruction_mix(
             )
             continue
         mixes[function.name] = _function_mix(
-            function, catalog, attribution, measured, source, flow, binary.callees
+            function, catalog, attribution, measured, source, flow, binary.callees, locations
         )
     if not mixes and not unmodeled:
         raise InputError(
@@ -422,11 +432,12 @@ def _function_mix(
     source: str,
     flow: FlowCheck,
     callees: Mapping[int, str],
+    locations: HeldVariables,
 ) -> FunctionMix:
     """The mix of one function of the binary; ``source`` is the source function its code
     comes from (its own name, or the function a compiler-made whole copy was made of);
     ``flow`` checks the ``cfg`` counts for flow conservation; ``callees`` names the binary's
-    call targets."""
+    call targets; ``locations`` tells which variable a register holds."""
     notes: list[str] = []
     held: list[int] = []  # addresses of code whose count is a constant measured in one run
     held_reasons: list[str] = []
@@ -470,7 +481,7 @@ def _function_mix(
         else:
             predicted = _cfg_counts(
                 function, function_count, catalog, notes, measured, source, callees,
-                flow.actual, held, held_reasons,
+                flow.actual, held, held_reasons, locations,
             )  # fmt: skip
             counted = flow.conserved(function, predicted, measured, notes)
             held.extend(
@@ -704,16 +715,19 @@ def _cfg_counts(
     points: Sequence[Mapping[str, float]] = (),
     held: list[int] | None = None,
     held_reasons: list[str] | None = None,
+    locations: HeldVariables | None = None,
 ) -> list[tuple[BinaryInstruction, sympy.Expr]]:
     """Every instruction of ``function`` with its count per program run (``cfg``
     attribution). Blocks whose measured count stands in as a constant of one profiled run
-    (at ``points``) are appended to ``held``, with why in ``held_reasons`` where known."""
+    (at ``points``) are appended to ``held``, with why in ``held_reasons`` where known;
+    ``locations`` ties code without a source line to the guard it was moved from."""
     held = [] if held is None else held
     held_reasons = [] if held_reasons is None else held_reasons
     scales: dict[int, EntryScale] = {}
     per_call: list[int] = []  # measured blocks outside loops counted per call
     blocks = basic_blocks(function)
     live = reachable(blocks)
+    position = {insn.address: index for index, insn in enumerate(function.instructions)}
     machine_loops = natural_loops(blocks)
     # machine loops around each block, outermost first (natural_loops sorts outer loops first)
     around: dict[int, list[Loop]] = defaultdict(list)
@@ -764,7 +778,7 @@ def _cfg_counts(
     )
     skipped: list[int] = []
     skipped_calls: list[int] = []  # blocks outside loops counted in every call they may skip
-    unlined: list[int] = []  # of those, blocks without any source line
+    moved: list[int] = []  # of those, blocks without any source line
     last_resort: str | None = None  # why a block's count is undefined, when no other block is
     # blocks a call may return without running: outside loops, code under a run-time if
     exits = [
@@ -958,18 +972,31 @@ def _cfg_counts(
                     # return (a loop's zero-trip path or a copy of the function's exit is not
                     # said)
                     skipped_calls.append(block.start)
-                elif (
-                    guard.key in ((), IN_LOOP)
-                    and block.successors
-                    and any(i.kind != "jump" for i in block.instructions)
-                    and not any(i.file and i.line for i in block.instructions if i.kind != "jump")
-                ):
-                    # no source line at all, and not a way out of the function (clang -O3
-                    # hoisting a guarded inlined call out of a loop, its guard merged into a
-                    # compiler-made test): what guards it, and with which probability, the
-                    # binary does not tell
-                    skipped_calls.append(block.start)
-                    unlined.append(block.start)
+                elif guard.key in ((), IN_LOOP) and _moved_from_loop(block, guard.key):
+                    # own code outside the loops with no source line, or only a loop's line,
+                    # that some calls skip (clang -O3 hoisting a guarded inlined call out of a
+                    # loop, its guard merged into a test it made): the variable that test
+                    # compares names the guard
+                    unlined = not any(i.file and i.line for i in block.instructions)
+                    try:
+                        tie = _hoisted_tie(
+                            function, blocks, block, dominating, position, locations, catalog,
+                            source, unlined,
+                        )  # fmt: skip
+                    except UndefinedCount as reason:
+                        count = _measured_instead(
+                            reason, key, block, measured, measured_places, notes
+                        )
+                        from_profile = True
+                    else:
+                        if tie is not None:
+                            shares = [tie.share] * len(block.instructions)
+                            uniform = True
+                            if tie.note not in notes:
+                                notes.append(tie.note)
+                        elif unlined:  # no guarded call it can come from: an upper bound
+                            skipped_calls.append(block.start)
+                            moved.append(block.start)
         # a conditional block without any source line (a loop's set-up clang left without
         # one) runs as often as the code it alone leads into: that code stands in for it
         lead = _leads_into(blocks, block, dominating) if conditional is not None else None
@@ -1081,14 +1108,14 @@ def _cfg_counts(
             "none: counted so in every call (a condition on the parameters there would not be "
             "seen)"
         )
-    if unlined:
+    if moved:
         notes.append(
-            f"warning: blocks at {_addresses(unlined)} outside loops run in some calls only and "
-            "have no source line (code the compiler moved, such as an inlined call hoisted "
-            "out of a loop with its guard merged into a test it made): counted in every call, "
-            "whatever the guard's probability (an upper bound; --profile measures them)"
+            f"warning: blocks at {_addresses(moved)} outside loops run in some calls only and "
+            "have no source line (code the compiler moved, such as a loop's set-up or an "
+            "inlined call hoisted out of a loop with its guard merged into a test it made): "
+            "counted in every call (an upper bound; --profile measures them)"
         )
-    skipped_calls = [start for start in skipped_calls if start not in unlined]
+    skipped_calls = [start for start in skipped_calls if start not in moved]
     if skipped_calls:
         notes.append(
             f"blocks at {_addresses(skipped_calls)} outside loops run in some calls only, on or "
@@ -1103,6 +1130,60 @@ def _cfg_counts(
             "by the iterations that take the other path; --profile measures them)"
         )
     return counted
+
+
+def _moved_from_loop(block: Block, key: tuple) -> bool:
+    """Whether a skippable block outside machine loops may be code moved out of a loop: it
+    has code of its own, does not leave the function, and has no source line (any key) or
+    only a loop's (``IN_LOOP``)."""
+    return (
+        bool(block.successors)
+        and any(i.kind != "jump" for i in block.instructions)
+        and (key == IN_LOOP or not any(i.file and i.line for i in block.instructions))
+    )
+
+
+def _hoisted_tie(
+    function: BinaryFunction,
+    blocks: list[Block],
+    block: Block,
+    dominating: list[set[int]],
+    position: Mapping[int, int],
+    locations: HeldVariables | None,
+    catalog: Catalog,
+    source: str,
+    unlined: bool,
+) -> HoistedGuard | None:
+    """The guard a block moved out of a loop runs under (:func:`hoisted_guard`), from the
+    nearest conditional jump dominating it; None for a block on a loop's line not tied to one.
+
+    Raises
+    ------
+    UndefinedCount
+        For a block without a source line that no guard ties to.
+    """
+    deciding = _deciding_branch(blocks, block.index, dominating)
+    if deciding is None or locations is None:
+        if not unlined:
+            return None
+        raise UndefinedCount(
+            f"the block at {block.start:#x} has no source line and runs in some calls only, "
+            "under no test the binary ties to a guard (--profile measures it)"
+        )
+    jump = blocks[deciding].instructions[-1]
+    taken = next((s for s in blocks[deciding].successors if blocks[s].start == jump.target), None)
+    on_taken = taken is not None and (taken == block.index or taken in dominating[block.index])
+    nonzero_side = on_taken == (jump.mnemonic == "jne")
+    return hoisted_guard(
+        source,
+        function.instructions,
+        position[jump.address],
+        nonzero_side,
+        locations.of_function(function.low),
+        catalog,
+        block.start,
+        unlined,
+    )
 
 
 def _pass_test_share(
