@@ -832,6 +832,9 @@ def _core_hour_bounds(
             relative = piece.uncertainty is None or piece.uncertainty.relative
             if relative:
                 spread = np.abs(prediction) * np.log(upper / prediction) / z
+                # A kernel predicted to take no time at all (a region never entered) has no
+                # relative spread: its interval's own width, as for absolute noise.
+                spread = np.where(prediction == 0, (upper - prediction) / z, spread)
             else:
                 spread = (upper - prediction) / z
             total += prediction

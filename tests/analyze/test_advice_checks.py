@@ -1,5 +1,5 @@
-"""``perfcast advise`` on an Extra-P test file: advice that buys nothing says so, in the text
-and in the JSON."""
+"""``perfcast advise`` on Extra-P test files and hostile ones: advice that buys nothing says so,
+in the text and in the JSON; a kernel that takes no time leaves the cost interval bounded."""
 
 from __future__ import annotations
 
@@ -64,3 +64,21 @@ def test_advice_that_narrows_with_every_point_carries_no_such_warning(capsys):
     assert not [
         w for w in document["warnings"] if w["code"] in ("no-narrowing", "budget-too-small")
     ]
+
+
+def test_a_kernel_that_takes_no_time_leaves_the_price_bounded(tmp_path, capsys):
+    # Before: the zero kernel's relative spread was 0 * log(upper / 0), NaN, so every point's
+    # cost interval was "0-unbounded" and --price upper could afford no point at all.
+    path = tmp_path / "regions.txt"
+    lines = ["PARAMETER p", "POINTS ( 2 ) ( 4 ) ( 8 ) ( 16 ) ( 32 )", "REGION solve", "METRIC time"]
+    lines += [f"DATA {p:.2f} {p * 0.98:.2f} {p * 1.01:.2f}" for p in (1.0, 2.0, 4.0, 8.0, 16.0)]
+    lines += ["REGION never_entered", "METRIC time"] + ["DATA 0 0 0"] * 5
+    path.write_text("\n".join(lines) + "\n")
+    argv = ["advise", str(path), "--at", "p=1024", "--format", "json"]
+    assert main([*argv, "--budget", "1000h"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    for suggestion in plain["suggestions"]:
+        low, high = suggestion["core_hours_interval"]
+        assert 0 < low < suggestion["core_hours"] < high < 1e6
+    assert main([*argv, "--budget", "1000h", "--price", "upper"]) == 0
+    assert json.loads(capsys.readouterr().out)["suggestions"]
