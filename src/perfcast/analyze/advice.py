@@ -545,6 +545,7 @@ def advise(
                 + (f"; measuring cannot go below ±{floor:.1%} there" if floor > goal else ""),
             )
         )
+    warnings += _idle_warnings(suggestions, before, floor, budget, context)
     plan_interval = None
     if core_hours is not None:
         plan_interval = (
@@ -581,6 +582,60 @@ def advise(
         plan_interval,
         price,
     )
+
+
+def _idle_warnings(
+    suggestions: Sequence[Suggestion],
+    before: float,
+    floor: float,
+    budget: Budget,
+    context: _PlanContext,
+) -> list[ModelWarning]:
+    """Warnings for advice that buys nothing: suggestions after which the expected interval at
+    the target is no narrower than before them (``no-narrowing``), and a budget below the
+    price of any single point (``budget-too-small``)."""
+    if not suggestions:
+        cheapest = float(np.min(context.first_cost)) if len(context.first_cost) else math.inf
+        if cheapest > budget.amount * (1 + 1e-9):
+            price = (
+                f"{cheapest:.3g} runs, its repetitions"
+                if budget.unit == RUNS
+                else f"{cheapest:.3g} core-hours for its {context.repetitions} run(s)"
+            )
+            return [
+                ModelWarning(
+                    "budget-too-small",
+                    f"the budget of {budget.text()} is less than the cheapest candidate point "
+                    f"takes ({price}): no point can be measured; give a larger budget or "
+                    "fewer repetitions",
+                )
+            ]
+        return []
+    widths = [before] + [s.width_after for s in suggestions]
+    narrowing = [i for i in range(1, len(widths)) if widths[i] < widths[i - 1] * (1 - _NARROWER_BY)]
+    useful = max(narrowing, default=0)
+    if useful == len(suggestions):
+        return []
+    at_floor = (
+        f" (±{widths[-1]:.1%}, what measuring cannot go below there)"
+        if widths[-1] <= floor * (1 + _NARROWER_BY)
+        else f" (±{widths[-1]:.1%})"
+    )
+    if useful == 0:
+        message = (
+            f"none of the {len(suggestions)} suggested points narrows the expected interval at "
+            f"the target{at_floor}: by the models' own account measuring them buys nothing"
+        )
+    else:
+        message = (
+            f"only the first {useful} of the {len(suggestions)} suggested points narrow the "
+            f"expected interval at the target; the others leave it where it is{at_floor}"
+        )
+    return [ModelWarning("no-narrowing", message)]
+
+
+#: A suggestion narrows the interval when it makes it narrower by more than this fraction.
+_NARROWER_BY = 1e-6
 
 
 @dataclass(frozen=True)
@@ -777,6 +832,9 @@ def _core_hour_bounds(
             relative = piece.uncertainty is None or piece.uncertainty.relative
             if relative:
                 spread = np.abs(prediction) * np.log(upper / prediction) / z
+                # A kernel predicted to take no time at all (a region never entered) has no
+                # relative spread: its interval's own width, as for absolute noise.
+                spread = np.where(prediction == 0, (upper - prediction) / z, spread)
             else:
                 spread = (upper - prediction) / z
             total += prediction

@@ -502,11 +502,14 @@ def _function_mix(
                 chain = catalog.chain(source, insn)
                 counted.append((insn, chain[-1].defined() if chain else function_count))
         else:
+            from_binary: list[int] = []
             predicted = _cfg_counts(
                 function, function_count, catalog, notes, measured, source, callees,
-                flow.actual, held, held_reasons, locations,
+                flow.actual, held, held_reasons, locations, from_binary,
             )  # fmt: skip
-            counted = flow.conserved(function, predicted, measured, notes)
+            counted = flow.conserved(
+                function, predicted, measured, notes, from_source=not from_binary
+            )
             held.extend(
                 insn.address
                 for (insn, before), (_, after) in zip(predicted, counted, strict=True)
@@ -739,11 +742,14 @@ def _cfg_counts(
     held: list[int] | None = None,
     held_reasons: list[str] | None = None,
     locations: HeldVariables | None = None,
+    from_binary: list[int] | None = None,
 ) -> list[tuple[BinaryInstruction, sympy.Expr]]:
     """Every instruction of ``function`` with its count per program run (``cfg``
     attribution). Blocks whose measured count stands in as a constant of one profiled run
     (at ``points``) are appended to ``held``, with why in ``held_reasons`` where known;
-    ``locations`` ties code without a source line to the guard it was moved from."""
+    ``locations`` ties code without a source line to the guard it was moved from; the
+    blocks whose counts come from what the binary fixed when it was compiled (a trip count,
+    vector widths, a remainder, copies chosen at run time) go to ``from_binary``."""
     held = [] if held is None else held
     held_reasons = [] if held_reasons is None else held_reasons
     scales: dict[int, EntryScale] = {}
@@ -763,6 +769,10 @@ def _cfg_counts(
     )
     runs = machine_counts.counts(machine_loops, notes)
     remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes)
+    if from_binary is not None:
+        from_binary.extend(
+            machine_counts.from_binary | set(machine_counts.passes) | set(remainders)
+        )
     contradicted = _contradicted(
         machine_loops, runs, machine_counts.from_binary, blocks, measured or {}, function.name
     )
@@ -779,6 +789,8 @@ def _cfg_counts(
     chosen = _chosen_at_run_time(
         source, blocks, around, place_of, catalog, live, error_paths, bool(measured)
     )
+    if from_binary is not None:
+        from_binary.extend(chosen)
     # copies with a run-time trip count keep the machine-loop counts (see _run_time_copies)
     assumed: set[int] = set()
     for alternative in {id(a): a for a in chosen.values()}.values():
@@ -959,6 +971,9 @@ def _cfg_counts(
                 guard = _other_way(blocks, block, dominating, exits, catalog, source) or guard
             if guard.key in ((), IN_LOOP):  # IN_LOOP: a loop's set-up or zero-trip test
                 guard = _operand_guard(blocks, block, live, catalog, source) or guard
+            elif guard.key[0] in catalog.branch_names:
+                # in an if block, decided by a ?:, && or || inside it (an else-if condition)
+                guard = _operand_guard(blocks, block, live, catalog, source, guard.key[0]) or guard
             try:
                 shares = [guard.defined()] * len(block.instructions)
                 uniform = guard.key not in ((), IN_LOOP)  # the block's guard holds the lot
@@ -1030,6 +1045,11 @@ def _cfg_counts(
                     block, [catalog.branch_share(source, i, conditional) for i in stand_ins]
                 )
                 shares = [place.defined() for place in places]
+                operand = _operand_in_block(
+                    catalog, source, blocks, block.index, places, innermost, dominating, conditional
+                )
+                if operand is not None:
+                    shares = [operand.defined()] * len(block.instructions)
             except UndefinedCount as reason:
                 # the profile tells how often the block ran
                 count = _measured_instead(reason, key, block, measured, measured_places, notes)
@@ -1413,10 +1433,16 @@ def _entries(
 
 
 def _operand_guard(
-    blocks: list[Block], block: Block, live: set[int], catalog: Catalog, source: str
+    blocks: list[Block],
+    block: Block,
+    live: set[int],
+    catalog: Catalog,
+    source: str,
+    inside: str | None = None,
 ) -> Place | None:
-    """The share of a block outside loops that some calls skip and no ``if`` block holds,
-    when the conditional jumps leading to it are on the line of a ``?:``, ``&&`` or ``||``
+    """The share of a block outside loops that some calls skip and no ``if`` block holds
+    (or, with ``inside``, that the ``if`` block so named holds), when the conditional jumps
+    leading to it are on the line of a ``?:``, ``&&`` or ``||`` (inside that block)
     (:meth:`Catalog.operand_share`); None otherwise. Reached from several such jumps of one
     line, it runs on the outcome of the whole condition."""
     entering = [p for p in block.predecessors if p in live]
@@ -1427,6 +1453,11 @@ def _operand_guard(
     ):
         return None
     if len({(j.file, j.line, j.inlined) for j in jumps if j is not None}) != 1:
+        return None
+    control = jumps[0]
+    if inside is not None and (
+        control is None or not catalog.decides_operand_in(source, control, inside)
+    ):
         return None
     compound = len(entering) > 1
     return catalog.operand_share(source, blocks, block.index, entering[0], compound)
@@ -1479,6 +1510,37 @@ def _compound(
     if len(testing) > 1:
         return True
     return same_line(_controlling_branch(blocks, deciding, loop, dominating))
+
+
+def _operand_in_block(
+    catalog: Catalog,
+    function: str,
+    blocks: list[Block],
+    index: int,
+    places: list[Place],
+    loop: Loop,
+    dominating: list[set[int]],
+    loop_name: str,
+) -> Place | None:
+    """The share of the iterations of source loop ``loop_name`` in which block ``index`` runs
+    when its lines lie in an ``if`` block of the report (``places``) but the jump deciding it
+    tests a ``?:``, ``&&`` or ``||`` inside that block: the right operand of ``&&`` in an
+    ``else if`` condition, an arm of a ``?:`` in a then block. Those run in a share of the
+    block's runs only, which :meth:`Catalog.condition_share` tells (or why it cannot); None
+    when no such jump decides the block, or the share found is no part's (a jump the
+    compiler made, a copy of code that runs anyway): the if block's share stands."""
+    branch = next((place.key[0] for place in places if place.key), None)
+    if branch is None:
+        return None
+    deciding = _controlling_branch(blocks, index, loop, dominating)
+    control = jump_of(blocks[deciding]) if deciding is not None else None
+    if control is None or not catalog.decides_operand_in(function, control, branch):
+        return None
+    compound = _compound(blocks, index, deciding, loop, dominating)
+    decided = catalog.condition_share(function, blocks, index, deciding, loop_name, compound)
+    if decided.count is not None and decided.key in ((), (COPY,)):
+        return None
+    return decided
 
 
 def _under_call_guard(
