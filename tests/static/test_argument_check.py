@@ -137,10 +137,10 @@ def test_a_failed_allocation_reported_on_stdout_then_returned_is_an_error_path(t
     source.write_text(
         "#include <stdio.h>\n#include <stdlib.h>\n"
         "double *zeros(int n)\n{\n  double *fresh = malloc(n * sizeof(double));\n"
-        "  if (fresh == NULL) {\n    printf(\"ALLOC: couldn't allocate\\n\");\n"
+        '  if (fresh == NULL) {\n    printf("ALLOC: couldn\'t allocate\\n");\n'
         "    return (NULL);\n  }\n  for (int i = 0; i < n; i++)\n    fresh[i] = 0.0;\n"
         "  return fresh;\n}\n"
-        "int main(void) { double *z = zeros(40); printf(\"%f\\n\", z[3]); return 0; }\n"
+        'int main(void) { double *z = zeros(40); printf("%f\\n", z[3]); return 0; }\n'
     )
     report = api.analyze_source([source], [])
     assert any(":6:" in d and "reports the failed allocation" in d for d in report.diagnostics)
