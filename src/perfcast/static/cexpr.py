@@ -11,12 +11,32 @@ import re
 from collections.abc import Callable
 
 import sympy
-from clang.cindex import Cursor, CursorKind
+from clang.cindex import Cursor, CursorKind, TypeKind
 
 from perfcast.static.cursors import children, integer_value, offset_of, operator, spelling_location
 from perfcast.static.program import Program
 from perfcast.static.symbolic import Undefined
 
+_SIGNED_TYPES = frozenset(
+    {
+        TypeKind.CHAR_S,
+        TypeKind.SCHAR,
+        TypeKind.SHORT,
+        TypeKind.INT,
+        TypeKind.LONG,
+        TypeKind.LONGLONG,
+        TypeKind.INT128,
+    }
+)
+_INTEGER_TYPES = _SIGNED_TYPES | {
+    TypeKind.CHAR_U,
+    TypeKind.UCHAR,
+    TypeKind.USHORT,
+    TypeKind.UINT,
+    TypeKind.ULONG,
+    TypeKind.ULONGLONG,
+    TypeKind.UINT128,
+}
 _INTEGER = re.compile(r"^(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)[uUlL]*$")
 _TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|[A-Za-z_]\w*|<<|>>|[-+*/%()])")
 
@@ -114,6 +134,8 @@ class Translator:
             if op == "+":
                 return self.expression(kids[0])
             raise Undefined(f"unary {op or '?'} at line {cursor.location.line}")
+        if kind == CursorKind.BINARY_OPERATOR and len(kids) == 2 and operator(cursor) == "=":
+            return self.stored(cursor, kids[1])
         if kind == CursorKind.BINARY_OPERATOR and len(kids) == 2:
             return self.binary(operator(cursor), kids[0], kids[1], cursor.location.line)
         if kind == CursorKind.CALL_EXPR:
@@ -127,6 +149,35 @@ class Translator:
             return sympy.Integer(value)
         what = kind.name.lower().replace("_", " ")
         raise Undefined(f"unsupported expression ({what}) at line {cursor.location.line}")
+
+    def stored(self, assignment: Cursor, value: Cursor) -> sympy.Expr:
+        """The value of the assignment expression ``assignment`` (``n = 0`` in ``j = n = 0``):
+        the value stored, the translated ``value``, when the target's integer type holds it
+        unchanged (at least as wide, and signed like it or wider; or a constant it holds).
+
+        Raises
+        ------
+        Undefined
+            When the value is not exactly expressible, or the conversion may change it.
+        """
+        result = self.expression(value)
+        target = assignment.type.get_canonical()
+        source = value.type.get_canonical()
+        line = assignment.location.line
+        if target.kind not in _INTEGER_TYPES or source.kind not in _INTEGER_TYPES:
+            raise Undefined(f"the value of a non-integer assignment at line {line}")
+        width, signed = target.get_size() * 8, target.kind in _SIGNED_TYPES
+        if result.is_Integer:
+            low = -(2 ** (width - 1)) if signed else 0
+            high = 2 ** (width - 1) - 1 if signed else 2**width - 1
+            holds = low <= int(result) <= high
+        else:
+            narrower = source.get_size() * 8
+            same_sign = (source.kind in _SIGNED_TYPES) == signed
+            holds = width >= narrower if same_sign else signed and width > narrower
+        if holds:
+            return result
+        raise Undefined(f"the assignment at line {line} may change the value it stores")
 
     def _literal_macro(self, literal: Cursor) -> str | None:
         """The parameter macro a literal inside a function-like macro's expansion comes from.

@@ -53,8 +53,10 @@ Where it is decided:
   peeled code and zero-trip guards all run) and at 61 (per-iteration and per-entry code differ
   by a wide margin, so a block counted per call among blocks counted per iteration shows); both
   are odd, so the remainders of loops unrolled by 2, 4 or 8 are not empty. A failure there is a
-  note (counts read from the binary hold at the built values only), and measured counts (which
-  hold at the profiled values only) are free variables.
+  note (counts read from the binary hold at the built values only), or a ``warning:`` when no
+  count of the function is read from the binary (then every count holds at any values, and
+  the failure is an error of the prediction); measured counts (which hold at the profiled
+  values only) are free variables.
 """
 
 from __future__ import annotations
@@ -326,9 +328,13 @@ class FlowCheck:
         counted: list[tuple[BinaryInstruction, sympy.Expr]],
         measured: Mapping[tuple[str, str, int], sympy.Expr],
         notes: list[str],
+        from_source: bool = False,
     ) -> list[tuple[BinaryInstruction, sympy.Expr]]:
         """The predicted counts of a function if they pass the check; with measured counts of
-        the blocks where they fail, those blocks measured (said in ``notes``).
+        the blocks where they fail, those blocks measured (said in ``notes``). A failure at
+        stand-in values is a note, or, with ``from_source`` (no count of the function comes
+        from what the binary fixed when it was compiled, so every count holds at any values),
+        a ``warning:``: the counts cannot all be right.
 
         Parameters
         ----------
@@ -341,6 +347,8 @@ class FlowCheck:
             Measured counts keyed ``("block", function, block start)`` (may be empty).
         notes : list of str
             The function's notes; appended to.
+        from_source : bool
+            True when every predicted count is the source's (none read from the binary).
 
         Returns
         -------
@@ -372,6 +380,13 @@ class FlowCheck:
                 function, blocks, counted, measured, entries, fractional, points, actual
             )
             if violation is None:
+                break
+            if not actual and from_source:
+                notes.append(
+                    f"warning: {violation.reason}; the values the program was built with were "
+                    "not given, but no count of this function is read from the binary, so the "
+                    "counts cannot all be right (--profile measures them)"
+                )
                 break
             if not actual:
                 notes.append(

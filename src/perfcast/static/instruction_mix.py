@@ -76,6 +76,8 @@ from perfcast.static.control_flow import (
     reachable,
 )
 from perfcast.static.flow_check import FlowCheck
+from perfcast.static.held_variables import HeldVariables
+from perfcast.static.hoisted_guards import HoistedGuard, hoisted_guard
 from perfcast.static.machine_counts import (
     MachineCounts,
     enclosing_runs,
@@ -243,6 +245,7 @@ def instruction_mix(
     called = _direct_call_targets(binary)
     measured = {k: normalized(v) for k, v in (measured or {}).items()}
     flow = FlowCheck.for_binary(binary, points, enabled=check_flow)
+    locations = HeldVariables(binary.path)
     mixes, unmodeled = {}, {}
     for function in binary.functions.values():
         if not any(normal_path(i.file) in catalog.files for i in function.instructions if i.file):
@@ -265,7 +268,14 @@ def instruction_mix(
             ):
                 # a part (``f.part.0``: the body gcc outlines when it inlines f's early tests)
                 mixes[function.name] = _function_mix(
-                    function, catalog, attribution, measured, base, flow, binary.callees
+                    function,
+                    catalog,
+                    attribution,
+                    measured,
+                    base,
+                    flow,
+                    binary.callees,
+                    locations,
                 )
                 continue
             if clone is None:
@@ -310,7 +320,7 @@ def instruction_mix(
             )
             continue
         mixes[function.name] = _function_mix(
-            function, catalog, attribution, measured, source, flow, binary.callees
+            function, catalog, attribution, measured, source, flow, binary.callees, locations
         )
     if not mixes and not unmodeled:
         raise InputError(
@@ -422,11 +432,12 @@ def _function_mix(
     source: str,
     flow: FlowCheck,
     callees: Mapping[int, str],
+    locations: HeldVariables,
 ) -> FunctionMix:
     """The mix of one function of the binary; ``source`` is the source function its code
     comes from (its own name, or the function a compiler-made whole copy was made of);
     ``flow`` checks the ``cfg`` counts for flow conservation; ``callees`` names the binary's
-    call targets."""
+    call targets; ``locations`` tells which variable a register holds."""
     notes: list[str] = []
     held: list[int] = []  # addresses of code whose count is a constant measured in one run
     held_reasons: list[str] = []
@@ -468,11 +479,14 @@ def _function_mix(
                 chain = catalog.chain(source, insn)
                 counted.append((insn, chain[-1].defined() if chain else function_count))
         else:
+            from_binary: list[int] = []
             predicted = _cfg_counts(
                 function, function_count, catalog, notes, measured, source, callees,
-                flow.actual, held, held_reasons,
+                flow.actual, held, held_reasons, locations, from_binary,
             )  # fmt: skip
-            counted = flow.conserved(function, predicted, measured, notes)
+            counted = flow.conserved(
+                function, predicted, measured, notes, from_source=not from_binary
+            )
             held.extend(
                 insn.address
                 for (insn, before), (_, after) in zip(predicted, counted, strict=True)
@@ -704,16 +718,22 @@ def _cfg_counts(
     points: Sequence[Mapping[str, float]] = (),
     held: list[int] | None = None,
     held_reasons: list[str] | None = None,
+    locations: HeldVariables | None = None,
+    from_binary: list[int] | None = None,
 ) -> list[tuple[BinaryInstruction, sympy.Expr]]:
     """Every instruction of ``function`` with its count per program run (``cfg``
     attribution). Blocks whose measured count stands in as a constant of one profiled run
-    (at ``points``) are appended to ``held``, with why in ``held_reasons`` where known."""
+    (at ``points``) are appended to ``held``, with why in ``held_reasons`` where known;
+    ``locations`` ties code without a source line to the guard it was moved from; the
+    blocks whose counts come from what the binary fixed when it was compiled (a trip count,
+    vector widths, a remainder, copies chosen at run time) go to ``from_binary``."""
     held = [] if held is None else held
     held_reasons = [] if held_reasons is None else held_reasons
     scales: dict[int, EntryScale] = {}
     per_call: list[int] = []  # measured blocks outside loops counted per call
     blocks = basic_blocks(function)
     live = reachable(blocks)
+    position = {insn.address: index for index, insn in enumerate(function.instructions)}
     machine_loops = natural_loops(blocks)
     # machine loops around each block, outermost first (natural_loops sorts outer loops first)
     around: dict[int, list[Loop]] = defaultdict(list)
@@ -726,6 +746,10 @@ def _cfg_counts(
     )
     runs = machine_counts.counts(machine_loops, notes)
     remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes)
+    if from_binary is not None:
+        from_binary.extend(
+            machine_counts.from_binary | set(machine_counts.passes) | set(remainders)
+        )
     contradicted = _contradicted(
         machine_loops, runs, machine_counts.from_binary, blocks, measured or {}, function.name
     )
@@ -742,6 +766,8 @@ def _cfg_counts(
     chosen = _chosen_at_run_time(
         source, blocks, around, place_of, catalog, live, error_paths, bool(measured)
     )
+    if from_binary is not None:
+        from_binary.extend(chosen)
     # copies with a run-time trip count keep the machine-loop counts (see _run_time_copies)
     assumed: set[int] = set()
     for alternative in {id(a): a for a in chosen.values()}.values():
@@ -764,7 +790,7 @@ def _cfg_counts(
     )
     skipped: list[int] = []
     skipped_calls: list[int] = []  # blocks outside loops counted in every call they may skip
-    unlined: list[int] = []  # of those, blocks without any source line
+    moved: list[int] = []  # of those, blocks without any source line
     last_resort: str | None = None  # why a block's count is undefined, when no other block is
     # blocks a call may return without running: outside loops, code under a run-time if
     exits = [
@@ -922,6 +948,9 @@ def _cfg_counts(
                 guard = _other_way(blocks, block, dominating, exits, catalog, source) or guard
             if guard.key in ((), IN_LOOP):  # IN_LOOP: a loop's set-up or zero-trip test
                 guard = _operand_guard(blocks, block, live, catalog, source) or guard
+            elif guard.key[0] in catalog.branch_names:
+                # in an if block, decided by a ?:, && or || inside it (an else-if condition)
+                guard = _operand_guard(blocks, block, live, catalog, source, guard.key[0]) or guard
             try:
                 shares = [guard.defined()] * len(block.instructions)
                 uniform = guard.key not in ((), IN_LOOP)  # the block's guard holds the lot
@@ -958,18 +987,31 @@ def _cfg_counts(
                     # return (a loop's zero-trip path or a copy of the function's exit is not
                     # said)
                     skipped_calls.append(block.start)
-                elif (
-                    guard.key in ((), IN_LOOP)
-                    and block.successors
-                    and any(i.kind != "jump" for i in block.instructions)
-                    and not any(i.file and i.line for i in block.instructions if i.kind != "jump")
-                ):
-                    # no source line at all, and not a way out of the function (clang -O3
-                    # hoisting a guarded inlined call out of a loop, its guard merged into a
-                    # compiler-made test): what guards it, and with which probability, the
-                    # binary does not tell
-                    skipped_calls.append(block.start)
-                    unlined.append(block.start)
+                elif guard.key in ((), IN_LOOP) and _moved_from_loop(block, guard.key):
+                    # own code outside the loops with no source line, or only a loop's line,
+                    # that some calls skip (clang -O3 hoisting a guarded inlined call out of a
+                    # loop, its guard merged into a test it made): the variable that test
+                    # compares names the guard
+                    unlined = not any(i.file and i.line for i in block.instructions)
+                    try:
+                        tie = _hoisted_tie(
+                            function, blocks, block, dominating, position, locations, catalog,
+                            source, unlined,
+                        )  # fmt: skip
+                    except UndefinedCount as reason:
+                        count = _measured_instead(
+                            reason, key, block, measured, measured_places, notes
+                        )
+                        from_profile = True
+                    else:
+                        if tie is not None:
+                            shares = [tie.share] * len(block.instructions)
+                            uniform = True
+                            if tie.note not in notes:
+                                notes.append(tie.note)
+                        elif unlined:  # no guarded call it can come from: an upper bound
+                            skipped_calls.append(block.start)
+                            moved.append(block.start)
         # a conditional block without any source line (a loop's set-up clang left without
         # one) runs as often as the code it alone leads into: that code stands in for it
         lead = _leads_into(blocks, block, dominating) if conditional is not None else None
@@ -980,6 +1022,11 @@ def _cfg_counts(
                     block, [catalog.branch_share(source, i, conditional) for i in stand_ins]
                 )
                 shares = [place.defined() for place in places]
+                operand = _operand_in_block(
+                    catalog, source, blocks, block.index, places, innermost, dominating, conditional
+                )
+                if operand is not None:
+                    shares = [operand.defined()] * len(block.instructions)
             except UndefinedCount as reason:
                 # the profile tells how often the block ran
                 count = _measured_instead(reason, key, block, measured, measured_places, notes)
@@ -1081,14 +1128,14 @@ def _cfg_counts(
             "none: counted so in every call (a condition on the parameters there would not be "
             "seen)"
         )
-    if unlined:
+    if moved:
         notes.append(
-            f"warning: blocks at {_addresses(unlined)} outside loops run in some calls only and "
-            "have no source line (code the compiler moved, such as an inlined call hoisted "
-            "out of a loop with its guard merged into a test it made): counted in every call, "
-            "whatever the guard's probability (an upper bound; --profile measures them)"
+            f"warning: blocks at {_addresses(moved)} outside loops run in some calls only and "
+            "have no source line (code the compiler moved, such as a loop's set-up or an "
+            "inlined call hoisted out of a loop with its guard merged into a test it made): "
+            "counted in every call (an upper bound; --profile measures them)"
         )
-    skipped_calls = [start for start in skipped_calls if start not in unlined]
+    skipped_calls = [start for start in skipped_calls if start not in moved]
     if skipped_calls:
         notes.append(
             f"blocks at {_addresses(skipped_calls)} outside loops run in some calls only, on or "
@@ -1103,6 +1150,60 @@ def _cfg_counts(
             "by the iterations that take the other path; --profile measures them)"
         )
     return counted
+
+
+def _moved_from_loop(block: Block, key: tuple) -> bool:
+    """Whether a skippable block outside machine loops may be code moved out of a loop: it
+    has code of its own, does not leave the function, and has no source line (any key) or
+    only a loop's (``IN_LOOP``)."""
+    return (
+        bool(block.successors)
+        and any(i.kind != "jump" for i in block.instructions)
+        and (key == IN_LOOP or not any(i.file and i.line for i in block.instructions))
+    )
+
+
+def _hoisted_tie(
+    function: BinaryFunction,
+    blocks: list[Block],
+    block: Block,
+    dominating: list[set[int]],
+    position: Mapping[int, int],
+    locations: HeldVariables | None,
+    catalog: Catalog,
+    source: str,
+    unlined: bool,
+) -> HoistedGuard | None:
+    """The guard a block moved out of a loop runs under (:func:`hoisted_guard`), from the
+    nearest conditional jump dominating it; None for a block on a loop's line not tied to one.
+
+    Raises
+    ------
+    UndefinedCount
+        For a block without a source line that no guard ties to.
+    """
+    deciding = _deciding_branch(blocks, block.index, dominating)
+    if deciding is None or locations is None:
+        if not unlined:
+            return None
+        raise UndefinedCount(
+            f"the block at {block.start:#x} has no source line and runs in some calls only, "
+            "under no test the binary ties to a guard (--profile measures it)"
+        )
+    jump = blocks[deciding].instructions[-1]
+    taken = next((s for s in blocks[deciding].successors if blocks[s].start == jump.target), None)
+    on_taken = taken is not None and (taken == block.index or taken in dominating[block.index])
+    nonzero_side = on_taken == (jump.mnemonic == "jne")
+    return hoisted_guard(
+        source,
+        function.instructions,
+        position[jump.address],
+        nonzero_side,
+        locations.of_function(function.low),
+        catalog,
+        block.start,
+        unlined,
+    )
 
 
 def _pass_test_share(
@@ -1309,10 +1410,16 @@ def _entries(
 
 
 def _operand_guard(
-    blocks: list[Block], block: Block, live: set[int], catalog: Catalog, source: str
+    blocks: list[Block],
+    block: Block,
+    live: set[int],
+    catalog: Catalog,
+    source: str,
+    inside: str | None = None,
 ) -> Place | None:
-    """The share of a block outside loops that some calls skip and no ``if`` block holds,
-    when the conditional jumps leading to it are on the line of a ``?:``, ``&&`` or ``||``
+    """The share of a block outside loops that some calls skip and no ``if`` block holds
+    (or, with ``inside``, that the ``if`` block so named holds), when the conditional jumps
+    leading to it are on the line of a ``?:``, ``&&`` or ``||`` (inside that block)
     (:meth:`Catalog.operand_share`); None otherwise. Reached from several such jumps of one
     line, it runs on the outcome of the whole condition."""
     entering = [p for p in block.predecessors if p in live]
@@ -1323,6 +1430,11 @@ def _operand_guard(
     ):
         return None
     if len({(j.file, j.line, j.inlined) for j in jumps if j is not None}) != 1:
+        return None
+    control = jumps[0]
+    if inside is not None and (
+        control is None or not catalog.decides_operand_in(source, control, inside)
+    ):
         return None
     compound = len(entering) > 1
     return catalog.operand_share(source, blocks, block.index, entering[0], compound)
@@ -1375,6 +1487,37 @@ def _compound(
     if len(testing) > 1:
         return True
     return same_line(_controlling_branch(blocks, deciding, loop, dominating))
+
+
+def _operand_in_block(
+    catalog: Catalog,
+    function: str,
+    blocks: list[Block],
+    index: int,
+    places: list[Place],
+    loop: Loop,
+    dominating: list[set[int]],
+    loop_name: str,
+) -> Place | None:
+    """The share of the iterations of source loop ``loop_name`` in which block ``index`` runs
+    when its lines lie in an ``if`` block of the report (``places``) but the jump deciding it
+    tests a ``?:``, ``&&`` or ``||`` inside that block: the right operand of ``&&`` in an
+    ``else if`` condition, an arm of a ``?:`` in a then block. Those run in a share of the
+    block's runs only, which :meth:`Catalog.condition_share` tells (or why it cannot); None
+    when no such jump decides the block, or the share found is no part's (a jump the
+    compiler made, a copy of code that runs anyway): the if block's share stands."""
+    branch = next((place.key[0] for place in places if place.key), None)
+    if branch is None:
+        return None
+    deciding = _controlling_branch(blocks, index, loop, dominating)
+    control = jump_of(blocks[deciding]) if deciding is not None else None
+    if control is None or not catalog.decides_operand_in(function, control, branch):
+        return None
+    compound = _compound(blocks, index, deciding, loop, dominating)
+    decided = catalog.condition_share(function, blocks, index, deciding, loop_name, compound)
+    if decided.count is not None and decided.key in ((), (COPY,)):
+        return None
+    return decided
 
 
 def _under_call_guard(

@@ -143,6 +143,7 @@ class Catalog:
             at = (part.function, int(where.group(2)))
             outside = part.kind == "condition" and part.depth == 0
             (self.decided_outside if outside else self.decided_at)[at].append(part)
+        self.branch_names = {b.name for b in branches}
         self._guards: dict[tuple, tuple[Guard, ...]] = {}
         self.inlined: set[str] = set()  # functions the binary inlines somewhere
         self.functions = {k.function: k for k in kernels if k.kind == "function"}
@@ -483,6 +484,32 @@ class Catalog:
             Place((parts[0].name,), normalized(inner.count), None),
         )
 
+    def decides_operand_in(self, function: str, control: BinaryInstruction, branch: str) -> bool:
+        """True when the conditional jump ``control`` is on the line of a ``?:``, ``&&`` or
+        ``||`` whose operands lie in the ``if`` block named ``branch`` (the condition of an
+        ``else if`` in that else block, or a ``?:`` in a then block): the block it decides
+        is one of those operands, or code on their outcome, not the whole block's code."""
+        if not control.file or not control.line:
+            return False
+        if control.inlined:
+            function = control.inlined[-1].callee
+        around = next((b for b in self.branches.get(function, ()) if b.name == branch), None)
+        if around is None:
+            return False
+        path = normal_path(control.file)
+        start = (around.line, int(getattr(around, "column", 0)))
+        return any(
+            p.kind == "condition"
+            and normal_path(p.file) == path
+            and normal_path(around.file) == path
+            and start <= _span(p)[:2]
+            and p.end_line <= around.end_line
+            for p in (
+                *self.decided_at.get((function, control.line), ()),
+                *self.decided_outside.get((function, control.line), ()),
+            )
+        )
+
     def _latch_copy_share(
         self,
         function: str,
@@ -566,6 +593,13 @@ class Catalog:
         held = None if compound else _held_by(block, parts, control, through_calls=True)
         if held is None and not compound:
             held = _other_arm(blocks, index, deciding, parts, control, through_calls=True)
+        last = block.instructions[-1]
+        tested = [p for p in parts if re.search(r":(and|or)@", p.name)]
+        counts = {None if p.count is None else normalized(p.count) for p in tested}
+        if held is None and not compound and last.kind == "branch" and last.line == line:
+            # the block tests the condition itself (gcc puts a right operand's test at the
+            # column of its && or ||): that operand, when the line's operands count alike
+            held = tested[0] if len(counts) == 1 else None
         if held is None and not any(i.line for i in block.instructions):
             return Place(
                 (parts[0].name,),
@@ -821,8 +855,12 @@ class Catalog:
 def _first(branch: StaticKernelLike) -> int:
     """The line after which code is inside an if block for :meth:`Catalog.block_guard`: the
     ``if``'s own line for a then block (an unbraced arm may start on the next line), the line
-    the block starts on for an else block (``} else {`` ends the then block's code too)."""
-    return branch.line if is_else(branch.name) else (if_line(branch.name) or branch.line)
+    the block starts on for an else block (``} else {`` ends the then block's code too), the
+    line before it when that line is the block's own code (:func:`_condition_line`: an
+    unbraced ``else`` above its statement, ``} else if (c) {``)."""
+    if is_else(branch.name):
+        return _condition_line(branch)
+    return if_line(branch.name) or branch.line
 
 
 def _guard_condition(branch: StaticKernelLike) -> str:
