@@ -82,3 +82,16 @@ def test_a_kernel_that_takes_no_time_leaves_the_price_bounded(tmp_path, capsys):
         assert 0 < low < suggestion["core_hours"] < high < 1e6
     assert main([*argv, "--budget", "1000h", "--price", "upper"]) == 0
     assert json.loads(capsys.readouterr().out)["suggestions"]
+
+
+def test_models_without_uncertainty_get_no_narrowing_warning_of_an_infinite_width(tmp_path, capsys):
+    # Before the fix of this very warning: "none of the 5 suggested points narrows the
+    # expected interval at the target (±inf%, ...)" next to the no-interval warning.
+    assert main(["model", ONE_PARAMETER, "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    for model in document["models"]:
+        del model["uncertainty"]
+    models = tmp_path / "models.json"
+    models.write_text(json.dumps(document))
+    codes = [w["code"] for w in advice_json(capsys, "--models", str(models))["warnings"]]
+    assert codes == ["no-interval"]

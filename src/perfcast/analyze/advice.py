@@ -611,6 +611,8 @@ def _idle_warnings(
                 )
             ]
         return []
+    if not math.isfinite(before):  # an unknown interval: the no-interval warning says so
+        return []
     widths = [before] + [s.width_after for s in suggestions]
     narrowing = [i for i in range(1, len(widths)) if widths[i] < widths[i - 1] * (1 - _NARROWER_BY)]
     useful = max(narrowing, default=0)
