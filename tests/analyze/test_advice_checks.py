@@ -117,3 +117,21 @@ def test_an_inclusive_metric_counts_only_the_roots_of_the_call_tree(tmp_path):
     advice = advise(experiment, models, at="p=1024", budget=6)
     assert advice.prediction == pytest.approx(float(main.evaluate({"p": np.array([1024.0])})[0]))
     assert advice.prediction == pytest.approx(2 + 2 * 1024, rel=0.05)
+
+
+def test_a_negligible_kernel_whose_bound_overflows_leaves_the_price_bounded(capsys):
+    # Caliper's LULESH profiles (27 to 343 ranks): MPI_Allreduce, 5e-5 s with a selection
+    # spread so wide that its upper bound at p=1372 is beyond the doubles. Before: every far
+    # point cost "0-unbounded" core-hours, so --price upper could buy none of them.
+    path = str(TESTDATA / "caliper" / "mpi_scaling_cali")
+    argv = ["advise", path, "--metric", "time_inclusive_rank_max", "--at", "p=4096"]
+    assert main([*argv, "--budget", "20h", "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    far = [s for s in document["suggestions"] if s["point"]["p"] > 343]
+    assert far
+    for suggestion in far:
+        low, high = suggestion["core_hours_interval"]
+        assert high is not None and 0 < low < suggestion["core_hours"] < high
+    assert main([*argv, "--budget", "200h", "--price", "upper", "--format", "json"]) == 0
+    upper = json.loads(capsys.readouterr().out)
+    assert any(s["point"]["p"] > 343 for s in upper["suggestions"])

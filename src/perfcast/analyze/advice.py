@@ -836,7 +836,12 @@ def _core_hour_bounds(
             piece = model.segments[-1].model if model.segments else model
             relative = piece.uncertainty is None or piece.uncertainty.relative
             if relative:
-                spread = np.abs(prediction) * np.log(upper / prediction) / z
+                ratio = np.log(upper / prediction)
+                overflowed = np.isinf(upper) & np.isfinite(prediction) & (prediction != 0)
+                if overflowed.any() and piece.uncertainty is not None:
+                    beyond = _log_ratio_beyond_doubles(model, grid, level, piece.uncertainty.dof)
+                    ratio = np.where(overflowed, beyond, ratio)
+                spread = np.abs(prediction) * ratio / z
                 # A kernel predicted to take no time at all (a region never entered) has no
                 # relative spread: its interval's own width, as for absolute noise.
                 spread = np.where(prediction == 0, (upper - prediction) / z, spread)
@@ -850,6 +855,19 @@ def _core_hour_bounds(
         low = np.clip(np.where(np.isfinite(lower), lower, 0.0), 0.0, predicted)
         high = np.maximum(upper_total, predicted)
     return low, np.where(np.isfinite(high), high, np.inf)
+
+
+def _log_ratio_beyond_doubles(model: Model, grid: np.ndarray, level: float, dof: int) -> np.ndarray:
+    """``log(upper / prediction)`` of ``model``'s interval at ``level`` where its upper end is
+    beyond the doubles: the log half-width at a narrow level (whose bound is a double) scaled by
+    the ratio of the two t quantiles, as the interval is a quantile times a spread in log space
+    (a negligible kernel far extrapolated must not make every price unbounded)."""
+    narrow = 0.05
+    prediction, _, upper = model.predict_interval(grid, narrow)
+    dof = max(dof, 1)
+    scale = special.stdtrit(dof, 0.5 + level / 2) / special.stdtrit(dof, 0.5 + narrow / 2)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return np.abs(np.log(upper / prediction)) * scale
 
 
 def _check_target_values(
