@@ -10,7 +10,6 @@ from perfcast.api.campaigns import run_campaign
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
 from perfcast.core.points import parse_point
-from perfcast.io import write_experiment
 from perfcast.model.modelset import ModelSet
 
 if TYPE_CHECKING:
@@ -165,6 +164,8 @@ def run_advised(
 
     from perfcast.analyze.advice import RUNS, AdvisedRound, measured_core_hours, parse_budget
     from perfcast.core.points import plain_value
+    from perfcast.measure.campaign import run_campaign as run_round
+    from perfcast.measure.campaign import write_output
 
     total = parse_budget(str(budget))
     earlier = _earlier_rounds(campaign)
@@ -205,7 +206,7 @@ def run_advised(
             # first, whatever the advice says now; its point is outside the campaign, so the
             # journal's latest session (the campaign's) no longer shows it.
             point = earlier.pop(0)
-            result = run_campaign(dataclasses.replace(campaign, parameters=point))
+            result = run_round(dataclasses.replace(campaign, parameters=point), extends=campaign)
             executed, skipped = executed + result.executed, skipped + result.skipped
             failures += result.failures
             measured = _joined(measured, result.experiment)
@@ -228,7 +229,7 @@ def run_advised(
             values: dict[str, list[int | float | str]] = {
                 name: [plain_value(v)] for name, v in chosen.point.items()
             }
-            result = run_campaign(dataclasses.replace(campaign, parameters=values))
+            result = run_round(dataclasses.replace(campaign, parameters=values), extends=campaign)
             executed, skipped = executed + result.executed, skipped + result.skipped
             failures += result.failures
             measured = _joined(measured, result.experiment)
@@ -247,8 +248,8 @@ def run_advised(
                     core_hours_interval=chosen.core_hours_interval,
                 )
             )
-    if history:
-        write_experiment(measured, campaign.output)
+    if history:  # the bare table an ordinary campaign writes, read by pandas without options
+        write_output(measured, campaign.output)
     total_result = dataclasses.replace(
         result, experiment=measured, executed=executed, skipped=skipped, failures=failures
     )
