@@ -1080,8 +1080,17 @@ class _FormPart:
 
 def _counted_kernels(experiment: Experiment, metric: str) -> set[str] | None:
     """The kernels whose values add up to a run's total of ``metric``: None for all of them;
-    for an inclusive metric of call paths (``time_inclusive`` of Caliper and CUBE) only the
-    roots, since every other kernel's value is already inside its ancestor's."""
+    for the ``time`` of a perfcast campaign that recorded the whole program's wall time (its
+    ``program_kernel``) only that kernel, since the program's regions ran inside it; for an
+    inclusive metric of call paths (``time_inclusive`` of Caliper and CUBE) only the roots,
+    since every other kernel's value is already inside its ancestor's."""
+    program = experiment.metadata.get("program_kernel")
+    if (
+        isinstance(program, str)
+        and metric == "time"
+        and any(program in series.kernels for series in experiment.series(metric))
+    ):
+        return {program}
     if not is_inclusive_metric(experiment, metric):
         return None
     kernels = sorted({k for series in experiment.series(metric) for k in series.kernels})
