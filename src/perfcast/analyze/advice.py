@@ -1319,8 +1319,7 @@ def first_fit_point(
         if not new:
             raise InputError(
                 f"'{name}' was measured at {len(values)} value(s) and a model needs at least "
-                f"{MIN_VALUES_PER_PARAMETER}, but the candidates offer no new value of it: give "
-                f"--candidates with other values of '{name}'",
+                f"{MIN_VALUES_PER_PARAMETER}, but the candidates offer no new value of it",
                 experiment.source,
                 reason="too-few-values",
                 value=name,

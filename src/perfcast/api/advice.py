@@ -224,7 +224,7 @@ def run_advised(
                     f"{left:.3g} left of the budget: nothing can be advised (the "
                     "measurements so far are kept)",
                     campaign.results_path,
-                    reason="too-few-values",
+                    reason="budget-too-small",
                 )
             values = {name: [plain_value(v)] for name, v in first.point.items()}
             result = run_round(dataclasses.replace(campaign, parameters=values), extends=campaign)
