@@ -302,10 +302,7 @@ def instruction_mix(
         if not entry_measured and function.name not in inlined and _never_reached(function, binary):
             # no call, jump or held address reaches it: a copy kept after every call was
             # folded into its caller (an inlined function's copy stays undefined below)
-            notes = [
-                f"nothing in the binary calls {function.name}, jumps to it or holds its "
-                "address (the compiler removed every call): this stand-alone copy never runs"
-            ]
+            notes = [_never_runs(function, binary, catalog, source)]
             counted = [(insn, sympy.Integer(0)) for insn in function.instructions]
             mixes[function.name] = _mix_of(function, counted, notes)
             continue
@@ -408,6 +405,32 @@ def _never_reached(function: BinaryFunction, binary: Binary) -> bool:
         function.name != "main"
         and binary.referenced is not None
         and function.low not in binary.referenced
+    )
+
+
+def _never_runs(function: BinaryFunction, binary: Binary, catalog: Catalog, source: str) -> str:
+    """The note of a function nothing that runs reaches: who still calls it in the binary
+    (only code that never runs), and whether the source calls it from ``main`` at all."""
+    callers = sorted(
+        other.name
+        for other in binary.functions.values()
+        if other is not function and any(i.target == function.low for i in other.instructions)
+    )
+    note = str(getattr(catalog.functions.get(source), "note", "") or "")
+    why = (
+        "the source does not call it from main"
+        if "main does not call" in note
+        else "the compiler removed every call"
+    )
+    if callers:
+        return (
+            f"only {', '.join(callers)}, which never {'runs' if len(callers) == 1 else 'run'}, "
+            f"call{'s' if len(callers) == 1 else ''} {function.name} ({why}): this stand-alone "
+            "copy never runs"
+        )
+    return (
+        f"nothing in the binary calls {function.name}, jumps to it or holds its address "
+        f"({why}): this stand-alone copy never runs"
     )
 
 
@@ -745,7 +768,13 @@ def _cfg_counts(
         blocks, around, place_of, function_count, catalog, source, points
     )
     runs = machine_counts.counts(machine_loops, notes)
-    remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes)
+    # remainder copies whose share of the iterations the binary does not tell: measured
+    undone: dict[int, str] = {}
+    remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes, undone)
+    for index, why in undone.items():
+        if ("block", function.name, blocks[index].start) not in measured:
+            raise UndefinedCount(why)
+    measured_remainders: list[int] = []
     if from_binary is not None:
         from_binary.extend(
             machine_counts.from_binary | set(machine_counts.passes) | set(remainders)
@@ -768,13 +797,20 @@ def _cfg_counts(
     )
     if from_binary is not None:
         from_binary.extend(chosen)
-    # copies with a run-time trip count keep the machine-loop counts (see _run_time_copies)
+    # copies with a run-time trip count keep the machine-loop counts (see _run_time_copies),
+    # but for the scalar copy behind an overlap check: block -> the check it lies behind
     assumed: set[int] = set()
+    overlapping: dict[int, Alternative] = {}
     for alternative in {id(a): a for a in chosen.values()}.values():
-        how = _run_time_copies(alternative, catalog, blocks, machine_loops, around, place_of)
-        if how is None:
+        copies_read = _run_time_copies(
+            alternative, catalog, blocks, machine_loops, around, place_of
+        )
+        if copies_read is None:
             continue
+        how, narrower = copies_read
         assumed |= alternative.blocks
+        if how == "split" and alternative.compiler_made:
+            overlapping.update(dict.fromkeys(alternative.sides[narrower], alternative))
         if how == "both" and not measured:
             notes.append(
                 f"{_alternative_reason(alternative, blocks, profiled=True)}: both copies are "
@@ -842,6 +878,17 @@ def _cfg_counts(
                     f"{_alternative_reason(alternative, blocks, profiled=True)}: block counts "
                     "measured"
                 )
+        elif block.index in overlapping:
+            # the copy for arrays that overlap: no pass when they do not
+            from_profile = key in measured
+            count = measured[key] if from_profile else sympy.Integer(0)
+            note = _overlap_note(overlapping[block.index], blocks, block.index)
+            if not from_profile and note not in notes:
+                notes.append(note)
+        elif block.index in undone:
+            count = measured[key]
+            from_profile = True
+            measured_remainders.append(block.start)
         elif block.index in remainders:
             count = remainders[block.index]
         elif not chain:
@@ -1095,7 +1142,8 @@ def _cfg_counts(
                             shares = [sympy.Integer(1)] * len(block.instructions)
                         elif decided.key == (COPY,):
                             copies.append(block.start)
-        if from_profile and not chain:
+        if from_profile and not chain and block.index not in undone:
+            # (a remainder's count follows the trip count modulo the width: no per-call count)
             every_call = _in_every_call(count, function, function_count, measured, points)
             if every_call is not None:
                 count = every_call
@@ -1117,6 +1165,14 @@ def _cfg_counts(
             counted.append((insn, count if share == 1 else sympy.expand(count * share)))
     if last_resort is not None:
         raise UndefinedCount(last_resort)
+    if measured_remainders:
+        notes.append(
+            f"warning: blocks at {_addresses(measured_remainders)} finish source loops after "
+            "machine loops covering several iterations per pass (how many of the remaining "
+            "iterations each runs cannot be read from the binary): counts measured, which "
+            "follow the trip count modulo the pass width, so the model holds at the profiled "
+            "values only"
+        )
     if skipped:
         notes.append(
             f"blocks at {_addresses(skipped)} run under a condition outside loops that some calls "
@@ -1214,6 +1270,7 @@ def _pass_test_share(
     around: Mapping[int, list[Loop]],
     machine_counts: MachineCounts,
     dominating: list[set[int]],
+    depth_left: int = 4,
 ) -> sympy.Expr | None:
     """The share of the iterations of machine loop ``loop`` (of the calls, for None) in which
     block ``index`` runs when the compiler-made jump ending block ``control`` tests whether a
@@ -1221,7 +1278,9 @@ def _pass_test_share(
     leads into the nested loop, ``1 - Min(1, passes)`` on the way around it (clang -O2 skipping
     a loop unrolled by 2 when ``n == 1``, the passes per entry being the same in every entry,
     as the machine loop's count assumes); 1 and 0 when the nested loop's source loop runs in
-    every entry (gcc's zero-trip test of ``j = i + 1 <= n`` inside ``i < n``). None when the
+    every entry (gcc's zero-trip test of ``j = i + 1 <= n`` inside ``i < n``). A jump that
+    itself runs in some iterations only (a dispatch after another loop's exit) scales both ways
+    by its own share, found the same way up to ``depth_left`` jumps above it. None when the
     jump is not such a test, the block is on neither way, or the passes are not known."""
     successors = blocks[control].successors
     if len(successors) != 2 or len(set(successors)) != 2:
@@ -1229,9 +1288,19 @@ def _pass_test_share(
     depth = len(around[control])
     if (around[control][-1] if depth else None) is not loop:
         return None
-    for nested in machine_counts.passes.keys() | machine_counts.source_counted:
+    nested_headers = [
+        nested
+        for nested in machine_counts.passes.keys() | machine_counts.source_counted
+        if len(around[nested]) == depth + 1 and around[nested][-1].header == nested
+    ]
+    after = _after_only_exit(blocks, index, nested_headers, around, machine_counts)
+    if after is None:
+        after = _only_way_in(blocks, index, loop, nested_headers, dominating, machine_counts)
+    if after is not None:
+        return after
+    for nested in nested_headers:
         chain = around[nested]
-        if len(chain) != depth + 1 or chain[-1].header != nested or control in chain[-1].blocks:
+        if control in chain[-1].blocks:
             continue
         # the jump decides whether the nested loop runs: one way always reaches its header
         # (within the iteration), the other never does
@@ -1244,8 +1313,163 @@ def _pass_test_share(
             continue
         if entering[0] in dominating[index] and index in dominating[nested]:
             return taken
-        if other in dominating[index] and not _reaches(blocks, entering[0], index, loop):
-            return sympy.Integer(1) - taken
+        way = _way_share(blocks, index, control, entering[0], other, taken, loop, dominating)
+        if way is not None:
+            return _scaled_by_control(
+                way, blocks, control, loop, around, machine_counts, dominating, depth_left
+            )
+    group = _short_trip_group(blocks, control, loop, nested_headers, around, machine_counts)
+    if group is None:
+        return None
+    way_in, way_around, headers, taken = group
+    if way_in in dominating[index] and all(index in dominating[h] for h in headers):
+        return taken
+    way = _way_share(blocks, index, control, way_in, way_around, taken, loop, dominating)
+    if way is None:
+        return None
+    return _scaled_by_control(
+        way, blocks, control, loop, around, machine_counts, dominating, depth_left
+    )
+
+
+def _way_share(
+    blocks: list[Block],
+    index: int,
+    control: int,
+    entering: int,
+    other: int,
+    taken: sympy.Expr,
+    loop: Loop | None,
+    dominating: list[set[int]],
+) -> sympy.Expr | None:
+    """Among the runs of the jump ending block ``control``, the share in which block ``index``
+    runs: ``taken`` when it is the way in (``entering``, reached only from the jump), its
+    complement when it lies on the way around (``other``) that the way in never reaches;
+    None otherwise."""
+    if index == entering and blocks[index].predecessors == [control]:
+        return taken
+    if other in dominating[index] and not _reaches(blocks, entering, index, loop):
+        return sympy.Integer(1) - taken
+    return None
+
+
+def _scaled_by_control(
+    share: sympy.Expr,
+    blocks: list[Block],
+    control: int,
+    loop: Loop | None,
+    around: Mapping[int, list[Loop]],
+    machine_counts: MachineCounts,
+    dominating: list[set[int]],
+    depth_left: int,
+) -> sympy.Expr:
+    """``share`` (of the runs of the jump ending block ``control``) as a share of the
+    iterations of ``loop`` (of the calls, for None): times the jump's own share when some
+    iterations skip it and that share is a pass test's; ``share`` itself when it is not known
+    (the jump taken to run in every iteration, as for parameters of at least 1)."""
+    ends = (
+        list(loop.latches)
+        if loop is not None
+        else [b.index for b in blocks if b.instructions[-1].kind == "return"]
+    )
+    if all(control in dominating[end] for end in ends):
+        return share
+    depth = len(around[control])
+    nested_headers = [
+        nested
+        for nested in machine_counts.passes.keys() | machine_counts.source_counted
+        if len(around[nested]) == depth + 1 and around[nested][-1].header == nested
+    ]
+    own = _after_only_exit(blocks, control, nested_headers, around, machine_counts)
+    if own is None:
+        own = _only_way_in(blocks, control, loop, nested_headers, dominating, machine_counts)
+    if own is None and depth_left > 0:
+        # the nearest jump above it at the same loop depth
+        above = next(
+            (
+                d
+                for d in sorted(dominating[control] - {control}, key=lambda d: -len(dominating[d]))
+                if blocks[d].instructions[-1].kind == "branch" and len(around[d]) == depth
+            ),
+            None,
+        )
+        if above is not None:
+            own = _pass_test_share(
+                blocks, control, above, loop, around, machine_counts, dominating, depth_left - 1
+            )
+    return share if own is None else sympy.expand(own * share)
+
+
+def _after_only_exit(
+    blocks: list[Block],
+    index: int,
+    nested_headers: list[int],
+    around: Mapping[int, list[Loop]],
+    machine_counts: MachineCounts,
+) -> sympy.Expr | None:
+    """Whether block ``index`` runs in an iteration, when it is where every exit of a nested
+    machine loop goes and nothing else leads to it (the jump back after clang's scalar tail
+    loop): once per entry of that loop, ``Min(1, passes)``; None for other blocks."""
+    predecessors = blocks[index].predecessors
+    for nested in nested_headers:
+        body = around[nested][-1].blocks
+        if index in body or not predecessors or any(p not in body for p in predecessors):
+            continue
+        exits = {s for b in body for s in blocks[b].successors if s not in body}
+        if exits == {index}:
+            return _pass_taken(nested, machine_counts)
+    return None
+
+
+def _only_way_in(
+    blocks: list[Block],
+    index: int,
+    loop: Loop | None,
+    nested_headers: list[int],
+    dominating: list[set[int]],
+    machine_counts: MachineCounts,
+) -> sympy.Expr | None:
+    """Whether block ``index`` runs in an iteration, when it lies on every way into a nested
+    machine loop and leads only into it (the set-up of clang's 8-wide epilogue loop, reached
+    both from the short-trip dispatch and after the 16-wide loop): once per entry of that
+    loop, ``Min(1, passes)``; None for other blocks."""
+    for nested in nested_headers:
+        if index in dominating[nested] and _always_reaches(blocks, index, nested, loop):
+            return _pass_taken(nested, machine_counts)
+    return None
+
+
+def _short_trip_group(
+    blocks: list[Block],
+    control: int,
+    loop: Loop | None,
+    nested_headers: list[int],
+    around: Mapping[int, list[Loop]],
+    machine_counts: MachineCounts,
+) -> tuple[int, int, list[int], sympy.Expr] | None:
+    """A jump that decides between several nested machine loops and the rest: a vectorized
+    loop's short-trip dispatch (clang's ``cmp len, 8; jae`` sends lengths below 8 past the 16-
+    and 8-wide loops straight to the scalar loop). One way always reaches the header of one of
+    a group of nested loops that the other way never reaches, so it is taken exactly when one
+    of them takes a pass. Returns ``(way in, way around, the group's headers, Min(1, sum of
+    their passes taken))``; None when the jump is no such test or a loop's passes are not
+    known."""
+    successors = blocks[control].successors
+    for entering in successors:
+        other = next(s for s in successors if s != entering)
+        group = [
+            nested
+            for nested in nested_headers
+            if control not in around[nested][-1].blocks
+            and not _reaches(blocks, other, nested, loop)
+            and _reaches(blocks, entering, nested, loop)
+        ]
+        if len(group) < 2 or not _always_reaches_one(blocks, entering, set(group), loop):
+            continue
+        takens = [_pass_taken(nested, machine_counts) for nested in group]
+        if any(taken is None for taken in takens):
+            continue
+        return entering, other, group, sympy.Min(1, sympy.Add(*takens))
     return None
 
 
@@ -1323,16 +1547,31 @@ def _pass_taken(header: int, machine_counts: MachineCounts) -> sympy.Expr | None
     source_loop = machine_counts.catalog.loop_named.get(key[1]) if len(key) > 1 else None
     if source_loop is not None and source_loop.always_entered:
         return sympy.Integer(1)
+    if source_loop is not None and not source_loop.varying:
+        # one source iteration per pass, as many in every entry (gcc -O2 tests `n == 1`
+        # before an inlined `for (k = 1; k < n; k++)`)
+        per_entry = machine_counts.catalog.iterations_per_entry(key)
+        if per_entry is not None and header in machine_counts.source_counted:
+            return sympy.Min(1, per_entry)
     return None
 
 
 def _always_reaches(blocks: list[Block], start: int, goal: int, loop: Loop | None) -> bool:
     """True when every path from block ``start`` reaches block ``goal`` before it leaves
     machine loop ``loop``, comes back to its header or returns (None: before it returns)."""
+    return _always_reaches_one(blocks, start, {goal}, loop)
+
+
+def _always_reaches_one(
+    blocks: list[Block], start: int, goals: set[int], loop: Loop | None
+) -> bool:
+    """True when every path from block ``start`` reaches one of the blocks ``goals`` before it
+    leaves machine loop ``loop``, comes back to its header or returns (None: before it
+    returns)."""
     seen, stack = set(), [start]
     while stack:
         current = stack.pop()
-        if current == goal or current in seen:
+        if current in goals or current in seen:
             continue
         seen.add(current)
         ahead = blocks[current].successors
@@ -1848,16 +2087,19 @@ def _run_time_copies(
     machine_loops: list[Loop],
     around: dict[int, list[Loop]],
     place_of: dict[int, Place],
-) -> str | None:
-    """How the counts of copies with a run-time trip count treat them, or None when every
-    machine loop of the copies has a constant trip count (or there is none: straight-line
-    copies), which are counted in full per entry each: both copies, the silent double count.
+) -> tuple[str, int] | None:
+    """How the counts of copies with a run-time trip count treat them, with the side of the
+    narrower copy, or None when every machine loop of the copies has a constant trip count
+    (or there is none: straight-line copies), which are counted in full per entry each: both
+    copies, the silent double count.
 
-    ``"split"``: both copies are machine loops, one with a run-time count, of different widths;
-    their counts give the source loop's iterations to them widest first, as for a vector loop
-    and its remainder loop (the path of arrays that do not overlap; :class:`MachineCounts`
-    notes it). Copies of equal widths (whole versions of a loop nest) would give one of them
-    every iteration: None.
+    ``"split"``: both copies are machine loops, one with a run-time count, of different widths.
+    The wider copy is the vector loop, which runs when the arrays do not overlap; the machine
+    counts give the source loop's iterations to it and to the code after it. The narrower copy
+    only ever runs instead of it (it is no remainder: the vector side never reaches it), so
+    for arrays that do not overlap it runs no pass (the caller counts it 0 and says so).
+    Copies of equal widths (whole versions of a loop nest) would give one of them every
+    iteration: None.
     ``"both"``: one copy is straight-line code (a library call), counted once per entry on top
     of the machine loop's count: an upper bound. Copies of a source loop whose length per entry
     is a constant are None whatever the binary shows (straight-line code is that loop
@@ -1889,11 +2131,13 @@ def _run_time_copies(
     if not run_time:
         return None
     if not all(sides):
-        return "both"
+        return "both", 0 if not sides[0] else 1
     # copies taking as many iterations per pass cannot be a vector loop and its remainder
     # loop: sharing the iterations would give one of them all (gcc -O3 versions a whole nest)
     wider = [max((w for w in side if w is not None), default=None) for side in widths]
-    return "split" if None not in wider and wider[0] != wider[1] else None
+    if wider[0] is None or wider[1] is None or wider[0] == wider[1]:
+        return None
+    return "split", 0 if wider[0] < wider[1] else 1
 
 
 def _body_loop(function: str, block: Block, catalog: Catalog) -> tuple | None:
@@ -1916,6 +2160,20 @@ def _body_loop(function: str, block: Block, catalog: Catalog) -> tuple | None:
         return None
     key = max(votes, key=votes.__getitem__)
     return key if 2 * votes[key] > len(block.instructions) else None
+
+
+def _overlap_note(alternative: Alternative, blocks: list[Block], member: int) -> str:
+    """The note on the copy of a loop (the side holding block ``member``) that runs only for
+    arrays that overlap, counted 0."""
+    branch = blocks[alternative.check].instructions[-1]
+    name = alternative.loop[1] if len(alternative.loop) > 1 else "?"
+    side = next(side for side in alternative.sides if member in side)
+    return (
+        f"source loop {name} is versioned by the compiler behind a run-time overlap check at "
+        f"line {branch.line} (branch at {branch.address:#x}): the narrower copy at "
+        f"{blocks[min(side)].start:#x} runs instead of the vector copy only when the arrays "
+        "overlap, and is counted 0 (arrays that do not overlap; --profile measures it)"
+    )
 
 
 def _alternative_reason(
