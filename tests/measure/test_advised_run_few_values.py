@@ -11,7 +11,11 @@ import pytest
 from campaign_helpers import compile_c, run_cli
 
 import perfcast
+from perfcast.analyze.advice import measured_core_hours
 from perfcast.api import load_campaign, run_advised
+
+#: Campaigns with advised rounds of a real program, end to end: a few seconds each.
+pytestmark = pytest.mark.slow
 
 #: Spends 2 ms * (1 + n*p/40) and reports it as region 'solve'.
 PROGRAM = r"""
@@ -69,6 +73,17 @@ def test_the_loop_first_measures_a_third_value_then_advises(campaign_file: Path)
     assert _points(loaded) == _points(result.experiment)
     assert len({p for p, _ in _points(loaded)}) >= 3
     assert perfcast.fit(loaded)["solve"]["time"] is not None
+
+
+def test_a_budget_in_core_hours_prices_the_new_value_by_what_was_measured(campaign_file: Path):
+    campaign = load_campaign(campaign_file)
+    result, history, _, _ = run_advised(campaign, at="p=16,n=80", budget="1h")
+    first = history[0]
+    assert first.point == {"p": 4.0, "n": 10.0} and first.note is not None
+    # Estimated from p=2, n=10 (2 cores): grown by 4/2 in the value and 4/2 in the cores.
+    measured = measured_core_hours(result.experiment, "time", {"p": 2, "n": 10}, 2)
+    assert measured is not None and first.core_hours == pytest.approx(measured * 4, rel=1e-12)
+    assert len(history) >= 2
 
 
 def test_the_command_line_says_why_it_measures_the_new_value(campaign_file: Path, capsys):

@@ -34,6 +34,9 @@ int main(int argc, char **argv) {
 }
 """
 
+#: Campaigns with advised rounds of a real program, end to end: a few seconds each.
+pytestmark = pytest.mark.slow
+
 CANDIDATES = "p=1..32*2,n=10,20,40,80"
 
 
