@@ -8,8 +8,8 @@ that script does) the static instruction mix (no profile) is predicted at the sp
 values and each function's total is classed ``right`` (within 1 % of callgrind), ``wrong`` or
 ``undefined``. A line also says which of static34's notes the function carries: ``tied`` (code
 moved out of a loop counted with its guard's probability), ``moved`` (the warning for moved code
-no guard ties to), ``error-check`` (an early return taken as an error check) — so a change
-between versions can be traced to its rule. The last lines sum the classes.
+no guard ties to) — so a change between versions can be traced to its rule (error paths are
+diagnostics of the source report, not notes of a function's mix). The last lines sum the classes.
 
 Usage: ``PYTHONPATH=src nice -n 19 .venv/bin/python benchmarks/static_totals.py SPEC.json
 [SPEC.json ...] > OUT``
@@ -32,7 +32,6 @@ from perfcast.static.instruction_mix import instruction_mix
 TAGS = {
     "counted with that guard's probability": "tied",
     "have no source line (code the compiler moved": "moved",
-    "an error check": "error-check",
 }
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
-from perfcast.api import advise, fit
+from perfcast.api import advise, fit, load
 from perfcast.cli import main
 from tests.conftest import TESTDATA, synthetic_experiment
 
@@ -82,3 +83,55 @@ def test_a_kernel_that_takes_no_time_leaves_the_price_bounded(tmp_path, capsys):
         assert 0 < low < suggestion["core_hours"] < high < 1e6
     assert main([*argv, "--budget", "1000h", "--price", "upper"]) == 0
     assert json.loads(capsys.readouterr().out)["suggestions"]
+
+
+def test_models_without_uncertainty_get_no_narrowing_warning_of_an_infinite_width(tmp_path, capsys):
+    # Before the fix of this very warning: "none of the 5 suggested points narrows the
+    # expected interval at the target (±inf%, ...)" next to the no-interval warning.
+    assert main(["model", ONE_PARAMETER, "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    for model in document["models"]:
+        del model["uncertainty"]
+    models = tmp_path / "models.json"
+    models.write_text(json.dumps(document))
+    codes = [w["code"] for w in advice_json(capsys, "--models", str(models))["warnings"]]
+    assert codes == ["no-interval"]
+
+
+def test_an_inclusive_metric_counts_only_the_roots_of_the_call_tree(tmp_path):
+    # Before: the target's total and every point's price summed the inclusive times of main and
+    # of the kernels inside it (about twice the program's time here; ~7x on Caliper's LULESH).
+    values = {"main": lambda p: 2 + 2 * p, "main->a": lambda p: 2 * p, "main->b": lambda p: 1}
+    lines = ["PARAMETER p", "POINTS ( 2 ) ( 4 ) ( 8 ) ( 16 ) ( 32 ) ( 64 )"]
+    for kernel, value in values.items():
+        lines += [f"REGION {kernel}", "METRIC time_inclusive"]
+        lines += [
+            f"DATA {value(p) * 0.99:.6g} {value(p):.6g} {value(p) * 1.01:.6g}"
+            for p in (2, 4, 8, 16, 32, 64)
+        ]
+    path = tmp_path / "tree.txt"
+    path.write_text("\n".join(lines) + "\n")
+    experiment = load(path)
+    models = fit(experiment)
+    (main,) = [m for m in models.models if m.kernel == "main"]
+    advice = advise(experiment, models, at="p=1024", budget=6)
+    assert advice.prediction == pytest.approx(float(main.evaluate({"p": np.array([1024.0])})[0]))
+    assert advice.prediction == pytest.approx(2 + 2 * 1024, rel=0.05)
+
+
+def test_a_negligible_kernel_whose_bound_overflows_leaves_the_price_bounded(capsys):
+    # Caliper's LULESH profiles (27 to 343 ranks): MPI_Allreduce, 5e-5 s with a selection
+    # spread so wide that its upper bound at p=1372 is beyond the doubles. Before: every far
+    # point cost "0-unbounded" core-hours, so --price upper could buy none of them.
+    path = str(TESTDATA / "caliper" / "mpi_scaling_cali")
+    argv = ["advise", path, "--metric", "time_inclusive_rank_max", "--at", "p=4096"]
+    assert main([*argv, "--budget", "20h", "--format", "json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    far = [s for s in document["suggestions"] if s["point"]["p"] > 343]
+    assert far
+    for suggestion in far:
+        low, high = suggestion["core_hours_interval"]
+        assert high is not None and 0 < low < suggestion["core_hours"] < high
+    assert main([*argv, "--budget", "200h", "--price", "upper", "--format", "json"]) == 0
+    upper = json.loads(capsys.readouterr().out)
+    assert any(s["point"]["p"] > 343 for s in upper["suggestions"])

@@ -129,3 +129,19 @@ def test_a_check_of_copied_arguments_is_an_error_path(tmp_path, compiler):
     static, profiled, truth = static_profiled_and_measured(binary, COPIES, ["rpt"], (4,), tmp_path)
     assert static.functions["product"].counts is not None, static.functions["product"].undef_reason
     assert_right_or_undefined(static, profiled, truth, "product", {"rpt": 4}, 0.01)
+
+
+def test_a_failed_allocation_reported_on_stdout_then_returned_is_an_error_path(tmp_path):
+    # Rodinia backprop's alloc_1d_dbl (verify20f K13)
+    source = tmp_path / "alloc_report.c"
+    source.write_text(
+        "#include <stdio.h>\n#include <stdlib.h>\n"
+        "double *zeros(int n)\n{\n  double *fresh = malloc(n * sizeof(double));\n"
+        '  if (fresh == NULL) {\n    printf("ALLOC: couldn\'t allocate\\n");\n'
+        "    return (NULL);\n  }\n  for (int i = 0; i < n; i++)\n    fresh[i] = 0.0;\n"
+        "  return fresh;\n}\n"
+        'int main(void) { double *z = zeros(40); printf("%f\\n", z[3]); return 0; }\n'
+    )
+    report = api.analyze_source([source], [])
+    assert any(":6:" in d and "reports the failed allocation" in d for d in report.diagnostics)
+    assert str(next(k for k in report.kernels if k.name == "zeros:loop@10").count) == "40"

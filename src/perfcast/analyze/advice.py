@@ -40,7 +40,7 @@ from __future__ import annotations
 import copy
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +48,7 @@ import numpy as np
 from scipy import special
 
 from perfcast.analyze.coverage import Coverage
+from perfcast.analyze.exclusive import is_inclusive_metric, nearest_kernel_parents
 from perfcast.analyze.points import doubling_grid, parameter_roles
 from perfcast.analyze.rivals import rival_models
 from perfcast.core.errors import InputError
@@ -55,6 +56,7 @@ from perfcast.core.experiment import Experiment
 from perfcast.core.function import Model, ModelWarning
 from perfcast.core.points import plain_value
 from perfcast.measure.ranges import RangeError, expand_range
+from perfcast.model.fitting.assembly import MIN_VALUES_PER_PARAMETER
 from perfcast.model.gates import MIN_DISTINCT_VALUES
 
 #: Largest prediction at the target whose square (a variance) the advice can still compute.
@@ -451,6 +453,8 @@ def advise(
         points are too many.
     """
     metric = models[0].metric if models else experiment.default_metric()
+    counted = _counted_kernels(experiment, metric)
+    models = [m for m in models if counted is None or m.kernel in counted]
     names = experiment.parameter_names
     repetitions = repetitions or _usual_repetitions(experiment, metric)
     budget = budget or Budget(DEFAULT_POINTS * repetitions, RUNS)
@@ -610,6 +614,8 @@ def _idle_warnings(
                     "fewer repetitions",
                 )
             ]
+        return []
+    if not math.isfinite(before):  # an unknown interval: the no-interval warning says so
         return []
     widths = [before] + [s.width_after for s in suggestions]
     narrowing = [i for i in range(1, len(widths)) if widths[i] < widths[i - 1] * (1 - _NARROWER_BY)]
@@ -831,7 +837,12 @@ def _core_hour_bounds(
             piece = model.segments[-1].model if model.segments else model
             relative = piece.uncertainty is None or piece.uncertainty.relative
             if relative:
-                spread = np.abs(prediction) * np.log(upper / prediction) / z
+                ratio = np.log(upper / prediction)
+                overflowed = np.isinf(upper) & np.isfinite(prediction) & (prediction != 0)
+                if overflowed.any() and piece.uncertainty is not None:
+                    beyond = _log_ratio_beyond_doubles(model, grid, level, piece.uncertainty.dof)
+                    ratio = np.where(overflowed, beyond, ratio)
+                spread = np.abs(prediction) * ratio / z
                 # A kernel predicted to take no time at all (a region never entered) has no
                 # relative spread: its interval's own width, as for absolute noise.
                 spread = np.where(prediction == 0, (upper - prediction) / z, spread)
@@ -845,6 +856,19 @@ def _core_hour_bounds(
         low = np.clip(np.where(np.isfinite(lower), lower, 0.0), 0.0, predicted)
         high = np.maximum(upper_total, predicted)
     return low, np.where(np.isfinite(high), high, np.inf)
+
+
+def _log_ratio_beyond_doubles(model: Model, grid: np.ndarray, level: float, dof: int) -> np.ndarray:
+    """``log(upper / prediction)`` of ``model``'s interval at ``level`` where its upper end is
+    beyond the doubles: the log half-width at a narrow level (whose bound is a double) scaled by
+    the ratio of the two t quantiles, as the interval is a quantile times a spread in log space
+    (a negligible kernel far extrapolated must not make every price unbounded)."""
+    narrow = 0.05
+    prediction, _, upper = model.predict_interval(grid, narrow)
+    dof = max(dof, 1)
+    scale = special.stdtrit(dof, 0.5 + level / 2) / special.stdtrit(dof, 0.5 + narrow / 2)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return np.abs(np.log(upper / prediction)) * scale
 
 
 def _check_target_values(
@@ -1055,12 +1079,41 @@ class _FormPart:
         self._coverage.add(point)
 
 
-def _measured_totals(experiment: Experiment, metric: str, measured: np.ndarray) -> np.ndarray:
-    """The sum over kernels of the mean value at every row of ``measured``."""
-    totals = np.zeros(len(measured))
+def _counted_kernels(experiment: Experiment, metric: str) -> set[str] | None:
+    """The kernels whose values add up to a run's total of ``metric``: None for all of them;
+    for the ``time`` of a perfcast campaign that recorded the whole program's wall time (its
+    ``program_kernel``) only that kernel, since the program's regions ran inside it; for an
+    inclusive metric of call paths (``time_inclusive`` of Caliper and CUBE) only the roots,
+    since every other kernel's value is already inside its ancestor's."""
+    program = experiment.metadata.get("program_kernel")
+    if (
+        isinstance(program, str)
+        and metric == "time"
+        and any(program in series.kernels for series in experiment.series(metric))
+    ):
+        return {program}
+    if not is_inclusive_metric(experiment, metric):
+        return None
+    kernels = sorted({k for series in experiment.series(metric) for k in series.kernels})
+    parents = nearest_kernel_parents(kernels)
+    return {kernel for kernel, parent in zip(kernels, parents, strict=True) if parent is None}
+
+
+def _counted_means(experiment: Experiment, metric: str) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per series of ``metric``: its points and the means of the kernels that add up to the
+    total (:func:`_counted_kernels`), kernels by points."""
+    counted = _counted_kernels(experiment, metric)
     for series in experiment.series(metric):
-        rows = [int(np.flatnonzero(np.all(measured == p, axis=1))[0]) for p in series.points]
-        totals[rows] += np.nansum(series.means, axis=0)
+        rows = [i for i, k in enumerate(series.kernels) if counted is None or k in counted]
+        yield series.points, series.means[rows]
+
+
+def _measured_totals(experiment: Experiment, metric: str, measured: np.ndarray) -> np.ndarray:
+    """The sum over the counted kernels of the mean value at every row of ``measured``."""
+    totals = np.zeros(len(measured))
+    for points, means in _counted_means(experiment, metric):
+        rows = [int(np.flatnonzero(np.all(measured == p, axis=1))[0]) for p in points]
+        totals[rows] += np.nansum(means, axis=0)
     return totals
 
 
@@ -1080,10 +1133,10 @@ def measured_core_hours(
     names = experiment.parameter_names
     row = np.array([[float(point[n]) for n in names]])
     total, found = 0.0, False
-    for series in experiment.series(metric):
-        at = np.flatnonzero(np.all(series.points == row, axis=1))
+    for points, means in _counted_means(experiment, metric):
+        at = np.flatnonzero(np.all(points == row, axis=1))
         if len(at):
-            total += float(np.nansum(series.means[:, at[0]]))
+            total += float(np.nansum(means[:, at[0]]))
             found = True
     if seconds is None or not found:
         return None
@@ -1192,17 +1245,107 @@ class AdvisedRound:
     width_before: float
     resumed: bool = False
     core_hours_interval: tuple[float, float] | None = None
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dictionary for JSON."""
+        """Plain dictionary for JSON (an unknown ``width_before``, before a first fit, is None)."""
         return {
             "point": {k: plain_value(v) for k, v in self.point.items()},
             "runs": self.runs,
             "core_hours": self.core_hours,
-            "width_before": self.width_before,
+            "width_before": self.width_before if math.isfinite(self.width_before) else None,
             "resumed": self.resumed,
             "core_hours_interval": _plain_interval(self.core_hours_interval),
+            "note": self.note,
         }
+
+
+@dataclass(frozen=True)
+class FirstFitPoint:
+    """A point to measure before any model can be fitted, and why.
+
+    Attributes
+    ----------
+    point : dict
+        The configuration: a new value of a parameter measured at too few values, the other
+        parameters at the values of the cheapest-looking measured line along it.
+    core_hours : float or None
+        Its estimated cost (None when the metric is no time): no model prices it yet, so it is
+        the measured cost at the largest value of that parameter on the line, grown in
+        proportion to the parameter's value and to the cores.
+    note : str
+        Why this point, in words.
+    """
+
+    point: dict[str, float]
+    core_hours: float | None
+    note: str
+
+
+def first_fit_point(
+    experiment: Experiment,
+    metric: str,
+    target: Mapping[str, float],
+    candidates: Mapping[str, Sequence[float]] | None,
+    repetitions: int,
+) -> FirstFitPoint | None:
+    """The point that gives a parameter measured at fewer than
+    :data:`~perfcast.model.fitting.assembly.MIN_VALUES_PER_PARAMETER` values one more, so that
+    a model can be fitted at all; None when every parameter has enough values.
+
+    The new value is the smallest one offered (``candidates``, else doublings of the largest
+    measured value up to the target) that was not measured, as a run's cost is taken to grow
+    with a parameter's value; the other parameters keep the values of the measured line along
+    that parameter that starts lowest, so that the new point extends it (a model needs the
+    values with the others held constant).
+
+    Raises
+    ------
+    InputError
+        When nothing offered is a new value of that parameter.
+    """
+    names = experiment.parameter_names
+    measured = np.unique(_measured_points(experiment, metric), axis=0)
+    for j, name in enumerate(names):
+        values = np.unique(measured[:, j])
+        if len(values) >= MIN_VALUES_PER_PARAMETER:
+            continue
+        offered = (
+            candidates[name]
+            if candidates is not None and name in candidates
+            else doubling_grid(values, float(target[name]))
+        )
+        new = sorted(float(v) for v in offered if not np.any(np.isclose(values, float(v))))
+        if not new:
+            raise InputError(
+                f"'{name}' was measured at {len(values)} value(s) and a model needs at least "
+                f"{MIN_VALUES_PER_PARAMETER}, but the candidates offer no new value of it",
+                experiment.source,
+                reason="too-few-values",
+                value=name,
+            )
+        base = measured[np.lexsort(measured.T[::-1])[0]]
+        others = np.delete(measured, j, axis=1)
+        line = measured[np.all(others == np.delete(base, j), axis=1)]
+        largest = line[np.argmax(line[:, j])]
+        point = {n: float(v) for n, v in zip(names, base, strict=True)}
+        point[name] = new[0]
+        reference = measured_core_hours(
+            experiment, metric, dict(zip(names, largest, strict=True)), repetitions
+        )
+        core_hours = None
+        if reference is not None:
+            rows = np.array([[point[n] for n in names], largest])
+            cores = _cores(experiment, names, rows)
+            core_hours = reference * max(1.0, new[0] / largest[j]) * cores[0] / cores[1]
+        note = (
+            f"'{name}' was measured at {len(values)} value(s) and a model needs at least "
+            f"{MIN_VALUES_PER_PARAMETER}: measuring {name}={new[0]:g}, the smallest new value "
+            "offered, before any advice (no model prices it: its cost is estimated from the "
+            f"measured one at {name}={largest[j]:g}, grown in proportion to '{name}')"
+        )
+        return FirstFitPoint(point, core_hours, note)
+    return None
 
 
 #: Why an advised campaign stopped.

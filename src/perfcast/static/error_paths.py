@@ -34,6 +34,7 @@ from perfcast.static.library_calls import NORETURN_CALLS
 _NORETURN_SPELLINGS = frozenset({"_Noreturn", "noreturn", "__noreturn__"})
 _SHORT = 512  # bytes: longer values are not tokenized to tell an error constant
 _REPORTERS = frozenset({"perror", "fprintf", "fputs", "vfprintf", "fputc", "putc", "fwrite"})
+_PRINTERS = frozenset({"printf", "puts", "vprintf"})  # reports of a failed allocation
 
 
 def noreturn_functions(functions: dict[str, Cursor]) -> set[str]:
@@ -233,7 +234,7 @@ def argument_check(
     tests = _disjuncts(strip(condition))
     allocation = len(tests) == 1 and _null_test(tests[0], set(allocated))
     if allocation and _only_reports(arm):
-        return "reports the failed allocation it tests to stderr"
+        return "reports the failed allocation it tests"
     statements = children(arm) if arm.kind == CursorKind.COMPOUND_STMT else [arm]
     if len(statements) != 1 or statements[0].kind != CursorKind.RETURN_STMT:
         return None
@@ -319,10 +320,18 @@ def parameter_copies(function: Cursor, formals: set[str]) -> set[str]:
 
 
 def _only_reports(arm: Cursor) -> bool:
-    """Whether every statement of the arm is a report to ``stderr`` (or ``perror``)."""
+    """Whether the arm only reports (calls of ``printf``, ``puts``, ``fprintf``, ``perror``
+    and the like), then perhaps returns a constant or nothing (Rodinia backprop's ``if (new ==
+    NULL) { printf (...); return (NULL); }``)."""
     statements = children(arm) if arm.kind == CursorKind.COMPOUND_STMT else [arm]
+    if statements and statements[-1].kind == CursorKind.RETURN_STMT:
+        values = children(statements[-1])
+        if values and not _is_constant(strip(values[0])):
+            return False
+        statements = statements[:-1]
     return bool(statements) and all(
-        strip(statement).kind == CursorKind.CALL_EXPR and _reports_to_stderr(statement)
+        strip(statement).kind == CursorKind.CALL_EXPR
+        and strip(statement).spelling in _REPORTERS | _PRINTERS
         for statement in statements
     )
 

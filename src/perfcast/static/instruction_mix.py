@@ -302,10 +302,7 @@ def instruction_mix(
         if not entry_measured and function.name not in inlined and _never_reached(function, binary):
             # no call, jump or held address reaches it: a copy kept after every call was
             # folded into its caller (an inlined function's copy stays undefined below)
-            notes = [
-                f"nothing in the binary calls {function.name}, jumps to it or holds its "
-                "address (the compiler removed every call): this stand-alone copy never runs"
-            ]
+            notes = [_never_runs(function, binary, catalog, source)]
             counted = [(insn, sympy.Integer(0)) for insn in function.instructions]
             mixes[function.name] = _mix_of(function, counted, notes)
             continue
@@ -408,6 +405,32 @@ def _never_reached(function: BinaryFunction, binary: Binary) -> bool:
         function.name != "main"
         and binary.referenced is not None
         and function.low not in binary.referenced
+    )
+
+
+def _never_runs(function: BinaryFunction, binary: Binary, catalog: Catalog, source: str) -> str:
+    """The note of a function nothing that runs reaches: who still calls it in the binary
+    (only code that never runs), and whether the source calls it from ``main`` at all."""
+    callers = sorted(
+        other.name
+        for other in binary.functions.values()
+        if other is not function and any(i.target == function.low for i in other.instructions)
+    )
+    note = str(getattr(catalog.functions.get(source), "note", "") or "")
+    why = (
+        "the source does not call it from main"
+        if "main does not call" in note
+        else "the compiler removed every call"
+    )
+    if callers:
+        return (
+            f"only {', '.join(callers)}, which never {'runs' if len(callers) == 1 else 'run'}, "
+            f"call{'s' if len(callers) == 1 else ''} {function.name} ({why}): this stand-alone "
+            "copy never runs"
+        )
+    return (
+        f"nothing in the binary calls {function.name}, jumps to it or holds its address "
+        f"({why}): this stand-alone copy never runs"
     )
 
 
@@ -1221,7 +1244,7 @@ def _hoisted_tie(
             return None
         raise UndefinedCount(
             f"the block at {block.start:#x} has no source line and runs in some calls only, "
-            "under no test the binary ties to a guard (--profile measures it)"
+            "under no test the binary ties to a guard (a profiled run measures it)"
         )
     jump = blocks[deciding].instructions[-1]
     taken = next((s for s in blocks[deciding].successors if blocks[s].start == jump.target), None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import sympy
-from clang.cindex import Cursor, CursorKind, TypeKind
+from clang.cindex import Cursor, CursorKind, StorageClass, TypeKind
 
 from perfcast.static.cexpr import Translator
 from perfcast.static.context import Context
@@ -112,8 +112,13 @@ class Names:
             raise Undefined(f"the struct member {name} is not a parameter")
         writes = self.program.writes_of(declaration)
         if declaration.kind == CursorKind.PARM_DECL:
-            if writes or key(declaration) in self.program.address_of:
+            if key(declaration) in self.program.address_of:
                 raise Undefined(f"the argument {name} is modified in its function")
+            if writes:
+                value = self._straight_line(declaration, use, writes, context)
+                if value is None:
+                    raise Undefined(f"the argument {name} is modified in its function")
+                return value
             return self.formal(declaration)
         if declaration.kind != CursorKind.VAR_DECL:
             raise Undefined(f"{name} is not a variable")
@@ -135,10 +140,50 @@ class Names:
                 if function == context.function or function == "main":
                     top = Context(function)
                     return self.translator(top).expression(children(write)[1])
+        value = self._straight_line(declaration, use, writes, context)
+        if value is not None:
+            return value
         raise Undefined(
             f"{name} is not traced to the parameters "
             f"(assigned {len(writes) + (init is not None)} times)"
         )
+
+    def _straight_line(
+        self, declaration: Cursor, use: Cursor, writes: list[Cursor], context: Context
+    ) -> sympy.Expr | None:
+        """The value of a function's own variable or argument at ``use`` when every write of
+        it is a plain ``=`` among the top-level statements of that function (straight-line
+        code, run once per call in order: ``n = n + 1;`` before the loops; not a static or
+        global variable, which other calls change): the value the last write before the use
+        stores, its right side read as the names are there
+        (earlier writes, then the initialiser or the argument). None otherwise."""
+        function = context.function
+        top = self.top_level.get(function, set())
+        parent = declaration.semantic_parent
+        own = declaration.kind == CursorKind.PARM_DECL or (
+            parent is not None
+            and parent.kind == CursorKind.FUNCTION_DECL
+            and declaration.storage_class != StorageClass.STATIC
+        )
+        straight = all(
+            operator(w) == "="
+            and w.hash in top
+            and self.program.write_function.get(w.hash) == function
+            for w in writes
+        )
+        body = self.program.functions.get(function)
+        if not own or not straight or body is None or not contains(body, use):
+            return None
+        before = [w for w in writes if offset_of(w.extent.end) <= offset_of(use.extent.start)]
+        if not before:
+            if declaration.kind == CursorKind.PARM_DECL:
+                return self.formal(declaration)
+            init = self.program.initializers.get(key(declaration))
+            if init is None:
+                raise Undefined(f"{declaration.spelling} is used before it is assigned")
+            return self.translator(Context(function), restrict=declaration).expression(init)
+        last = max(before, key=lambda w: offset_of(w.extent.start))
+        return self.translator(Context(function)).expression(children(last)[1])
 
     def formal(self, declaration: Cursor) -> sympy.Symbol:
         """The symbol standing for a function argument until a call site replaces it."""
