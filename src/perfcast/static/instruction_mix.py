@@ -1552,6 +1552,12 @@ def _pass_taken(header: int, machine_counts: MachineCounts) -> sympy.Expr | None
         # before an inlined `for (k = 1; k < n; k++)`)
         per_entry = machine_counts.catalog.iterations_per_entry(key)
         if per_entry is not None and header in machine_counts.source_counted:
+            # at least one iteration for every parameter >= 1 (as `always_entered` says)
+            positive = {
+                s: sympy.Symbol(str(s), positive=True, integer=True) for s in per_entry.free_symbols
+            }
+            if (per_entry.subs(positive) - 1).is_nonnegative:
+                return sympy.Integer(1)
             return sympy.Min(1, per_entry)
     return None
 
