@@ -20,6 +20,9 @@ Spec (JSON): ``{"name", "sources": [analysed C files], "flags": [compile and ana
 [...]}``.
 
 Usage: ``PYTHONPATH=src nice -n 19 .venv/bin/python benchmarks/third_party_mix.py SPEC.json``
+(``--reuse``: keep the binaries and callgrind files an earlier run left in the build directory,
+so two versions of perfcast are compared on the same builds and runs; ``--out SUFFIX`` writes
+the rows to ``SPEC.SUFFIX.rows.json``).
 """
 
 from __future__ import annotations
@@ -37,8 +40,10 @@ from perfcast.static.callgrind import measured_mix, read_callgrind
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _build(spec: dict, compiler: str, level: str) -> Path:
+def _build(spec: dict, compiler: str, level: str, reuse: bool = False) -> Path:
     binary = Path(spec["dir"]) / f"{spec['name']}_{compiler}{level}"
+    if reuse and binary.exists():
+        return binary
     debug = ["-gdwarf-4"] if "clang" in compiler else []
     sources = [*spec["sources"], *spec.get("libs", [])]
     subprocess.run(
@@ -47,8 +52,10 @@ def _build(spec: dict, compiler: str, level: str) -> Path:
     return binary
 
 
-def _profile(binary: Path, arguments: list) -> Path:
+def _profile(binary: Path, arguments: list, reuse: bool = False) -> Path:
     out = binary.with_name(f"callgrind.{binary.name}")
+    if reuse and out.exists():
+        return out
     subprocess.run(
         ["nice", "-n", "19", "valgrind", "--tool=callgrind", "--dump-instr=yes", "--skip-plt=no"]
         + [f"--callgrind-out-file={out}", str(binary), *map(str, arguments)],
@@ -90,16 +97,17 @@ def _outside(compared: list) -> list:
     return [c for c in compared if not c[1] or abs(c[2] / c[1] - 1) > 0.01]
 
 
-def check(spec: dict) -> list[dict]:
-    """One row per build (see the module documentation)."""
+def check(spec: dict, reuse: bool = False) -> list[dict]:
+    """One row per build (see the module documentation); ``reuse`` keeps existing builds and
+    runs."""
     Path(spec["dir"]).mkdir(parents=True, exist_ok=True)
     values = spec["params"]
     report = analyze_source(spec["sources"], list(values), spec["flags"])
     rows = []
     for compiler in spec.get("compilers", ["gcc-12", "clang-16"]):
         for level in spec.get("levels", ["-O0", "-O1", "-O2", "-O3"]):
-            binary = _build(spec, compiler, level)
-            run = _profile(binary, spec["args"])
+            binary = _build(spec, compiler, level, reuse)
+            run = _profile(binary, spec["args"], reuse)
             cli = _command(spec, binary)
             measured = measured_mix(read_binary(binary), read_callgrind(run))
             static = _compare(instruction_mix(binary, report, list(values)), measured, values)
@@ -137,9 +145,13 @@ def check(spec: dict) -> list[dict]:
 
 
 def main() -> None:
-    path = Path(sys.argv[1])
-    rows = check(json.loads(path.read_text()))
-    path.with_suffix(".rows.json").write_text(json.dumps(rows, indent=1))
+    arguments = sys.argv[1:]
+    path = Path(arguments[0])
+    suffix = arguments[arguments.index("--out") + 1] + ".rows.json" if "--out" in arguments else ""
+    rows = check(json.loads(path.read_text()), reuse="--reuse" in arguments)
+    path.with_suffix(f".{suffix}" if suffix else ".rows.json").write_text(
+        json.dumps(rows, indent=1)
+    )
 
 
 if __name__ == "__main__":

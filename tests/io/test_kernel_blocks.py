@@ -106,3 +106,24 @@ def test_an_empty_file_is_an_input_error(tmp_path):
     path.write_text("\n\n")
     with pytest.raises(InputError, match="the file holds no records"):
         list(read_blocks(path, 10, jsonlines.NAME))
+
+
+@pytest.mark.parametrize(
+    ("column", "cell", "shown"), [("value", float("inf"), "inf"), ("p", -float("inf"), "-inf")]
+)
+def test_an_infinite_number_in_the_middle_of_a_parquet_table_is_shown_plainly(
+    tmp_path, experiment, monkeypatch, column, cell, shown
+):
+    # Before: "row 102: value is np.float64(inf), not a finite number" (numpy's repr).
+    monkeypatch.setattr(kernel_blocks, "BATCH_ROWS", 40)
+    frame = experiment.frame.copy()
+    frame.loc[101, column] = cell  # in the third batch
+    path = tmp_path / "bad.parquet"
+    frame.to_parquet(path, index=False)
+    with pytest.raises(InputError) as whole:
+        read_experiment(path)
+    with pytest.raises(InputError) as blocked:
+        list(read_blocks(path, 5, "table"))
+    assert str(blocked.value) == str(whole.value)
+    assert f"row 102: {column} is {shown}, not a finite number" in str(blocked.value)
+    assert str(path) in str(blocked.value)

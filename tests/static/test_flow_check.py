@@ -130,7 +130,10 @@ def test_a_fallback_that_never_runs_is_no_longer_counted_silently(tmp_path):
     report = analyze_source([FALLBACK], ["n"])
     unchecked = instruction_mix(read_binary(binary_path), report, ["n"], check_flow=False)
     before = unchecked.functions["add"].evaluate({"n": n})["total"]
-    assert before / truth - 1 > 0.05  # both versions counted: the silent error of before
+    # the scalar copy behind the overlap check counts 0 passes (static35; both versions were
+    # counted, +5 %), but the short-trip path around the vector loop is still counted in every
+    # call: without the flow check that error would be silent
+    assert before / truth - 1 > 0.01
     built = api_instruction_mix(binary_path, report, ["n"], values={"n": n})
     add = built.functions["add"]
     assert add.counts is None

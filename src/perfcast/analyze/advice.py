@@ -40,7 +40,7 @@ from __future__ import annotations
 import copy
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +48,7 @@ import numpy as np
 from scipy import special
 
 from perfcast.analyze.coverage import Coverage
+from perfcast.analyze.exclusive import is_inclusive_metric, nearest_kernel_parents
 from perfcast.analyze.points import doubling_grid, parameter_roles
 from perfcast.analyze.rivals import rival_models
 from perfcast.core.errors import InputError
@@ -451,6 +452,8 @@ def advise(
         points are too many.
     """
     metric = models[0].metric if models else experiment.default_metric()
+    counted = _counted_kernels(experiment, metric)
+    models = [m for m in models if counted is None or m.kernel in counted]
     names = experiment.parameter_names
     repetitions = repetitions or _usual_repetitions(experiment, metric)
     budget = budget or Budget(DEFAULT_POINTS * repetitions, RUNS)
@@ -545,6 +548,7 @@ def advise(
                 + (f"; measuring cannot go below ±{floor:.1%} there" if floor > goal else ""),
             )
         )
+    warnings += _idle_warnings(suggestions, before, floor, budget, context)
     plan_interval = None
     if core_hours is not None:
         plan_interval = (
@@ -581,6 +585,62 @@ def advise(
         plan_interval,
         price,
     )
+
+
+def _idle_warnings(
+    suggestions: Sequence[Suggestion],
+    before: float,
+    floor: float,
+    budget: Budget,
+    context: _PlanContext,
+) -> list[ModelWarning]:
+    """Warnings for advice that buys nothing: suggestions after which the expected interval at
+    the target is no narrower than before them (``no-narrowing``), and a budget below the
+    price of any single point (``budget-too-small``)."""
+    if not suggestions:
+        cheapest = float(np.min(context.first_cost)) if len(context.first_cost) else math.inf
+        if cheapest > budget.amount * (1 + 1e-9):
+            price = (
+                f"{cheapest:.3g} runs, its repetitions"
+                if budget.unit == RUNS
+                else f"{cheapest:.3g} core-hours for its {context.repetitions} run(s)"
+            )
+            return [
+                ModelWarning(
+                    "budget-too-small",
+                    f"the budget of {budget.text()} is less than the cheapest candidate point "
+                    f"takes ({price}): no point can be measured; give a larger budget or "
+                    "fewer repetitions",
+                )
+            ]
+        return []
+    if not math.isfinite(before):  # an unknown interval: the no-interval warning says so
+        return []
+    widths = [before] + [s.width_after for s in suggestions]
+    narrowing = [i for i in range(1, len(widths)) if widths[i] < widths[i - 1] * (1 - _NARROWER_BY)]
+    useful = max(narrowing, default=0)
+    if useful == len(suggestions):
+        return []
+    at_floor = (
+        f" (±{widths[-1]:.1%}, what measuring cannot go below there)"
+        if widths[-1] <= floor * (1 + _NARROWER_BY)
+        else f" (±{widths[-1]:.1%})"
+    )
+    if useful == 0:
+        message = (
+            f"none of the {len(suggestions)} suggested points narrows the expected interval at "
+            f"the target{at_floor}: by the models' own account measuring them buys nothing"
+        )
+    else:
+        message = (
+            f"only the first {useful} of the {len(suggestions)} suggested points narrow the "
+            f"expected interval at the target; the others leave it where it is{at_floor}"
+        )
+    return [ModelWarning("no-narrowing", message)]
+
+
+#: A suggestion narrows the interval when it makes it narrower by more than this fraction.
+_NARROWER_BY = 1e-6
 
 
 @dataclass(frozen=True)
@@ -776,7 +836,15 @@ def _core_hour_bounds(
             piece = model.segments[-1].model if model.segments else model
             relative = piece.uncertainty is None or piece.uncertainty.relative
             if relative:
-                spread = np.abs(prediction) * np.log(upper / prediction) / z
+                ratio = np.log(upper / prediction)
+                overflowed = np.isinf(upper) & np.isfinite(prediction) & (prediction != 0)
+                if overflowed.any() and piece.uncertainty is not None:
+                    beyond = _log_ratio_beyond_doubles(model, grid, level, piece.uncertainty.dof)
+                    ratio = np.where(overflowed, beyond, ratio)
+                spread = np.abs(prediction) * ratio / z
+                # A kernel predicted to take no time at all (a region never entered) has no
+                # relative spread: its interval's own width, as for absolute noise.
+                spread = np.where(prediction == 0, (upper - prediction) / z, spread)
             else:
                 spread = (upper - prediction) / z
             total += prediction
@@ -787,6 +855,19 @@ def _core_hour_bounds(
         low = np.clip(np.where(np.isfinite(lower), lower, 0.0), 0.0, predicted)
         high = np.maximum(upper_total, predicted)
     return low, np.where(np.isfinite(high), high, np.inf)
+
+
+def _log_ratio_beyond_doubles(model: Model, grid: np.ndarray, level: float, dof: int) -> np.ndarray:
+    """``log(upper / prediction)`` of ``model``'s interval at ``level`` where its upper end is
+    beyond the doubles: the log half-width at a narrow level (whose bound is a double) scaled by
+    the ratio of the two t quantiles, as the interval is a quantile times a spread in log space
+    (a negligible kernel far extrapolated must not make every price unbounded)."""
+    narrow = 0.05
+    prediction, _, upper = model.predict_interval(grid, narrow)
+    dof = max(dof, 1)
+    scale = special.stdtrit(dof, 0.5 + level / 2) / special.stdtrit(dof, 0.5 + narrow / 2)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return np.abs(np.log(upper / prediction)) * scale
 
 
 def _check_target_values(
@@ -997,12 +1078,32 @@ class _FormPart:
         self._coverage.add(point)
 
 
-def _measured_totals(experiment: Experiment, metric: str, measured: np.ndarray) -> np.ndarray:
-    """The sum over kernels of the mean value at every row of ``measured``."""
-    totals = np.zeros(len(measured))
+def _counted_kernels(experiment: Experiment, metric: str) -> set[str] | None:
+    """The kernels whose values add up to a run's total of ``metric``: None for all of them;
+    for an inclusive metric of call paths (``time_inclusive`` of Caliper and CUBE) only the
+    roots, since every other kernel's value is already inside its ancestor's."""
+    if not is_inclusive_metric(experiment, metric):
+        return None
+    kernels = sorted({k for series in experiment.series(metric) for k in series.kernels})
+    parents = nearest_kernel_parents(kernels)
+    return {kernel for kernel, parent in zip(kernels, parents, strict=True) if parent is None}
+
+
+def _counted_means(experiment: Experiment, metric: str) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per series of ``metric``: its points and the means of the kernels that add up to the
+    total (:func:`_counted_kernels`), kernels by points."""
+    counted = _counted_kernels(experiment, metric)
     for series in experiment.series(metric):
-        rows = [int(np.flatnonzero(np.all(measured == p, axis=1))[0]) for p in series.points]
-        totals[rows] += np.nansum(series.means, axis=0)
+        rows = [i for i, k in enumerate(series.kernels) if counted is None or k in counted]
+        yield series.points, series.means[rows]
+
+
+def _measured_totals(experiment: Experiment, metric: str, measured: np.ndarray) -> np.ndarray:
+    """The sum over the counted kernels of the mean value at every row of ``measured``."""
+    totals = np.zeros(len(measured))
+    for points, means in _counted_means(experiment, metric):
+        rows = [int(np.flatnonzero(np.all(measured == p, axis=1))[0]) for p in points]
+        totals[rows] += np.nansum(means, axis=0)
     return totals
 
 
@@ -1022,10 +1123,10 @@ def measured_core_hours(
     names = experiment.parameter_names
     row = np.array([[float(point[n]) for n in names]])
     total, found = 0.0, False
-    for series in experiment.series(metric):
-        at = np.flatnonzero(np.all(series.points == row, axis=1))
+    for points, means in _counted_means(experiment, metric):
+        at = np.flatnonzero(np.all(points == row, axis=1))
         if len(at):
-            total += float(np.nansum(series.means[:, at[0]]))
+            total += float(np.nansum(means[:, at[0]]))
             found = True
     if seconds is None or not found:
         return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import shlex
 import sys
@@ -119,8 +120,20 @@ def cluster_of(args: argparse.Namespace) -> Iterator[Any]:
     if args.workers is None and args.scheduler is None:
         yield None
         return
-    with dask_client(scheduler=args.scheduler, workers=args.workers) as client:
-        yield client
+    # A failure of the cluster ends the command with one message of its own; dask.distributed
+    # would log it first, tracebacks of its reconnection attempts and of closing included.
+    levels: dict[logging.Logger, int] = {}
+    try:
+        with dask_client(scheduler=args.scheduler, workers=args.workers) as client:
+            for name in list(logging.root.manager.loggerDict):
+                if name == "distributed" or name.startswith("distributed."):
+                    logger = logging.getLogger(name)
+                    levels[logger] = logger.level
+                    logger.setLevel(logging.CRITICAL)
+            yield client
+    finally:
+        for logger, level in levels.items():
+            logger.setLevel(level)
 
 
 def add_model_arguments(

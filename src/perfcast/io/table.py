@@ -117,6 +117,7 @@ def _check(frame: pd.DataFrame, path: Path, first_line: int | None, row_offset: 
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
             cell = raw.iloc[row]
+            cell = cell.item() if isinstance(cell, np.generic) else cell  # inf, not np.float64(inf)
             if cell == "" or pd.isna(cell):
                 fail(f"{column} is missing", row)
             kind = "an integer" if column == REPETITION else "a finite number"

@@ -35,7 +35,7 @@ from typing import Any
 
 from perfcast.core.errors import InputError, WorkError
 from perfcast.io.campaign_results import RunKey
-from perfcast.measure.spec import Campaign
+from perfcast.measure.spec import Campaign, campaign_line
 
 #: Slurm job states of a job that may still produce its result.
 ACTIVE_STATES = frozenset(
@@ -127,8 +127,11 @@ class SlurmExecutor:
             ) from None
         write_atomically(self.directory / "campaign.pickle", pickle.dumps(self.campaign))
         jobs: dict[str, SubmittedJob] = {}
-        for key in keys:
-            job = self._earlier_job(key) or self._submit(key)
+        earlier = [self._earlier_job(key) for key in keys]
+        if not all(earlier):
+            self._check_partition()
+        for key, before in zip(keys, earlier, strict=True):
+            job = before or self._submit(key)
             jobs[job.job_id] = job
         ended: dict[str, float] = {}  # job -> when it was first seen ended without a result
         while jobs:
@@ -148,6 +151,32 @@ class SlurmExecutor:
                 self._forget(job)
             if jobs:
                 time.sleep(self.campaign.slurm.poll)
+
+    def _check_partition(self) -> None:
+        """Refuse a ``partition`` the cluster does not have before any job is submitted, as a
+        bad campaign setting (``sbatch`` would refuse the first job with a message that names
+        no file). Without ``sinfo`` or its answer the check is left to ``sbatch``.
+
+        Raises
+        ------
+        InputError
+            Naming the campaign file, the line of ``partition`` and the cluster's partitions.
+        """
+        partition = self.campaign.slurm.partition
+        if partition is None:
+            return
+        try:
+            listed = _slurm_command(["sinfo", "--noheader", "--format=%R"], "list the partitions")
+        except WorkError:
+            return
+        names = sorted({line.strip() for line in listed.splitlines() if line.strip()})
+        if names and partition not in names:
+            raise InputError(
+                f"[slurm] partition '{partition}' is not a partition of this Slurm cluster "
+                f"(it has {', '.join(names)})",
+                self.campaign.source,
+                campaign_line(self.campaign.source, "partition", "slurm"),
+            )
 
     def _stem(self, key: RunKey) -> Path:
         """Where a run's files go, named by a hash of the run (stable across sessions)."""

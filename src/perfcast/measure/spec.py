@@ -336,6 +336,31 @@ def _key_line(text: str, key: str, section: str | None = None) -> int | None:
     return None
 
 
+def campaign_line(source: str, key: str, section: str | None = None) -> int | None:
+    """The 1-based line where ``key`` is set (inside ``[section]`` when given) in the campaign
+    file ``source``, for a message about a setting found wrong only when the campaign runs.
+
+    Parameters
+    ----------
+    source : str
+        :attr:`Campaign.source`: the campaign file, or ``"command line"``.
+    key : str
+        The setting.
+    section : str, optional
+        The table it is set in.
+
+    Returns
+    -------
+    int or None
+        None when ``source`` is no readable file or does not set ``key``.
+    """
+    try:
+        text = Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return _key_line(text, key, section)
+
+
 def load_campaign(path: str | Path, overrides: Mapping[str, Any] | None = None) -> Campaign:
     """Read and validate a campaign file.
 

@@ -14,7 +14,9 @@ and only when a cluster is asked for.
 
 from __future__ import annotations
 
+import asyncio
 import collections
+import concurrent.futures
 import contextlib
 import functools
 import pickle
@@ -75,13 +77,13 @@ class DaskChunks:
         WorkError
             When a worker died while running a chunk, or the scheduler went away.
         """
-        limit = self.in_flight
         # Data and results go straight between this process and the workers, not through the
         # scheduler (unless the configuration says distributed.client.direct-to-workers: false).
         direct = self.client.direct_to_workers is not False
         packed = functools.partial(run_packed, function)
         pending: collections.deque = collections.deque()
         try:
+            limit = self.in_flight
             for item in items:
                 # Not inside the task graph: the task then runs where its data is.
                 [data] = self.client.scatter([item], hash=False, direct=direct)
@@ -96,6 +98,15 @@ class DaskChunks:
         except Exception as error:
             if type(error).__name__ == "KilledWorker":
                 raise WorkError(f"a Dask worker died while modeling: {error}") from error
+            # When the scheduler goes away mid-run, distributed cancels every task and its
+            # client fails in whatever call comes next (an AttributeError inside scatter).
+            if isinstance(error, concurrent.futures.CancelledError) or (
+                self.client.status != "running"
+            ):
+                raise WorkError(
+                    "the Dask cluster failed while modeling: the connection to the scheduler "
+                    f"was lost ({type(error).__name__})"
+                ) from error
             raise
         finally:
             for future in pending:
@@ -190,6 +201,7 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
             "(pip install 'perfcast[distributed]')"
         ) from None
     if scheduler is not None:
+        _check_handshake(scheduler)
         try:
             client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT)
         except (OSError, TimeoutError, ValueError) as error:
@@ -204,3 +216,38 @@ def dask_client(scheduler: str | None = None, workers: int | None = None) -> Ite
         distributed.Client(cluster) as client,
     ):
         yield client
+
+
+def _check_handshake(scheduler: str) -> None:
+    """Connect to ``scheduler`` once, handshake included, within :data:`CONNECT_TIMEOUT`.
+
+    ``distributed.Client`` bounds only the opening of the connection: a server at that address
+    that is no Dask scheduler (a web server, the dashboard's port) answers the handshake with
+    bytes read as a frame length, and the client then waits for ever or tries to allocate
+    exabytes. Here the whole handshake has a deadline and any failure of it is the scheduler
+    being unreachable.
+
+    Raises
+    ------
+    WorkError
+        Naming the address, when no Dask scheduler answered there in time.
+    """
+    import distributed
+    from distributed.comm import connect
+
+    arguments = distributed.Security().get_connection_args("client")
+
+    async def handshake() -> None:
+        comm = await connect(scheduler, timeout=CONNECT_TIMEOUT, **arguments)
+        await comm.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(handshake(), CONNECT_TIMEOUT))
+    except (OSError, TimeoutError) as error:
+        reason = str(error) or f"no answer to the handshake within {CONNECT_TIMEOUT:g} s"
+        raise WorkError(f"cannot reach the Dask scheduler at {scheduler}: {reason}") from None
+    except (Exception, MemoryError) as error:
+        raise WorkError(
+            f"cannot reach the Dask scheduler at {scheduler}: the server there did not answer "
+            f"as a Dask scheduler does ({type(error).__name__})"
+        ) from None

@@ -76,7 +76,8 @@ class SegmentedModeler(SeriesModeler):
     models_ : list of Model
         One model per kernel; a segmented one carries :attr:`Model.segments`.
     unsplit_ : list of str
-        Kernels asked for a fixed number of segments whose values allow no such split.
+        Kernels whose values allow no split into the number of segments asked for (with
+        ``auto``: into two, so that segments were not even tested).
     """
 
     name = "segmented"
@@ -124,8 +125,8 @@ class SegmentedModeler(SeriesModeler):
     def fit(
         self, experiment: Experiment, metric: str | None = None, chunks: ChunkMap | None = None
     ) -> SeriesModeler:
-        """:meth:`SeriesModeler.fit`; also records in :attr:`unsplit_` the kernels that a fixed
-        number of segments was asked of but whose measured values allow no such split."""
+        """:meth:`SeriesModeler.fit`; also records in :attr:`unsplit_` the kernels whose
+        measured values allow no split into the segments asked for (two with ``auto``)."""
         self.unsplit_ = []
         return super().fit(experiment, metric, chunks)
 
@@ -134,7 +135,13 @@ class SegmentedModeler(SeriesModeler):
         be split into the number of segments asked for."""
         notes = super().notes()
         unsplit = self.unsplit_
-        if unsplit:
+        if unsplit and self.segments == "auto":
+            notes.append(
+                f"{len(unsplit)} kernel(s) (the first: '{unsplit[0]}') have too few measured "
+                f"values to test for segments (two need {2 * MIN_SEGMENT_VALUES} values of one "
+                f"parameter, {MIN_SEGMENT_VALUES} each): modeled in one piece"
+            )
+        elif unsplit:
             notes.append(
                 f"{len(unsplit)} kernel(s) (the first: '{unsplit[0]}') have too few measured "
                 f"values for {self.segments} segments of at least {MIN_SEGMENT_VALUES} values "
@@ -188,7 +195,7 @@ class SegmentedModeler(SeriesModeler):
         for count in counts:
             best = search.best(row, count)
             if best is None:
-                if self.segments != "auto":
+                if count == counts[0]:  # not even the fewest segments asked for fit
                     self.unsplit_.append(whole.kernel)
                 break
             split, models, rss, k = best

@@ -132,7 +132,7 @@ def alternatives(
         chain = around.get(block.index, [])
         region = chain[-1].blocks if chain else None
         stop = chain[-1].header if chain else None
-        test = _zero_test(block, plain=False)
+        test = _zero_test(block, plain=False) or _flag_test(block)
         target = block.instructions[-1].target
         reached = []
         for start in successors:
@@ -233,7 +233,7 @@ def _compares_addresses(blocks: list[Block], index: int) -> bool:
         return True
     earlier = instructions[:position]
     current = index
-    for _ in range(4):  # the block and up to three single predecessors
+    for _ in range(4):  # the block and up to three earlier places the registers come from
         for insn in reversed(earlier):
             changed = _written(insn) & wanted
             if not changed:
@@ -252,12 +252,60 @@ def _compares_addresses(blocks: list[Block], index: int) -> bool:
             ):
                 return True
             wanted = (wanted - changed) | sources
-        predecessors = blocks[current].predecessors
-        if len(predecessors) != 1 or not wanted:
+        if not wanted:
             return False
-        current = predecessors[0]
-        earlier = list(blocks[current].instructions)
+        predecessors = blocks[current].predecessors
+        if len(predecessors) == 1:
+            current = predecessors[0]
+            earlier = list(blocks[current].instructions)
+            continue
+        # several ways in (the header of a loop the check lies in): clang computes the overlap
+        # flag once before the loop and tests it in every pass; follow it when every way in
+        # sees the same instruction set it
+        found = _only_definition(blocks, current, wanted)
+        if found is None:
+            return False
+        current, at = found
+        earlier = list(blocks[current].instructions[: at + 1])
     return False
+
+
+def _only_definition(
+    blocks: list[Block], index: int, registers: set[str]
+) -> tuple[int, int] | None:
+    """``(block, position)`` of the one instruction that last writes any of ``registers`` on
+    every way into block ``index``; None when the ways see different ones, or one of them
+    reaches the function's entry (an argument) without such an instruction. Blocks nothing
+    jumps to other than the entry (alignment padding) are no way in."""
+    found: set[tuple[int, int]] = set()
+    seen: set[int] = set()
+    work = list(blocks[index].predecessors)
+    if not work:
+        return None
+    while work:
+        current = work.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if len(seen) > 64:
+            return None
+        instructions = blocks[current].instructions
+        at = next(
+            (
+                i
+                for i in range(len(instructions) - 1, -1, -1)
+                if _written(instructions[i]) & registers
+            ),
+            None,
+        )
+        if at is not None:
+            found.add((current, at))
+        elif not blocks[current].predecessors:
+            if current == 0:
+                return None
+        else:
+            work.extend(blocks[current].predecessors)
+    return found.pop() if len(found) == 1 else None
 
 
 def _registers(insn: BinaryInstruction, sources_only: bool = False) -> set[str]:
@@ -303,6 +351,38 @@ def _zero_test(block: Block, plain: bool) -> tuple[str, bool, int] | None:
     return None
 
 
+def _flag_test(block: Block) -> tuple[str, bool, int] | None:
+    """Like :func:`_zero_test` for ``cmp r8, 1`` before ``je``/``jne`` where the byte register
+    holds a flag (0 or 1) set in the block by ``setcc``, or by ``or``/``and`` of such flags
+    (clang: ``setae dl; setbe al; or al, dl; cmp al, 1; jne <scalar>``): the jump on
+    ``r8 != 1`` is the jump on ``r8 == 0``."""
+    last = block.instructions[-1]
+    if last.kind != "branch" or last.mnemonic not in _ZERO_BRANCHES:
+        return None
+    position = len(block.instructions) - 2
+    if position < 0 or block.instructions[position].mnemonic != "cmp":
+        return None
+    operands = [part.strip() for part in block.instructions[position].operands.split(",")]
+    if len(operands) != 2 or operands[1] != "1" or not _BYTE_REGISTER.match(operands[0]):
+        return None
+    flags: set[str] = set()  # byte registers known to hold 0 or 1 at this point
+    for insn in block.instructions[:position]:
+        parts = [part.strip() for part in insn.operands.split(",")] if insn.operands else []
+        if not parts or not _BYTE_REGISTER.match(parts[0]):
+            flags -= {_family(r) for r in _written(insn)}
+            continue
+        target = _family(parts[0])
+        combined = insn.mnemonic in ("or", "and") and all(_family(p) in flags for p in parts)
+        if insn.mnemonic.startswith("set") or combined:
+            flags.add(target)
+        else:
+            flags.discard(target)
+    register = _family(operands[0])
+    if register not in flags:
+        return None
+    return register, not _ZERO_BRANCHES[last.mnemonic], position
+
+
 def _decided(blocks: list[Block], index: int, known: tuple[str, bool]) -> int | None:
     """The successor a block's branch takes when it tests the known register, unchanged in the
     block before the test; None when its branch is not such a test."""
@@ -338,6 +418,9 @@ def _family(register: str) -> str:
         return f"r{pointer.group(1)}"
     return register
 
+
+#: byte registers (``al``, ``sil``, ``r8b``)
+_BYTE_REGISTER = re.compile(r"^(?:[abcd]l|[sd]il|[bs]pl|r\d+b)$")
 
 #: conditional jumps on the zero flag -> whether they jump when it is set (the value is zero)
 _ZERO_BRANCHES = {"je": True, "jz": True, "jne": False, "jnz": False}

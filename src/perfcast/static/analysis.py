@@ -34,7 +34,13 @@ from perfcast.static.cursors import (
     strip,
     walk,
 )
-from perfcast.static.error_paths import error_path, noreturn_functions
+from perfcast.static.error_paths import (
+    allocated_pointers,
+    argument_check,
+    error_path,
+    noreturn_functions,
+    parameter_copies,
+)
 from perfcast.static.frontend import ParsedSource, parse_sources
 from perfcast.static.guards import Guards
 from perfcast.static.loops import (
@@ -410,6 +416,10 @@ class _Analysis:
 
     def _prepare(self, name: str, function: Cursor) -> None:
         statements = self._top_level(name, function)
+        formals = parameter_copies(
+            function, {k.spelling for k in children(function) if k.kind == CursorKind.PARM_DECL}
+        )
+        allocated = allocated_pointers(function)
         arms = []
         leaving = []  # returns and gotos, in the order of the walk
         for cursor in self.program.control.get(name, ()):  # the scan's walk of the function
@@ -424,8 +434,10 @@ class _Analysis:
                 # its probability pragma says the arm never runs: its return is no early one
                 arms.append(never)
                 continue
-            for arm in rest[:2]:
+            for index, arm in enumerate(rest[:2]):
                 reason = error_path(arm, name, self.noreturn)
+                if reason is None and index == 0:
+                    reason = argument_check(condition, arm, formals, allocated)
                 if reason is not None and self._reads_parameter(condition):
                     # Tokens are read only here: most arms are no error path at all.
                     reason = error_path(arm, name, self.noreturn, by_value=False)
@@ -474,7 +486,9 @@ class _Analysis:
         jump = self.jumps.get(name)
         if jump is not None and context.undef is None:
             # A goto can skip or repeat any statement of the function.
-            context = context.changed(undef=f"the function uses goto at line {jump.location.line}")
+            context = context.changed(
+                undef=f"the function {name} uses goto at line {jump.location.line}"
+            )
         body = _body(function)
         if body is not None:
             self._visit(body, context, [], source)
@@ -910,6 +924,9 @@ class _Analysis:
                 f"{errors[arm]}: {ERROR_PATH_NOTE}"
             )
             never = context.changed(guards=context.guards + (Factor(sympy.Integer(0)),))
+            # the condition's value is fixed (false for an error then arm): every operand of
+            # its || (its && for an error else arm) is evaluated in every run
+            self._settle(condition, "||" if arm == 0 else "&&")
             return (never, context) if arm == 0 else (context, never)
         if probability is not None:
             self.extra_symbols |= {str(s) for s in probability.value.free_symbols}

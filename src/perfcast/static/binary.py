@@ -183,12 +183,7 @@ def read_binary(path: str | os.PathLike[str]) -> Binary:
         symbols = _function_symbols(elf)
         functions = _disassemble(elf, symbols, lines, inlined)
         names = {low: name for name, low, _ in symbols} | _plt_stubs(elf)
-        referenced = referenced_functions(
-            elf,
-            [low for _, low, _ in symbols],
-            [(i.address, i.size, i.operands) for f in functions.values() for i in f.instructions],
-            [(f.low, f.high) for f in functions.values()],
-        )
+        referenced = _reached_functions(elf, [low for _, low, _ in symbols], functions)
     stops = {address for address, name in names.items() if name in noreturn | NORETURN}
     functions = {name: _mark_noreturn(f, stops) for name, f in functions.items()}
     while True:  # a function that can neither return nor jump away ends the program too
@@ -197,6 +192,28 @@ def read_binary(path: str | os.PathLike[str]) -> Binary:
             return Binary(path, functions, names, referenced)
         stops |= ending
         functions = {name: _mark_noreturn(f, stops) for name, f in functions.items()}
+
+
+def _reached_functions(
+    elf: ELFFile, lows: list[int], functions: dict[str, BinaryFunction]
+) -> frozenset[int]:
+    """The entries something can reach (:func:`referenced_functions`), not counting what only
+    the code of functions nothing reaches refers to (a function called only by an uncalled
+    one, verify20f K12), repeated until nothing more drops out; ``main`` is always reached."""
+    covered = [(f.low, f.high) for f in functions.values()]
+    main = {f.low for f in functions.values() if f.name == "main"}
+    live = list(functions.values())
+    while True:
+        referenced = referenced_functions(
+            elf,
+            lows,
+            [(i.address, i.size, i.operands) for f in live for i in f.instructions],
+            covered,
+        )
+        reached = [f for f in live if f.low in referenced or f.low in main]
+        if len(reached) == len(live):
+            return referenced
+        live = reached
 
 
 def _leaves(function: BinaryFunction) -> bool:

@@ -7,7 +7,10 @@ body ends in such a call) is an error path; so is one that returns a failure sta
 a model parameter, or reports to ``stderr`` before it returns. The counting takes such a branch
 with probability 0 (its code never runs) and its alternative with probability 1, and says so in
 a note, so that the loop or the function holding the check is still counted. A
-``probability`` annotation on the ``if`` overrides this.
+``probability`` annotation on the ``if`` overrides this. A lone ``return`` of a constant under a
+range check of the function's arguments (``row < 2 || row > 500``) or under a null test of a
+pointer argument is an error path too (:func:`argument_check`; also unless the guard reads a
+model parameter).
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from clang.cindex import Cursor, CursorKind, SourceLocation, SourceRange
+from clang.cindex import Cursor, CursorKind, SourceLocation, SourceRange, TypeKind
 
 from perfcast.static.cursors import (
     children,
     integer_value,
     offset_of,
+    operator,
     spelling_location,
     strip,
     walk,
@@ -30,6 +34,7 @@ from perfcast.static.library_calls import NORETURN_CALLS
 _NORETURN_SPELLINGS = frozenset({"_Noreturn", "noreturn", "__noreturn__"})
 _SHORT = 512  # bytes: longer values are not tokenized to tell an error constant
 _REPORTERS = frozenset({"perror", "fprintf", "fputs", "vfprintf", "fputc", "putc", "fwrite"})
+_PRINTERS = frozenset({"printf", "puts", "vprintf"})  # reports of a failed allocation
 
 
 def noreturn_functions(functions: dict[str, Cursor]) -> set[str]:
@@ -198,3 +203,173 @@ def _reports_to_stderr(arm: Cursor) -> bool:
         if any(t.spelling == "stderr" for t in node.get_tokens()):
             return True
     return False
+
+
+_COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+
+
+def argument_check(
+    condition: Cursor,
+    arm: Cursor,
+    formals: set[str],
+    allocated: frozenset[str] | set[str] = frozenset(),
+) -> str | None:
+    """Why ``if (condition) arm`` is an error check (issue 20 point 4, verify20e J6 and
+    verify20f K6/K10), or None.
+
+    Two kinds of check count:
+
+    - a check of the function's arguments whose arm is a lone ``return C;`` with ``C`` a
+      constant (``999``, ``RET_FAILURE``): a condition that ``||``-joins two or more
+      comparisons, each between parameters (``formals``) and constants or other parameters, at
+      least one parameter each (a range check: Embench minver's ``row < 2 || row > 500 || eps
+      <= 0.0``), or a null test of a pointer parameter (``m == NULL``, ``!m``);
+    - a null test of a pointer the function got from an allocation (``allocated``: ``v =
+      malloc (...)``) whose arm returns a constant or only reports to ``stderr`` (Rodinia nw's
+      ``if (!v) fprintf (stderr, ...)``, lud's ``if (m == NULL) return RET_FAILURE;``).
+
+    A single comparison of a number (``n <= 0``, ``n < 4``) is no error check: it is an edge
+    case the algorithm handles.
+    """
+    tests = _disjuncts(strip(condition))
+    allocation = len(tests) == 1 and _null_test(tests[0], set(allocated))
+    if allocation and _only_reports(arm):
+        return "reports the failed allocation it tests"
+    statements = children(arm) if arm.kind == CursorKind.COMPOUND_STMT else [arm]
+    if len(statements) != 1 or statements[0].kind != CursorKind.RETURN_STMT:
+        return None
+    values = children(statements[0])
+    if not values or not _is_constant(strip(values[0])):
+        return None
+    line = statements[0].location.line
+    number = integer_value(strip(values[0]))  # the value: a macro's text may span its definition
+    constant = str(number) if number is not None else _text(strip(values[0]))
+    if len(tests) >= 2 and all(_compares_arguments(test, formals) for test in tests):
+        return (
+            f"returns the constant {constant} at line {line} when a range check of its "
+            "arguments fails"
+        )
+    if allocation:
+        return f"returns the constant {constant} at line {line} when an allocation fails"
+    if len(tests) == 1 and _null_test(tests[0], formals):
+        return f"returns the constant {constant} at line {line} for a null pointer argument"
+    return None
+
+
+#: functions whose null result means an allocation failed
+ALLOCATORS = frozenset({"malloc", "calloc", "realloc", "aligned_alloc", "strdup", "fopen"})
+
+
+def allocated_pointers(function: Cursor) -> set[str]:
+    """Names of the variables a function assigns (or initialises with) the result of an
+    allocation call (:data:`ALLOCATORS`)."""
+    found = set()
+    for node in walk(function):
+        if node.kind == CursorKind.VAR_DECL:
+            kids = [strip(k) for k in children(node)]
+            if kids and kids[-1].kind == CursorKind.CALL_EXPR and kids[-1].spelling in ALLOCATORS:
+                found.add(node.spelling)
+        elif node.kind == CursorKind.BINARY_OPERATOR and operator(node) == "=":
+            target, value = (strip(k) for k in children(node))
+            if (
+                target.kind == CursorKind.DECL_REF_EXPR
+                and value.kind == CursorKind.CALL_EXPR
+                and value.spelling in ALLOCATORS
+            ):
+                found.add(target.spelling)
+    return found
+
+
+def parameter_copies(function: Cursor, formals: set[str]) -> set[str]:
+    """The parameters of a function and the local variables it assigns exactly once, from a
+    parameter (``row_c = row_a;``, Embench minver's ``mmul``): the names a check of the
+    arguments may compare."""
+    values: dict[str, list[Cursor]] = {}
+    for node in walk(function):
+        if node.kind == CursorKind.VAR_DECL:
+            kids = [strip(k) for k in children(node) if k.kind != CursorKind.TYPE_REF]
+            values.setdefault(node.spelling, []).extend(kids[-1:])
+        elif node.kind in (CursorKind.BINARY_OPERATOR, CursorKind.COMPOUND_ASSIGNMENT_OPERATOR):
+            kids = children(node)
+            target = strip(kids[0]) if kids else None
+            if (
+                target is not None
+                and target.kind == CursorKind.DECL_REF_EXPR
+                and (node.kind == CursorKind.COMPOUND_ASSIGNMENT_OPERATOR or operator(node) == "=")
+            ):
+                values.setdefault(target.spelling, []).append(strip(kids[1]))
+        elif node.kind == CursorKind.UNARY_OPERATOR and operator(node) in (
+            "++",
+            "--",
+            "post++",
+            "post--",
+            "&",
+        ):
+            operand = strip(children(node)[0])
+            if operand.kind == CursorKind.DECL_REF_EXPR:
+                values.setdefault(operand.spelling, []).extend([operand, operand])
+    copies = {
+        name
+        for name, assigned in values.items()
+        if name not in formals
+        and len(assigned) == 1
+        and assigned[0].kind == CursorKind.DECL_REF_EXPR
+        and assigned[0].spelling in formals
+    }
+    return formals | copies
+
+
+def _only_reports(arm: Cursor) -> bool:
+    """Whether the arm only reports (calls of ``printf``, ``puts``, ``fprintf``, ``perror``
+    and the like), then perhaps returns a constant or nothing (Rodinia backprop's ``if (new ==
+    NULL) { printf (...); return (NULL); }``)."""
+    statements = children(arm) if arm.kind == CursorKind.COMPOUND_STMT else [arm]
+    if statements and statements[-1].kind == CursorKind.RETURN_STMT:
+        values = children(statements[-1])
+        if values and not _is_constant(strip(values[0])):
+            return False
+        statements = statements[:-1]
+    return bool(statements) and all(
+        strip(statement).kind == CursorKind.CALL_EXPR
+        and strip(statement).spelling in _REPORTERS | _PRINTERS
+        for statement in statements
+    )
+
+
+def _is_constant(value: Cursor) -> bool:
+    return value.kind == CursorKind.FLOATING_LITERAL or integer_value(value) is not None
+
+
+def _disjuncts(condition: Cursor) -> list[Cursor]:
+    """The operands of a chain of ``||`` (the condition itself when it is no ``||``)."""
+    if condition.kind == CursorKind.BINARY_OPERATOR and operator(condition) == "||":
+        left, right = children(condition)
+        return _disjuncts(strip(left)) + _disjuncts(strip(right))
+    return [condition]
+
+
+def _compares_arguments(test: Cursor, formals: set[str]) -> bool:
+    if test.kind != CursorKind.BINARY_OPERATOR or operator(test) not in _COMPARISONS:
+        return False
+    sides = [strip(side) for side in children(test)]
+    arguments = [side for side in sides if _is_formal(side, formals)]
+    return bool(arguments) and all(
+        _is_formal(side, formals) or _is_constant(side) for side in sides
+    )
+
+
+def _null_test(test: Cursor, formals: set[str]) -> bool:
+    """``p == NULL``, ``p == 0``, ``NULL == p`` or ``!p`` for a pointer parameter ``p``."""
+    if test.kind == CursorKind.UNARY_OPERATOR and operator(test) == "!":
+        operand = strip(children(test)[0])
+        return _is_formal(operand, formals) and operand.type.kind == TypeKind.POINTER
+    if test.kind != CursorKind.BINARY_OPERATOR or operator(test) != "==":
+        return False
+    sides = [strip(side) for side in children(test)]
+    pointers = [s for s in sides if _is_formal(s, formals) and s.type.kind == TypeKind.POINTER]
+    others = [s for s in sides if not any(s == p for p in pointers)]
+    return len(pointers) == 1 and len(others) == 1 and integer_value(others[0]) == 0
+
+
+def _is_formal(side: Cursor, formals: set[str]) -> bool:
+    return side.kind == CursorKind.DECL_REF_EXPR and side.spelling in formals

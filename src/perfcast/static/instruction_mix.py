@@ -76,6 +76,8 @@ from perfcast.static.control_flow import (
     reachable,
 )
 from perfcast.static.flow_check import FlowCheck
+from perfcast.static.held_variables import HeldVariables
+from perfcast.static.hoisted_guards import HoistedGuard, hoisted_guard
 from perfcast.static.machine_counts import (
     MachineCounts,
     enclosing_runs,
@@ -243,6 +245,7 @@ def instruction_mix(
     called = _direct_call_targets(binary)
     measured = {k: normalized(v) for k, v in (measured or {}).items()}
     flow = FlowCheck.for_binary(binary, points, enabled=check_flow)
+    locations = HeldVariables(binary.path)
     mixes, unmodeled = {}, {}
     for function in binary.functions.values():
         if not any(normal_path(i.file) in catalog.files for i in function.instructions if i.file):
@@ -265,7 +268,14 @@ def instruction_mix(
             ):
                 # a part (``f.part.0``: the body gcc outlines when it inlines f's early tests)
                 mixes[function.name] = _function_mix(
-                    function, catalog, attribution, measured, base, flow, binary.callees
+                    function,
+                    catalog,
+                    attribution,
+                    measured,
+                    base,
+                    flow,
+                    binary.callees,
+                    locations,
                 )
                 continue
             if clone is None:
@@ -292,10 +302,7 @@ def instruction_mix(
         if not entry_measured and function.name not in inlined and _never_reached(function, binary):
             # no call, jump or held address reaches it: a copy kept after every call was
             # folded into its caller (an inlined function's copy stays undefined below)
-            notes = [
-                f"nothing in the binary calls {function.name}, jumps to it or holds its "
-                "address (the compiler removed every call): this stand-alone copy never runs"
-            ]
+            notes = [_never_runs(function, binary, catalog, source)]
             counted = [(insn, sympy.Integer(0)) for insn in function.instructions]
             mixes[function.name] = _mix_of(function, counted, notes)
             continue
@@ -310,7 +317,7 @@ def instruction_mix(
             )
             continue
         mixes[function.name] = _function_mix(
-            function, catalog, attribution, measured, source, flow, binary.callees
+            function, catalog, attribution, measured, source, flow, binary.callees, locations
         )
     if not mixes and not unmodeled:
         raise InputError(
@@ -401,6 +408,32 @@ def _never_reached(function: BinaryFunction, binary: Binary) -> bool:
     )
 
 
+def _never_runs(function: BinaryFunction, binary: Binary, catalog: Catalog, source: str) -> str:
+    """The note of a function nothing that runs reaches: who still calls it in the binary
+    (only code that never runs), and whether the source calls it from ``main`` at all."""
+    callers = sorted(
+        other.name
+        for other in binary.functions.values()
+        if other is not function and any(i.target == function.low for i in other.instructions)
+    )
+    note = str(getattr(catalog.functions.get(source), "note", "") or "")
+    why = (
+        "the source does not call it from main"
+        if "main does not call" in note
+        else "the compiler removed every call"
+    )
+    if callers:
+        return (
+            f"only {', '.join(callers)}, which never {'runs' if len(callers) == 1 else 'run'}, "
+            f"call{'s' if len(callers) == 1 else ''} {function.name} ({why}): this stand-alone "
+            "copy never runs"
+        )
+    return (
+        f"nothing in the binary calls {function.name}, jumps to it or holds its address "
+        f"({why}): this stand-alone copy never runs"
+    )
+
+
 def _direct_call_targets(binary: Binary) -> set[int]:
     """Addresses called, or tail-jumped to from another function, anywhere in the binary."""
     targets = set()
@@ -422,11 +455,12 @@ def _function_mix(
     source: str,
     flow: FlowCheck,
     callees: Mapping[int, str],
+    locations: HeldVariables,
 ) -> FunctionMix:
     """The mix of one function of the binary; ``source`` is the source function its code
     comes from (its own name, or the function a compiler-made whole copy was made of);
     ``flow`` checks the ``cfg`` counts for flow conservation; ``callees`` names the binary's
-    call targets."""
+    call targets; ``locations`` tells which variable a register holds."""
     notes: list[str] = []
     held: list[int] = []  # addresses of code whose count is a constant measured in one run
     held_reasons: list[str] = []
@@ -471,7 +505,7 @@ def _function_mix(
             from_binary: list[int] = []
             predicted = _cfg_counts(
                 function, function_count, catalog, notes, measured, source, callees,
-                flow.actual, held, held_reasons, from_binary,
+                flow.actual, held, held_reasons, locations, from_binary,
             )  # fmt: skip
             counted = flow.conserved(
                 function, predicted, measured, notes, from_source=not from_binary
@@ -707,19 +741,22 @@ def _cfg_counts(
     points: Sequence[Mapping[str, float]] = (),
     held: list[int] | None = None,
     held_reasons: list[str] | None = None,
+    locations: HeldVariables | None = None,
     from_binary: list[int] | None = None,
 ) -> list[tuple[BinaryInstruction, sympy.Expr]]:
     """Every instruction of ``function`` with its count per program run (``cfg``
     attribution). Blocks whose measured count stands in as a constant of one profiled run
-    (at ``points``) are appended to ``held``, with why in ``held_reasons`` where known; the
+    (at ``points``) are appended to ``held``, with why in ``held_reasons`` where known;
+    ``locations`` ties code without a source line to the guard it was moved from; the
     blocks whose counts come from what the binary fixed when it was compiled (a trip count,
-    vector widths, a remainder, copies chosen at run time) to ``from_binary``."""
+    vector widths, a remainder, copies chosen at run time) go to ``from_binary``."""
     held = [] if held is None else held
     held_reasons = [] if held_reasons is None else held_reasons
     scales: dict[int, EntryScale] = {}
     per_call: list[int] = []  # measured blocks outside loops counted per call
     blocks = basic_blocks(function)
     live = reachable(blocks)
+    position = {insn.address: index for index, insn in enumerate(function.instructions)}
     machine_loops = natural_loops(blocks)
     # machine loops around each block, outermost first (natural_loops sorts outer loops first)
     around: dict[int, list[Loop]] = defaultdict(list)
@@ -731,7 +768,13 @@ def _cfg_counts(
         blocks, around, place_of, function_count, catalog, source, points
     )
     runs = machine_counts.counts(machine_loops, notes)
-    remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes)
+    # remainder copies whose share of the iterations the binary does not tell: measured
+    undone: dict[int, str] = {}
+    remainders = remainder_counts(source, blocks, around, machine_counts, catalog, notes, undone)
+    for index, why in undone.items():
+        if ("block", function.name, blocks[index].start) not in measured:
+            raise UndefinedCount(why)
+    measured_remainders: list[int] = []
     if from_binary is not None:
         from_binary.extend(
             machine_counts.from_binary | set(machine_counts.passes) | set(remainders)
@@ -754,13 +797,20 @@ def _cfg_counts(
     )
     if from_binary is not None:
         from_binary.extend(chosen)
-    # copies with a run-time trip count keep the machine-loop counts (see _run_time_copies)
+    # copies with a run-time trip count keep the machine-loop counts (see _run_time_copies),
+    # but for the scalar copy behind an overlap check: block -> the check it lies behind
     assumed: set[int] = set()
+    overlapping: dict[int, Alternative] = {}
     for alternative in {id(a): a for a in chosen.values()}.values():
-        how = _run_time_copies(alternative, catalog, blocks, machine_loops, around, place_of)
-        if how is None:
+        copies_read = _run_time_copies(
+            alternative, catalog, blocks, machine_loops, around, place_of
+        )
+        if copies_read is None:
             continue
+        how, narrower = copies_read
         assumed |= alternative.blocks
+        if how == "split" and alternative.compiler_made:
+            overlapping.update(dict.fromkeys(alternative.sides[narrower], alternative))
         if how == "both" and not measured:
             notes.append(
                 f"{_alternative_reason(alternative, blocks, profiled=True)}: both copies are "
@@ -776,7 +826,7 @@ def _cfg_counts(
     )
     skipped: list[int] = []
     skipped_calls: list[int] = []  # blocks outside loops counted in every call they may skip
-    unlined: list[int] = []  # of those, blocks without any source line
+    moved: list[int] = []  # of those, blocks without any source line
     last_resort: str | None = None  # why a block's count is undefined, when no other block is
     # blocks a call may return without running: outside loops, code under a run-time if
     exits = [
@@ -828,6 +878,17 @@ def _cfg_counts(
                     f"{_alternative_reason(alternative, blocks, profiled=True)}: block counts "
                     "measured"
                 )
+        elif block.index in overlapping:
+            # the copy for arrays that overlap: no pass when they do not
+            from_profile = key in measured
+            count = measured[key] if from_profile else sympy.Integer(0)
+            note = _overlap_note(overlapping[block.index], blocks, block.index)
+            if not from_profile and note not in notes:
+                notes.append(note)
+        elif block.index in undone:
+            count = measured[key]
+            from_profile = True
+            measured_remainders.append(block.start)
         elif block.index in remainders:
             count = remainders[block.index]
         elif not chain:
@@ -973,18 +1034,31 @@ def _cfg_counts(
                     # return (a loop's zero-trip path or a copy of the function's exit is not
                     # said)
                     skipped_calls.append(block.start)
-                elif (
-                    guard.key in ((), IN_LOOP)
-                    and block.successors
-                    and any(i.kind != "jump" for i in block.instructions)
-                    and not any(i.file and i.line for i in block.instructions if i.kind != "jump")
-                ):
-                    # no source line at all, and not a way out of the function (clang -O3
-                    # hoisting a guarded inlined call out of a loop, its guard merged into a
-                    # compiler-made test): what guards it, and with which probability, the
-                    # binary does not tell
-                    skipped_calls.append(block.start)
-                    unlined.append(block.start)
+                elif guard.key in ((), IN_LOOP) and _moved_from_loop(block, guard.key):
+                    # own code outside the loops with no source line, or only a loop's line,
+                    # that some calls skip (clang -O3 hoisting a guarded inlined call out of a
+                    # loop, its guard merged into a test it made): the variable that test
+                    # compares names the guard
+                    unlined = not any(i.file and i.line for i in block.instructions)
+                    try:
+                        tie = _hoisted_tie(
+                            function, blocks, block, dominating, position, locations, catalog,
+                            source, unlined,
+                        )  # fmt: skip
+                    except UndefinedCount as reason:
+                        count = _measured_instead(
+                            reason, key, block, measured, measured_places, notes
+                        )
+                        from_profile = True
+                    else:
+                        if tie is not None:
+                            shares = [tie.share] * len(block.instructions)
+                            uniform = True
+                            if tie.note not in notes:
+                                notes.append(tie.note)
+                        elif unlined:  # no guarded call it can come from: an upper bound
+                            skipped_calls.append(block.start)
+                            moved.append(block.start)
         # a conditional block without any source line (a loop's set-up clang left without
         # one) runs as often as the code it alone leads into: that code stands in for it
         lead = _leads_into(blocks, block, dominating) if conditional is not None else None
@@ -1068,7 +1142,8 @@ def _cfg_counts(
                             shares = [sympy.Integer(1)] * len(block.instructions)
                         elif decided.key == (COPY,):
                             copies.append(block.start)
-        if from_profile and not chain:
+        if from_profile and not chain and block.index not in undone:
+            # (a remainder's count follows the trip count modulo the width: no per-call count)
             every_call = _in_every_call(count, function, function_count, measured, points)
             if every_call is not None:
                 count = every_call
@@ -1090,6 +1165,14 @@ def _cfg_counts(
             counted.append((insn, count if share == 1 else sympy.expand(count * share)))
     if last_resort is not None:
         raise UndefinedCount(last_resort)
+    if measured_remainders:
+        notes.append(
+            f"warning: blocks at {_addresses(measured_remainders)} finish source loops after "
+            "machine loops covering several iterations per pass (how many of the remaining "
+            "iterations each runs cannot be read from the binary): counts measured, which "
+            "follow the trip count modulo the pass width, so the model holds at the profiled "
+            "values only"
+        )
     if skipped:
         notes.append(
             f"blocks at {_addresses(skipped)} run under a condition outside loops that some calls "
@@ -1101,14 +1184,14 @@ def _cfg_counts(
             "none: counted so in every call (a condition on the parameters there would not be "
             "seen)"
         )
-    if unlined:
+    if moved:
         notes.append(
-            f"warning: blocks at {_addresses(unlined)} outside loops run in some calls only and "
-            "have no source line (code the compiler moved, such as an inlined call hoisted "
-            "out of a loop with its guard merged into a test it made): counted in every call, "
-            "whatever the guard's probability (an upper bound; --profile measures them)"
+            f"warning: blocks at {_addresses(moved)} outside loops run in some calls only and "
+            "have no source line (code the compiler moved, such as a loop's set-up or an "
+            "inlined call hoisted out of a loop with its guard merged into a test it made): "
+            "counted in every call (an upper bound; --profile measures them)"
         )
-    skipped_calls = [start for start in skipped_calls if start not in unlined]
+    skipped_calls = [start for start in skipped_calls if start not in moved]
     if skipped_calls:
         notes.append(
             f"blocks at {_addresses(skipped_calls)} outside loops run in some calls only, on or "
@@ -1125,6 +1208,60 @@ def _cfg_counts(
     return counted
 
 
+def _moved_from_loop(block: Block, key: tuple) -> bool:
+    """Whether a skippable block outside machine loops may be code moved out of a loop: it
+    has code of its own, does not leave the function, and has no source line (any key) or
+    only a loop's (``IN_LOOP``)."""
+    return (
+        bool(block.successors)
+        and any(i.kind != "jump" for i in block.instructions)
+        and (key == IN_LOOP or not any(i.file and i.line for i in block.instructions))
+    )
+
+
+def _hoisted_tie(
+    function: BinaryFunction,
+    blocks: list[Block],
+    block: Block,
+    dominating: list[set[int]],
+    position: Mapping[int, int],
+    locations: HeldVariables | None,
+    catalog: Catalog,
+    source: str,
+    unlined: bool,
+) -> HoistedGuard | None:
+    """The guard a block moved out of a loop runs under (:func:`hoisted_guard`), from the
+    nearest conditional jump dominating it; None for a block on a loop's line not tied to one.
+
+    Raises
+    ------
+    UndefinedCount
+        For a block without a source line that no guard ties to.
+    """
+    deciding = _deciding_branch(blocks, block.index, dominating)
+    if deciding is None or locations is None:
+        if not unlined:
+            return None
+        raise UndefinedCount(
+            f"the block at {block.start:#x} has no source line and runs in some calls only, "
+            "under no test the binary ties to a guard (--profile measures it)"
+        )
+    jump = blocks[deciding].instructions[-1]
+    taken = next((s for s in blocks[deciding].successors if blocks[s].start == jump.target), None)
+    on_taken = taken is not None and (taken == block.index or taken in dominating[block.index])
+    nonzero_side = on_taken == (jump.mnemonic == "jne")
+    return hoisted_guard(
+        source,
+        function.instructions,
+        position[jump.address],
+        nonzero_side,
+        locations.of_function(function.low),
+        catalog,
+        block.start,
+        unlined,
+    )
+
+
 def _pass_test_share(
     blocks: list[Block],
     index: int,
@@ -1133,6 +1270,7 @@ def _pass_test_share(
     around: Mapping[int, list[Loop]],
     machine_counts: MachineCounts,
     dominating: list[set[int]],
+    depth_left: int = 4,
 ) -> sympy.Expr | None:
     """The share of the iterations of machine loop ``loop`` (of the calls, for None) in which
     block ``index`` runs when the compiler-made jump ending block ``control`` tests whether a
@@ -1140,7 +1278,9 @@ def _pass_test_share(
     leads into the nested loop, ``1 - Min(1, passes)`` on the way around it (clang -O2 skipping
     a loop unrolled by 2 when ``n == 1``, the passes per entry being the same in every entry,
     as the machine loop's count assumes); 1 and 0 when the nested loop's source loop runs in
-    every entry (gcc's zero-trip test of ``j = i + 1 <= n`` inside ``i < n``). None when the
+    every entry (gcc's zero-trip test of ``j = i + 1 <= n`` inside ``i < n``). A jump that
+    itself runs in some iterations only (a dispatch after another loop's exit) scales both ways
+    by its own share, found the same way up to ``depth_left`` jumps above it. None when the
     jump is not such a test, the block is on neither way, or the passes are not known."""
     successors = blocks[control].successors
     if len(successors) != 2 or len(set(successors)) != 2:
@@ -1148,9 +1288,19 @@ def _pass_test_share(
     depth = len(around[control])
     if (around[control][-1] if depth else None) is not loop:
         return None
-    for nested in machine_counts.passes.keys() | machine_counts.source_counted:
+    nested_headers = [
+        nested
+        for nested in machine_counts.passes.keys() | machine_counts.source_counted
+        if len(around[nested]) == depth + 1 and around[nested][-1].header == nested
+    ]
+    after = _after_only_exit(blocks, index, nested_headers, around, machine_counts)
+    if after is None:
+        after = _only_way_in(blocks, index, loop, nested_headers, dominating, machine_counts)
+    if after is not None:
+        return after
+    for nested in nested_headers:
         chain = around[nested]
-        if len(chain) != depth + 1 or chain[-1].header != nested or control in chain[-1].blocks:
+        if control in chain[-1].blocks:
             continue
         # the jump decides whether the nested loop runs: one way always reaches its header
         # (within the iteration), the other never does
@@ -1163,8 +1313,163 @@ def _pass_test_share(
             continue
         if entering[0] in dominating[index] and index in dominating[nested]:
             return taken
-        if other in dominating[index] and not _reaches(blocks, entering[0], index, loop):
-            return sympy.Integer(1) - taken
+        way = _way_share(blocks, index, control, entering[0], other, taken, loop, dominating)
+        if way is not None:
+            return _scaled_by_control(
+                way, blocks, control, loop, around, machine_counts, dominating, depth_left
+            )
+    group = _short_trip_group(blocks, control, loop, nested_headers, around, machine_counts)
+    if group is None:
+        return None
+    way_in, way_around, headers, taken = group
+    if way_in in dominating[index] and all(index in dominating[h] for h in headers):
+        return taken
+    way = _way_share(blocks, index, control, way_in, way_around, taken, loop, dominating)
+    if way is None:
+        return None
+    return _scaled_by_control(
+        way, blocks, control, loop, around, machine_counts, dominating, depth_left
+    )
+
+
+def _way_share(
+    blocks: list[Block],
+    index: int,
+    control: int,
+    entering: int,
+    other: int,
+    taken: sympy.Expr,
+    loop: Loop | None,
+    dominating: list[set[int]],
+) -> sympy.Expr | None:
+    """Among the runs of the jump ending block ``control``, the share in which block ``index``
+    runs: ``taken`` when it is the way in (``entering``, reached only from the jump), its
+    complement when it lies on the way around (``other``) that the way in never reaches;
+    None otherwise."""
+    if index == entering and blocks[index].predecessors == [control]:
+        return taken
+    if other in dominating[index] and not _reaches(blocks, entering, index, loop):
+        return sympy.Integer(1) - taken
+    return None
+
+
+def _scaled_by_control(
+    share: sympy.Expr,
+    blocks: list[Block],
+    control: int,
+    loop: Loop | None,
+    around: Mapping[int, list[Loop]],
+    machine_counts: MachineCounts,
+    dominating: list[set[int]],
+    depth_left: int,
+) -> sympy.Expr:
+    """``share`` (of the runs of the jump ending block ``control``) as a share of the
+    iterations of ``loop`` (of the calls, for None): times the jump's own share when some
+    iterations skip it and that share is a pass test's; ``share`` itself when it is not known
+    (the jump taken to run in every iteration, as for parameters of at least 1)."""
+    ends = (
+        list(loop.latches)
+        if loop is not None
+        else [b.index for b in blocks if b.instructions[-1].kind == "return"]
+    )
+    if all(control in dominating[end] for end in ends):
+        return share
+    depth = len(around[control])
+    nested_headers = [
+        nested
+        for nested in machine_counts.passes.keys() | machine_counts.source_counted
+        if len(around[nested]) == depth + 1 and around[nested][-1].header == nested
+    ]
+    own = _after_only_exit(blocks, control, nested_headers, around, machine_counts)
+    if own is None:
+        own = _only_way_in(blocks, control, loop, nested_headers, dominating, machine_counts)
+    if own is None and depth_left > 0:
+        # the nearest jump above it at the same loop depth
+        above = next(
+            (
+                d
+                for d in sorted(dominating[control] - {control}, key=lambda d: -len(dominating[d]))
+                if blocks[d].instructions[-1].kind == "branch" and len(around[d]) == depth
+            ),
+            None,
+        )
+        if above is not None:
+            own = _pass_test_share(
+                blocks, control, above, loop, around, machine_counts, dominating, depth_left - 1
+            )
+    return share if own is None else sympy.expand(own * share)
+
+
+def _after_only_exit(
+    blocks: list[Block],
+    index: int,
+    nested_headers: list[int],
+    around: Mapping[int, list[Loop]],
+    machine_counts: MachineCounts,
+) -> sympy.Expr | None:
+    """Whether block ``index`` runs in an iteration, when it is where every exit of a nested
+    machine loop goes and nothing else leads to it (the jump back after clang's scalar tail
+    loop): once per entry of that loop, ``Min(1, passes)``; None for other blocks."""
+    predecessors = blocks[index].predecessors
+    for nested in nested_headers:
+        body = around[nested][-1].blocks
+        if index in body or not predecessors or any(p not in body for p in predecessors):
+            continue
+        exits = {s for b in body for s in blocks[b].successors if s not in body}
+        if exits == {index}:
+            return _pass_taken(nested, machine_counts)
+    return None
+
+
+def _only_way_in(
+    blocks: list[Block],
+    index: int,
+    loop: Loop | None,
+    nested_headers: list[int],
+    dominating: list[set[int]],
+    machine_counts: MachineCounts,
+) -> sympy.Expr | None:
+    """Whether block ``index`` runs in an iteration, when it lies on every way into a nested
+    machine loop and leads only into it (the set-up of clang's 8-wide epilogue loop, reached
+    both from the short-trip dispatch and after the 16-wide loop): once per entry of that
+    loop, ``Min(1, passes)``; None for other blocks."""
+    for nested in nested_headers:
+        if index in dominating[nested] and _always_reaches(blocks, index, nested, loop):
+            return _pass_taken(nested, machine_counts)
+    return None
+
+
+def _short_trip_group(
+    blocks: list[Block],
+    control: int,
+    loop: Loop | None,
+    nested_headers: list[int],
+    around: Mapping[int, list[Loop]],
+    machine_counts: MachineCounts,
+) -> tuple[int, int, list[int], sympy.Expr] | None:
+    """A jump that decides between several nested machine loops and the rest: a vectorized
+    loop's short-trip dispatch (clang's ``cmp len, 8; jae`` sends lengths below 8 past the 16-
+    and 8-wide loops straight to the scalar loop). One way always reaches the header of one of
+    a group of nested loops that the other way never reaches, so it is taken exactly when one
+    of them takes a pass. Returns ``(way in, way around, the group's headers, Min(1, sum of
+    their passes taken))``; None when the jump is no such test or a loop's passes are not
+    known."""
+    successors = blocks[control].successors
+    for entering in successors:
+        other = next(s for s in successors if s != entering)
+        group = [
+            nested
+            for nested in nested_headers
+            if control not in around[nested][-1].blocks
+            and not _reaches(blocks, other, nested, loop)
+            and _reaches(blocks, entering, nested, loop)
+        ]
+        if len(group) < 2 or not _always_reaches_one(blocks, entering, set(group), loop):
+            continue
+        takens = [_pass_taken(nested, machine_counts) for nested in group]
+        if any(taken is None for taken in takens):
+            continue
+        return entering, other, group, sympy.Min(1, sympy.Add(*takens))
     return None
 
 
@@ -1242,16 +1547,31 @@ def _pass_taken(header: int, machine_counts: MachineCounts) -> sympy.Expr | None
     source_loop = machine_counts.catalog.loop_named.get(key[1]) if len(key) > 1 else None
     if source_loop is not None and source_loop.always_entered:
         return sympy.Integer(1)
+    if source_loop is not None and not source_loop.varying:
+        # one source iteration per pass, as many in every entry (gcc -O2 tests `n == 1`
+        # before an inlined `for (k = 1; k < n; k++)`)
+        per_entry = machine_counts.catalog.iterations_per_entry(key)
+        if per_entry is not None and header in machine_counts.source_counted:
+            return sympy.Min(1, per_entry)
     return None
 
 
 def _always_reaches(blocks: list[Block], start: int, goal: int, loop: Loop | None) -> bool:
     """True when every path from block ``start`` reaches block ``goal`` before it leaves
     machine loop ``loop``, comes back to its header or returns (None: before it returns)."""
+    return _always_reaches_one(blocks, start, {goal}, loop)
+
+
+def _always_reaches_one(
+    blocks: list[Block], start: int, goals: set[int], loop: Loop | None
+) -> bool:
+    """True when every path from block ``start`` reaches one of the blocks ``goals`` before it
+    leaves machine loop ``loop``, comes back to its header or returns (None: before it
+    returns)."""
     seen, stack = set(), [start]
     while stack:
         current = stack.pop()
-        if current == goal or current in seen:
+        if current in goals or current in seen:
             continue
         seen.add(current)
         ahead = blocks[current].successors
@@ -1767,16 +2087,19 @@ def _run_time_copies(
     machine_loops: list[Loop],
     around: dict[int, list[Loop]],
     place_of: dict[int, Place],
-) -> str | None:
-    """How the counts of copies with a run-time trip count treat them, or None when every
-    machine loop of the copies has a constant trip count (or there is none: straight-line
-    copies), which are counted in full per entry each: both copies, the silent double count.
+) -> tuple[str, int] | None:
+    """How the counts of copies with a run-time trip count treat them, with the side of the
+    narrower copy, or None when every machine loop of the copies has a constant trip count
+    (or there is none: straight-line copies), which are counted in full per entry each: both
+    copies, the silent double count.
 
-    ``"split"``: both copies are machine loops, one with a run-time count, of different widths;
-    their counts give the source loop's iterations to them widest first, as for a vector loop
-    and its remainder loop (the path of arrays that do not overlap; :class:`MachineCounts`
-    notes it). Copies of equal widths (whole versions of a loop nest) would give one of them
-    every iteration: None.
+    ``"split"``: both copies are machine loops, one with a run-time count, of different widths.
+    The wider copy is the vector loop, which runs when the arrays do not overlap; the machine
+    counts give the source loop's iterations to it and to the code after it. The narrower copy
+    only ever runs instead of it (it is no remainder: the vector side never reaches it), so
+    for arrays that do not overlap it runs no pass (the caller counts it 0 and says so).
+    Copies of equal widths (whole versions of a loop nest) would give one of them every
+    iteration: None.
     ``"both"``: one copy is straight-line code (a library call), counted once per entry on top
     of the machine loop's count: an upper bound. Copies of a source loop whose length per entry
     is a constant are None whatever the binary shows (straight-line code is that loop
@@ -1808,11 +2131,13 @@ def _run_time_copies(
     if not run_time:
         return None
     if not all(sides):
-        return "both"
+        return "both", 0 if not sides[0] else 1
     # copies taking as many iterations per pass cannot be a vector loop and its remainder
     # loop: sharing the iterations would give one of them all (gcc -O3 versions a whole nest)
     wider = [max((w for w in side if w is not None), default=None) for side in widths]
-    return "split" if None not in wider and wider[0] != wider[1] else None
+    if wider[0] is None or wider[1] is None or wider[0] == wider[1]:
+        return None
+    return "split", 0 if wider[0] < wider[1] else 1
 
 
 def _body_loop(function: str, block: Block, catalog: Catalog) -> tuple | None:
@@ -1835,6 +2160,20 @@ def _body_loop(function: str, block: Block, catalog: Catalog) -> tuple | None:
         return None
     key = max(votes, key=votes.__getitem__)
     return key if 2 * votes[key] > len(block.instructions) else None
+
+
+def _overlap_note(alternative: Alternative, blocks: list[Block], member: int) -> str:
+    """The note on the copy of a loop (the side holding block ``member``) that runs only for
+    arrays that overlap, counted 0."""
+    branch = blocks[alternative.check].instructions[-1]
+    name = alternative.loop[1] if len(alternative.loop) > 1 else "?"
+    side = next(side for side in alternative.sides if member in side)
+    return (
+        f"source loop {name} is versioned by the compiler behind a run-time overlap check at "
+        f"line {branch.line} (branch at {branch.address:#x}): the narrower copy at "
+        f"{blocks[min(side)].start:#x} runs instead of the vector copy only when the arrays "
+        "overlap, and is counted 0 (arrays that do not overlap; --profile measures it)"
+    )
 
 
 def _alternative_reason(

@@ -776,6 +776,7 @@ def remainder_counts(
     machine_counts: MachineCounts,
     catalog: Catalog,
     notes: list[str],
+    undone: dict[int, str] | None = None,
 ) -> dict[int, sympy.Expr]:
     """Counts of the blocks holding peeled remainder iterations of unrolled loops.
 
@@ -785,7 +786,8 @@ def remainder_counts(
     the machine loops leave (:mod:`perfcast.static.epilogues`). When the last machine loop
     covers 2 source iterations per pass, that is 0 or 1 iteration per entry: the block runs
     ``remaining`` times per entry. With wider passes several copies share up to ``width - 1``
-    iterations in an order the binary does not tell: the count is undefined, with that reason.
+    iterations in an order the binary does not tell: the count is undefined, with that reason
+    (raised, or with ``undone`` given, recorded there per block for measured counts to fill).
     """
     found: dict[int, sympy.Expr] = {}
     for (outer, key), left in machine_counts.remainders.items():
@@ -802,11 +804,15 @@ def remainder_counts(
             name = key[1] if len(key) > 1 else "?"
             start = blocks[index].start
             if left.width != 2:
-                raise UndefinedCount(
+                reason = (
                     f"block at {start:#x} finishes source loop {name} after machine loops "
                     f"covering {left.width} iterations per pass: how many of the up to "
                     f"{left.width - 1} remaining iterations it runs cannot be read from the binary"
                 )
+                if undone is None:
+                    raise UndefinedCount(reason)
+                undone[index] = reason
+                continue
             found[index] = sympy.expand(left.entry.defined() * left.iterations)
             notes.append(
                 f"block at {start:#x} runs the remainder of source loop {name} (unrolled by 2, "
