@@ -13,10 +13,17 @@ from perfcast.analyze.advice import measured_core_hours
 from perfcast.api import advice_stop_reasons, load_campaign, run_advised
 from perfcast.io.campaign_results import read_journal
 
-#: Reports a kernel whose time grows like n*p (with a little noise), as a region library would.
+#: Seconds of work per unit of the simulated cost ``0.5 + 0.01*n*p`` (p=16, n=40 takes 0.14 s):
+#: the program really spends the time its region reports, so the whole program's wall time
+#: (what a run costs, and what the advice prices) holds the region, as in a real code.
+SCALE = 0.02
+
+#: Reports a kernel whose time grows like n*p (with a little noise), as a region library would,
+#: after spending that time.
 PROGRAM = r"""
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 int main(int argc, char **argv) {
@@ -24,15 +31,17 @@ int main(int argc, char **argv) {
   const char *out = getenv("PERFCAST_OUTPUT");
   srand((unsigned) getpid());
   double noise = 1.0 + 0.04 * ((double) rand() / RAND_MAX - 0.5);
+  double seconds = SCALE * (0.5 + 0.01 * n * p) * noise;
+  struct timespec pause = {(time_t) seconds, (long) ((seconds - (time_t) seconds) * 1e9)};
+  nanosleep(&pause, NULL);
   if (out) {
     FILE *f = fopen(out, "a");
-    fprintf(f, "{\"kernel\": \"solve\", \"metric\": \"time\", \"value\": %.9g}\n",
-            (0.5 + 0.01 * n * p) * noise);
+    fprintf(f, "{\"kernel\": \"solve\", \"metric\": \"time\", \"value\": %.9g}\n", seconds);
     fclose(f);
   }
   return 0;
 }
-"""
+""".replace("SCALE", repr(SCALE))
 
 
 def _write_campaign(tmp_path: Path, name: str, source: str) -> Path:
@@ -145,18 +154,20 @@ def test_a_loop_killed_in_a_round_completes_that_round_and_spends_no_more(
 
 #: Like PROGRAM, but 20 times slower from p=32 on (beyond the campaign's grid): the models
 #: fitted to p=1..16 price a point at p=32 far below what its runs take.
-SLOWER_BEYOND = PROGRAM.replace("* noise);", "* noise * (p >= 32 ? 20.0 : 1.0));")
+SLOWER_BEYOND = PROGRAM.replace("* noise;", "* noise * (p >= 32 ? 20.0 : 1.0);")
 
 
 def test_a_round_counts_the_core_hours_its_runs_took_not_the_models_price(tmp_path: Path):
     campaign = load_campaign(_write_campaign(tmp_path, "slower", SLOWER_BEYOND))
-    # p=32, n=10: priced about 3 runs * 32 cores * 3.7 s = 0.1 core-hours; it takes 20 times that.
+    # p=32, n=10: priced about 3 runs * 32 cores * 3.7 SCALE s = 0.1 SCALE core-hours; it
+    # takes 20 times that.
+    budget = 0.5 * SCALE
     result, history, _, stop = run_advised(
-        campaign, at="p=64,n=80", budget="0.5h", candidates="p=32,n=10,20,40"
+        campaign, at="p=64,n=80", budget=f"{budget!r}h", candidates="p=32,n=10,20,40"
     )
-    assert len(history) == 1 and history[0].core_hours < 0.5
+    assert len(history) == 1 and history[0].core_hours < budget
     taken = measured_core_hours(result.experiment, "time", history[0].point, history[0].runs)
-    assert taken is not None and taken > 1.0
+    assert taken is not None and taken > 2 * budget
     # Before, the loop counted the price (0.1 of 0.5 core-hours) and went on while any point
     # looked affordable, saying in the end that no point helps; now it says the budget is spent.
     assert stop == "budget"
@@ -168,10 +179,10 @@ NOISY = PROGRAM.replace("0.04 *", "0.5 *")
 
 def test_no_round_starts_whose_upper_price_exceeds_the_budget_left(tmp_path: Path):
     campaign = load_campaign(_write_campaign(tmp_path, "noisy", NOISY))
-    budget = 0.5
+    budget = 0.5 * SCALE
     candidates = "p=1..32*2,n=10,20,40,80"
     result, history, advice, stop = run_advised(
-        campaign, at="p=64,n=80", budget=f"{budget}h", candidates=candidates
+        campaign, at="p=64,n=80", budget=f"{budget!r}h", candidates=candidates
     )
     assert history
     spent = 0.0

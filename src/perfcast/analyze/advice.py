@@ -56,6 +56,7 @@ from perfcast.core.experiment import Experiment
 from perfcast.core.function import Model, ModelWarning
 from perfcast.core.points import plain_value
 from perfcast.measure.ranges import RangeError, expand_range
+from perfcast.model.fitting.assembly import MIN_VALUES_PER_PARAMETER
 from perfcast.model.gates import MIN_DISTINCT_VALUES
 
 #: Largest prediction at the target whose square (a variance) the advice can still compute.
@@ -1080,8 +1081,17 @@ class _FormPart:
 
 def _counted_kernels(experiment: Experiment, metric: str) -> set[str] | None:
     """The kernels whose values add up to a run's total of ``metric``: None for all of them;
-    for an inclusive metric of call paths (``time_inclusive`` of Caliper and CUBE) only the
-    roots, since every other kernel's value is already inside its ancestor's."""
+    for the ``time`` of a perfcast campaign that recorded the whole program's wall time (its
+    ``program_kernel``) only that kernel, since the program's regions ran inside it; for an
+    inclusive metric of call paths (``time_inclusive`` of Caliper and CUBE) only the roots,
+    since every other kernel's value is already inside its ancestor's."""
+    program = experiment.metadata.get("program_kernel")
+    if (
+        isinstance(program, str)
+        and metric == "time"
+        and any(program in series.kernels for series in experiment.series(metric))
+    ):
+        return {program}
     if not is_inclusive_metric(experiment, metric):
         return None
     kernels = sorted({k for series in experiment.series(metric) for k in series.kernels})
@@ -1235,17 +1245,107 @@ class AdvisedRound:
     width_before: float
     resumed: bool = False
     core_hours_interval: tuple[float, float] | None = None
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dictionary for JSON."""
+        """Plain dictionary for JSON (an unknown ``width_before``, before a first fit, is None)."""
         return {
             "point": {k: plain_value(v) for k, v in self.point.items()},
             "runs": self.runs,
             "core_hours": self.core_hours,
-            "width_before": self.width_before,
+            "width_before": self.width_before if math.isfinite(self.width_before) else None,
             "resumed": self.resumed,
             "core_hours_interval": _plain_interval(self.core_hours_interval),
+            "note": self.note,
         }
+
+
+@dataclass(frozen=True)
+class FirstFitPoint:
+    """A point to measure before any model can be fitted, and why.
+
+    Attributes
+    ----------
+    point : dict
+        The configuration: a new value of a parameter measured at too few values, the other
+        parameters at the values of the cheapest-looking measured line along it.
+    core_hours : float or None
+        Its estimated cost (None when the metric is no time): no model prices it yet, so it is
+        the measured cost at the largest value of that parameter on the line, grown in
+        proportion to the parameter's value and to the cores.
+    note : str
+        Why this point, in words.
+    """
+
+    point: dict[str, float]
+    core_hours: float | None
+    note: str
+
+
+def first_fit_point(
+    experiment: Experiment,
+    metric: str,
+    target: Mapping[str, float],
+    candidates: Mapping[str, Sequence[float]] | None,
+    repetitions: int,
+) -> FirstFitPoint | None:
+    """The point that gives a parameter measured at fewer than
+    :data:`~perfcast.model.fitting.assembly.MIN_VALUES_PER_PARAMETER` values one more, so that
+    a model can be fitted at all; None when every parameter has enough values.
+
+    The new value is the smallest one offered (``candidates``, else doublings of the largest
+    measured value up to the target) that was not measured, as a run's cost is taken to grow
+    with a parameter's value; the other parameters keep the values of the measured line along
+    that parameter that starts lowest, so that the new point extends it (a model needs the
+    values with the others held constant).
+
+    Raises
+    ------
+    InputError
+        When nothing offered is a new value of that parameter.
+    """
+    names = experiment.parameter_names
+    measured = np.unique(_measured_points(experiment, metric), axis=0)
+    for j, name in enumerate(names):
+        values = np.unique(measured[:, j])
+        if len(values) >= MIN_VALUES_PER_PARAMETER:
+            continue
+        offered = (
+            candidates[name]
+            if candidates is not None and name in candidates
+            else doubling_grid(values, float(target[name]))
+        )
+        new = sorted(float(v) for v in offered if not np.any(np.isclose(values, float(v))))
+        if not new:
+            raise InputError(
+                f"'{name}' was measured at {len(values)} value(s) and a model needs at least "
+                f"{MIN_VALUES_PER_PARAMETER}, but the candidates offer no new value of it",
+                experiment.source,
+                reason="too-few-values",
+                value=name,
+            )
+        base = measured[np.lexsort(measured.T[::-1])[0]]
+        others = np.delete(measured, j, axis=1)
+        line = measured[np.all(others == np.delete(base, j), axis=1)]
+        largest = line[np.argmax(line[:, j])]
+        point = {n: float(v) for n, v in zip(names, base, strict=True)}
+        point[name] = new[0]
+        reference = measured_core_hours(
+            experiment, metric, dict(zip(names, largest, strict=True)), repetitions
+        )
+        core_hours = None
+        if reference is not None:
+            rows = np.array([[point[n] for n in names], largest])
+            cores = _cores(experiment, names, rows)
+            core_hours = reference * max(1.0, new[0] / largest[j]) * cores[0] / cores[1]
+        note = (
+            f"'{name}' was measured at {len(values)} value(s) and a model needs at least "
+            f"{MIN_VALUES_PER_PARAMETER}: measuring {name}={new[0]:g}, the smallest new value "
+            "offered, before any advice (no model prices it: its cost is estimated from the "
+            f"measured one at {name}={largest[j]:g}, grown in proportion to '{name}')"
+        )
+        return FirstFitPoint(point, core_hours, note)
+    return None
 
 
 #: Why an advised campaign stopped.

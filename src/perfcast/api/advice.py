@@ -10,11 +10,10 @@ from perfcast.api.campaigns import run_campaign
 from perfcast.core.errors import InputError
 from perfcast.core.experiment import Experiment
 from perfcast.core.points import parse_point
-from perfcast.io import write_experiment
 from perfcast.model.modelset import ModelSet
 
 if TYPE_CHECKING:
-    from perfcast.analyze.advice import Advice, AdvisedRound
+    from perfcast.analyze.advice import Advice, AdvisedRound, FirstFitPoint
     from perfcast.measure.campaign import CampaignResult
     from perfcast.measure.spec import Campaign
 
@@ -162,9 +161,12 @@ def run_advised(
         A key of :data:`perfcast.analyze.advice.STOP_REASONS`.
     """
     import dataclasses
+    import math
 
     from perfcast.analyze.advice import RUNS, AdvisedRound, measured_core_hours, parse_budget
     from perfcast.core.points import plain_value
+    from perfcast.measure.campaign import run_campaign as run_round
+    from perfcast.measure.campaign import write_output
 
     total = parse_budget(str(budget))
     earlier = _earlier_rounds(campaign)
@@ -174,9 +176,12 @@ def run_advised(
     history: list[AdvisedRound] = []
     spent = 0.0
     stop = None
-    while stop is None:
+    values: dict[str, list[int | float | str]]
+
+    def advise_now() -> Advice:
+        """The advice at what was measured, with the budget left."""
         left = total.amount - spent
-        advice = advise(
+        return advise(
             measured,
             at=at,
             candidates=candidates,
@@ -187,6 +192,52 @@ def run_advised(
             modeler=modeler,
             price="upper-first",
         )
+
+    while stop is None:
+        left = total.amount - spent
+        chosen_metric = metric or measured.default_metric()
+        if earlier:
+            # A round an earlier, interrupted loop took: measured (or completed) and counted
+            # first, whatever the advice says now; its point is outside the campaign, so the
+            # journal's latest session (the campaign's) no longer shows it.
+            width = math.inf if _too_few_values(measured) else advise_now().width_before
+            point = earlier.pop(0)
+            result = run_round(dataclasses.replace(campaign, parameters=point), extends=campaign)
+            executed, skipped = executed + result.executed, skipped + result.skipped
+            failures += result.failures
+            measured = _joined(measured, result.experiment)
+            replayed = {name: float(v[0]) for name, v in point.items()}
+            cost = measured_core_hours(measured, chosen_metric, replayed, campaign.repetitions)
+            spent += campaign.repetitions if total.unit == RUNS else cost or 0.0
+            history.append(AdvisedRound(replayed, campaign.repetitions, cost, width, True))
+            continue
+        first = _first_fit_point(measured, at, candidates, metric, campaign)
+        if first is not None:
+            # No model yet: measure the point that makes a first fit possible, if it fits.
+            runs = campaign.repetitions
+            price = float(runs) if total.unit == RUNS else first.core_hours
+            if price is None or price > left * (1 + 1e-9):
+                raise InputError(
+                    f"{first.note}; it would take about "
+                    f"{price if price is not None else math.inf:.3g} "
+                    f"{'runs' if total.unit == RUNS else 'core-hours'}, more than the "
+                    f"{left:.3g} left of the budget: nothing can be advised (the "
+                    "measurements so far are kept)",
+                    campaign.results_path,
+                    reason="budget-too-small",
+                )
+            values = {name: [plain_value(v)] for name, v in first.point.items()}
+            result = run_round(dataclasses.replace(campaign, parameters=values), extends=campaign)
+            executed, skipped = executed + result.executed, skipped + result.skipped
+            failures += result.failures
+            measured = _joined(measured, result.experiment)
+            taken_hours = measured_core_hours(measured, chosen_metric, first.point, runs)
+            spent += runs if total.unit == RUNS else taken_hours or first.core_hours or 0.0
+            history.append(
+                AdvisedRound(dict(first.point), runs, first.core_hours, math.inf, note=first.note)
+            )
+            continue
+        advice = advise_now()
         taken = {tuple(row) for row in measured.points().tolist()}
         names = measured.parameter_names
         # Never a run that may cost more than is left: its upper price must fit.
@@ -200,22 +251,7 @@ def run_advised(
                 or s.core_hours_interval[1] <= left * (1 + 1e-9)
             )
         ]
-        if earlier:
-            # A round an earlier, interrupted loop took: measured (or completed) and counted
-            # first, whatever the advice says now; its point is outside the campaign, so the
-            # journal's latest session (the campaign's) no longer shows it.
-            point = earlier.pop(0)
-            result = run_campaign(dataclasses.replace(campaign, parameters=point))
-            executed, skipped = executed + result.executed, skipped + result.skipped
-            failures += result.failures
-            measured = _joined(measured, result.experiment)
-            replayed = {name: float(v[0]) for name, v in point.items()}
-            cost = measured_core_hours(measured, advice.metric, replayed, campaign.repetitions)
-            spent += campaign.repetitions if total.unit == RUNS else cost or 0.0
-            history.append(
-                AdvisedRound(replayed, campaign.repetitions, cost, advice.width_before, True)
-            )
-        elif goal is not None and advice.width_before <= goal:
+        if goal is not None and advice.width_before <= goal:
             stop = "goal"
         elif left <= 0:
             stop = "budget"
@@ -225,10 +261,8 @@ def run_advised(
             stop = "no-advice"
         else:
             chosen = fresh[0]
-            values: dict[str, list[int | float | str]] = {
-                name: [plain_value(v)] for name, v in chosen.point.items()
-            }
-            result = run_campaign(dataclasses.replace(campaign, parameters=values))
+            values = {name: [plain_value(v)] for name, v in chosen.point.items()}
+            result = run_round(dataclasses.replace(campaign, parameters=values), extends=campaign)
             executed, skipped = executed + result.executed, skipped + result.skipped
             failures += result.failures
             measured = _joined(measured, result.experiment)
@@ -247,12 +281,39 @@ def run_advised(
                     core_hours_interval=chosen.core_hours_interval,
                 )
             )
-    if history:
-        write_experiment(measured, campaign.output)
+    if history:  # the bare table an ordinary campaign writes, read by pandas without options
+        write_output(measured, campaign.output)
     total_result = dataclasses.replace(
         result, experiment=measured, executed=executed, skipped=skipped, failures=failures
     )
     return total_result, history, advice, stop
+
+
+def _too_few_values(measured: Experiment) -> bool:
+    """Whether a parameter has fewer values than any model needs (no fit is possible yet)."""
+    from perfcast.model.fitting.assembly import MIN_VALUES_PER_PARAMETER
+
+    return any(
+        len(set(column)) < MIN_VALUES_PER_PARAMETER for column in measured.points().T.tolist()
+    )
+
+
+def _first_fit_point(
+    measured: Experiment,
+    at: Mapping[str, float] | str,
+    candidates: Mapping[str, Sequence[float]] | str | None,
+    metric: str | None,
+    campaign: Campaign,
+) -> FirstFitPoint | None:
+    """The point that makes a first fit possible when a parameter has too few values (see
+    :func:`perfcast.analyze.advice.first_fit_point`), else None."""
+    from perfcast.analyze.advice import first_fit_point, parse_candidates
+
+    names = measured.parameter_names
+    target = parse_point(at, names, source="at") if isinstance(at, str) else dict(at)
+    values = parse_candidates(candidates, names) if isinstance(candidates, str) else candidates
+    chosen = metric or measured.default_metric()
+    return first_fit_point(measured, chosen, target, values, campaign.repetitions)
 
 
 def _earlier_rounds(campaign: Campaign) -> list[dict[str, list[Any]]]:

@@ -35,6 +35,9 @@ ADVICE: dict[str, str] = {
     # perfcast advise
     "bad-budget": "check --budget",
     "bad-candidates": "check --candidates",
+    # perfcast run --advise on a parameter with too few values for a model (advice9)
+    "too-few-values": "give --candidates with new values of that parameter",
+    "budget-too-small": "raise --budget",
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 import signal
 import sys
@@ -253,10 +254,14 @@ def _run_advised(campaign: Campaign, args: argparse.Namespace) -> CampaignResult
     )
     for number, advised in enumerate(history, 1):
         point = ",".join(f"{k}={v:g}" for k, v in advised.point.items())
+        why = (
+            f"the interval at the target was ±{advised.width_before:.1%}"
+            if math.isfinite(advised.width_before)
+            else advised.note or "no model could be fitted yet"
+        )
         print(
             f"perfcast: advised round {number}: measured {point} ({advised.runs} runs"
-            f"{', taken before the resume' if advised.resumed else ''}); the "
-            f"interval at the target was ±{advised.width_before:.1%}",
+            f"{', taken before the resume' if advised.resumed else ''}); {why}",
             file=sys.stderr,
         )
     print(

@@ -161,6 +161,38 @@ def scope_test(campaign: dict[str, Any], names: list[str]) -> Callable[[RunKey],
     return lambda key: key.point in points and key.repetition < repetitions and key.mode in modes
 
 
+#: The parts of a campaign's data that decide which runs belong to it.
+SCOPE_KEYS = ("parameters", "repetitions", "metrics", "fingerprint")
+
+
+def campaign_scope(campaign: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a campaign's data (:data:`SCOPE_KEYS`) that decide which runs belong to it."""
+    return {k: campaign.get(k) for k in SCOPE_KEYS}
+
+
+def results_scope(journal: Journal) -> tuple[dict[str, Any], Callable[[RunKey], bool]]:
+    """The session whose campaign the journal's results are of, and which runs belong to them.
+
+    That campaign is the one of the latest session that is no advised round (an ordinary
+    ``perfcast run``, or the campaign part of ``run --advise``). Its runs belong to the
+    results, and so do the runs of every advised round (a session with ``extends``, written by
+    ``run --advise`` for one point outside the grid) that extends a campaign of the same scope:
+    the advised points measured for this campaign, in this invocation or an earlier one. The
+    advised rounds of a campaign whose points, repetitions or metrics differ stay outside.
+    """
+    plain = [s for s in journal.sessions if "extends" not in s] or journal.sessions
+    base = plain[-1]
+    names = journal.parameter_names
+    scope = campaign_scope(base["campaign"])
+    tests = [scope_test(base["campaign"], names)]
+    tests += [
+        scope_test(s["campaign"], names)
+        for s in journal.sessions
+        if s is not base and s.get("extends") == scope
+    ]
+    return base, lambda key: any(test(key) for test in tests)
+
+
 def _unit(metric: str) -> str:
     if metric == "time" or metric.startswith("time."):
         return "s"
@@ -175,9 +207,10 @@ def load_results(results_path: str | Path) -> Experiment:
     """Read a campaign's results journal (``<name>.results.jsonl``) as an experiment.
 
     Every successful run of the latest session's campaign (its points, repetitions and metric
-    modes) contributes its records (repetition numbers as run); runs outside it, from a wider
-    earlier version of the campaign, stay in the journal and are counted in
-    ``metadata["runs"]["outside_campaign"]``. Failed runs are listed in
+    modes) contributes its records (repetition numbers as run), and so does every run of the
+    advised rounds ``run --advise`` took for that campaign (:func:`results_scope`); runs
+    outside them, from a wider earlier version of the campaign, stay in the journal and are
+    counted in ``metadata["runs"]["outside_campaign"]``. Failed runs are listed in
     ``metadata["failures"]``; ``metadata`` also holds the campaign, the machine and software
     facts of the latest session that measured, and run counts. Works on the journal of a campaign
     that is still running or was killed. Parameters used in the launcher get the role
@@ -193,11 +226,10 @@ def load_results(results_path: str | Path) -> Experiment:
     journal = read_journal(path)
     if not journal.sessions:
         raise InputError("no campaign session in this results file", path)
-    session = journal.sessions[-1]
+    session, in_scope = results_scope(journal)
     names = journal.parameter_names
     categories = _categorical(session["campaign"], names)
     in_launcher = _launcher_fields(session["campaign"].get("launcher", []))
-    in_scope = scope_test(session["campaign"], names)
     rows: list[dict[str, Any]] = []
     failures = []
     outside = 0

@@ -35,6 +35,7 @@ from perfcast.io import output_format_for, write_experiment
 from perfcast.io.campaign_results import (
     Journal,
     RunKey,
+    campaign_scope,
     failure_summary,
     load_results,
     read_journal,
@@ -299,6 +300,7 @@ def run_campaign(
     campaign: Campaign,
     retry_failed: bool = False,
     progress: TextIO | None = None,
+    extends: Campaign | None = None,
 ) -> CampaignResult:
     """Run every missing run of a campaign, journal it, and write the experiment table.
 
@@ -311,6 +313,10 @@ def run_campaign(
         run, failed or not, is kept).
     progress : text stream, optional
         Where the progress bar goes (standard error by default; drawn only on a terminal).
+    extends : Campaign, optional
+        For an advised round of ``run --advise``: the campaign whose results ``campaign`` (its
+        advised point) adds to. Its session says so, and reading the journal then gives the
+        runs of both (:func:`perfcast.io.campaign_results.results_scope`).
 
     Returns
     -------
@@ -330,25 +336,31 @@ def run_campaign(
         journal = writer.journal
         plan, todo = _pending(campaign, journal, retry_failed, seed)
         latest = journal.sessions[-1]["campaign"] if journal.sessions else None
-        if todo or _scope(latest) != _scope(campaign.to_dict()):
+        extended = None if extends is None else campaign_scope(extends.to_dict())
+        if (
+            todo
+            or _scope(latest) != _scope(campaign.to_dict())
+            or (journal.sessions and journal.sessions[-1].get("extends") != extended)
+        ):
             program = resolve_program(
                 campaign.render(campaign.points()[0])[1][0],
                 campaign.workdir,
                 campaign.environment.get("PATH"),
             )
-            writer.append(
-                {
-                    "type": "session",
-                    "fingerprint": campaign.fingerprint,
-                    "seed": seed,
-                    "campaign": campaign.to_dict(),
-                    "program_kernel": campaign.program_kernel,
-                    "metadata": collect_metadata(
-                        Path(program).parent if program else campaign.workdir,
-                        use_valgrind=any(m in VALGRIND_MODES for m in campaign.metrics),
-                    ),
-                }
-            )
+            session = {
+                "type": "session",
+                "fingerprint": campaign.fingerprint,
+                "seed": seed,
+                "campaign": campaign.to_dict(),
+                "program_kernel": campaign.program_kernel,
+                "metadata": collect_metadata(
+                    Path(program).parent if program else campaign.workdir,
+                    use_valgrind=any(m in VALGRIND_MODES for m in campaign.metrics),
+                ),
+            }
+            if extended is not None:
+                session["extends"] = extended
+            writer.append(session)
         bar = ProgressBar(len(todo), progress)
         try:
             for line in _executed_runs(campaign, todo, bar):
@@ -409,7 +421,7 @@ def _scope(campaign: dict[str, Any] | None) -> dict[str, Any] | None:
     """The parts of a campaign's data that decide which runs belong to it."""
     if campaign is None:
         return None
-    return {k: campaign.get(k) for k in ("parameters", "repetitions", "metrics", "fingerprint")}
+    return campaign_scope(campaign)
 
 
 def write_output(experiment: Experiment, output: Path) -> None:

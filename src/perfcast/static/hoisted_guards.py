@@ -89,7 +89,7 @@ def hoisted_guard(
         raise UndefinedCount(
             f"{moved}; it may be the code of a guarded call of {candidates}, but the test "
             f"deciding it compares {tested}, which ties it to none of those guards, so whether "
-            "and how often it runs is unknown (--profile measures it)"
+            "and how often it runs is unknown (a profiled run measures it)"
         )
     shares = [_probability(branch, loop, function, catalog) for branch, loop in guards]
     share = shares[0] if len(shares) == 1 else sympy.Max(*shares)
@@ -175,7 +175,7 @@ def _probability(
             raise UndefinedCount(
                 f"the block without a source line is tied to the guard of {_where(branch)}, "
                 f"whose count is undefined ({kernel.undef_reason}): give its probability with "
-                "`#pragma perfcast probability(...)` before the if, or measure it with --profile"
+                "`#pragma perfcast probability(...)` before the if, or measure it in a profiled run"
             )
     loop_count = normalized(loop.count)
     if loop_count == 0:

@@ -1244,7 +1244,7 @@ def _hoisted_tie(
             return None
         raise UndefinedCount(
             f"the block at {block.start:#x} has no source line and runs in some calls only, "
-            "under no test the binary ties to a guard (--profile measures it)"
+            "under no test the binary ties to a guard (a profiled run measures it)"
         )
     jump = blocks[deciding].instructions[-1]
     taken = next((s for s in blocks[deciding].successors if blocks[s].start == jump.target), None)
