@@ -1049,7 +1049,39 @@ def machine_width(
         # no exit test read, and an index stepping several elements reaches more than one of
         # them per pass: unrolled copies whose number the binary does not tell here
         return None
+    if (
+        found is not None
+        and found.scale is None
+        and abs(found.step) != source_step
+        and _rounded_down_to_step(blocks, header, abs(found.step))
+    ):
+        # a counter no address uses, stepping by k source steps from or to a value rounded
+        # down to a multiple of k (``and edx, -2``): unrolled by k, the copies of the body
+        # that do nothing left out (clang turns ``if (i & 1) continue;`` into a loop over the
+        # even i); how many iterations a pass covers is not the source's one
+        return None
     return 1
+
+
+def _rounded_down_to_step(blocks: list[Block], header: int, step: int) -> bool:
+    """Whether code before the loop at ``header`` rounds a register down to a multiple of
+    ``step`` (a power of two above 1): ``and r, -step`` (unrolled loops' trip counts)."""
+    if step < 2 or step & (step - 1):
+        return False
+    masks = {-step, (1 << 32) - step, (1 << 64) - step}
+    for block in blocks:
+        if block.start >= blocks[header].start:
+            continue
+        for insn in block.instructions:
+            operands = [o.strip() for o in insn.operands.split(",")] if insn.operands else []
+            if insn.mnemonic == "and" and len(operands) == 2:
+                try:
+                    value = int(operands[1], 0)
+                except ValueError:
+                    continue
+                if value in masks:
+                    return True
+    return False
 
 
 _SLOT = re.compile(r"(?:byte|word|dword|qword) ptr \[r[bs]p(?: [-+] 0x[0-9a-f]+| [-+] \d+)?\]")
