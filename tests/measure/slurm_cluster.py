@@ -13,7 +13,10 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "srun")
 
@@ -160,3 +163,17 @@ class SlurmCluster:
             time.sleep(0.2)
         self.stop()
         raise RuntimeError(f"{what} did not come up\n{self.log()}")
+
+
+def running_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    """A started cluster with its client environment set, stopped when the caller is done
+    (the body of a module-scoped fixture: ``yield from running_cluster(tmp_path_factory)``)."""
+    slurm = SlurmCluster(tmp_path_factory.mktemp("slurm"))
+    slurm.start()
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in slurm.environment.items():
+            patch.setenv(name, value)
+        try:
+            yield slurm
+        finally:
+            slurm.stop()

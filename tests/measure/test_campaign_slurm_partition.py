@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 from campaign_helpers import compile_c, run_cli
-from slurm_cluster import SlurmCluster, missing_programs
+from slurm_cluster import missing_programs, running_cluster
 
 from perfcast.measure.spec import campaign_line
 
@@ -21,15 +21,7 @@ QUICK = "int main(void) { return 0; }\n"
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory):
-    slurm = SlurmCluster(tmp_path_factory.mktemp("slurm"))
-    slurm.start()
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in slurm.environment.items():
-            patch.setenv(name, value)
-        try:
-            yield slurm
-        finally:
-            slurm.stop()
+    yield from running_cluster(tmp_path_factory)
 
 
 def campaign(tmp_path, partition: str):
