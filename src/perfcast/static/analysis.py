@@ -416,9 +416,14 @@ class _Analysis:
 
     def _prepare(self, name: str, function: Cursor) -> None:
         statements = self._top_level(name, function)
-        formals = parameter_copies(
-            function, {k.spelling for k in children(function) if k.kind == CursorKind.PARM_DECL}
-        )
+        copies: list[set[str]] = []  # the parameters and their copies, walked for when needed
+
+        def formals() -> set[str]:
+            if not copies:
+                names = {k.spelling for k in children(function) if k.kind == CursorKind.PARM_DECL}
+                copies.append(parameter_copies(function, names))
+            return copies[0]
+
         allocated = allocated_pointers(function)
         arms = []
         leaving = []  # returns and gotos, in the order of the walk

@@ -16,6 +16,7 @@ model parameter).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from pathlib import Path
 
 from clang.cindex import Cursor, CursorKind, SourceLocation, SourceRange, TypeKind
@@ -211,7 +212,7 @@ _COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 def argument_check(
     condition: Cursor,
     arm: Cursor,
-    formals: set[str],
+    formals: Callable[[], set[str]],
     allocated: frozenset[str] | set[str] = frozenset(),
 ) -> str | None:
     """Why ``if (condition) arm`` is an error check (issue 20 point 4, verify20e J6 and
@@ -223,7 +224,8 @@ def argument_check(
       constant (``999``, ``RET_FAILURE``): a condition that ``||``-joins two or more
       comparisons, each between parameters (``formals``) and constants or other parameters, at
       least one parameter each (a range check: Embench minver's ``row < 2 || row > 500 || eps
-      <= 0.0``), or a null test of a pointer parameter (``m == NULL``, ``!m``);
+      <= 0.0``), or a null test of a pointer parameter (``m == NULL``, ``!m``); ``formals``
+      gives those names when asked (a walk of the function, taken only for such an arm);
     - a null test of a pointer the function got from an allocation (``allocated``: ``v =
       malloc (...)``) whose arm returns a constant or only reports to ``stderr`` (Rodinia nw's
       ``if (!v) fprintf (stderr, ...)``, lud's ``if (m == NULL) return RET_FAILURE;``).
@@ -244,14 +246,14 @@ def argument_check(
     line = statements[0].location.line
     number = integer_value(strip(values[0]))  # the value: a macro's text may span its definition
     constant = str(number) if number is not None else _text(strip(values[0]))
-    if len(tests) >= 2 and all(_compares_arguments(test, formals) for test in tests):
+    if len(tests) >= 2 and all(_compares_arguments(test, formals()) for test in tests):
         return (
             f"returns the constant {constant} at line {line} when a range check of its "
             "arguments fails"
         )
     if allocation:
         return f"returns the constant {constant} at line {line} when an allocation fails"
-    if len(tests) == 1 and _null_test(tests[0], formals):
+    if len(tests) == 1 and _null_test(tests[0], formals()):
         return f"returns the constant {constant} at line {line} for a null pointer argument"
     return None
 

@@ -470,8 +470,31 @@ def _constant_value(expression: sympy.Expr) -> sympy.Expr | None:
     if expression.is_polynomial():
         expanded = sympy.expand(expression)
         return expanded if expanded.is_number else None
+    if _takes_two_values(expression):
+        return None  # two values prove it is not constant; sympy.simplify is far slower
     simplified = sympy.simplify(expression)
     return simplified if simplified.is_number else None
+
+
+def _takes_two_values(expression: sympy.Expr) -> bool:
+    """Whether ``expression`` evaluates to two different finite numbers at two points of its
+    symbols' domain (each symbol a distinct small and a distinct larger integer, negative for
+    a symbol assumed negative); False when that is not shown."""
+    symbols = sorted(expression.free_symbols, key=str)
+    values = []
+    for base in (7, 61):
+        point = {
+            symbol: -(base + 2 * index) if symbol.is_negative else base + 2 * index
+            for index, symbol in enumerate(symbols)
+        }
+        try:
+            value = expression.xreplace(point)
+        except (TypeError, ValueError, ZeroDivisionError):
+            return False
+        if not value.is_number or not value.is_finite:
+            return False
+        values.append(value)
+    return bool(values[0] != values[1])
 
 
 def _bound_conditions(level: Level, bounds: list[Bound]) -> list[sympy.Expr]:
