@@ -855,12 +855,8 @@ class Catalog:
 def _first(branch: StaticKernelLike) -> int:
     """The line after which code is inside an if block for :meth:`Catalog.block_guard`: the
     ``if``'s own line for a then block (an unbraced arm may start on the next line), the line
-    the block starts on for an else block (``} else {`` ends the then block's code too), the
-    line before it when that line is the block's own code (:func:`_condition_line`: an
-    unbraced ``else`` above its statement, ``} else if (c) {``)."""
-    if is_else(branch.name):
-        return _condition_line(branch)
-    return if_line(branch.name) or branch.line
+    the block starts on for an else block (``} else {`` ends the then block's code too)."""
+    return branch.line if is_else(branch.name) else (if_line(branch.name) or branch.line)
 
 
 def _guard_condition(branch: StaticKernelLike) -> str:

@@ -143,9 +143,11 @@ def prove_nonnegative(expression: sympy.Expr, domain: list[Level]) -> bool:
     """True only when ``expression >= 0`` for every parameter >= 1 and every point of ``domain``.
 
     Loop variables are eliminated innermost first by substituting the end of their relaxed range
-    that minimises the (affine) expression.
+    that minimises the (affine) expression. A remainder ``Mod(x, b)`` by a positive number, a
+    term of its own with a numeric coefficient, is first replaced by its least value (0, or
+    ``b - 1`` under a negative coefficient): it lies in ``[0, b)`` whatever ``x`` is.
     """
-    expression = sympy.expand(expression)
+    expression = _remainders_lowered(sympy.expand(expression))
     for level in reversed(domain):
         v = level.variable
         if v not in expression.free_symbols:
@@ -163,6 +165,21 @@ def prove_nonnegative(expression: sympy.Expr, domain: list[Level]) -> bool:
         else:
             return False
     return _parameters_nonnegative(expression)
+
+
+def _remainders_lowered(expression: sympy.Expr) -> sympy.Expr:
+    """``expression`` with each term ``c * Mod(x, b)`` (numbers ``c`` and ``b > 0``) replaced
+    by its least value: 0 for ``c > 0``, ``c * (b - 1)`` for ``c < 0``."""
+    if not expression.has(sympy.Mod):
+        return expression
+    result = sympy.Integer(0)
+    for term in sympy.Add.make_args(expression):
+        coefficient, rest = term.as_coeff_Mul()
+        if isinstance(rest, sympy.Mod) and rest.args[1].is_number and rest.args[1] > 0:
+            result += 0 if coefficient > 0 else coefficient * (rest.args[1] - 1)
+        else:
+            result += term
+    return result
 
 
 def _parameters_nonnegative(expression: sympy.Expr) -> bool:
