@@ -479,12 +479,12 @@ def _constant_value(expression: sympy.Expr) -> sympy.Expr | None:
 def _takes_two_values(expression: sympy.Expr) -> bool:
     """Whether ``expression`` evaluates to two different finite numbers at two points of its
     symbols' domain (each symbol a distinct small and a distinct larger integer, negative for
-    a symbol assumed negative); False when that is not shown."""
+    a symbol assumed not positive); False when that is not shown."""
     symbols = sorted(expression.free_symbols, key=str)
     values = []
     for base in (7, 61):
         point = {
-            symbol: -(base + 2 * index) if symbol.is_negative else base + 2 * index
+            symbol: sympy.Integer(-(base + 2 * index) if _below_zero(symbol) else base + 2 * index)
             for index, symbol in enumerate(symbols)
         }
         try:
@@ -494,7 +494,12 @@ def _takes_two_values(expression: sympy.Expr) -> bool:
         if not value.is_number or not value.is_finite:
             return False
         values.append(value)
-    return bool(values[0] != values[1])
+    return (values[0] - values[1]).is_zero is False
+
+
+def _below_zero(symbol: sympy.Symbol) -> bool:
+    """Whether a symbol's assumptions keep it from positive values (negative, nonpositive)."""
+    return bool(symbol.is_negative or symbol.is_positive is False)
 
 
 def _bound_conditions(level: Level, bounds: list[Bound]) -> list[sympy.Expr]:
