@@ -57,6 +57,10 @@ n, m = sympy.symbols("n m", integer=True, positive=True)
         n * m - m * n + 2,  # sympy folds this at once
         sympy.floor(n / 2) * 2 - n + 1,  # no polynomial: simplified
         sympy.Max(n, 3) - 3,
+        sympy.Mod(n, 3),  # two values at two points: not constant, without simplify
+        sympy.Mod(2 * n, 2) + 3,  # the same value at both points: simplified (the constant 3)
+        sympy.Min(1, n),  # 1 for every positive n
+        sympy.Max(sympy.Symbol("k", integer=True, negative=True), 0),  # 0: k is never above 0
     ],
 )
 def test_the_constant_test_decides_as_simplify_does(expression):
