@@ -8,6 +8,7 @@ its count per program run multiplies that, call site by call site, by the count 
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
@@ -416,15 +417,10 @@ class _Analysis:
 
     def _prepare(self, name: str, function: Cursor) -> None:
         statements = self._top_level(name, function)
-        copies: list[set[str]] = []  # the parameters and their copies, walked for when needed
-
-        def formals() -> set[str]:
-            if not copies:
-                names = {k.spelling for k in children(function) if k.kind == CursorKind.PARM_DECL}
-                copies.append(parameter_copies(function, names))
-            return copies[0]
-
-        allocated = allocated_pointers(function)
+        # walks of the function taken only when an arm may be an argument check
+        parameters = {k.spelling for k in children(function) if k.kind == CursorKind.PARM_DECL}
+        formals = functools.cache(lambda: parameter_copies(function, parameters))
+        allocated = functools.cache(lambda: allocated_pointers(function))
         arms = []
         leaving = []  # returns and gotos, in the order of the walk
         for cursor in self.program.control.get(name, ()):  # the scan's walk of the function

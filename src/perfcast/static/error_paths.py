@@ -213,7 +213,7 @@ def argument_check(
     condition: Cursor,
     arm: Cursor,
     formals: Callable[[], set[str]],
-    allocated: frozenset[str] | set[str] = frozenset(),
+    allocated: Callable[[], set[str]] = set,
 ) -> str | None:
     """Why ``if (condition) arm`` is an error check (issue 20 point 4, verify20e J6 and
     verify20f K6/K10), or None.
@@ -224,24 +224,29 @@ def argument_check(
       constant (``999``, ``RET_FAILURE``): a condition that ``||``-joins two or more
       comparisons, each between parameters (``formals``) and constants or other parameters, at
       least one parameter each (a range check: Embench minver's ``row < 2 || row > 500 || eps
-      <= 0.0``), or a null test of a pointer parameter (``m == NULL``, ``!m``); ``formals``
-      gives those names when asked (a walk of the function, taken only for such an arm);
+      <= 0.0``), or a null test of a pointer parameter (``m == NULL``, ``!m``);
     - a null test of a pointer the function got from an allocation (``allocated``: ``v =
       malloc (...)``) whose arm returns a constant or only reports to ``stderr`` (Rodinia nw's
       ``if (!v) fprintf (stderr, ...)``, lud's ``if (m == NULL) return RET_FAILURE;``).
 
+    ``formals`` and ``allocated`` give those names when asked: each a walk of the function,
+    taken only for an arm of one of these shapes (most arms are not).
+
     A single comparison of a number (``n <= 0``, ``n < 4``) is no error check: it is an edge
     case the algorithm handles.
     """
-    tests = _disjuncts(strip(condition))
-    allocation = len(tests) == 1 and _null_test(tests[0], set(allocated))
-    if allocation and _only_reports(arm):
-        return "reports the failed allocation it tests"
     statements = children(arm) if arm.kind == CursorKind.COMPOUND_STMT else [arm]
-    if len(statements) != 1 or statements[0].kind != CursorKind.RETURN_STMT:
+    lone_return = len(statements) == 1 and statements[0].kind == CursorKind.RETURN_STMT
+    values = children(statements[0]) if lone_return else []
+    returns_constant = bool(values) and _is_constant(strip(values[0]))
+    reports = _only_reports(arm)
+    if not returns_constant and not reports:
         return None
-    values = children(statements[0])
-    if not values or not _is_constant(strip(values[0])):
+    tests = _disjuncts(strip(condition))
+    allocation = len(tests) == 1 and _null_test(tests[0], allocated())
+    if allocation and reports:
+        return "reports the failed allocation it tests"
+    if not returns_constant:
         return None
     line = statements[0].location.line
     number = integer_value(strip(values[0]))  # the value: a macro's text may span its definition
