@@ -11,7 +11,7 @@ moved out of a loop counted with its guard's probability), ``moved`` (the warnin
 no guard ties to) — so a change between versions can be traced to its rule (error paths are
 diagnostics of the source report, not notes of a function's mix). The last lines sum the classes.
 
-Usage: ``PYTHONPATH=src nice -n 19 .venv/bin/python benchmarks/static_totals.py SPEC.json
+Usage: ``PYTHONPATH=src:. nice -n 19 .venv/bin/python benchmarks/static_totals.py SPEC.json
 [SPEC.json ...] > OUT``
 """
 

@@ -8,7 +8,7 @@ a false alarm), ``wrong, warning`` (more than 1 % off and a note starting ``warn
 ``wrong, note only`` (notes, none a warning), ``wrong, silent`` (no note at all) or
 ``undefined``. The wrong ones are printed, then the class counts over every spec given.
 
-Usage: ``PYTHONPATH=src nice -n 19 .venv/bin/python benchmarks/warned_mix.py SPEC.json...``
+Usage: ``PYTHONPATH=src:. nice -n 19 .venv/bin/python benchmarks/warned_mix.py SPEC.json...``
 """
 
 from __future__ import annotations
@@ -18,12 +18,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from benchmarks.stand_in_flow import STAND_IN_NOTE
 from perfcast.api import analyze_source, instruction_mix
 from perfcast.static.binary import read_binary
 from perfcast.static.callgrind import measured_mix, read_callgrind
-
-STAND_IN_NOTE = "the values the program was built with were not given"
-"""Part of the flow check's note (or warning) on a failure at stand-in values."""
 
 
 def classify(function, truth: int, values: dict) -> tuple[str, float | None]:
