@@ -1069,19 +1069,14 @@ def _rounded_down_to_step(blocks: list[Block], header: int, step: int) -> bool:
     if step < 2 or step & (step - 1):
         return False
     masks = {-step, (1 << 32) - step, (1 << 64) - step}
-    for block in blocks:
-        if block.start >= blocks[header].start:
-            continue
-        for insn in block.instructions:
-            operands = [o.strip() for o in insn.operands.split(",")] if insn.operands else []
-            if insn.mnemonic == "and" and len(operands) == 2:
-                try:
-                    value = int(operands[1], 0)
-                except ValueError:
-                    continue
-                if value in masks:
-                    return True
-    return False
+    return any(
+        insn.mnemonic == "and"
+        and insn.operands.count(",") == 1
+        and _constant(insn.operands.split(",")[1]) in masks
+        for block in blocks
+        if block.start < blocks[header].start
+        for insn in block.instructions
+    )
 
 
 _SLOT = re.compile(r"(?:byte|word|dword|qword) ptr \[r[bs]p(?: [-+] 0x[0-9a-f]+| [-+] \d+)?\]")
